@@ -1,0 +1,1 @@
+"""Lowering: layout inference, physical planning, CUDA rendering and running."""

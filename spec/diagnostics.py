@@ -1,0 +1,77 @@
+"""Diagnostics: the stable codes of DESIGN §5 and the objects every stage reports with.
+
+Rendering (human and JSON) lives in verify.report; stages only build Diagnostic values."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .source import Span
+
+CODES: dict[str, str] = {
+    "R100": "syntax the frontend does not support",
+    "R101": "unknown name or unsupported T. call",
+    "R102": "shape, arity or dtype error in an ordinary statement",
+    "R200": "reducer read before finalize",
+    "R201": "update after finalize",
+    "R202": "epoch never finalized",
+    "R203": "finalized twice",
+    "R204": "update outside an open epoch",
+    "R205": "store to a reducer that is not a recognized update",
+    "R206": "update whose form does not match the reducer's op",
+    "R207": "finalize under thread-divergent control flow",
+    "R208": "init and finalize in different scopes",
+    "R209": "logical index out of bounds",
+    "R210": "contribution dtype incompatible with the reducer",
+    "R211": "reducer aliased or escaping",
+    "R212": "combine op not associative / not supported",
+    "R213": "legacy fill whose value is not the identity for a sum",
+    "R214": "finalize destination shape/dtype mismatch",
+    "R300": "layout conflict",
+    "R400": "fast plan refused",
+    "R500": "simulated barrier deadlock or participant mismatch",
+    "R501": "shuffle with inactive lanes",
+    "R502": "read of a poisoned register or uninitialized shared memory",
+    "R503": "exactly-once violated",
+    "R504": "shared-memory race",
+}
+
+ERROR, WARNING, NOTE = "error", "warning", "note"
+
+
+@dataclass(frozen=True)
+class Note:
+    message: str
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    severity: str
+    message: str
+    span: Span | None
+    notes: tuple[Note, ...] = ()
+    hint: str | None = None
+
+    def __post_init__(self):
+        assert self.code in CODES, self.code
+        assert self.severity in (ERROR, WARNING, NOTE), self.severity
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == ERROR
+
+
+def error(code: str, message: str, span: Span | None, *notes: Note,
+          hint: str | None = None) -> Diagnostic:
+    return Diagnostic(code, ERROR, message, span, tuple(notes), hint)
+
+
+class DiagnosticError(Exception):
+    """Raised by a stage that cannot go on; carries every diagnostic it found."""
+
+    def __init__(self, diagnostics: list[Diagnostic] | Diagnostic):
+        if isinstance(diagnostics, Diagnostic):
+            diagnostics = [diagnostics]
+        self.diagnostics = list(diagnostics)
+        super().__init__("; ".join(f"{d.code}: {d.message}" for d in self.diagnostics))

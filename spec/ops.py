@@ -1,0 +1,93 @@
+"""The one op/monoid table: the interpreter, the Z3 encoder and the CUDA renderer all
+read the combine operation, identity and properties of a reducer op from here."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .dtypes import DType
+
+
+@dataclass(frozen=True)
+class Monoid:
+    name: str
+    ufunc: Callable            # numpy binary ufunc: combine(a, b), with .at/.reduce
+    float_ufunc: Callable      # the ufunc for float operands (fmax/fmin ignore NaN as CUDA does)
+    c_template: str            # C expression combining {a} and {b}
+    integer_only: bool         # bitwise ops need integer dtypes
+    idempotent: bool           # x ⊕ x = x (max/min/and/or): duplicates would hide in values
+
+    def identity(self, dtype: DType):
+        """The per-partial identity e with e ⊕ x = x for every x of dtype (DESIGN §2)."""
+        return {
+            "sum": 0,
+            "product": 1,
+            "max": dtype.lowest,
+            "min": dtype.highest,
+            "bitand": dtype.all_ones,
+            "bitor": 0,
+            "bitxor": 0,
+        }[self.name]
+
+    def supports(self, dtype: DType) -> bool:
+        return not (self.integer_only and not dtype.is_int)
+
+    def combine(self, dtype: DType, a, b):
+        """a ⊕ b on numpy values of dtype, the result in dtype (integers wrap)."""
+        fn = self.float_ufunc if dtype.is_float else self.ufunc
+        return dtype.quantize(fn(np.asarray(a, dtype.np), np.asarray(b, dtype.np)))
+
+    def c_combine(self, a: str, b: str) -> str:
+        return self.c_template.format(a=a, b=b)
+
+    def z3_combine(self, a, b):
+        """a ⊕ b on Z3 terms (bit-vectors for integers, reals or FP for floats)."""
+        import z3
+        if self.name == "sum":
+            return a + b
+        if self.name == "product":
+            return a * b
+        if self.name in ("max", "min"):
+            pick_a = a >= b if self.name == "max" else a <= b
+            return z3.If(pick_a, a, b)
+        return {"bitand": a & b, "bitor": a | b, "bitxor": a ^ b}[self.name]
+
+
+MONOIDS: dict[str, Monoid] = {m.name: m for m in [
+    Monoid("sum", np.add, np.add, "{a} + {b}", False, False),
+    Monoid("product", np.multiply, np.multiply, "{a} * {b}", False, False),
+    Monoid("max", np.maximum, np.fmax, "max({a}, {b})", False, True),
+    Monoid("min", np.minimum, np.fmin, "min({a}, {b})", False, True),
+    Monoid("bitand", np.bitwise_and, np.bitwise_and, "{a} & {b}", True, True),
+    Monoid("bitor", np.bitwise_or, np.bitwise_or, "{a} | {b}", True, True),
+    Monoid("bitxor", np.bitwise_xor, np.bitwise_xor, "{a} ^ {b}", True, False),
+]}
+
+# Spellings accepted for `op=` of T.alloc_reducer, mapped to the table's names.
+OP_ALIASES: dict[str, str] = {
+    "sum": "sum", "add": "sum", "product": "product", "prod": "product", "mul": "product",
+    "max": "max", "min": "min", "bitand": "bitand", "and": "bitand", "bitor": "bitor",
+    "or": "bitor", "bitxor": "bitxor", "xor": "bitxor",
+}
+
+
+@dataclass(frozen=True)
+class ReduceKind:
+    """A `T.reduce_*` kind: a monoid plus an optional transform of each element."""
+    name: str
+    monoid: str
+    absolute: bool
+
+
+REDUCE_KINDS: dict[str, ReduceKind] = {k.name: k for k in [
+    ReduceKind("sum", "sum", False), ReduceKind("max", "max", False),
+    ReduceKind("min", "min", False), ReduceKind("abssum", "sum", True),
+    ReduceKind("absmax", "max", True), ReduceKind("bitand", "bitand", False),
+    ReduceKind("bitor", "bitor", False), ReduceKind("bitxor", "bitxor", False),
+]}
+
+
+def monoid(name: str) -> Monoid:
+    return MONOIDS[OP_ALIASES.get(name, name)]

@@ -1,0 +1,1 @@
+"""Checking: the reducer epoch verifier, Z3 proofs, the oracle API and the CLI."""

@@ -270,15 +270,17 @@ class ReducerInit:
 
 
 UPDATE_FORMS = ("reducer_update", "+=", "-=", "store-add", "store-max", "store-min",
-                "store-mul", "*=", "&=", "|=", "^=")
+                "store-mul", "*=", "&=", "|=", "^=",
+                # `acc[i] = acc[i] - v` (a sum of -v, like -=) and the bitwise store forms
+                "store-sub", "store-and", "store-or", "store-xor")
 
 
 @node
 class ReducerUpdate:
     """Combine `value` into logical output `indices` of the reducer, exactly once.
     `form_op` is the monoid the written form denotes (a `+=` denotes "sum"); it equals the
-    reducer's op unless the program is wrong (R206). For `-=` the frontend has already
-    negated value."""
+    reducer's op unless the program is wrong (R206). For `-=` and `store-sub` the frontend
+    has already negated value."""
     reducer: Buffer
     indices: tuple[Expr, ...]
     value: Expr

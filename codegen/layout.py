@@ -1,0 +1,444 @@
+"""Layout inference: where every fragment element and every T.Parallel iteration runs.
+
+One pass over the kernel in program order, TileLang's rules made exact (DESIGN §3):
+
+- Participants: all `kernel.threads` threads; inside `T.ws(g, ...)` the contiguous warp
+  groups' threads [128·g, 128·(g_last+1)).
+- A T.Parallel loop follows the fragments it touches whose layout is already fixed —
+  preferring one indexed by every loop variable, then source order (TileLang's
+  ParallelOp) — and otherwise takes the default partition of its extents. Every other
+  placed fragment it touches must agree (`layout_rules.check`); a disagreement, or an
+  access a layout cannot place, is an R300 layout conflict naming an iteration and a thread.
+- A fragment takes its layout from the first loop, copy or reduction that touches it: a
+  loop's fragment indexed by distinct loop variables gets the loop's layout (replicated
+  over the variables it does not use); any other index pattern, and a `T.copy` into an
+  unplaced fragment, give the default partition of the fragment's shape. A fragment
+  touched first outside any T.Parallel (one "iteration" run by every participant) is
+  placed fully replicated. `T.fill` and a finalize destination are not sources: both can
+  be lowered to any layout, as in TileLang. A fragment never placed gets the default
+  partition of its shape over the participants where it was allocated.
+- `T.reduce_*`: dst follows src with the reduced dimension removed, replicated across
+  the threads that held the reduced elements; when those cannot share one replica
+  numbering, dst sits on one holder of each element (sound: every holder of the group
+  receives the result, dst just keeps fewer copies). A dst placed earlier must only use
+  threads the reduction delivers to.
+- Reducer buffers are never layout sources (their partial storage is a plan decision);
+  local buffers are per thread and have none. A reducer update takes the layout of its
+  innermost T.Parallel, or outside one a single iteration replicated over all participants.
+
+R300 diagnostics are collected over the whole kernel (inference goes on with the default
+partition after a conflict) and raised together as one DiagnosticError."""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from spec import ir
+from spec.diagnostics import Diagnostic, DiagnosticError, Note, error
+from spec.indexexpr import Var
+from spec.layout import Layout, default_partition, fully_replicated, index_names
+from spec.source import Span
+from .layout_access import Access, Scope, bind_let, region_access, serial_scope, stmt_accesses
+from .layout_rules import check, direct_kept, follow, holders_contain, project, reduce_kept
+
+WARP_GROUP = 128
+SCALAR_VAR = "_i"
+
+
+@dataclass
+class LayoutMap:
+    """The result, keyed by IR node identity (IR nodes compare by identity)."""
+    fragments: dict[ir.Buffer, Layout] = field(default_factory=dict)
+    loops: dict[ir.ParallelFor, Layout] = field(default_factory=dict)
+    updates: dict[ir.ReducerUpdate, Layout] = field(default_factory=dict)
+    copies: dict[ir.Copy, Layout] = field(default_factory=dict)   # copies with a fragment side
+    participants: dict[object, tuple[int, int]] = field(default_factory=dict)  # every stmt
+    sources: dict[ir.Buffer, Span] = field(default_factory=dict)  # where a fragment was placed
+
+    def fragment(self, buffer: ir.Buffer) -> Layout:
+        return self.fragments[buffer]
+
+    def loop(self, node: ir.ParallelFor) -> Layout:
+        return self.loops[node]
+
+    def update(self, node: ir.ReducerUpdate) -> Layout:
+        return self.updates[node]
+
+
+def scalar_layout(participants: tuple[int, int]) -> Layout:
+    """A statement outside any T.Parallel: one iteration, run by every participant."""
+    offset, count = participants
+    return Layout((1,), (SCALAR_VAR,), Var("rep"), 0, count, count, offset)
+
+
+def infer_layouts(func: ir.PrimFunc) -> LayoutMap:
+    """The layouts of every fragment, T.Parallel loop and reducer update of func.
+    Raises DiagnosticError with every R300 found."""
+    return _Inference(func).run()
+
+
+@dataclass(eq=False)
+class _Op:
+    """A statement that places or uses fragments: a T.Parallel loop, a copy (a loop over
+    its destination region), a reduction, or a statement outside T.Parallel (one
+    iteration run by every participant)."""
+    kind: str                               # "loop" | "copy" | "reduce" | "scalar"
+    node: ir.Stmt
+    participants: tuple[int, int]
+    shape: tuple[int, ...] = ()
+    names: tuple[str, ...] = ()
+    accesses: list[Access] = field(default_factory=list)
+    updates: list[ir.ReducerUpdate] = field(default_factory=list)
+    layout: Layout | None = None
+    source: Access | None = None            # the access the loop layout follows
+
+    @property
+    def what(self) -> str:
+        line = self.node.span.line
+        if self.kind == "loop":
+            return f"T.Parallel{tuple(self.shape)} at line {line}"
+        if self.kind == "copy":
+            return f"T.copy at line {line}"
+        if self.kind == "reduce":
+            return f"T.reduce_{self.node.kind} at line {line}"
+        return f"the statement at line {line}"
+
+    def buffers(self) -> list[ir.Buffer]:
+        if self.kind == "reduce":
+            return [b for b in (self.node.src, self.node.dst) if b.scope == "fragment"]
+        return [a.buffer for a in self.accesses]
+
+
+class _Inference:
+    """Collect the ops in program order, then place layouts as TileLang's LayoutInference
+    does: an op infers as soon as a fragment it touches is placed ("common" level, with
+    a queue propagating each newly placed fragment to its users); when nothing can
+    propagate, the first op left in program order takes its default ("free" level).
+    Checks run once everything is placed, so program order never causes a conflict
+    that some propagation order avoids."""
+
+    def __init__(self, func: ir.PrimFunc):
+        self.func = func
+        self.result = LayoutMap()
+        self.allocated: dict[ir.Buffer, tuple[int, int]] = {}
+        self.ops: list[_Op] = []
+        self.diagnostics: list[Diagnostic] = []
+
+    def run(self) -> LayoutMap:
+        kernel = self.func.kernel
+        scope = Scope((0, kernel.threads))
+        for v, extent in zip(kernel.block_vars, kernel.grid):
+            scope.env[v.name] = Var(v.name)
+            scope.domains[v.name] = np.arange(extent, dtype=np.int64)
+        self.block(kernel.body, scope)
+        self.propagate()
+        for buffer, participants in self.allocated.items():
+            if buffer not in self.result.fragments:
+                self.place(buffer, default_partition(buffer.shape, participants[1],
+                                                     participants[0]), buffer.span)
+        for op in self.ops:
+            self.record(op)
+            self.check(op)
+        if self.diagnostics:
+            raise DiagnosticError(self.diagnostics)
+        return self.result
+
+    # --- bookkeeping -----------------------------------------------------------------
+
+    def place(self, buffer: ir.Buffer, layout: Layout, span: Span) -> None:
+        self.result.fragments[buffer] = layout.rename(index_names(len(buffer.shape)))
+        self.result.sources[buffer] = span
+        self.queue.extend(op for op in self.users.get(buffer, ()) if op.layout is None)
+
+    def placed(self, buffer: ir.Buffer) -> bool:
+        return buffer in self.result.fragments
+
+    def conflict(self, message: str, span: Span | None, *notes: Note) -> None:
+        self.diagnostics.append(error("R300", f"layout conflict: {message}", span, *notes))
+
+    def placed_note(self, buffer: ir.Buffer) -> Note:
+        layout = self.result.fragments[buffer]
+        return Note(f"{buffer.name} was placed here: {layout.describe()}",
+                    self.result.sources.get(buffer))
+
+    # --- collecting ops --------------------------------------------------------------
+
+    def block(self, body: ir.Body, scope: Scope) -> None:
+        scope = scope.child()               # a Let binds for the rest of its block only
+        for stmt in body:
+            self.stmt(stmt, scope)
+
+    def stmt(self, stmt: ir.Stmt, scope: Scope) -> None:
+        self.result.participants[stmt] = scope.participants
+        if isinstance(stmt, ir.ParallelFor):
+            self.parallel(stmt, scope)
+        elif isinstance(stmt, ir.Copy):
+            self.copy(stmt, scope)
+        elif isinstance(stmt, ir.Reduce):
+            if stmt.src.scope == "fragment":
+                self.ops.append(_Op("reduce", stmt, scope.participants))
+        elif isinstance(stmt, ir.WarpGroup):
+            self.block(stmt.body, scope.child(participants=self.warp_groups(stmt, scope)))
+        elif isinstance(stmt, ir.SerialFor):
+            self.scalar(stmt, scope)
+            self.block(stmt.body, serial_scope(scope, stmt))
+        elif isinstance(stmt, ir.If):
+            self.scalar(stmt, scope)
+            self.block(stmt.then, scope)
+            self.block(stmt.orelse, scope)
+        else:
+            if isinstance(stmt, ir.Alloc) and stmt.buffer.scope == "fragment":
+                self.allocated[stmt.buffer] = scope.participants
+            if isinstance(stmt, ir.ReducerUpdate):
+                self.result.updates[stmt] = scalar_layout(scope.participants)
+            if not isinstance(stmt, (ir.Fill, ir.ReducerFinalize, ir.Alloc, ir.Alias)):
+                self.scalar(stmt, scope)
+            if isinstance(stmt, ir.Let):
+                bind_let(scope, stmt)
+
+    def warp_groups(self, stmt: ir.WarpGroup, scope: Scope) -> tuple[int, int]:
+        groups = sorted(set(stmt.groups))
+        offset, count = WARP_GROUP * groups[0], WARP_GROUP * len(groups)
+        if groups != list(range(groups[0], groups[-1] + 1)):
+            self.conflict(f"warp groups {groups} are not contiguous: a participant set is "
+                          f"one range of threads", stmt.span)
+            return scope.participants
+        if offset + count > self.func.kernel.threads:
+            self.conflict(f"warp groups {groups} need threads {offset}..{offset + count - 1}"
+                          f", the kernel has {self.func.kernel.threads}", stmt.span)
+            return scope.participants
+        return offset, count
+
+    def scalar(self, stmt: ir.Stmt, scope: Scope) -> None:
+        accesses = list(stmt_accesses(stmt, scope))
+        if accesses:
+            self.ops.append(_Op("scalar", stmt, scope.participants, (1,), (SCALAR_VAR,),
+                                accesses))
+
+    def parallel(self, loop: ir.ParallelFor, scope: Scope) -> None:
+        names = tuple(v.name for v in loop.vars)
+        inner = scope.child()
+        for v, extent in scope.loop.items():      # an enclosing loop's variables are
+            inner.domains[v] = np.arange(extent)  # context to this one
+        inner.loop = dict(zip(names, loop.extents))
+        for v in names:
+            inner.env[v] = Var(v)
+            inner.domains.pop(v, None)
+        op = _Op("loop", loop, scope.participants, tuple(loop.extents), names)
+        self.ops.append(op)
+        deferred: list[tuple[ir.Stmt, Scope]] = []
+        self.collect(loop.body, inner, op, deferred)
+        for stmt, stmt_scope in deferred:
+            self.stmt(stmt, stmt_scope)
+
+    def collect(self, body: ir.Body, scope: Scope, op: _Op, deferred: list) -> None:
+        """The fragment accesses of a loop body, through serial loops and ifs; nested
+        loops, copies and reductions are ops of their own."""
+        scope = scope.child()
+        for stmt in body:
+            self.result.participants[stmt] = scope.participants
+            if isinstance(stmt, (ir.ParallelFor, ir.Copy, ir.Reduce, ir.WarpGroup, ir.Alloc)):
+                deferred.append((stmt, scope.child()))
+                continue
+            if not isinstance(stmt, (ir.Fill, ir.ReducerFinalize, ir.Alias)):
+                op.accesses.extend(stmt_accesses(stmt, scope))
+            if isinstance(stmt, ir.ReducerUpdate):
+                op.updates.append(stmt)
+            elif isinstance(stmt, ir.Let):
+                bind_let(scope, stmt)
+            elif isinstance(stmt, ir.SerialFor):
+                self.collect(stmt.body, serial_scope(scope, stmt), op, deferred)
+            elif isinstance(stmt, ir.If):
+                self.collect(stmt.then, scope, op, deferred)
+                self.collect(stmt.orelse, scope, op, deferred)
+
+    def copy(self, stmt: ir.Copy, scope: Scope) -> None:
+        extents = tuple(stmt.dst.extents)
+        names = index_names(len(extents))
+        sides = [region_access(r, extents, names, write, stmt.span, scope)
+                 for r, write in ((stmt.dst, True), (stmt.src, False))
+                 if r.buffer.scope == "fragment"]
+        if sides:
+            self.ops.append(_Op("copy", stmt, scope.participants, extents, names, sides))
+
+    # --- placing ---------------------------------------------------------------------
+
+    def propagate(self) -> None:
+        self.users: dict[ir.Buffer, list[_Op]] = {}
+        for op in self.ops:
+            for buffer in op.buffers():
+                self.users.setdefault(buffer, []).append(op)
+        self.queue: deque[_Op] = deque(self.ops)
+        while True:
+            while self.queue:
+                op = self.queue.popleft()
+                if op.layout is None:
+                    self.infer(op, free=False)
+            waiting = [op for op in self.ops if op.layout is None]
+            if not waiting:
+                return
+            self.infer(waiting[0], free=True)
+
+    def infer(self, op: _Op, free: bool) -> None:
+        """Give op its layout if it can (always when free), placing the unplaced
+        fragments it touches."""
+        if op.kind == "reduce":
+            self.infer_reduce(op, free)
+            return
+        if op.kind == "scalar":
+            if free or all(self.placed(a.buffer) for a in op.accesses):
+                op.layout = scalar_layout(op.participants)
+                for access in op.accesses:
+                    if not self.placed(access.buffer):
+                        self.place(access.buffer, fully_replicated(
+                            access.buffer.shape, op.participants[1], op.participants[0]),
+                            access.span)
+            return
+        if op.kind == "copy":
+            self.place_copy_sides(op, free)
+        layout, source = self.follow_placed(op)
+        if layout is None:
+            if not free:
+                return
+            layout = default_partition(op.shape, op.participants[1], op.participants[0],
+                                       op.names)
+        op.layout, op.source = layout, source
+        for access in op.accesses:
+            buffer = access.buffer
+            if self.placed(buffer):
+                continue
+            kept = direct_kept(access, layout.index_vars, layout.shape)
+            found = project(layout, kept, buffer.shape) if kept is not None else None
+            if not isinstance(found, Layout):
+                found = default_partition(buffer.shape, layout.count, layout.offset)
+            self.place(buffer, found, access.span)
+
+    def follow_placed(self, op: _Op) -> tuple[Layout | None, Access | None]:
+        """Follow a placed fragment, preferring one indexed by every loop variable."""
+        placed = [a for a in op.accesses if self.placed(a.buffer)]
+        covering = [a for a in placed if a.index is not None and
+                    set(op.names) <= {v for e in a.index for v in e.free_vars()}]
+        for access in covering + [a for a in placed if a not in covering]:
+            found = follow(self.result.fragments[access.buffer], access, op.shape, op.names,
+                           op.participants)
+            if isinstance(found, Layout):
+                return found, access
+        return None, None
+
+    def place_copy_sides(self, op: _Op, free: bool) -> None:
+        """A whole-fragment to whole-fragment copy keeps the source's layout; when free,
+        a copy places its unplaced fragment sides by the default partition of their
+        shape (the loop over the region then follows them)."""
+        node = op.node
+        whole = all(a.index is not None and tuple(map(str, a.index)) == op.names and
+                    tuple(a.buffer.shape) == op.shape for a in op.accesses)
+        src, dst = node.src.buffer, node.dst.buffer
+        if len(op.accesses) == 2 and whole and self.placed(src) and not self.placed(dst):
+            self.place(dst, self.result.fragments[src], node.span)
+        if free:
+            for access in op.accesses:
+                if not self.placed(access.buffer):
+                    self.place(access.buffer, default_partition(
+                        access.buffer.shape, op.participants[1], op.participants[0]),
+                        node.span)
+
+    def infer_reduce(self, op: _Op, free: bool) -> None:
+        """dst follows src with the reduced dimension removed."""
+        node = op.node
+        src, dst = node.src, node.dst
+        if not self.placed(src):
+            if not free:
+                return
+            self.place(src, default_partition(src.shape, op.participants[1],
+                                              op.participants[0]), node.span)
+        source = self.result.fragments[src]
+        op.layout = source
+        kept = reduce_kept(src.shape, node.dim, dst.shape)
+        if dst.scope == "fragment" and kept is not None and not self.placed(dst):
+            self.place(dst, project(source, kept, dst.shape, single_holder_fallback=True),
+                       node.span)
+
+    # --- results and checks ----------------------------------------------------------
+
+    def record(self, op: _Op) -> None:
+        if op.kind == "loop":
+            self.result.loops[op.node] = op.layout
+            for update in op.updates:
+                self.result.updates[update] = op.layout
+        elif op.kind == "copy":
+            self.result.copies[op.node] = op.layout
+
+    def check(self, op: _Op) -> None:
+        if op.kind == "reduce":
+            self.check_reduce(op)
+            return
+        for access in op.accesses:
+            if access is op.source:
+                continue
+            why = check(op.layout, self.result.fragments[access.buffer], access)
+            if not why:
+                continue
+            if op.source is not None:
+                how = Note(f"{op.what} follows {op.source.buffer.name}: "
+                           f"{op.layout.describe()}", op.source.span)
+            else:
+                how = Note(f"{op.what} runs as {op.layout.describe()}", op.node.span)
+            self.conflict(f"{op.what}: {why}", access.span, how,
+                          self.placed_note(access.buffer))
+
+    def check_reduce(self, op: _Op) -> None:
+        node = op.node
+        src, dst = node.src, node.dst
+        source = self.result.fragments[src]
+        if source.participants != op.participants:
+            self.conflict(f"{op.what} runs on threads {_range(op.participants)} but "
+                          f"{src.name} lives on threads {_range(source.participants)}",
+                          node.span, self.placed_note(src))
+            return
+        if dst.scope != "fragment":
+            return
+        kept = reduce_kept(src.shape, node.dim, dst.shape)
+        if kept is None:
+            self.conflict(f"{op.what}: {dst.name}{list(dst.shape)} is not {src.name}"
+                          f"{list(src.shape)} without dimension {node.dim}", node.span)
+            return
+        why = holders_contain(source, kept, self.result.fragments[dst])
+        if why:
+            self.conflict(f"{op.what} into {dst.name}: {why}", node.span,
+                          self.placed_note(dst), self.placed_note(src))
+
+
+def _range(participants: tuple[int, int]) -> str:
+    offset, count = participants
+    return f"{offset}..{offset + count - 1}"
+
+
+# ----------------------------------------------------------------------------- text
+
+def format_layouts(layouts: LayoutMap, func: ir.PrimFunc) -> str:
+    """Every fragment, T.Parallel loop and update outside T.Parallel, one per line in
+    source order: `line 12 T.Parallel(8): thread = 8*rep + j, slot = 0, replicate 16 ...`."""
+    rows: list[tuple[int, int, str]] = []
+    for buffer, layout in layouts.fragments.items():
+        rows.append((buffer.span.line, 0, f"line {buffer.span.line} {buffer.name}"
+                     f"{list(buffer.shape)}: {layout.describe()}"))
+    for stmt, in_loop in _statements(func.kernel.body, False):
+        if isinstance(stmt, ir.ParallelFor) and stmt in layouts.loops:
+            extents = ", ".join(str(e) for e in stmt.extents)
+            rows.append((stmt.span.line, 1, f"line {stmt.span.line} T.Parallel({extents}): "
+                         f"{layouts.loops[stmt].describe()}"))
+        elif isinstance(stmt, ir.ReducerUpdate) and not in_loop and stmt in layouts.updates:
+            rows.append((stmt.span.line, 2, f"line {stmt.span.line} update of "
+                         f"{stmt.reducer.name} outside T.Parallel: "
+                         f"{layouts.updates[stmt].describe()}"))
+    return "\n".join(text for _, _, text in sorted(rows, key=lambda r: (r[0], r[1])))
+
+
+def _statements(body: ir.Body, in_loop: bool):
+    """Every statement with whether it sits inside a T.Parallel, pre-order."""
+    for stmt in body:
+        yield stmt, in_loop
+        for sub in ir.children(stmt):
+            yield from _statements(sub, in_loop or isinstance(stmt, ir.ParallelFor))

@@ -1,0 +1,288 @@
+"""The rules that relate layouts, as pure functions on spec.layout.Layout:
+
+- follow:  the layout of a loop that indexes an already placed fragment (TileLang's
+           ParallelOp: the loop runs iteration x where the fragment holds element e(x));
+- project: the layout of a buffer indexed by some of a loop's variables, replicated over
+           the others (a fragment written by the loop, a T.reduce_* destination);
+- check:   whether a loop layout and a fragment layout agree on one access — a read needs
+           every thread that runs x to hold e(x), a write needs exactly the holders.
+
+Every rule is decided numerically on all points (index spaces are compile-time and
+small), so it holds exactly, not up to what a symbolic simplifier can prove. A rule that
+does not apply returns a sentence saying why; the caller turns it into an R300."""
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Iterator
+
+import numpy as np
+
+from spec.indexexpr import Const, IndexExpr, Var
+from spec.layout import Layout, flat_index, fresh_rep, index_names
+from .layout_access import Access
+
+Why = str
+
+
+def _contexts(access: Access) -> Iterator[dict[str, int]]:
+    """Every assignment of the access's context variables (one empty one if none)."""
+    names = list(access.domains)
+    for values in itertools.product(*(access.domains[n] for n in names)):
+        yield dict(zip(names, (int(v) for v in values)))
+
+
+def _point_text(names, values) -> str:
+    return ", ".join(f"{n}={int(v)}" for n, v in zip(names, values))
+
+
+def _element_indices(access: Access, loop: Layout | tuple, ctx: dict[str, int]):
+    """The fragment index touched by every point of the loop's index space, or a reason
+    when one leaves the fragment's shape."""
+    shape, names = (loop.shape, loop.index_vars) if isinstance(loop, Layout) else loop
+    points = np.unravel_index(np.arange(math.prod(shape)), shape)
+    env = dict(zip(names, points), **ctx)
+    n = len(points[0])
+    index = [np.broadcast_to(e.evaluate(env), (n,)) for e in access.index]
+    for d, (ix, extent) in enumerate(zip(index, access.buffer.shape)):
+        bad = np.nonzero((ix < 0) | (ix >= extent))[0]
+        if len(bad):
+            p = bad[0]
+            at = _point_text(names, [pt[p] for pt in points])
+            return None, (f"{access.text} leaves the shape {access.buffer.shape} of "
+                          f"{access.buffer.name} at iteration ({at})")
+    return tuple(index), None
+
+
+# ----------------------------------------------------------------------------- follow
+
+def follow(frag: Layout, access: Access, shape: tuple[int, ...], loop_vars: tuple[str, ...],
+           participants: tuple[int, int]) -> Layout | Why:
+    """The loop layout under which every iteration x runs where frag holds e(x):
+    thread(x, rep) = frag.thread(e(x), rep). Context variables in e may not move the
+    holders (checked on every value). The loop's slot numbers each thread's iterations:
+    frag's slot of e(x) when that is injective, else extended by the loop variables e
+    does not use, else the flat iteration index."""
+    if access.index is None:
+        return f"{access.text} is not an affine function of the loop variables"
+    if frag.participants != participants:
+        return (f"{access.buffer.name} lives on threads {_range(frag.participants)}, "
+                f"the loop runs on threads {_range(participants)}")
+    rep = fresh_rep(loop_vars)
+    by_var = dict(zip(frag.index_vars, access.index))
+    first = None
+    reference = None
+    for ctx in _contexts(access):
+        index, why = _element_indices(access, (shape, loop_vars), ctx)
+        if why:
+            return why
+        holders = np.sort(frag.threads_of(index), axis=0)
+        if reference is None:
+            first, reference = ctx, holders
+        elif not np.array_equal(holders, reference):
+            n = int(np.nonzero((holders != reference).any(axis=0))[0][0])
+            moved = ", ".join(f"{k}={v}" for k, v in ctx.items())
+            at = _point_text(loop_vars, np.unravel_index(n, shape))
+            return (f"the threads holding {access.text} at iteration ({at}) change "
+                    f"with {moved}: the loop cannot follow them")
+    if reference is None:                   # a context variable with no values
+        first = {name: 0 for name in access.domains}
+    with_ctx = {k: e.substitute(first) for k, e in by_var.items()}
+    ranges = {v: (0, e - 1) for v, e in zip(loop_vars, shape)}
+    ranges[rep] = (0, frag.replicate - 1)
+    thread = frag.thread.substitute(dict(with_ctx, **{frag.rep_var: Var(rep)})).simplify(ranges)
+    slot = frag.slot.substitute(with_ctx).simplify(ranges)
+    used = {v for e in access.index for v in e.free_vars()}
+    unused = tuple(d for d, v in enumerate(loop_vars) if v not in used and shape[d] > 1)
+    candidates = [slot]
+    if unused:
+        sub_shape = tuple(shape[d] for d in unused)
+        sub_vars = tuple(loop_vars[d] for d in unused)
+        candidates.append(slot * math.prod(sub_shape) + flat_index(sub_shape, sub_vars))
+    candidates.append(flat_index(shape, loop_vars).simplify(ranges))
+    return _first_injective(shape, loop_vars, thread, candidates, frag.count,
+                            frag.replicate, frag.offset, rep)
+
+
+def _range(participants: tuple[int, int]) -> str:
+    offset, count = participants
+    return f"{offset}..{offset + count - 1}"
+
+
+def _first_injective(shape, index_vars, thread, slots, count, replicate, offset, rep) -> Layout:
+    """The layout with the first slot expression that makes it injective; the last
+    candidate must always be (a flat index gives every element its own slot)."""
+    for slot in slots:
+        layout = Layout(shape, index_vars, thread, slot, count, replicate, offset, rep)
+        if layout.is_injective():
+            return layout
+    raise AssertionError(f"no injective slot among {slots} for thread = {thread}")
+
+
+# ----------------------------------------------------------------------------- project
+
+def project(source: Layout, kept: tuple[int | None, ...], shape: tuple[int, ...],
+            single_holder_fallback: bool = False) -> Layout | Why:
+    """The layout of a buffer of `shape` whose dimension d is source dimension kept[d]
+    (None: a unit dimension), replicated over the source dimensions it drops: element y
+    lives wherever source holds any x with x[kept] = y. The replica variable enumerates
+    (source replica, dropped index); it is condensed when the holders repeat. When the
+    holders of different elements cannot share one replica numbering, the result is
+    refused — or, with single_holder_fallback (sound for a reduction's destination,
+    whose every holder receives the full result), placed on one holder only."""
+    names = index_names(len(shape))
+    rep = fresh_rep(names)
+    dropped = tuple(d for d in range(len(source.shape)) if d not in kept)
+    dropped_extents = tuple(source.shape[d] for d in dropped)
+    spread = math.prod(dropped_extents)
+    mapping: dict[str, IndexExpr] = {}
+    for d, src_dim in enumerate(kept):
+        if src_dim is not None:
+            mapping[source.index_vars[src_dim]] = Var(names[d])
+    stride = spread
+    for d, extent in zip(dropped, dropped_extents):
+        stride //= extent
+        mapping[source.index_vars[d]] = (Var(rep) // stride) % extent
+    mapping[source.rep_var] = Var(rep) // spread
+    thread = source.thread.substitute(mapping)
+    slot = source.slot.substitute({k: (Const(0) if k in {source.index_vars[d] for d in dropped}
+                                       else v) for k, v in mapping.items()})
+    ranges = {v: (0, e - 1) for v, e in zip(names, shape)}
+    replicate = _condensed_replicate(thread, shape, names, rep, spread * source.replicate)
+    if replicate is None:
+        if not single_holder_fallback:
+            return ("its elements are held by different numbers of threads (or repeatedly "
+                    "by one thread), so no replica numbering covers them all")
+        thread, replicate = thread.substitute({rep: 0}), 1
+    ranges[rep] = (0, replicate - 1)
+    thread, slot = thread.simplify(ranges), slot.simplify(ranges)
+    return _first_injective(shape, names, thread, [slot, flat_index(shape, names)],
+                            source.count, replicate, source.offset, rep)
+
+
+def _condensed_replicate(thread: IndexExpr, shape, names, rep: str, replicate: int) -> int | None:
+    """The smallest H such that replicas 0..H-1 already reach every holder of every
+    element, each once; None when the elements have different holder counts or the
+    first H replicas repeat a thread."""
+    points = np.unravel_index(np.arange(math.prod(shape)), shape)
+    env = {v: p.reshape(1, -1) for v, p in zip(names, points)}
+    env[rep] = np.arange(replicate).reshape(-1, 1)
+    threads = np.broadcast_to(thread.evaluate(env), (replicate, len(points[0])))
+    ordered = np.sort(threads, axis=0)
+    distinct = 1 + (np.diff(ordered, axis=0) != 0).sum(axis=0)
+    if not (distinct == distinct[0]).all():
+        return None
+    h = int(distinct[0])
+    head = np.sort(threads[:h], axis=0)
+    if h > 1 and (np.diff(head, axis=0) == 0).any():
+        return None
+    return h
+
+
+def reduce_kept(src_shape: tuple[int, ...], dim: int, dst_shape: tuple[int, ...]):
+    """Which src dimension each dst dimension is, for T.reduce_*(src, dst, dim): dst is
+    src without dim, or src with dim kept at extent 1, or (1,) for a 1-D src."""
+    rest = tuple(d for d in range(len(src_shape)) if d != dim)
+    if tuple(src_shape[d] for d in rest) == tuple(dst_shape):
+        return rest
+    if len(dst_shape) == len(src_shape) and dst_shape[dim] == 1 and \
+            all(dst_shape[d] == src_shape[d] for d in rest):
+        return tuple(None if d == dim else d for d in range(len(src_shape)))
+    if not rest and tuple(dst_shape) == (1,):
+        return (None,)
+    return None
+
+
+def holders_contain(outer: Layout, kept: tuple[int | None, ...], inner: Layout) -> Why | None:
+    """Whether every thread holding an element in `inner` (the placed destination) also
+    holds it by projecting `outer` (the source) — the reduction delivers it there."""
+    names = inner.index_vars
+    dropped = [d for d in range(len(outer.shape)) if d not in kept]
+    spread = math.prod(outer.shape[d] for d in dropped)
+    points = inner.all_indices()
+    n = len(points[0])
+    src_index = [None] * len(outer.shape)
+    for d, src_dim in enumerate(kept):
+        if src_dim is not None:
+            src_index[src_dim] = points[d]
+    full = []
+    for combo in itertools.product(*(range(outer.shape[d]) for d in dropped)):
+        for d, v in zip(dropped, combo):
+            src_index[d] = np.full(n, v)
+        full.append(outer.threads_of(tuple(src_index), absolute=True))
+    held = np.concatenate(full, axis=0) if spread else np.empty((0, n), np.int64)
+    placed = inner.threads_of(absolute=True)
+    ok = (placed[:, None, :] == held[None, :, :]).any(axis=1)
+    if ok.all():
+        return None
+    r, p = (int(a[0]) for a in np.nonzero(~ok))
+    at = _point_text(names, [pt[p] for pt in points])
+    return f"thread {int(placed[r, p])} holds element ({at}) but does not take part in its reduction"
+
+
+# ----------------------------------------------------------------------------- check
+
+def check(loop: Layout, frag: Layout, access: Access) -> Why | None:
+    """Whether the loop may make this access in registers: for a read, every thread that
+    runs iteration x holds element e(x); for a write, the threads that run x are exactly
+    those that hold e(x) (a holder left out would keep a stale replica)."""
+    if access.index is None:
+        return f"{access.text} is not an affine function of the loop variables"
+    runs = loop.threads_of(absolute=True)
+    for ctx in _contexts(access):
+        index, why = _element_indices(access, loop, ctx)
+        if why:
+            return why
+        holds = frag.threads_of(index, absolute=True)
+        held = (runs[:, None, :] == holds[None, :, :]).any(axis=1)
+        if not held.all():
+            r, n = (int(a[0]) for a in np.nonzero(~held))
+            return (f"iteration ({_iteration(loop, n, ctx)}) runs on thread "
+                    f"{int(runs[r, n])}, which does not hold {_element(access, index, n)} "
+                    f"(held by threads {_threads(holds[:, n])})")
+        if access.write:
+            ran = (holds[:, None, :] == runs[None, :, :]).any(axis=1)
+            if not ran.all():
+                r, n = (int(a[0]) for a in np.nonzero(~ran))
+                return (f"{_element(access, index, n)} is held by thread "
+                        f"{int(holds[r, n])}, which does not run iteration "
+                        f"({_iteration(loop, n, ctx)}) that writes it: that replica "
+                        f"would go stale (written by threads {_threads(runs[:, n])})")
+    return None
+
+
+def _iteration(loop: Layout, n: int, ctx: dict[str, int]) -> str:
+    text = _point_text(loop.index_vars, np.unravel_index(n, loop.shape))
+    extra = ", ".join(f"{k}={v}" for k, v in ctx.items())
+    return f"{text}, {extra}" if extra else text
+
+
+def _element(access: Access, index, n: int) -> str:
+    return f"{access.buffer.name}[{', '.join(str(int(ix[n])) for ix in index)}]"
+
+
+def _threads(threads: np.ndarray) -> str:
+    values = sorted(set(int(t) for t in threads))
+    if len(values) > 6:
+        return f"{values[0]}, {values[1]}, ..., {values[-1]} ({len(values)} threads)"
+    return ", ".join(str(v) for v in values)
+
+
+def direct_kept(access: Access, loop_vars: tuple[str, ...],
+                shape: tuple[int, ...]) -> tuple[int | None, ...] | None:
+    """For an access that indexes each dimension by a distinct loop variable of the same
+    extent (or a unit dimension by 0): which loop dimension each buffer dimension is.
+    None for any other access pattern."""
+    if access.index is None:
+        return None
+    kept: list[int | None] = []
+    for e, extent in zip(access.index, access.buffer.shape):
+        if isinstance(e, Const) and e.value == 0 and extent == 1:
+            kept.append(None)
+        elif isinstance(e, Var) and e.name in loop_vars and \
+                shape[loop_vars.index(e.name)] == extent and \
+                loop_vars.index(e.name) not in kept:
+            kept.append(loop_vars.index(e.name))
+        else:
+            return None
+    return tuple(kept)

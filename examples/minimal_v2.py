@@ -1,0 +1,28 @@
+# expect: ok
+# input: x=[1, 2, 3, 4, 5, 6, 7, 8]
+# expect: result out=[36.0]
+#
+# The RFC's minimal example in TileLang's v2 reducer surface: no replication policy on the
+# allocation, T.reducer_init opens the epoch, T.reducer_update names the logical output,
+# and finalize writes a separate destination fragment. 8 contributions on 128 threads:
+# the sum is 36, however many threads hold a copy of x_frag.
+import tilelang.language as T
+
+BD = 8
+THREADS = 128
+
+
+@T.prim_func
+def main(x: T.Tensor((BD,), T.float32), out: T.Tensor((1,), T.float32)):
+    with T.Kernel(1, threads=THREADS) as bx:
+        x_frag = T.alloc_fragment((BD,), T.float32)
+        T.copy(x, x_frag)
+
+        total = T.alloc_reducer((1,), T.float32, op="sum")
+        T.reducer_init(total)
+        for j in T.Parallel(BD):
+            T.reducer_update(total[0], x_frag[j])
+
+        result = T.alloc_fragment((1,), T.float32)
+        T.finalize_reducer(total, result)
+        T.copy(result, out)

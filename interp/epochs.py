@@ -1,0 +1,123 @@
+"""A reducer's life in one block: epochs of contributions, and the state machine that
+refuses what has no meaning (DESIGN §5 codes R200–R214).
+
+  fresh ──init──► open ──update*──► open ──finalize──► closed ──init──► open ...
+
+The partials of an open epoch are not readable (R200); an in-place (legacy) finalize
+makes the reducer's own storage readable until the next init. Contributions are kept
+as they arrive and combined at finalize by `interp.exact`, so a float sum is exact."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from spec.diagnostics import DiagnosticError, Note, error
+from spec.ir import Buffer
+from spec.ops import Monoid, monoid
+from spec.source import Span
+
+from .exact import combine
+from .memory import Storage
+from .values import Val
+
+
+@dataclass
+class Epoch:
+    init_span: Span
+    seed: Val | None                       # one value (a scalar seed), in the reducer dtype
+    flats: list[np.ndarray] = field(default_factory=list)
+    values: list[np.ndarray] = field(default_factory=list)
+    bounds: list[np.ndarray | None] = field(default_factory=list)
+    uncertain_target: bool = False         # an update's index came from an uncertain float
+
+
+class ReducerState:
+    def __init__(self, buffer: Buffer):
+        self.buffer = buffer
+        self.monoid: Monoid = monoid(buffer.reducer.op)
+        self.storage = Storage(buffer)     # the in-place result, readable after finalize
+        self.epoch: Epoch | None = None
+        self.readable = False
+        self.last_finalize: Span | None = None
+
+    # ------------------------------------------------------------------ transitions
+
+    def open(self, span: Span, seed: Val | None) -> None:
+        if self.epoch is not None:
+            raise DiagnosticError(error(
+                "R202", f"the epoch of reducer {self.buffer.name} opened here was never "
+                "finalized", self.epoch.init_span, Note("a new epoch starts here", span)))
+        self.epoch = Epoch(span, seed)
+        self.readable = False
+
+    def update(self, flat: np.ndarray, val: Val, span: Span, uncertain_target: bool) -> None:
+        epoch = self.require_open(span, "update")
+        epoch.flats.append(flat)
+        epoch.values.append(val.v)
+        epoch.bounds.append(val.b)
+        epoch.uncertain_target |= uncertain_target
+
+    def close(self, span: Span):
+        """Combine the epoch: (values, bounds, contributions per output, init span)."""
+        epoch = self.require_open(span, "finalize")
+        dtype = self.buffer.dtype
+        size = self.buffer.size
+        flat = np.concatenate(epoch.flats) if epoch.flats else np.zeros(0, np.int64)
+        values = (np.concatenate(epoch.values) if epoch.values
+                  else np.zeros(0, dtype=dtype.np))
+        bounds = None
+        if any(b is not None for b in epoch.bounds):
+            bounds = np.concatenate([np.zeros(len(v)) if b is None else b
+                                     for v, b in zip(epoch.values, epoch.bounds)])
+        seed = seed_bound = None
+        if epoch.seed is not None:
+            seed = np.broadcast_to(epoch.seed.v, (size,))
+            if epoch.seed.b is not None:
+                seed_bound = np.broadcast_to(epoch.seed.b, (size,)).astype(np.float64)
+        result, bound, counts = combine(self.monoid, dtype, flat, values, bounds, size,
+                                        seed, seed_bound)
+        if epoch.uncertain_target:
+            bound = np.full(size, np.inf)
+        self.epoch = None
+        self.last_finalize = span
+        return result, bound, counts, epoch.init_span
+
+    # ------------------------------------------------------------------ checks
+
+    def require_open(self, span: Span, what: str) -> Epoch:
+        """The open epoch; an update or finalize after a finalize is R201 / R203, before
+        any init R204."""
+        if self.epoch is not None:
+            return self.epoch
+        name = self.buffer.name
+        if self.last_finalize is not None:
+            raise DiagnosticError(error(
+                "R201" if what == "update" else "R203",
+                f"{what} of reducer {name} after its epoch was finalized",
+                span, Note("finalized here", self.last_finalize)))
+        raise DiagnosticError(error(
+            "R204", f"{what} of reducer {name} outside an open epoch (no init before "
+            "it)", span))
+
+    def check_readable(self, span: Span) -> None:
+        if self.readable:
+            return
+        name = self.buffer.name
+        if self.epoch is not None:
+            raise DiagnosticError(error(
+                "R200", f"read of reducer {name} before its epoch is finalized", span,
+                Note("the epoch opened here", self.epoch.init_span)))
+        if self.last_finalize is not None:
+            raise DiagnosticError(error(
+                "R200", f"read of reducer {name}: it was finalized into another buffer, "
+                "read that one", span, Note("finalized here", self.last_finalize)))
+        raise DiagnosticError(error(
+            "R200", f"read of reducer {name}, which was never finalized", span))
+
+    def check_writable(self, span: Span, what: str, code: str) -> None:
+        """Ordinary writes reach a reducer only while it holds an in-place result."""
+        if not self.readable:
+            raise DiagnosticError(error(
+                code, f"{what} to reducer {self.buffer.name} is not a reducer update "
+                "(only T.reducer_update / the legacy update forms may touch it)", span))

@@ -1,0 +1,332 @@
+"""Expressions, evaluated for all lanes at once with numpy, each in its own dtype.
+
+Arithmetic happens in `expr.dtype` after converting the operands with `DType.quantize`
+(integers wrap two's complement; float16 in float16; bfloat16 in float32 rounded back).
+`/` truncates for integers as C does, `//` and `%` floor (TVM's floordiv/floormod; for
+floats floor(a/b) and a − floor(a/b)·b, the way TVM lowers them). Integer division by
+zero and shifts outside [0, bits) are errors rather than C's undefined behaviour.
+T.max/T.min on floats ignore NaN like CUDA's fmaxf/fminf. Selects and `and`/`or`
+evaluate an operand only on the lanes that need it (as C and TIR's if_then_else do), so
+a guarded out-of-bounds load in the untaken branch is never read. Error bounds follow
+the rules of `interp.bounds`."""
+from __future__ import annotations
+
+from typing import Callable, Protocol
+
+import numpy as np
+
+from spec import ir
+from spec.diagnostics import DiagnosticError, error
+from spec.dtypes import BOOL, FLOAT64, DType, promote
+
+from . import bounds as B
+from .values import Lanes, Val, const
+
+
+class Memory(Protocol):
+    def load(self, load: ir.Load, indices: list[Val], lanes: Lanes) -> Val: ...
+
+
+def evaluate(expr: ir.Expr, lanes: Lanes, mem: Memory) -> Val:
+    return _RULES[type(expr)](expr, lanes, mem)
+
+
+def operand(expr: ir.Expr, dtype: DType, lanes: Lanes, mem: Memory) -> Val:
+    """expr converted to dtype; an untyped literal is made in dtype from its Python value."""
+    if isinstance(expr, ir.Const) and expr.weak:
+        return const(expr.value, dtype, lanes.n)
+    return convert(evaluate(expr, lanes, mem), dtype)
+
+
+def convert(val: Val, dtype: DType) -> Val:
+    if val.dtype == dtype:
+        return val
+    with np.errstate(all="ignore"):
+        v = dtype.quantize(val.v)
+    if dtype.is_float and val.dtype.is_float:
+        b = B.rounded(dtype, val.b, v)
+    elif dtype.is_float:
+        b = B.taint(val.b)      # an uncertain integer is an unknown one
+    else:
+        b = B.taint(val.b)
+    return Val(v, dtype, b)
+
+
+def indices_of(exprs, lanes: Lanes, mem: Memory) -> tuple[list[np.ndarray], bool]:
+    """Index expressions as int64 arrays, and whether any of them is uncertain."""
+    out, uncertain = [], False
+    for e in exprs:
+        val = evaluate(e, lanes, mem)
+        if val.dtype.is_float:
+            raise DiagnosticError(error("R102", "a buffer index must be an integer", e.span))
+        out.append(val.v.astype(np.int64))
+        uncertain |= B.any_uncertain(val.b)
+    return out, uncertain
+
+
+# ----------------------------------------------------------------------------- leaves
+
+def _const(e: ir.Const, lanes, mem):
+    return const(e.value, e.dtype, lanes.n)
+
+
+def _var(e: ir.Var, lanes, mem):
+    val = lanes.env.get(e.name)
+    if val is None:
+        raise DiagnosticError(error("R101", f"unknown name {e.name!r}", e.span))
+    return convert(val, e.dtype)
+
+
+def _thread_binding(e: ir.ThreadBinding, lanes, mem):
+    raise DiagnosticError(error(
+        "R102", "T.get_thread_binding() depends on the physical thread; the logical "
+        "interpreter cannot run it", e.span,
+        hint="express the work with T.Parallel / T.ws instead of thread indices"))
+
+
+def _load(e: ir.Load, lanes, mem):
+    idx = [evaluate(i, lanes, mem) for i in e.indices]
+    return mem.load(e, idx, lanes)
+
+
+# ----------------------------------------------------------------------------- arithmetic
+
+def _binary(e: ir.Binary, lanes, mem):
+    dtype = e.dtype
+    a = operand(e.a, dtype, lanes, mem)
+    b = operand(e.b, dtype, lanes, mem)
+    if dtype.is_float:
+        return _float_binary(e, a, b)
+    return _int_binary(e, a, b)
+
+
+def _float_binary(e: ir.Binary, a: Val, b: Val) -> Val:
+    dtype = e.dtype
+    x, y = a.v, b.v
+    with np.errstate(all="ignore"):
+        if e.op == "+":
+            v, spread = x + y, B.total(a.b, b.b)
+        elif e.op == "-":
+            v, spread = x - y, B.total(a.b, b.b)
+        elif e.op == "*":
+            v, spread = x * y, B.product_spread(x, a.b, y, b.b)
+        elif e.op == "/":
+            v, spread = x / y, B.quotient_spread(x, a.b, y, b.b)
+        elif e.op == "//":
+            v = np.floor(dtype.quantize(x / y))
+            spread = B.taint(a.b, b.b)          # a step function: no continuity to use
+        elif e.op == "%":
+            v = x - dtype.quantize(np.floor(dtype.quantize(x / y)) * y)
+            spread = B.taint(a.b, b.b)
+        else:
+            raise DiagnosticError(error(
+                "R102", f"operator {e.op} needs integer operands, not {dtype}", e.span))
+        v = dtype.quantize(v)
+    if e.op in ("//", "%"):
+        return Val(v, dtype, spread)
+    return Val(v, dtype, B.rounded(dtype, spread, v))
+
+
+def _int_binary(e: ir.Binary, a: Val, b: Val) -> Val:
+    dtype = e.dtype
+    x, y = a.v, b.v
+    if e.op in ("/", "//", "%") and (y == 0).any():
+        raise DiagnosticError(error("R102", "integer division by zero", e.span))
+    if e.op in ("<<", ">>"):
+        shift = y.astype(np.int64)
+        if ((shift < 0) | (shift >= dtype.bits)).any():
+            raise DiagnosticError(error(
+                "R102", f"shift by {int(shift[(shift < 0) | (shift >= dtype.bits)][0])} is "
+                f"outside [0, {dtype.bits}) for {dtype}", e.span))
+    with np.errstate(all="ignore"):
+        if e.op == "+":
+            v = x + y
+        elif e.op == "-":
+            v = x - y
+        elif e.op == "*":
+            v = x * y
+        elif e.op == "/":
+            q = x // y
+            v = np.where((q < 0) & (q * y != x), q + 1, q)   # C truncates toward zero
+        elif e.op == "//":
+            v = x // y
+        elif e.op == "%":
+            v = x % y
+        elif e.op == "&":
+            v = x & y
+        elif e.op == "|":
+            v = x | y
+        elif e.op == "^":
+            v = x ^ y
+        elif e.op == "<<":
+            v = x << y
+        elif e.op == ">>":
+            v = x >> y
+        else:
+            raise DiagnosticError(error("R102", f"unknown operator {e.op}", e.span))
+    return Val(dtype.quantize(v), dtype, B.taint(a.b, b.b))
+
+
+def _unary(e: ir.Unary, lanes, mem):
+    a = operand(e.a, e.dtype, lanes, mem)
+    with np.errstate(all="ignore"):
+        if e.op == "neg":
+            v = -a.v if not e.dtype.is_bool else a.v
+            return Val(e.dtype.quantize(v), e.dtype, a.b if e.dtype.is_float else
+                       B.taint(a.b))
+        if e.op == "not":
+            return Val(~BOOL.quantize(a.v), BOOL, B.taint(a.b))
+        if e.op == "invert":
+            if e.dtype.is_float:
+                raise DiagnosticError(error("R102", "~ needs an integer operand", e.span))
+            return Val(e.dtype.quantize(~a.v), e.dtype, B.taint(a.b))
+    raise DiagnosticError(error("R102", f"unknown unary operator {e.op}", e.span))
+
+
+# ----------------------------------------------------------------------------- comparisons
+
+def _compare_dtype(e) -> DType:
+    """Strong operands promote; an untyped literal adopts the other side's dtype, except a
+    float literal beside an integer, compared in float64 (so `i < 0.5` means what it says)."""
+    a, b = e.a, e.b
+    weak_a = isinstance(a, ir.Const) and a.weak
+    weak_b = isinstance(b, ir.Const) and b.weak
+    if weak_a and weak_b:
+        return promote(a.dtype, b.dtype)
+    if weak_a or weak_b:
+        literal, other = (a, b) if weak_a else (b, a)
+        if isinstance(literal.value, float) and not other.dtype.is_float:
+            return FLOAT64
+        return other.dtype
+    return promote(a.dtype, b.dtype)
+
+
+_COMPARE: dict[str, Callable] = {"<": np.less, "<=": np.less_equal, ">": np.greater,
+                                 ">=": np.greater_equal, "==": np.equal, "!=": np.not_equal}
+
+
+def _compare(e: ir.Compare, lanes, mem):
+    dtype = _compare_dtype(e)
+    a = operand(e.a, dtype, lanes, mem)
+    b = operand(e.b, dtype, lanes, mem)
+    v = _COMPARE[e.op](a.v, b.v)
+    spread = B.total(a.b, b.b)
+    bound = None
+    if spread is not None and dtype.is_float:
+        # only lanes whose operands' intervals overlap could compare the other way
+        with np.errstate(invalid="ignore"):
+            near = np.abs(a.v.astype(np.float64) - b.v.astype(np.float64)) <= spread
+        bound = B.taint(np.where(near, spread, 0.0))
+    elif spread is not None:
+        bound = B.taint(spread)
+    return Val(v, BOOL, bound)
+
+
+def _logical(e: ir.Logical, lanes, mem):
+    a = operand(e.a, BOOL, lanes, mem)
+    decided = ~a.v if e.op == "and" else a.v       # lanes where b is not needed
+    v = a.v.copy()
+    b_bound = np.zeros(lanes.n) if a.b is not None else None
+    rest = ~decided
+    if rest.any():
+        b = operand(e.b, BOOL, lanes.select(rest), mem)
+        v[rest] = b.v
+        if b.b is not None:
+            b_bound = np.zeros(lanes.n) if b_bound is None else b_bound
+            b_bound[rest] = b.b
+    return Val(v, BOOL, B.taint(a.b, b_bound))
+
+
+# ----------------------------------------------------------------------------- calls
+
+_UNARY_FN: dict[str, Callable] = {
+    "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x), "floor": np.floor, "ceil": np.ceil,
+    "tanh": np.tanh, "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+}
+
+
+def _call(e: ir.Call, lanes, mem):
+    dtype = e.dtype
+    args = [operand(a, dtype, lanes, mem) for a in e.args]
+    arity = 2 if e.func in ("max", "min", "pow") else 1
+    if len(args) != arity:
+        raise DiagnosticError(error(
+            "R102", f"T.{e.func} takes {arity} operand(s), got {len(args)}", e.span))
+    with np.errstate(all="ignore"):
+        if e.func in ("max", "min"):
+            a, b = args
+            if dtype.is_float:
+                fn = np.fmax if e.func == "max" else np.fmin
+                return Val(dtype.quantize(fn(a.v, b.v)), dtype, B.widest(a.b, b.b))
+            fn = np.maximum if e.func == "max" else np.minimum
+            return Val(fn(a.v, b.v), dtype, B.taint(a.b, b.b))
+        if e.func == "abs":
+            (a,) = args
+            return Val(dtype.quantize(np.abs(a.v)), dtype,
+                       a.b if dtype.is_float else B.taint(a.b))
+        if not dtype.is_float:
+            raise DiagnosticError(error(
+                "R102", f"T.{e.func} needs a float operand, not {dtype}", e.span))
+        if e.func == "pow":
+            a, b = args
+            v = dtype.quantize(np.power(a.v, b.v))
+            spread = B.corner_spread(np.power, a.v, a.b, b.v, b.b)
+            if spread is not None:
+                spread = np.where(a.v.astype(np.float64) - _zero(a.b) > 0, spread, np.inf)
+        elif e.func in _UNARY_FN:
+            (a,) = args
+            fn = _UNARY_FN[e.func]
+            v = dtype.quantize(fn(a.v))
+            spread = B.monotone_spread(fn, a.v, a.b)
+        else:
+            raise DiagnosticError(error("R101", f"unknown intrinsic T.{e.func}", e.span))
+    bound = B.total(B.rounded(dtype, spread, v), B.ulps(dtype, v, B.LIBRARY_ULPS[e.func]))
+    return Val(v, dtype, bound)
+
+
+def _zero(b):
+    return 0.0 if b is None else b
+
+
+def _cast(e: ir.Cast, lanes, mem):
+    return operand(e.a, e.dtype, lanes, mem)
+
+
+def _select(e: ir.Select, lanes, mem):
+    """Each lane evaluates the branch its condition picks; lanes whose condition an
+    uncertain float could flip evaluate both, and get |a − b| plus both bounds."""
+    cond = operand(e.cond, BOOL, lanes, mem)
+    flip = np.zeros(lanes.n, dtype=bool) if cond.b is None else cond.b > 0
+    a = _branch(e.a, e.dtype, lanes, mem, cond.v | flip)
+    b = _branch(e.b, e.dtype, lanes, mem, ~cond.v | flip)
+    v = np.where(cond.v, a.v, b.v)
+    bound = np.where(cond.v, a.b, b.b)
+    if flip.any():
+        if e.dtype.is_float:
+            with np.errstate(invalid="ignore"):
+                both = np.abs(a.v.astype(np.float64) - b.v.astype(np.float64)) + a.b + b.b
+        else:
+            both = np.where(a.v != b.v, np.inf, np.maximum(a.b, b.b))
+        bound = np.where(flip, B.clean(both), bound)
+    return Val(v, e.dtype, bound if bound.any() else None)
+
+
+def _branch(expr, dtype: DType, lanes: Lanes, mem: Memory, want: np.ndarray) -> Val:
+    """expr evaluated on the lanes in `want`, scattered to all lanes (zeros elsewhere),
+    with a full bound array."""
+    v = np.zeros(lanes.n, dtype=dtype.np)
+    b = np.zeros(lanes.n)
+    if want.any():
+        part = operand(expr, dtype, lanes.select(want), mem)
+        v[want] = part.v
+        if part.b is not None:
+            b[want] = part.b
+    return Val(v, dtype, b)
+
+
+_RULES: dict[type, Callable] = {
+    ir.Const: _const, ir.Var: _var, ir.ThreadBinding: _thread_binding, ir.Load: _load,
+    ir.Binary: _binary, ir.Unary: _unary, ir.Compare: _compare, ir.Logical: _logical,
+    ir.Call: _call, ir.Cast: _cast, ir.Select: _select,
+}

@@ -1,0 +1,418 @@
+"""The logical interpreter: the reference meaning of a kernel (DESIGN §2), the oracle
+every backend is judged against.
+
+    result = run(func, inputs)   # inputs: every parameter, keyed by name
+    result.outputs / result.bounds / result.epochs
+
+Every block of the grid runs in order, its statements in order. A `T.Parallel` is a
+logical for-all: its body runs statement by statement for all iterations at once (each
+statement reads before it writes; two iterations storing different values to one
+element are a race, R102). Serial loops iterate; an `if` splits the lanes. Reducers
+accumulate every contribution exactly once per epoch and combine exactly at finalize
+(`interp.exact`). Decisions the design leaves open are stated where they are made."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from spec import ir
+from spec.diagnostics import DiagnosticError, error
+from spec.dtypes import BOOL
+from spec.ops import MONOIDS, REDUCE_KINDS, monoid as monoid_named
+from spec.source import Span
+
+from . import bounds as B
+from .epochs import ReducerState
+from .evaluate import convert, evaluate, indices_of, operand
+from .exact import combine
+from .memory import Storage, check_race
+from .values import Lanes, Val
+
+
+@dataclass(frozen=True)
+class EpochRecord:
+    """One executed finalize: which block, which reducer, where, and how many logical
+    contributions entered each output (the seed not counted)."""
+    block: tuple[int, ...]
+    reducer: str
+    span: Span                 # the finalize
+    init_span: Span            # the init that opened the epoch
+    counts: np.ndarray         # int64, the reducer's shape
+
+
+@dataclass(frozen=True)
+class RunResult:
+    outputs: dict[str, np.ndarray]
+    bounds: dict[str, np.ndarray]
+    epochs: list[EpochRecord]
+
+
+def run(func: ir.PrimFunc, inputs: dict[str, np.ndarray]) -> RunResult:
+    globals_ = _global_storage(func, inputs)
+    epochs: list[EpochRecord] = []
+    kernel = func.kernel
+    for block in np.ndindex(*kernel.grid):
+        Block(kernel, block, globals_, epochs).run()
+    return RunResult({p.name: globals_[p].array() for p in func.params},
+                     {p.name: globals_[p].bound_array() for p in func.params}, epochs)
+
+
+def _global_storage(func: ir.PrimFunc, inputs: dict[str, np.ndarray]):
+    names = {p.name for p in func.params}
+    unknown = sorted(set(inputs) - names)
+    missing = [p.name for p in func.params if p.name not in inputs]
+    if unknown or missing:
+        raise DiagnosticError(error(
+            "R102", f"inputs must name every parameter of {func.name} exactly; missing "
+            f"{missing}, unknown {unknown}", func.span))
+    out = {}
+    for p in func.params:
+        arr = np.asarray(inputs[p.name])
+        if arr.size != p.size:
+            raise DiagnosticError(error(
+                "R102", f"input {p.name} has shape {list(arr.shape)}, the parameter "
+                f"{list(p.shape)}", p.span))
+        out[p] = Storage(p, arr.reshape(p.shape))   # a copy: the caller's array is untouched
+    return out
+
+
+class Block:
+    """One block's run: its on-chip buffers, its reducers, the global tensors."""
+
+    def __init__(self, kernel: ir.Kernel, block: tuple[int, ...],
+                 globals_: dict[ir.Buffer, Storage], epochs: list[EpochRecord]):
+        self.kernel = kernel
+        self.block = tuple(int(b) for b in block)
+        self.globals = globals_
+        self.epochs = epochs
+        self.local: dict[ir.Buffer, Storage] = {}
+        self.reducers: dict[ir.Buffer, ReducerState] = {}
+        self.stmt_span: Span | None = None
+
+    def run(self) -> None:
+        env = {var.name: Val(var.dtype.quantize(np.array([b])), var.dtype)
+               for var, b in zip(self.kernel.block_vars, self.block)}
+        self.body(self.kernel.body, Lanes(1, env))
+        for state in self.reducers.values():
+            if state.epoch is not None:
+                raise DiagnosticError(error(
+                    "R202", f"the epoch of reducer {state.buffer.name} opened here is never "
+                    "finalized", state.epoch.init_span))
+
+    # ------------------------------------------------------------------ memory
+
+    def storage(self, buffer: ir.Buffer, span: Span) -> Storage:
+        if buffer.is_reducer:
+            return self.reducer(buffer, span).storage
+        found = self.local.get(buffer) or self.globals.get(buffer)
+        if found is None:
+            raise DiagnosticError(error(
+                "R102", f"buffer {buffer.name} is used before its allocation", span))
+        return found
+
+    def reducer(self, buffer: ir.Buffer, span: Span) -> ReducerState:
+        state = self.reducers.get(buffer)
+        if state is None:
+            raise DiagnosticError(error(
+                "R102", f"reducer {buffer.name} is used before its allocation", span))
+        return state
+
+    def readable(self, buffer: ir.Buffer, span: Span) -> Storage:
+        if buffer.is_reducer:
+            self.reducer(buffer, span).check_readable(span)
+        return self.storage(buffer, span)
+
+    def writable(self, buffer: ir.Buffer, span: Span, what: str, code: str) -> Storage:
+        if buffer.is_reducer:
+            self.reducer(buffer, span).check_writable(span, what, code)
+        return self.storage(buffer, span)
+
+    def load(self, load: ir.Load, indices: list[Val], lanes: Lanes) -> Val:
+        """Memory for `evaluate`: a Load of every lane."""
+        storage = self.readable(load.buffer, load.span)
+        flat = storage.flat([i.v.astype(np.int64) for i in indices], load.span)
+        val = storage.read(flat, load.span, self.stmt_span)
+        moved = B.widest(*(i.b for i in indices))
+        if moved is not None and moved.any():
+            # an uncertain index may read any element
+            val = Val(val.v, val.dtype, np.where(moved > 0, np.inf,
+                                                 0.0 if val.b is None else val.b))
+        return val
+
+    # ------------------------------------------------------------------ statements
+
+    def body(self, stmts: ir.Body, lanes: Lanes) -> None:
+        for stmt in stmts:
+            self.stmt_span = stmt.span
+            lanes = self.statement(stmt, lanes)
+
+    def statement(self, stmt: ir.Stmt, lanes: Lanes) -> Lanes:
+        """Runs stmt; returns the lanes for the statements after it (a Let adds a name)."""
+        run = getattr(self, "_" + type(stmt).__name__.lower())
+        return run(stmt, lanes) or lanes
+
+    def _alloc(self, stmt: ir.Alloc, lanes: Lanes):
+        # TIR's meaning: an allocation executed again (in a loop body) is fresh storage.
+        buffer = stmt.buffer
+        if buffer.is_reducer:
+            old = self.reducers.get(buffer)
+            if old is not None and old.epoch is not None:
+                raise DiagnosticError(error(
+                    "R202", f"the epoch of reducer {buffer.name} opened here is never "
+                    "finalized before the reducer is allocated again", old.epoch.init_span))
+            self.reducers[buffer] = ReducerState(buffer)
+        else:
+            self.local[buffer] = Storage(buffer)
+
+    def _let(self, stmt: ir.Let, lanes: Lanes) -> Lanes:
+        return lanes.bind(stmt.var.name, operand(stmt.value, stmt.var.dtype, lanes, self))
+
+    def _alias(self, stmt: ir.Alias, lanes: Lanes):
+        """The frontend already resolves the new name to the same Buffer; reducer aliases
+        are the static verifier's R211. Nothing to run."""
+
+    def _warpgroup(self, stmt: ir.WarpGroup, lanes: Lanes):
+        self.body(stmt.body, lanes)          # a warp-group body runs once, logically
+
+    def _parallelfor(self, stmt: ir.ParallelFor, lanes: Lanes):
+        if 0 in stmt.extents:
+            return
+        inner = lanes.expand(tuple(v.name for v in stmt.vars), stmt.extents,
+                             tuple(v.dtype for v in stmt.vars))
+        self.body(stmt.body, inner)
+
+    def _serialfor(self, stmt: ir.SerialFor, lanes: Lanes):
+        var = stmt.var
+        if stmt.step == 0:
+            raise DiagnosticError(error("R102", "a loop step of 0 never ends", stmt.span))
+        start = operand(stmt.start, var.dtype, lanes, self).v.astype(np.int64)
+        stop = operand(stmt.stop, var.dtype, lanes, self).v.astype(np.int64)
+        step = stmt.step
+        span = (stop - start) if step > 0 else (start - stop)
+        trips = np.maximum(-(-span // abs(step)), 0)
+        uniform = (trips == trips[0]).all()
+        for t in range(int(trips.max()) if len(trips) else 0):
+            live = lanes if uniform else lanes.select(trips > t)
+            first = start if uniform else start[trips > t]
+            value = Val(var.dtype.quantize(first + t * step), var.dtype)
+            self.body(stmt.body, live.bind(var.name, value))
+
+    def _if(self, stmt: ir.If, lanes: Lanes):
+        cond = operand(stmt.cond, BOOL, lanes, self)
+        if cond.b is not None:
+            # Known gap: only the branch this lane takes is marked uncertain; the other
+            # branch's effects, which a backend could perform instead, are not.
+            lanes = lanes.tainted(cond.b > 0)
+        for mask, branch in ((cond.v, stmt.then), (~cond.v, stmt.orelse)):
+            if branch and mask.any():
+                self.body(branch, lanes if mask.all() else lanes.select(mask))
+
+    def _store(self, stmt: ir.Store, lanes: Lanes):
+        storage = self.writable(stmt.buffer, stmt.span, "a store", "R205")
+        idx, moved = indices_of(stmt.indices, lanes, self)
+        flat = storage.flat(idx, stmt.span)
+        val = _taint(operand(stmt.value, stmt.buffer.dtype, lanes, self), lanes)
+        check_race(storage, flat, val, stmt.span)
+        storage.write(flat, val)
+        if moved:
+            storage.uncertain_everywhere()
+
+    def _fill(self, stmt: ir.Fill, lanes: Lanes):
+        region = stmt.region
+        storage = self.writable(region.buffer, stmt.span, "T.fill", "R205")
+        value = _taint(operand(stmt.value, region.buffer.dtype, lanes, self), lanes)
+        starts = self._starts(region, lanes)
+        for lane in range(lanes.n):
+            flat, inside = self._box(region, starts[lane], stmt.span)
+            count = int(inside.sum())
+            storage.write(flat[inside], Val(np.repeat(value.v[lane], count), value.dtype,
+                                            None if value.b is None
+                                            else np.repeat(value.b[lane], count)))
+
+    def _copy(self, stmt: ir.Copy, lanes: Lanes):
+        """TileLang guards copies at a global tensor's border (the tail tiles of shapes
+        that do not divide): outside it a copy reads 0 and writes nothing. On-chip
+        regions must fit their buffer (R102)."""
+        src, dst = stmt.src, stmt.dst
+        src_store = self.readable(src.buffer, stmt.span)
+        dst_store = self.writable(dst.buffer, stmt.span, "T.copy", "R211")
+        if [e for e in src.extents if e != 1] != [e for e in dst.extents if e != 1]:
+            raise DiagnosticError(error(
+                "R102", f"T.copy from a {list(src.extents)} region of {src.buffer.name} to "
+                f"a {list(dst.extents)} region of {dst.buffer.name}: the extents differ",
+                stmt.span))
+        src_starts, dst_starts = self._starts(src, lanes), self._starts(dst, lanes)
+        for lane in range(lanes.n):
+            s_flat, s_inside = self._box(src, src_starts[lane], stmt.span)
+            d_flat, d_inside = self._box(dst, dst_starts[lane], stmt.span)
+            v = np.zeros(len(s_flat), dtype=src.buffer.dtype.np)
+            b = np.zeros(len(s_flat))
+            read = d_inside & s_inside
+            if read.any():
+                part = src_store.read(s_flat[read], stmt.span)
+                v[read] = part.v
+                if part.b is not None:
+                    b[read] = part.b
+            val = Val(v[d_inside], src.buffer.dtype, b[d_inside] if b.any() else None)
+            val = convert(val, dst.buffer.dtype)
+            if lanes.taint is not None and lanes.taint[lane]:
+                val = Val(val.v, val.dtype, np.full(len(val.v), np.inf))
+            dst_store.write(d_flat[d_inside], val)
+
+    def _starts(self, region: ir.Region, lanes: Lanes) -> list[list[int]]:
+        """A region's start index, per lane."""
+        columns = [operand(s, s.dtype, lanes, self).v.astype(np.int64) for s in region.starts]
+        return [[int(c[lane]) for c in columns] for lane in range(lanes.n)]
+
+    def _box(self, region: ir.Region, starts: list[int],
+             span: Span) -> tuple[np.ndarray, np.ndarray]:
+        """Flat positions of a region's elements in row-major order, and which lie inside
+        the buffer (clipped only for global tensors; elsewhere outside is an error)."""
+        shape = region.buffer.shape
+        if len(starts) != len(shape) or len(region.extents) != len(shape):
+            raise DiagnosticError(error(
+                "R102", f"a region of {region.buffer.name} needs {len(shape)} dimensions",
+                region.span))
+        coords = np.indices(region.extents).reshape(len(shape), -1) \
+            + np.array(starts, dtype=np.int64)[:, None]
+        inside = np.ones(coords.shape[1], dtype=bool)
+        for dim, extent in enumerate(shape):
+            inside &= (coords[dim] >= 0) & (coords[dim] < extent)
+        if region.buffer.scope != "global" and not inside.all():
+            raise DiagnosticError(error(
+                "R102", f"region {starts} + {list(region.extents)} is out of bounds of "
+                f"{region.buffer.name} {list(shape)}", region.span))
+        clipped = np.where(inside, coords, 0)
+        flat = np.ravel_multi_index(tuple(clipped), shape) if len(shape) else \
+            np.zeros(coords.shape[1], dtype=np.int64)
+        return flat, inside
+
+    # ------------------------------------------------------------------ reducers
+
+    def _reducerinit(self, stmt: ir.ReducerInit, lanes: Lanes):
+        if lanes.parallel:
+            raise DiagnosticError(error(
+                "R208", f"init of reducer {stmt.reducer.name} inside a T.Parallel",
+                stmt.span))
+        state = self.reducer(stmt.reducer, stmt.span)
+        dtype = stmt.reducer.dtype
+        seed = None
+        if stmt.seed is not None:
+            seed = operand(stmt.seed, dtype, lanes, self)
+        if stmt.fill_value is not None:
+            seed = self._legacy_fill_seed(state, stmt, seed, lanes)
+        state.open(stmt.span, seed)
+
+    def _legacy_fill_seed(self, state: ReducerState, stmt: ir.ReducerInit,
+                          seed: Val | None, lanes: Lanes) -> Val | None:
+        """A legacy T.fill writes its value into every partial. The identity means no
+        seed; for an idempotent op (max, min, and, or) filling every partial with v is the
+        same as seeding v once; for sum/product/xor it would count once per participant,
+        which has no logical meaning (R213)."""
+        dtype = stmt.reducer.dtype
+        fill = operand(stmt.fill_value, dtype, lanes, self)
+        identity = dtype.quantize(np.array([state.monoid.identity(dtype)]))
+        if (fill.v == identity).all():
+            return seed
+        if not state.monoid.idempotent:
+            raise DiagnosticError(error(
+                "R213", f"T.fill of {state.monoid.name} reducer {stmt.reducer.name} with "
+                f"{fill.v[0]}, not its identity {identity[0]}: every participant would add "
+                "it once", stmt.span, hint="fill with the identity and pass the value as "
+                "T.reducer_init's seed"))
+        if seed is None:
+            return fill
+        return Val(state.monoid.combine(dtype, seed.v, fill.v), dtype, B.widest(seed.b, fill.b))
+
+    def _reducerupdate(self, stmt: ir.ReducerUpdate, lanes: Lanes):
+        state = self.reducer(stmt.reducer, stmt.span)
+        state.require_open(stmt.span, "update")
+        if monoid_named(stmt.form_op).name != state.monoid.name:
+            raise DiagnosticError(error(
+                "R206", f"a {stmt.form} update ({stmt.form_op}) of {state.monoid.name} "
+                f"reducer {stmt.reducer.name}", stmt.span))
+        idx, moved = indices_of(stmt.indices, lanes, self)
+        flat = state.storage.flat(idx, stmt.span, code="R209")
+        val = _taint(operand(stmt.value, stmt.reducer.dtype, lanes, self), lanes)
+        state.update(flat, val, stmt.span, moved)
+
+    def _reducerfinalize(self, stmt: ir.ReducerFinalize, lanes: Lanes):
+        if lanes.parallel:
+            raise DiagnosticError(error(
+                "R207", f"finalize of reducer {stmt.reducer.name} inside a T.Parallel "
+                "(thread-divergent)", stmt.span))
+        state = self.reducer(stmt.reducer, stmt.span)
+        if stmt.dst is not None:
+            self._check_destination(stmt)
+        result, bound, counts, init_span = state.close(stmt.span)
+        if lanes.taint is not None:
+            bound = np.full_like(bound, np.inf)
+        if stmt.dst is None:
+            state.storage.write_all(result, bound)
+            state.readable = True
+        else:
+            self.storage(stmt.dst, stmt.span).write_all(result, bound)
+        self.epochs.append(EpochRecord(self.block, stmt.reducer.name, stmt.span, init_span,
+                                       counts.reshape(stmt.reducer.shape)))
+
+    def _check_destination(self, stmt: ir.ReducerFinalize) -> None:
+        red, dst = stmt.reducer, stmt.dst
+        if dst.is_reducer:
+            raise DiagnosticError(error(
+                "R211", f"finalize of {red.name} into reducer {dst.name}", stmt.span))
+        same_shape = [e for e in dst.shape if e != 1] == [e for e in red.shape if e != 1]
+        if not same_shape or dst.dtype != red.dtype:
+            raise DiagnosticError(error(
+                "R214", f"finalize of {red.name} ({list(red.shape)}, {red.dtype}) into "
+                f"{dst.name} ({list(dst.shape)}, {dst.dtype})", stmt.span))
+
+    def _reduce(self, stmt: ir.Reduce, lanes: Lanes):
+        """T.reduce_<kind>(src, dst, dim, clear): dst = ⊕ over dim of (|src| for abs kinds),
+        combined into dst's current values when clear=False; computed in dst's dtype with
+        the reducer's exact rule."""
+        kind = REDUCE_KINDS[stmt.kind]
+        monoid = MONOIDS[kind.monoid]
+        src, dst = stmt.src, stmt.dst
+        dtype = dst.dtype
+        if not monoid.supports(dtype):
+            raise DiagnosticError(error(
+                "R102", f"T.reduce_{stmt.kind} needs an integer buffer, not {dtype}",
+                stmt.span))
+        dim = stmt.dim + len(src.shape) if stmt.dim < 0 else stmt.dim
+        if not 0 <= dim < len(src.shape):
+            raise DiagnosticError(error(
+                "R102", f"dim={stmt.dim} for {src.name} of {len(src.shape)} dimensions",
+                stmt.span))
+        kept = src.shape[:dim] + src.shape[dim + 1:]
+        outputs = int(np.prod(kept, dtype=np.int64))
+        if dst.size != outputs:
+            raise DiagnosticError(error(
+                "R102", f"T.reduce_{stmt.kind} of {src.name} {list(src.shape)} over dim "
+                f"{dim} gives {list(kept)}, but {dst.name} is {list(dst.shape)}", stmt.span))
+        src_store = self.readable(src, stmt.span)
+        dst_store = self.writable(dst, stmt.span, f"T.reduce_{stmt.kind}", "R211")
+        val = src_store.read(np.arange(src.size), stmt.span)
+        if kind.absolute:
+            val = Val(src.dtype.quantize(np.abs(val.v)), src.dtype, val.b)
+        val = convert(val, dtype)
+        if lanes.taint is not None:
+            val = Val(val.v, dtype, np.full(len(val.v), np.inf))
+        values = np.moveaxis(val.v.reshape(src.shape), dim, -1).reshape(-1)
+        b = None if val.b is None else \
+            np.moveaxis(val.b.reshape(src.shape), dim, -1).reshape(-1)
+        flat = np.repeat(np.arange(outputs), src.shape[dim])
+        seed = seed_bound = None
+        if not stmt.clear:
+            old = dst_store.read(np.arange(dst.size), stmt.span)
+            seed, seed_bound = old.v, old.b
+        result, bound, _ = combine(monoid, dtype, flat, values, b, outputs, seed, seed_bound)
+        dst_store.write_all(result, bound)
+
+
+def _taint(val: Val, lanes: Lanes) -> Val:
+    """Effects of lanes whose control flow an uncertain float decided cannot be judged."""
+    if lanes.taint is None:
+        return val
+    b = np.zeros(len(val.v)) if val.b is None else val.b
+    return Val(val.v, val.dtype, np.where(lanes.taint, np.inf, b))

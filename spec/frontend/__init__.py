@@ -1,0 +1,76 @@
+"""The TileLang-source frontend: Python's `ast` → the logical IR (spec.ir), with a span on
+every node. The user's file is parsed, never imported or executed.
+
+    parse_source(source, path="<string>") -> Program
+    parse_file(path) -> Program
+
+Both raise spec.diagnostics.DiagnosticError carrying every R100/R101/R102 found."""
+from __future__ import annotations
+
+import ast
+
+from ..diagnostics import DiagnosticError, error
+from ..ir import Program
+from ..source import NO_SPAN, Span
+from .funcs import lower_prim_func
+from .module import ModuleScan, collect_imports
+
+__all__ = ["parse_source", "parse_file"]
+
+
+def parse_source(source: str, path: str = "<string>") -> Program:
+    try:
+        return _parse(source, path)
+    except DiagnosticError:
+        raise
+    except RecursionError:
+        raise DiagnosticError(error("R100", "the program is nested too deeply", NO_SPAN)) \
+            from None
+    except Exception as exc:  # the last guard: no input may end in a traceback
+        raise DiagnosticError(error("R100", f"internal frontend error: {exc!r}", NO_SPAN)) \
+            from exc
+
+
+def parse_file(path: str) -> Program:
+    """Read path as UTF-8 and parse it (OSError / UnicodeDecodeError propagate: they are
+    usage errors, not diagnostics about the program)."""
+    with open(path, encoding="utf-8") as f:
+        return parse_source(f.read(), path)
+
+
+def _parse(source: str, path: str) -> Program:
+    tree = _syntax_tree(source, path)
+    scan = ModuleScan(tree, collect_imports(tree))
+    scan.run()
+    diagnostics = list(scan.diagnostics)
+    funcs = {}
+    for site in scan.sites:
+        func, found = lower_prim_func(scan.imports, site.env, site.node, site.key)
+        diagnostics.extend(found)
+        if func is not None:
+            funcs[site.key] = func
+    if not scan.sites and not diagnostics:
+        diagnostics.append(error("R100", "no `@T.prim_func` found in the file "
+                                 "(import tilelang.language as T and decorate a function)",
+                                 NO_SPAN))
+    if diagnostics:
+        diagnostics.sort(key=lambda d: (d.span.line, d.span.col) if d.span else (0, 0))
+        raise DiagnosticError(diagnostics)
+    return Program(path, source, funcs, scan.constants())
+
+
+def _syntax_tree(source: str, path: str) -> ast.Module:
+    try:
+        return ast.parse(source, filename=path)
+    except SyntaxError as exc:
+        line = exc.lineno or 1
+        col = exc.offset or 1
+        end_line = getattr(exc, "end_lineno", None) or line
+        end_col = getattr(exc, "end_offset", None) or col + 1
+        if (end_line, end_col) <= (line, col):
+            end_line, end_col = line, col + 1
+        raise DiagnosticError(error("R100", f"syntax error: {exc.msg}",
+                                    Span(line, col, end_line, end_col))) from None
+    except (ValueError, MemoryError, RecursionError) as exc:
+        raise DiagnosticError(error("R100", f"cannot parse the file: {exc}", NO_SPAN)) \
+            from None

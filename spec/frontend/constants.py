@@ -1,0 +1,238 @@
+"""Compile-time constants, folded by our own small evaluator over the AST (the user's
+module is never executed): ints, floats, bools, strings, dtypes (`T.float32`, "float16"),
+tuples, arithmetic, comparisons, `T.ceildiv`, typed literals and a few pure builtins.
+
+Folding is bounded: integers above 2**256, huge powers and shifts are refused (R102), so
+a hostile `9 ** 9 ** 9` cannot hang the checker."""
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from typing import Callable
+
+from ..dtypes import DType, lookup as lookup_dtype
+from .errors import shape_error
+from .names import Imports
+
+MAX_INT_BITS = 256
+
+
+class NotConstant(Exception):
+    """The expression depends on something only known at run time (or not at all)."""
+
+    def __init__(self, node: ast.AST, why: str):
+        self.node = node
+        self.why = why
+        super().__init__(why)
+
+
+# Python's own operator semantics: TileLang evaluates arithmetic on Python values in
+# Python before TVM ever sees it, so `M / 2` is a float and `-7 // 2` is -4.
+BINOPS: dict[type, Callable] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.Pow: operator.pow, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+    ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+}
+COMPARES: dict[type, Callable] = {
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne,
+}
+_INTEGER_ONLY = (ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor)
+
+
+def is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, DType)
+
+
+def apply_binop(op: ast.operator, a, b, node: ast.AST):
+    """a op b on Python numbers, with the size guards; R102 for a constant that cannot be
+    computed (division by zero, overflow)."""
+    fn = BINOPS.get(type(op))
+    if fn is None:
+        raise NotConstant(node, f"operator {type(op).__name__}")
+    if not (is_number(a) and is_number(b)):
+        raise NotConstant(node, "arithmetic on a non-number")
+    if isinstance(op, _INTEGER_ONLY) and (isinstance(a, float) or isinstance(b, float)):
+        shape_error("bitwise operators need integer operands", node)
+    if isinstance(op, (ast.LShift, ast.Pow)) and isinstance(b, int) and abs(b) > MAX_INT_BITS \
+            and not (isinstance(op, ast.Pow) and abs(a) <= 1):
+        shape_error("constant too large", node)
+    try:
+        value = fn(a, b)
+    except ZeroDivisionError:
+        shape_error("division by zero in a constant expression", node)
+    except (OverflowError, ValueError) as exc:
+        shape_error(f"cannot fold constant: {exc}", node)
+    if isinstance(value, complex):
+        shape_error("constant expression has no real value", node)
+    if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
+        shape_error("constant too large", node)
+    return value
+
+
+def ceildiv(a, b, node: ast.AST):
+    if not (isinstance(a, int) and isinstance(b, int)):
+        shape_error("T.ceildiv needs integer operands", node)
+    if b == 0:
+        shape_error("division by zero in T.ceildiv", node)
+    return -(-a // b)
+
+
+def as_dtype(value, node: ast.AST) -> DType:
+    """The dtype a folded value names: `T.float32` or a string such as "float16"."""
+    if isinstance(value, DType):
+        return value
+    if isinstance(value, str):
+        found = lookup_dtype(value)
+        if found is not None:
+            return found
+        shape_error(f"unknown dtype {value!r}", node)
+    shape_error("expected a dtype (e.g. T.float32 or \"float16\")", node)
+
+
+def typed_literal(dtype: DType, value, node: ast.AST):
+    """The Python value of `T.float32(1)` and friends."""
+    if not is_number(value):
+        raise NotConstant(node, "typed literal of a non-constant")
+    if dtype.is_float:
+        return float(value)
+    if dtype.is_bool:
+        return bool(value)
+    return int(value)
+
+
+class ConstFolder:
+    """fold(node) -> a Python value, or NotConstant. `lookup(name, node)` gives the value
+    of a constant name (module constants, factory parameters, kernel-local constants)."""
+
+    def __init__(self, imports: Imports, lookup: Callable[[str, ast.AST], object]):
+        self.imports = imports
+        self.lookup = lookup
+
+    def fold(self, node: ast.AST):
+        method = getattr(self, "_" + type(node).__name__, None)
+        if method is None:
+            raise NotConstant(node, f"{type(node).__name__} is not a constant")
+        return method(node)
+
+    def fold_int(self, node: ast.AST, what: str) -> int:
+        """A compile-time integer (shapes, extents, grid sizes): R102 otherwise."""
+        try:
+            value = self.fold(node)
+        except NotConstant:
+            shape_error(f"{what} must be a compile-time constant integer", node)
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                return int(value)
+            shape_error(f"{what} must be an integer, got {value!r}", node)
+        return value
+
+    def fold_dtype(self, node: ast.AST) -> DType:
+        try:
+            value = self.fold(node)
+        except NotConstant:
+            shape_error("dtype must be a compile-time constant", node)
+        return as_dtype(value, node)
+
+    # ------------------------------------------------------------------ node kinds
+
+    def _Constant(self, node: ast.Constant):
+        if isinstance(node.value, (int, float, str, bool)) or node.value is None:
+            return node.value
+        raise NotConstant(node, f"{type(node.value).__name__} literal")
+
+    def _Name(self, node: ast.Name):
+        return self.lookup(node.id, node)
+
+    def _Attribute(self, node: ast.Attribute):
+        name = self.imports.t_name(node)
+        if name is not None:
+            dtype = lookup_dtype(name)
+            if dtype is not None:
+                return dtype
+        raise NotConstant(node, "attribute is not a constant")
+
+    def _Tuple(self, node: ast.Tuple):
+        return tuple(self.fold(e) for e in node.elts)
+
+    _List = _Tuple
+
+    def _UnaryOp(self, node: ast.UnaryOp):
+        value = self.fold(node.operand)
+        if isinstance(node.op, ast.Not):
+            return not value
+        if not is_number(value):
+            raise NotConstant(node, "unary operator on a non-number")
+        if isinstance(node.op, ast.USub):
+            return -value
+        if isinstance(node.op, ast.UAdd):
+            return +value
+        if isinstance(value, float):
+            shape_error("`~` needs an integer operand", node)
+        return ~value
+
+    def _BinOp(self, node: ast.BinOp):
+        a, b = self.fold(node.left), self.fold(node.right)
+        if isinstance(node.op, ast.Add) and isinstance(a, tuple) and isinstance(b, tuple):
+            return a + b
+        return apply_binop(node.op, a, b, node)
+
+    def _BoolOp(self, node: ast.BoolOp):
+        values = [self.fold(v) for v in node.values]
+        result = values[0]
+        for v in values[1:]:
+            result = (result and v) if isinstance(node.op, ast.And) else (result or v)
+        return result
+
+    def _Compare(self, node: ast.Compare):
+        left = self.fold(node.left)
+        for op, right_node in zip(node.ops, node.comparators):
+            fn = COMPARES.get(type(op))
+            if fn is None:
+                raise NotConstant(node, "comparison operator")
+            right = self.fold(right_node)
+            if not fn(left, right):
+                return False
+            left = right
+        return True
+
+    def _IfExp(self, node: ast.IfExp):
+        return self.fold(node.body) if self.fold(node.test) else self.fold(node.orelse)
+
+    def _Subscript(self, node: ast.Subscript):
+        base = self.fold(node.value)
+        index = self.fold(node.slice)
+        if isinstance(base, tuple) and isinstance(index, int) and not isinstance(index, bool):
+            if -len(base) <= index < len(base):
+                return base[index]
+            shape_error(f"index {index} out of range for a tuple of {len(base)}", node)
+        raise NotConstant(node, "subscript of a non-tuple")
+
+    def _Call(self, node: ast.Call):
+        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            raise NotConstant(node, "call with keywords")
+        name = self.imports.t_name(node.func)
+        args = [self.fold(a) for a in node.args]
+        if name in ("ceildiv", "cdiv") and len(args) == 2:
+            return ceildiv(args[0], args[1], node)
+        if name is not None and lookup_dtype(name) is not None and len(args) == 1:
+            return typed_literal(lookup_dtype(name), args[0], node)
+        if isinstance(node.func, ast.Name) and not self.imports.binds(node.func.id):
+            return self._builtin(node, node.func.id, args)
+        raise NotConstant(node, "call is not a constant")
+
+    def _builtin(self, node: ast.Call, name: str, args: list):
+        numbers = all(is_number(a) for a in args)
+        if name in ("min", "max") and args and numbers:
+            return (min if name == "min" else max)(args)
+        if name == "abs" and len(args) == 1 and numbers:
+            return abs(args[0])
+        if name == "int" and len(args) == 1 and numbers and math.isfinite(args[0]):
+            return int(args[0])
+        if name == "float" and len(args) == 1 and numbers:
+            return float(args[0])
+        if name == "len" and len(args) == 1 and isinstance(args[0], (tuple, str)):
+            return len(args[0])
+        raise NotConstant(node, f"call of `{name}` is not a constant")

@@ -1,0 +1,97 @@
+"""What the lowering of one prim_func knows: the names in scope (constants, loop and Let
+variables, buffers), the diagnostics collected so far, and the bookkeeping the reducer
+surfaces need (which reducers got an explicit epoch start)."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from ..diagnostics import Diagnostic
+from ..ir import Alloc, Buffer, Var
+from .constants import ConstFolder, NotConstant
+from .errors import Poisoned, unknown
+from .names import Imports
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A compile-time value bound to a name (module constant, factory parameter, or a
+    kernel-local `x = 4`)."""
+    value: object
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """A module-level name we could not fold (`x = torch.randn(4)`, a helper function):
+    harmless unless the kernel uses it."""
+    why: str
+
+
+class _Poison:
+    """The name's definition failed and was reported; its uses are skipped silently."""
+
+
+POISON = _Poison()
+Entry = Constant | Opaque | Var | Buffer | _Poison
+
+
+class Scope:
+    def __init__(self, parent: "Scope | None" = None):
+        self.parent = parent
+        self.names: dict[str, Entry] = {}
+
+    def lookup(self, name: str) -> Entry | None:
+        scope = self
+        while scope is not None:
+            if name in scope.names:
+                return scope.names[name]
+            scope = scope.parent
+        return None
+
+
+class FuncContext:
+    def __init__(self, imports: Imports, env: dict[str, Entry]):
+        self.imports = imports
+        self.scope = Scope()
+        self.scope.names.update(env)
+        self.diagnostics: list[Diagnostic] = []
+        self.folder = ConstFolder(imports, self.const_lookup)
+        self.used_names: set[str] = set()
+        self.explicit_init: set[int] = set()          # id() of reducers with an epoch start
+        self.block_allocs: list[list[Alloc]] = []     # reducer Allocs per open block
+
+    # ------------------------------------------------------------------ names
+
+    def lookup(self, name: str) -> Entry | None:
+        return self.scope.lookup(name)
+
+    def bind(self, name: str, entry: Entry) -> None:
+        self.scope.names[name] = entry
+
+    def const_lookup(self, name: str, node: ast.AST):
+        entry = self.lookup(name)
+        if isinstance(entry, Constant):
+            return entry.value
+        if entry is POISON:
+            raise Poisoned(name)
+        if entry is None and not self.imports.binds(name):
+            unknown(f"unknown name `{name}`", node)
+        raise NotConstant(node, f"`{name}` is not a compile-time constant")
+
+    def fresh_name(self, name: str) -> str:
+        """A name unique within the function for buffers and Let variables, so that
+        later stages (C code, reports) never see two different objects under one name."""
+        candidate, n = name, 0
+        while candidate in self.used_names:
+            n += 1
+            candidate = f"{name}_{n}"
+        self.used_names.add(candidate)
+        return candidate
+
+    def push(self) -> None:
+        self.scope = Scope(self.scope)
+        self.block_allocs.append([])
+
+    def pop(self) -> list[Alloc]:
+        self.scope = self.scope.parent
+        return self.block_allocs.pop()

@@ -1,0 +1,377 @@
+"""Expressions inside a kernel: arithmetic, comparisons, boolean and bit operators,
+conditional expressions, buffer loads and TileLang's scalar intrinsics — each with the
+dtype it evaluates to. Constant subexpressions made only of Python values are folded
+with Python's own semantics, as TileLang itself would before TVM sees them."""
+from __future__ import annotations
+
+import ast
+import math
+
+from ..dtypes import BOOL, INT32, DType, lookup as lookup_dtype
+from ..ir import (Binary, Buffer, Call, Cast, Compare, Const, Expr, Load, Logical, Select,
+                  ThreadBinding, Unary, Var)
+from ..source import Span
+from .constants import COMPARES, NotConstant, apply_binop, ceildiv
+from .context import POISON, Constant, FuncContext, Opaque
+from .errors import Poisoned, construct_name, shape_error, unknown, unsupported
+from .promotion import (as_float, is_weak, require_integer, typed_const, unify, weak_const)
+
+BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+          ast.Mod: "%", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<",
+          ast.RShift: ">>"}
+COMPARE = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
+           ast.NotEq: "!="}
+BITWISE = ("&", "|", "^")
+SHIFTS = ("<<", ">>")
+
+
+def lower_expr(ctx: FuncContext, node: ast.AST) -> Expr:
+    method = _LOWER.get(type(node))
+    if method is None:
+        unsupported(f"{construct_name(node)} are not supported in a kernel expression", node)
+    return method(ctx, node)
+
+
+def lower_index(ctx: FuncContext, node: ast.AST) -> Expr:
+    """An expression used as a buffer index or loop bound: it must be an integer."""
+    e = lower_expr(ctx, node)
+    if not (e.dtype.is_int or e.dtype.is_bool):
+        shape_error(f"an index must be an integer, got {e.dtype}", node)
+    return e
+
+
+def index_nodes(sub: ast.Subscript) -> list[ast.expr]:
+    return list(sub.slice.elts) if isinstance(sub.slice, ast.Tuple) else [sub.slice]
+
+
+def buffer_named(ctx: FuncContext, node: ast.AST, what: str = "a buffer") -> Buffer:
+    """The buffer a name denotes (R101 unknown name, R102 not a buffer)."""
+    if not isinstance(node, ast.Name):
+        shape_error(f"expected {what}, got `{ast.unparse(node)}`", node)
+    entry = ctx.lookup(node.id)
+    if isinstance(entry, Buffer):
+        return entry
+    if entry is POISON:
+        raise Poisoned(node.id)
+    if entry is None:
+        unknown(f"unknown name `{node.id}`", node)
+    shape_error(f"`{node.id}` is not a buffer", node)
+
+
+def lower_point(ctx: FuncContext, buffer: Buffer, sub: ast.Subscript) -> tuple[Expr, ...]:
+    """The indices of `buf[i, j]`: one integer per dimension, no slices."""
+    nodes = index_nodes(sub)
+    for n in nodes:
+        if isinstance(n, ast.Slice):
+            unsupported("slices are only supported in T.copy/T.fill regions", n)
+    if len(nodes) != len(buffer.shape):
+        shape_error(f"`{buffer.name}` has {len(buffer.shape)} dimension(s) but "
+                    f"{len(nodes)} index(es) were given", sub)
+    return tuple(lower_index(ctx, n) for n in nodes)
+
+
+# ----------------------------------------------------------------------------- atoms
+
+def _constant(ctx: FuncContext, node: ast.Constant) -> Expr:
+    if isinstance(node.value, (bool, int, float)):
+        return weak_const(node.value, Span.of(node), node)
+    shape_error(f"{node.value!r} is not a scalar value", node)
+
+
+def _name(ctx: FuncContext, node: ast.Name) -> Expr:
+    entry = ctx.lookup(node.id)
+    if isinstance(entry, Var):
+        return entry        # the binding's own Var: later stages key variables by identity
+    if isinstance(entry, Constant):
+        return weak_const(entry.value, Span.of(node), node)
+    if isinstance(entry, Buffer):
+        shape_error(f"buffer `{node.id}` used as a scalar; index it (`{node.id}[i]`)", node)
+    if isinstance(entry, Opaque):
+        unknown(f"`{node.id}` is not a compile-time constant or kernel value", node)
+    if entry is POISON:
+        raise Poisoned(node.id)
+    if ctx.imports.binds(node.id):
+        unknown(f"`{node.id}` is a module, not a value", node)
+    unknown(f"unknown name `{node.id}`", node)
+
+
+def _attribute(ctx: FuncContext, node: ast.Attribute) -> Expr:
+    name = ctx.imports.t_name(node)
+    if name is not None and lookup_dtype(name) is not None:
+        shape_error(f"the dtype `T.{name}` is not a value (write `T.{name}(x)`)", node)
+    if name is not None:
+        unknown(f"`T.{name}` is not supported", node)
+    unknown(f"unknown name `{ast.unparse(node)}`", node)
+
+
+def _subscript(ctx: FuncContext, node: ast.Subscript) -> Expr:
+    if isinstance(node.value, ast.Name) and isinstance(ctx.lookup(node.value.id), Constant):
+        try:
+            return weak_const(ctx.folder.fold(node), Span.of(node), node)
+        except NotConstant:
+            shape_error("index into a constant tuple must be a constant", node)
+    buffer = buffer_named(ctx, node.value)
+    return Load(buffer, lower_point(ctx, buffer, node), Span.of(node))
+
+
+# ----------------------------------------------------------------------------- operators
+
+def _fold_weak(op: ast.operator, a: Const, b: Const, node: ast.AST) -> Const:
+    return weak_const(apply_binop(op, a.value, b.value, node), Span.of(node), node)
+
+
+def make_binary(op: str, a: Expr, b: Expr, node: ast.AST) -> Expr:
+    a, b, dtype = unify(a, b)
+    if op in BITWISE:
+        require_integer(a, f"`{op}`", node, allow_bool=True)
+        require_integer(b, f"`{op}`", node, allow_bool=True)
+    if op in SHIFTS:
+        require_integer(a, f"`{op}`", node)
+        require_integer(b, f"`{op}`", node)
+    return Binary(op, a, b, dtype, Span.of(node))
+
+
+def _binop(ctx: FuncContext, node: ast.BinOp) -> Expr:
+    a, b = lower_expr(ctx, node.left), lower_expr(ctx, node.right)
+    if is_weak(a) and is_weak(b):
+        return _fold_weak(node.op, a, b, node)
+    if isinstance(node.op, ast.Pow):
+        a, b, dtype = unify(a, b)
+        return Call("pow", (a, b), dtype, Span.of(node))
+    op = BINARY.get(type(node.op))
+    if op is None:
+        unsupported(f"{construct_name(node.op)} are not supported", node)
+    return make_binary(op, a, b, node)
+
+
+def _unaryop(ctx: FuncContext, node: ast.UnaryOp) -> Expr:
+    a = lower_expr(ctx, node.operand)
+    span = Span.of(node)
+    if isinstance(node.op, ast.Not):
+        if is_weak(a):
+            return weak_const(not a.value, span, node)
+        return Unary("not", a, BOOL, span)
+    if isinstance(node.op, ast.UAdd):
+        return a
+    if isinstance(node.op, ast.USub):
+        if is_weak(a):
+            return weak_const(-a.value, span, node)
+        return Unary("neg", a, a.dtype, span)
+    require_integer(a, "`~`", node, allow_bool=True)
+    if is_weak(a):
+        return weak_const(~a.value, span, node)
+    return Unary("invert", a, a.dtype, span)
+
+
+def _boolop(ctx: FuncContext, node: ast.BoolOp) -> Expr:
+    op = "and" if isinstance(node.op, ast.And) else "or"
+    result = lower_expr(ctx, node.values[0])
+    for value in node.values[1:]:
+        result = Logical(op, result, lower_expr(ctx, value), Span.of(node))
+    return result
+
+
+def _compare(ctx: FuncContext, node: ast.Compare) -> Expr:
+    # `a < b < c` means `a < b and b < c` (b is pure, so evaluating it twice is harmless)
+    result = None
+    left = lower_expr(ctx, node.left)
+    for op, right_node in zip(node.ops, node.comparators):
+        name = COMPARE.get(type(op))
+        if name is None:
+            unsupported(f"the `{type(op).__name__}` comparison is not supported", node)
+        right = lower_expr(ctx, right_node)
+        if is_weak(left) and is_weak(right):
+            part = weak_const(bool(COMPARES[type(op)](left.value, right.value)),
+                              Span.of(node), node)
+        else:
+            a, b, _ = unify(left, right)
+            part = Compare(name, a, b, Span.of(node))
+        result = part if result is None else Logical("and", result, part, Span.of(node))
+        left = right
+    return result
+
+
+def _ifexp(ctx: FuncContext, node: ast.IfExp) -> Expr:
+    cond = lower_expr(ctx, node.test)
+    if is_weak(cond):       # a Python-level choice between two expressions
+        return lower_expr(ctx, node.body if cond.value else node.orelse)
+    return make_select(cond, lower_expr(ctx, node.body), lower_expr(ctx, node.orelse), node)
+
+
+def make_select(cond: Expr, a: Expr, b: Expr, node: ast.AST) -> Expr:
+    a, b, dtype = unify(a, b)
+    return Select(cond, a, b, dtype, Span.of(node))
+
+
+# ----------------------------------------------------------------------------- calls
+
+UNARY_FLOAT = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "floor", "ceil", "tanh",
+               "sigmoid")
+
+
+def _args(node: ast.Call, count: int | tuple[int, ...], what: str) -> list[ast.expr]:
+    for a in node.args:
+        if isinstance(a, ast.Starred):
+            unsupported("star-arguments are not supported", a)
+    for kw in node.keywords:
+        if kw.arg is None:
+            unsupported("`**` arguments are not supported", kw)
+        shape_error(f"`{what}` got an unexpected keyword `{kw.arg}`", kw)
+    counts = (count,) if isinstance(count, int) else count
+    if len(node.args) not in counts:
+        want = " or ".join(str(c) for c in counts)
+        shape_error(f"`{what}` takes {want} argument(s), got {len(node.args)}", node)
+    return node.args
+
+
+def call_args(node: ast.Call, positional: tuple[str, ...], required: int,
+              what: str, ignored: tuple[str, ...] = ()) -> dict[str, ast.expr]:
+    """Bind a call's arguments to parameter names the way Python would (positional then
+    keywords); codegen-only keywords in `ignored` are dropped."""
+    bound: dict[str, ast.expr] = {}
+    for a in node.args:
+        if isinstance(a, ast.Starred):
+            unsupported("star-arguments are not supported", a)
+    if len(node.args) > len(positional):
+        shape_error(f"`{what}` takes at most {len(positional)} positional argument(s), "
+                    f"got {len(node.args)}", node)
+    bound.update(zip(positional, node.args))
+    for kw in node.keywords:
+        if kw.arg is None:
+            unsupported("`**` arguments are not supported", kw)
+        if kw.arg in ignored:
+            continue
+        if kw.arg not in positional:
+            shape_error(f"`{what}` got an unexpected keyword `{kw.arg}`", kw)
+        if kw.arg in bound:
+            shape_error(f"`{what}` got `{kw.arg}` twice", kw)
+        bound[kw.arg] = kw.value
+    missing = [p for p in positional[:required] if p not in bound]
+    if missing:
+        shape_error(f"`{what}` is missing the argument `{missing[0]}`", node)
+    return bound
+
+
+def _intrinsic(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
+    span = Span.of(node)
+    if name in ("max", "min", "pow"):
+        a, b = (lower_expr(ctx, n) for n in _args(node, 2, f"T.{name}"))
+        a, b, dtype = unify(a, b)
+        return Call(name, (a, b), dtype, span)
+    (a_node,) = _args(node, 1, f"T.{name}")
+    a = lower_expr(ctx, a_node)
+    if name == "abs":
+        return Call("abs", (a,), a.dtype, span)
+    a = as_float(a, f"T.{name}", node)
+    return Call(name, (a,), a.dtype, span)
+
+
+def _integer_binary(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
+    a, b = (lower_expr(ctx, n) for n in _args(node, 2, f"T.{name}"))
+    if is_weak(a) and is_weak(b):
+        if name == "ceildiv":
+            return weak_const(ceildiv(a.value, b.value, node), Span.of(node), node)
+        op = {"floordiv": ast.FloorDiv(), "floormod": ast.Mod()}[name]
+        return _fold_weak(op, a, b, node)
+    if name == "ceildiv":
+        # ceildiv(a, b) = (a + b - 1) // b, for the positive divisors tile sizes are
+        a, b, _ = unify(a, b)
+        require_integer(a, "T.ceildiv", node)
+        one = typed_const(1, b.dtype, Span.of(node))
+        top = make_binary("+", a, make_binary("-", b, one, node), node)
+        return make_binary("//", top, b, node)
+    return make_binary({"floordiv": "//", "floormod": "%"}[name], a, b, node)
+
+
+def _dtype_arg(ctx: FuncContext, node: ast.expr) -> DType:
+    return ctx.folder.fold_dtype(node)
+
+
+def _cast(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
+    # T.cast(value, dtype) as TileLang spells it; tir's Cast(dtype, value) the other way
+    value_node, dtype_node = _args(node, 2, f"T.{name}")
+    if name == "Cast":
+        value_node, dtype_node = dtype_node, value_node
+    dtype = _dtype_arg(ctx, dtype_node)
+    value = lower_expr(ctx, value_node)
+    if is_weak(value):
+        return typed_const(value.value, dtype, Span.of(node))
+    return Cast(value, dtype, Span.of(node))
+
+
+def _typed_literal(ctx: FuncContext, node: ast.Call, dtype: DType) -> Expr:
+    (a_node,) = _args(node, 1, f"T.{dtype.name}")
+    value = lower_expr(ctx, a_node)
+    if is_weak(value):
+        return typed_const(value.value, dtype, Span.of(node))
+    return Cast(value, dtype, Span.of(node))
+
+
+def _special_value(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
+    (dtype_node,) = _args(node, 1, f"T.{name}")
+    dtype = _dtype_arg(ctx, dtype_node)
+    if name == "infinity":
+        if not dtype.is_float:
+            shape_error(f"T.infinity needs a float dtype, got {dtype}", node)
+        value = math.inf
+    else:
+        value = dtype.finite_max if name == "max_value" else dtype.finite_min
+    return Const(value, dtype, Span.of(node))
+
+
+def _if_then_else(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
+    c, a, b = (lower_expr(ctx, n) for n in _args(node, 3, "T.if_then_else"))
+    return make_select(c, a, b, node)
+
+
+def _thread_binding(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
+    args = _args(node, (0, 1), "T.get_thread_binding")
+    if args and ctx.folder.fold_int(args[0], "the thread dimension") != 0:
+        unsupported("only T.get_thread_binding(0) (threadIdx.x) is supported", node)
+    return ThreadBinding(Span.of(node), INT32)
+
+
+CALLS = {
+    **{n: _intrinsic for n in ("max", "min", "pow", "abs", *UNARY_FLOAT)},
+    "ceildiv": _integer_binary, "floordiv": _integer_binary, "floormod": _integer_binary,
+    "cast": _cast, "Cast": _cast, "if_then_else": _if_then_else,
+    "infinity": _special_value, "max_value": _special_value, "min_value": _special_value,
+    "get_thread_binding": _thread_binding,
+}
+
+
+def _call(ctx: FuncContext, node: ast.Call) -> Expr:
+    if not isinstance(node.func, (ast.Name, ast.Attribute)):
+        unsupported(f"{construct_name(node.func)} are not supported in a kernel", node.func)
+    name = ctx.imports.t_name(node.func)
+    if name is None:
+        return _python_call(ctx, node)
+    handler = CALLS.get(name)
+    if handler is not None:
+        return handler(ctx, node, name)
+    dtype = lookup_dtype(name)
+    if dtype is not None:
+        return _typed_literal(ctx, node, dtype)
+    unknown(f"`T.{name}` is not supported in an expression", node.func)
+
+
+def _python_call(ctx: FuncContext, node: ast.Call) -> Expr:
+    """`min(BM, 4)` and friends are fine on constants; anything else is not TileLang."""
+    try:
+        return weak_const(ctx.folder.fold(node), Span.of(node), node)
+    except NotConstant:
+        pass
+    if isinstance(node.func, ast.Name) and ctx.lookup(node.func.id) is None \
+            and not ctx.imports.binds(node.func.id) and node.func.id not in _BUILTINS:
+        unknown(f"unknown name `{node.func.id}`", node.func)
+    unknown(f"`{ast.unparse(node.func)}` is not supported in a kernel "
+            f"(use the T. intrinsics, e.g. T.max)", node.func)
+
+
+_BUILTINS = ("min", "max", "abs", "int", "float", "len", "print", "round", "pow", "range")
+
+_LOWER = {
+    ast.Constant: _constant, ast.Name: _name, ast.Attribute: _attribute,
+    ast.Subscript: _subscript, ast.BinOp: _binop, ast.UnaryOp: _unaryop,
+    ast.BoolOp: _boolop, ast.Compare: _compare, ast.IfExp: _ifexp, ast.Call: _call,
+}

@@ -1,0 +1,209 @@
+"""The module level: imports, module constants, and where the prim_funcs are.
+
+Two shapes are recognized: a module-level `@T.prim_func def main(...)`, and the factory
+pattern `def kernel(M, N, block=64): ...; @T.prim_func def main(...): ...; return main`.
+A factory's parameters take their defaults, overridden by the first call in the file
+whose arguments are all constants (`prog = kernel(1024, 128)`). `@tilelang.jit(...)` and
+`@tilelang.autotune(...)` decorators are ignored; other decorators on a prim_func or a
+factory are R101. Everything else (helpers, reference implementations, `__main__`
+blocks) is never looked at, let alone run."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from ..diagnostics import Diagnostic
+from .constants import ConstFolder, NotConstant
+from .context import Constant, Entry, Opaque
+from .errors import FrontendError, shape_error, unknown
+from .names import Imports
+
+_IGNORED_DECORATORS = ("jit", "autotune", "lazy_jit")
+
+
+@dataclass
+class Site:
+    """A prim_func to lower, with the constants it sees."""
+    node: ast.FunctionDef
+    env: dict[str, Entry]
+    key: str
+
+
+def collect_imports(tree: ast.Module) -> Imports:
+    imports = Imports()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.add(node)
+    return imports
+
+
+class ModuleScan:
+    def __init__(self, tree: ast.Module, imports: Imports):
+        self.tree = tree
+        self.imports = imports
+        self.env: dict[str, Entry] = {}
+        self.sites: list[Site] = []
+        self.diagnostics: list[Diagnostic] = []
+        self.folder = ConstFolder(imports, self._lookup)
+        self._factories: list[ast.FunctionDef] = []
+
+    def run(self) -> None:
+        for stmt in self.tree.body:
+            self._statement(stmt)
+        # factories are instantiated with the constants of the whole module, as a call
+        # at the bottom of the file would see them
+        for factory in self._factories:
+            self._guard(self._factory, factory)
+
+    def constants(self) -> dict[str, object]:
+        return {k: v.value for k, v in self.env.items() if isinstance(v, Constant)}
+
+    # ------------------------------------------------------------------ helpers
+
+    def _lookup(self, name: str, node: ast.AST):
+        entry = self.env.get(name)
+        if isinstance(entry, Constant):
+            return entry.value
+        raise NotConstant(node, f"`{name}` is not a module constant")
+
+    def _guard(self, fn, *args) -> None:
+        try:
+            fn(*args)
+        except FrontendError as exc:
+            self.diagnostics.append(exc.diagnostic)
+
+    def _add_site(self, node: ast.FunctionDef, env: dict[str, Entry], owner: str | None):
+        taken = {s.key for s in self.sites}
+        key = node.name if node.name not in taken or owner is None else owner
+        self.sites.append(Site(node, dict(env), key))
+
+    # ------------------------------------------------------------------ statements
+
+    def _statement(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                self._assign(target, stmt.value)
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            self._assign(stmt.target, stmt.value)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.env[stmt.name] = Opaque("a function")
+            if isinstance(stmt, ast.FunctionDef):
+                self._function(stmt)
+        elif isinstance(stmt, ast.ClassDef):
+            self.env[stmt.name] = Opaque("a class")
+
+    def _assign(self, target: ast.AST, value: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            self.env[target.id] = self._fold(value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            folded = self._fold(value)
+            values = folded.value if isinstance(folded, Constant) else None
+            if isinstance(values, tuple) and len(values) == len(target.elts):
+                for t, v in zip(target.elts, values):
+                    if isinstance(t, ast.Name):
+                        self.env[t.id] = Constant(v)
+                return
+            for n in ast.walk(target):
+                if isinstance(n, ast.Name):
+                    self.env[n.id] = Opaque("not a compile-time constant")
+
+    def _fold(self, value: ast.AST) -> Entry:
+        try:
+            return Constant(self.folder.fold(value))
+        except NotConstant as exc:
+            return Opaque(exc.why)
+        except FrontendError as exc:
+            # e.g. `X = 1 // 0`: harmless unless a kernel uses X
+            return Opaque(exc.diagnostic.message)
+
+    def _function(self, node: ast.FunctionDef) -> None:
+        if any(self._is_prim_func(d) for d in node.decorator_list):
+            self._guard(self._check_decorators, node)
+            self._add_site(node, self.env, None)
+        elif self._has_inner_prim_func(node):
+            self._factories.append(node)
+
+    # ------------------------------------------------------------------ decorators
+
+    def _is_prim_func(self, dec: ast.AST) -> bool:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        return self.imports.t_name(target) == "prim_func"
+
+    def _has_inner_prim_func(self, node: ast.FunctionDef) -> bool:
+        return any(isinstance(s, ast.FunctionDef)
+                   and any(self._is_prim_func(d) for d in s.decorator_list) for s in node.body)
+
+    def _check_decorators(self, node: ast.FunctionDef) -> None:
+        for dec in node.decorator_list:
+            target = dec.func if isinstance(dec, ast.Call) else dec
+            if self._is_prim_func(dec):
+                continue
+            path = self.imports.dotted(target) or ""
+            if path.startswith("tilelang.") and path.rsplit(".", 1)[-1] in _IGNORED_DECORATORS:
+                continue
+            unknown(f"unknown decorator `@{ast.unparse(target)}`", dec)
+
+    # ------------------------------------------------------------------ factories
+
+    def _factory(self, node: ast.FunctionDef) -> None:
+        self._check_decorators(node)
+        env = dict(self.env)
+        env.update(self._factory_arguments(node))
+        for stmt in node.body:
+            if isinstance(stmt, ast.FunctionDef) and any(self._is_prim_func(d)
+                                                        for d in stmt.decorator_list):
+                self._guard(self._check_decorators, stmt)
+                self._add_site(stmt, env, node.name)
+            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                    and isinstance(stmt.targets[0], ast.Name):
+                saved, self.env = self.env, env
+                try:
+                    env[stmt.targets[0].id] = self._fold(stmt.value)
+                finally:
+                    self.env = saved
+
+    def _factory_arguments(self, node: ast.FunctionDef) -> dict[str, Entry]:
+        args = node.args
+        params = [*args.posonlyargs, *args.args]
+        defaults = dict(zip([p.arg for p in params[len(params) - len(args.defaults):]],
+                            args.defaults))
+        defaults.update({p.arg: d for p, d in zip(args.kwonlyargs, args.kw_defaults)
+                         if d is not None})
+        given = self._first_constant_call(node.name, [p.arg for p in params],
+                                          [p.arg for p in args.kwonlyargs])
+        bound: dict[str, Entry] = {}
+        for p in [*params, *args.kwonlyargs]:
+            if p.arg in given:
+                bound[p.arg] = Constant(given[p.arg])
+            elif p.arg in defaults:
+                bound[p.arg] = self._fold(defaults[p.arg])
+            else:
+                shape_error(f"factory parameter `{p.arg}` has no default and no call of "
+                            f"`{node.name}` with constant arguments gives it", p)
+        return bound
+
+    def _first_constant_call(self, name: str, positional: list[str],
+                             keyword_only: list[str]) -> dict[str, object]:
+        calls = [n for n in ast.walk(self.tree) if isinstance(n, ast.Call)
+                 and isinstance(n.func, ast.Name) and n.func.id == name]
+        for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset)):
+            bound = self._bind_call(call, positional, keyword_only)
+            if bound is not None:
+                return bound
+        return {}
+
+    def _bind_call(self, call: ast.Call, positional: list[str],
+                   keyword_only: list[str]) -> dict[str, object] | None:
+        if len(call.args) > len(positional):
+            return None
+        try:
+            bound = {p: self.folder.fold(a) for p, a in zip(positional, call.args)}
+            for kw in call.keywords:
+                if kw.arg is None or kw.arg not in (*positional, *keyword_only) \
+                        or kw.arg in bound:
+                    return None
+                bound[kw.arg] = self.folder.fold(kw.value)
+        except (NotConstant, FrontendError):
+            return None
+        return bound
+

@@ -1,0 +1,329 @@
+"""Statements inside `with T.Kernel(...)`: assignments (allocations, Let bindings, buffer
+aliases, stores and augmented stores), loops, if/elif/else, `with T.ws(...)` and the tile
+and reducer calls. Each statement is lowered on its own: an error is recorded and the next
+statement goes on, so one run reports every independent mistake."""
+from __future__ import annotations
+
+import ast
+
+from ..diagnostics import error
+from ..dtypes import INT32
+from ..ir import (Alias, Buffer, If, Let, Load, ParallelFor, SerialFor, Stmt, Store, Var,
+                  WarpGroup)
+from ..ops import REDUCE_KINDS
+from ..source import Span
+from .buffers import SCOPES, lower_alloc
+from .constants import NotConstant, is_number
+from .context import POISON, Constant, FuncContext
+from .errors import (FrontendError, Poisoned, construct_name, shape_error, unknown,
+                     unsupported)
+from .exprs import (BINARY, buffer_named, call_args, lower_expr, lower_index, lower_point,
+                    make_binary)
+from .promotion import is_weak, typed_const
+from .reducers import (augassign_to_reducer, finalize_reducer, implicit_inits,
+                       reducer_init, reducer_update, store_to_reducer)
+from .tile_ops import lower_copy, lower_fill, lower_reduce
+
+# calls that only tune performance; they change nothing we model
+_HINT_CALLS = ("use_swizzle", "no_set_max_nreg", "disable_warp_group_reg_alloc")
+
+
+def lower_block(ctx: FuncContext, nodes: list[ast.stmt]) -> tuple[Stmt, ...]:
+    ctx.push()
+    body: list[Stmt] = []
+    try:
+        for node in nodes:
+            try:
+                body.extend(lower_stmt(ctx, node))
+            except FrontendError as exc:
+                ctx.diagnostics.append(exc.diagnostic)
+                _poison_targets(ctx, node)
+            except Poisoned:
+                _poison_targets(ctx, node)
+            except RecursionError:
+                ctx.diagnostics.append(error("R100", "this statement is nested too deeply",
+                                             Span.of(node)))
+            except Exception as exc:  # a frontend bug must still end in a diagnostic
+                ctx.diagnostics.append(error(
+                    "R100", f"internal frontend error on this statement: {exc!r}",
+                    Span.of(node)))
+    finally:
+        allocs = ctx.pop()
+    return tuple(implicit_inits(body, allocs, ctx))
+
+
+def _poison_targets(ctx: FuncContext, node: ast.stmt) -> None:
+    """Names a failed statement would have bound: later uses are skipped silently."""
+    targets = node.targets if isinstance(node, ast.Assign) else []
+    for t in targets:
+        for n in ast.walk(t):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                ctx.bind(n.id, POISON)
+
+
+def lower_stmt(ctx: FuncContext, node: ast.stmt) -> list[Stmt]:
+    handler = _STMTS.get(type(node))
+    if handler is None:
+        unsupported(f"{construct_name(node)} are not supported in a kernel", node)
+    return handler(ctx, node)
+
+
+# ----------------------------------------------------------------------------- simple
+
+def _pass(ctx: FuncContext, node: ast.Pass) -> list[Stmt]:
+    return []
+
+
+def _expr_stmt(ctx: FuncContext, node: ast.Expr) -> list[Stmt]:
+    if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+        return []                                   # a docstring or comment string
+    if not isinstance(node.value, ast.Call):
+        unsupported("an expression statement that is not a call is not supported", node)
+    return lower_call_stmt(ctx, node.value)
+
+
+def lower_call_stmt(ctx: FuncContext, call: ast.Call) -> list[Stmt]:
+    name = ctx.imports.t_name(call.func)
+    if name is None:
+        if isinstance(call.func, ast.Name) and ctx.lookup(call.func.id) is None \
+                and not ctx.imports.binds(call.func.id):
+            unknown(f"`{call.func.id}(...)` is not supported in a kernel", call.func)
+        unknown(f"`{ast.unparse(call.func)}(...)` is not supported in a kernel", call.func)
+    if name == "copy":
+        return lower_copy(ctx, call)
+    if name in ("fill", "clear"):
+        return lower_fill(ctx, call, clear=name == "clear")
+    if name.startswith("reduce_") and name[len("reduce_"):] in REDUCE_KINDS:
+        return lower_reduce(ctx, call, name[len("reduce_"):])
+    if name == "reducer_init":
+        return reducer_init(ctx, call)
+    if name == "reducer_update":
+        return reducer_update(ctx, call)
+    if name == "finalize_reducer":
+        return finalize_reducer(ctx, call)
+    if name in _HINT_CALLS:
+        return []
+    if name in SCOPES:
+        shape_error(f"the result of `T.{name}` must be assigned to a name", call)
+    unknown(f"`T.{name}` is not supported", call.func)
+
+
+# ----------------------------------------------------------------------------- assignments
+
+def _assign(ctx: FuncContext, node: ast.Assign) -> list[Stmt]:
+    if len(node.targets) != 1:
+        unsupported("chained assignments (`a = b = ...`) are not supported", node)
+    target = node.targets[0]
+    if isinstance(target, ast.Subscript):
+        return _store(ctx, node, target)
+    if not isinstance(target, ast.Name):
+        unsupported(f"assignment to `{ast.unparse(target)}` is not supported "
+                    f"(assign one name or one buffer element)", target)
+    value = node.value
+    if isinstance(value, ast.Call):
+        tname = ctx.imports.t_name(value.func)
+        if tname in SCOPES:
+            return lower_alloc(ctx, target, value, tname)
+    if isinstance(value, ast.Name) and isinstance(ctx.lookup(value.id), Buffer):
+        buffer = ctx.lookup(value.id)
+        ctx.bind(target.id, buffer)
+        return [Alias(target.id, buffer, Span.of(node))]
+    return _bind_value(ctx, target, value, node)
+
+
+def _bind_value(ctx: FuncContext, target: ast.Name, value: ast.AST,
+                node: ast.AST) -> list[Stmt]:
+    """`x = expr`: a Python-level value (a number, a tuple, a dtype) stays a constant,
+    usable in shapes and extents; anything typed or run-time becomes a Let of a fresh
+    variable (`z = T.float32(1) + 2` is a float32 Let, as in TileLang)."""
+    try:
+        folded = ctx.folder.fold(value)
+        if not is_number(folded):
+            ctx.bind(target.id, Constant(folded))
+            return []
+    except NotConstant:
+        pass
+    expr = lower_expr(ctx, value)
+    if is_weak(expr):
+        ctx.bind(target.id, Constant(expr.value))
+        return []
+    var = Var(ctx.fresh_name(target.id), Span.of(target), expr.dtype)
+    ctx.bind(target.id, var)
+    return [Let(var, expr, Span.of(node))]
+
+
+def _store(ctx: FuncContext, node: ast.Assign, target: ast.Subscript) -> list[Stmt]:
+    buffer = buffer_named(ctx, target.value)
+    if buffer.is_reducer:
+        return store_to_reducer(ctx, node, buffer)
+    indices = lower_point(ctx, buffer, target)
+    return [Store(buffer, indices, lower_expr(ctx, node.value), Span.of(node))]
+
+
+def _augassign(ctx: FuncContext, node: ast.AugAssign) -> list[Stmt]:
+    target = node.target
+    if not isinstance(target, ast.Subscript):
+        unsupported(f"augmented assignment to the name `{ast.unparse(target)}` is not "
+                    f"supported (kernel names are immutable; use a local buffer)", node)
+    buffer = buffer_named(ctx, target.value)
+    if buffer.is_reducer:
+        update = augassign_to_reducer(ctx, node, buffer)
+        if update is not None:
+            return update
+    op = BINARY.get(type(node.op))
+    if op is None:
+        unsupported(f"{construct_name(node.op)} are not supported", node)
+    indices = lower_point(ctx, buffer, target)
+    old = Load(buffer, indices, Span.of(target))
+    value = make_binary(op, old, lower_expr(ctx, node.value), node)
+    return [Store(buffer, indices, value, Span.of(node))]
+
+
+# ----------------------------------------------------------------------------- control flow
+
+def _if(ctx: FuncContext, node: ast.If) -> list[Stmt]:
+    cond = lower_expr(ctx, node.test)
+    if is_weak(cond):
+        # a Python-level condition on constants: TileLang picks the branch at parse time
+        return list(lower_block(ctx, node.body if cond.value else node.orelse))
+    then = lower_block(ctx, node.body)
+    orelse = lower_block(ctx, node.orelse)
+    return [If(cond, then, orelse, Span.of(node))]
+
+
+def _for(ctx: FuncContext, node: ast.For) -> list[Stmt]:
+    if node.orelse:
+        unsupported("`for ... else` is not supported", node.orelse[0])
+    it = node.iter
+    if not isinstance(it, ast.Call):
+        unsupported(f"loops over `{ast.unparse(it)}` are not supported (use T.Parallel, "
+                    f"T.Pipelined, T.serial, T.unroll or range)", it)
+    name = ctx.imports.t_name(it.func)
+    if name == "Parallel":
+        return [_parallel(ctx, node, it)]
+    if name in ("Pipelined", "serial", "unroll"):
+        return [_serial(ctx, node, it, name.lower())]
+    if isinstance(it.func, ast.Name) and it.func.id == "range" and ctx.lookup("range") is None:
+        return [_serial(ctx, node, it, "range")]
+    if name is not None:
+        unknown(f"`T.{name}` loops are not supported", it.func)
+    unknown(f"loops over `{ast.unparse(it.func)}(...)` are not supported", it.func)
+
+
+def _loop_vars(ctx: FuncContext, target: ast.AST, count: int) -> tuple[Var, ...]:
+    names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+    for n in names:
+        if not isinstance(n, ast.Name):
+            unsupported(f"loop target `{ast.unparse(n)}` is not supported", n)
+    if len(names) != count:
+        shape_error(f"the loop binds {len(names)} variable(s) but iterates over "
+                    f"{count} dimension(s)", target)
+    return tuple(Var(n.id, Span.of(n), INT32) for n in names)
+
+
+def _with_vars(ctx: FuncContext, names: tuple[Var, ...]) -> None:
+    for var in names:
+        ctx.bind(var.name, var)
+
+
+_PARALLEL_HINTS = ("coalesced_width", "loop_layout", "prefer_async")
+
+
+def _parallel(ctx: FuncContext, node: ast.For, it: ast.Call) -> ParallelFor:
+    for kw in it.keywords:
+        if kw.arg not in _PARALLEL_HINTS:
+            shape_error(f"`T.Parallel` got an unexpected keyword `{kw.arg}`", kw)
+    if not it.args:
+        shape_error("`T.Parallel` needs at least one extent", it)
+    extents = []
+    for a in it.args:
+        if isinstance(a, ast.Starred):
+            unsupported("star-arguments are not supported", a)
+        extent = ctx.folder.fold_int(a, "a T.Parallel extent")
+        if extent < 1:
+            shape_error(f"a T.Parallel extent must be positive, got {extent}", a)
+        extents.append(extent)
+    loop_vars = _loop_vars(ctx, node.target, len(extents))
+    ctx.push()
+    try:
+        _with_vars(ctx, loop_vars)
+        body = lower_block(ctx, node.body)
+    finally:
+        ctx.pop()
+    return ParallelFor(loop_vars, tuple(extents), body, Span.of(node))
+
+
+# per loop kind: its spelling, its parameters, and the scheduling keywords we ignore
+_SERIAL_PARAMS = {
+    "pipelined": ("T.Pipelined", ("start", "stop", "num_stages"),
+                  ("order", "stage", "sync", "group")),
+    "serial": ("T.serial", ("start", "stop", "step"), ("annotations",)),
+    "unroll": ("T.unroll", ("start", "stop", "step"),
+               ("explicit", "unroll_factor", "annotations")),
+    "range": ("range", ("start", "stop", "step"), ()),
+}
+
+
+def _serial(ctx: FuncContext, node: ast.For, it: ast.Call, kind: str) -> SerialFor:
+    what, positional, hints = _SERIAL_PARAMS[kind]
+    args = call_args(it, positional, 1, what, ignored=hints)
+    span = Span.of(it)
+    if "stop" in args:
+        start, stop = lower_index(ctx, args["start"]), lower_index(ctx, args["stop"])
+    else:
+        start, stop = typed_const(0, INT32, span), lower_index(ctx, args["start"])
+    step, stages = 1, None
+    if "step" in args:
+        step = ctx.folder.fold_int(args["step"], "a loop step")
+        if step == 0:
+            shape_error("a loop step must not be zero", args["step"])
+    if "num_stages" in args:
+        stages = ctx.folder.fold_int(args["num_stages"], "num_stages")
+    (var,) = _loop_vars(ctx, node.target, 1)
+    ctx.push()
+    try:
+        _with_vars(ctx, (var,))
+        body = lower_block(ctx, node.body)
+    finally:
+        ctx.pop()
+    return SerialFor(var, start, stop, step, kind, body, Span.of(node), stages)
+
+
+def _with(ctx: FuncContext, node: ast.With) -> list[Stmt]:
+    if len(node.items) != 1:
+        unsupported("`with` over several items is not supported", node)
+    item = node.items[0]
+    expr = item.context_expr
+    name = ctx.imports.t_name(expr.func) if isinstance(expr, ast.Call) else None
+    if name == "ws":
+        if item.optional_vars is not None:
+            unsupported("`with T.ws(...) as name` is not supported", item.optional_vars)
+        return [_warp_group(ctx, node, expr)]
+    if name == "Kernel":
+        unsupported("a nested `with T.Kernel(...)` is not supported", expr)
+    if name is not None:
+        unknown(f"`with T.{name}(...)` is not supported", expr)
+    unsupported(f"`with {ast.unparse(expr)}` is not supported (only T.Kernel and T.ws)",
+                expr)
+
+
+def _warp_group(ctx: FuncContext, node: ast.With, call: ast.Call) -> WarpGroup:
+    for kw in call.keywords:
+        shape_error(f"`T.ws` got an unexpected keyword `{kw.arg}`", kw)
+    if not call.args:
+        shape_error("`T.ws` needs at least one warp-group index", call)
+    groups = []
+    for a in call.args:
+        if isinstance(a, ast.Starred):
+            unsupported("star-arguments are not supported", a)
+        g = ctx.folder.fold_int(a, "a warp-group index")
+        if g < 0:
+            shape_error(f"a warp-group index must be non-negative, got {g}", a)
+        groups.append(g)
+    return WarpGroup(tuple(groups), lower_block(ctx, node.body), Span.of(node))
+
+
+_STMTS = {
+    ast.Pass: _pass, ast.Expr: _expr_stmt, ast.Assign: _assign, ast.AugAssign: _augassign,
+    ast.If: _if, ast.For: _for, ast.With: _with,
+}

@@ -1,0 +1,80 @@
+"""Tile statements: T.copy, T.fill, T.clear and T.reduce_<kind>. A whole-buffer fill or
+clear of a reducer is the legacy epoch start and becomes a ReducerInit."""
+from __future__ import annotations
+
+import ast
+
+from ..ir import Copy, Fill, Reduce, Stmt
+from ..ops import REDUCE_KINDS
+from ..source import Span
+from .constants import NotConstant
+from .context import FuncContext
+from .errors import shape_error
+from .exprs import buffer_named, call_args, lower_expr
+from .promotion import adopt, is_weak, typed_const
+from .reducers import fill_init
+from .regions import fill_region, lower_region_arg, resolve_copy
+
+# keywords that pick an instruction or a layout, never the meaning of the copy
+_COPY_HINTS = ("coalesced_width", "disable_tma", "eviction_policy", "loop_layout",
+               "annotations", "force_async_copy")
+
+
+def lower_copy(ctx: FuncContext, call: ast.Call) -> list[Stmt]:
+    args = call_args(call, ("src", "dst"), 2, "T.copy", ignored=_COPY_HINTS)
+    src = lower_region_arg(ctx, args["src"])
+    dst = lower_region_arg(ctx, args["dst"])
+    src_region, dst_region = resolve_copy(src, dst, call)
+    return [Copy(src_region, dst_region, Span.of(call))]
+
+
+def _is_whole(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name)
+
+
+def lower_fill(ctx: FuncContext, call: ast.Call, clear: bool) -> list[Stmt]:
+    name = "T.clear" if clear else "T.fill"
+    params = ("buffer",) if clear else ("buffer", "value")
+    args = call_args(call, params, len(params), name)
+    target = lower_region_arg(ctx, args["buffer"])
+    buffer = target.buffer
+    span = Span.of(call)
+    value = None if clear else lower_expr(ctx, args["value"])
+    if buffer.is_reducer and _is_whole(args["buffer"]):
+        return [fill_init(ctx, buffer, value, "clear" if clear else "fill", span)]
+    if value is None:
+        value = typed_const(0, buffer.dtype, span)
+    elif is_weak(value) and (buffer.dtype.is_float or not value.dtype.is_float):
+        value = adopt(value, buffer.dtype)
+    return [Fill(fill_region(target), value, span)]
+
+
+def lower_reduce(ctx: FuncContext, call: ast.Call, kind: str) -> list[Stmt]:
+    what = f"T.reduce_{kind}"
+    args = call_args(call, ("buffer", "out", "dim", "clear"), 2, what)
+    src = buffer_named(ctx, args["buffer"])
+    dst = buffer_named(ctx, args["out"])
+    rank = len(src.shape)
+    dim = ctx.folder.fold_int(args["dim"], "dim") if "dim" in args else -1
+    if not -rank <= dim < rank:
+        shape_error(f"dim {dim} is out of range for the {rank}-D buffer `{src.name}`",
+                    args.get("dim", call))
+    dim %= rank
+    clear = True
+    if "clear" in args:
+        try:
+            clear = ctx.folder.fold(args["clear"])
+        except NotConstant:
+            shape_error("`clear` must be a constant bool", args["clear"])
+        if not isinstance(clear, bool):
+            shape_error(f"`clear` must be True or False, got {clear!r}", args["clear"])
+    # the reduced dimension is removed (TileLang), or kept with extent 1
+    dropped = src.shape[:dim] + src.shape[dim + 1:]
+    kept = src.shape[:dim] + (1,) + src.shape[dim + 1:]
+    if dst.shape not in (dropped, kept) and not (dropped == () and dst.shape == (1,)):
+        shape_error(f"{what} of `{src.name}` {src.shape} over dim {dim} gives shape "
+                    f"{dropped or (1,)}, but `{dst.name}` has shape {dst.shape}", call)
+    if REDUCE_KINDS[kind].monoid.startswith("bit") and not (src.dtype.is_int
+                                                            and dst.dtype.is_int):
+        shape_error(f"{what} needs integer buffers, got {src.dtype} and {dst.dtype}", call)
+    return [Reduce(kind, src, dst, dim, clear, Span.of(call))]

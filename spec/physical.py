@@ -1,0 +1,144 @@
+"""The physical plan: plain data that says how a kernel's reducers are lowered onto
+threads. The simulator (interp.simulate) and the CUDA renderer (codegen.cuda) both
+execute exactly this data; no lowering decision is made twice.
+
+Ordinary work (copies, fragment writes, T.reduce_*) is placed by the layouts of
+`layouts` (a LayoutMap: every fragment, T.Parallel loop, copy and update site's layout).
+Reducer work is placed by one `ReducerPlan` per reducer buffer (all its epochs share it):
+
+- `storage`: where the partials live — a Layout over the reducer's logical shape whose
+  replicas are the partial copies (canonical/legacy: every participant holds every output;
+  fast: the outputs of the thread's group only);
+- one `SitePlan` per update site: whether only replica `guard_replica` of the site's loop
+  contributes (canonical) or every replica does (fast, legacy);
+- per finalize site a `FinalizePlan`: chunks of partial slots, each reduced by a sequence
+  of `Step`s (shuffles, workspace stores/reduces/loads, named barriers); then the seed is
+  combined once per output and the result is written to the destination.
+
+Steps speak about a thread `t` relative to the participant offset, a partial slot `s`
+(the slot being processed: a step runs once per slot of its chunk unless it says
+otherwise) and, inside a reduction, a term `k`. Their index expressions are
+spec.indexexpr expressions over those names (constants for the rest), so both consumers
+evaluate them the same way: numpy in the simulator, C in the renderer."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from .diagnostics import Diagnostic
+from .indexexpr import IndexExpr
+from .ir import Buffer, PrimFunc, ReducerFinalize, ReducerUpdate
+from .layout import Layout
+
+PLANNERS = ("canonical", "fast", "legacy")
+
+# Names the step expressions may use.
+T, S, K = "t", "s", "k"
+
+
+@dataclass(frozen=True)
+class Guard:
+    """`expr(t) op value`, op "==" or "<": which participants take part in a step."""
+    expr: IndexExpr
+    op: str
+    value: int
+
+
+Guards = tuple[Guard, ...]           # a conjunction; () means every participant
+
+
+@dataclass(frozen=True)
+class Shuffle:
+    """Every participant: P[t, s] = P[t, s] ⊕ shfl_xor(P[t, s], mask). All 32 lanes of
+    each warp must execute it (R501 otherwise); mask < 32."""
+    mask: int
+    guards: Guards = ()
+
+
+@dataclass(frozen=True)
+class Barrier:
+    """Named barrier `bar.sync id, count`: completes only when exactly `count` threads
+    arrive (R500 otherwise). The participants satisfying guards arrive."""
+    id: int
+    count: int
+    guards: Guards = ()
+
+
+@dataclass(frozen=True)
+class ToWorkspace:
+    """W[addr(t, s)] = P[t, s] for the participants satisfying guards."""
+    addr: IndexExpr
+    guards: Guards = ()
+
+
+@dataclass(frozen=True)
+class ReduceWorkspace:
+    """W[dst(t)] = ⊕_{k < terms} W[src(t, k)] for the participants satisfying guards.
+    Runs once per thread, not per slot (the thread picks its slot through t)."""
+    dst: IndexExpr
+    src: IndexExpr
+    terms: int
+    guards: Guards = ()
+
+
+@dataclass(frozen=True)
+class FromWorkspace:
+    """P[t, s] = ⊕_{k < terms} W[addr(t, s, k)] for the participants satisfying guards
+    (terms == 1: a plain load, the broadcast of a result)."""
+    addr: IndexExpr
+    terms: int = 1
+    guards: Guards = ()
+
+
+Step = Union[Shuffle, Barrier, ToWorkspace, ReduceWorkspace, FromWorkspace]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """The steps that reduce partial slots [first, first + count) together."""
+    first: int
+    count: int
+    steps: tuple[Step, ...]
+
+
+@dataclass(frozen=True)
+class SitePlan:
+    update: ReducerUpdate
+    loop: Layout                     # the layout of the loop around the update
+    guard_replica: int | None        # None: every replica contributes; r: only replica r
+
+
+@dataclass(frozen=True)
+class FinalizePlan:
+    finalize: ReducerFinalize
+    chunks: tuple[Chunk, ...]        # must cover every partial slot exactly once
+    width: int                       # threads whose partials are combined per group
+    scale: int                       # distance between group members (1: contiguous)
+    barrier_id: int                  # the named barrier the steps use
+    barrier_count: int               # the participant count, independent of width
+    dst_layout: Layout | None        # the destination fragment's layout; None: in place,
+                                     # or a shared/global destination written by replica 0
+
+
+@dataclass(frozen=True)
+class ReducerPlan:
+    reducer: Buffer
+    planner: str                     # "canonical" | "fast" | "legacy"
+    participants: tuple[int, int]    # (offset, count)
+    storage: Layout                  # output index → (thread, slot) of every partial copy
+    sites: tuple[SitePlan, ...]
+    finalizes: tuple[FinalizePlan, ...]
+    workspace_words: int             # shared workspace elements (of the reducer dtype)
+    notes: tuple[Diagnostic, ...] = ()   # e.g. R400: why the fast plan was refused
+
+
+@dataclass(frozen=True)
+class PhysicalPlan:
+    func: PrimFunc
+    planner: str                     # what was asked for ("auto" resolves per reducer)
+    layouts: object                  # codegen.layout.LayoutMap (plain data of Layouts)
+    reducers: tuple[ReducerPlan, ...]
+    notes: tuple[Diagnostic, ...] = field(default=())
+
+    def reducer_plan(self, reducer: Buffer) -> ReducerPlan:
+        return next(p for p in self.reducers if p.reducer is reducer)

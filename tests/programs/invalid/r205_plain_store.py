@@ -1,0 +1,20 @@
+# expect: error R205 at 18
+#
+# A plain assignment into a sum reducer is not an update: it would overwrite a partial
+# with one replica's value. Write `acc[0] += v` or T.reducer_update.
+import tilelang.language as T
+
+N = 8
+
+
+@T.prim_func
+def main(x: T.Tensor((N,), T.float32), out: T.Tensor((1,), T.float32)):
+    with T.Kernel(1, threads=128) as bx:
+        x_frag = T.alloc_fragment((N,), T.float32)
+        T.copy(x, x_frag)
+        acc = T.alloc_reducer((1,), T.float32, op="sum", replication="all")
+        T.clear(acc)
+        for j in T.Parallel(N):
+            acc[0] = x_frag[j]  # <- R205
+        T.finalize_reducer(acc)
+        T.copy(acc, out)

@@ -1,0 +1,21 @@
+# expect: error R207 at 20
+#
+# Finalize inside a T.Parallel body: the collective would sit in per-thread control
+# flow. Finalize belongs after the loop, at block level.
+import tilelang.language as T
+
+N = 8
+
+
+@T.prim_func
+def main(x: T.Tensor((N,), T.float32), out: T.Tensor((1,), T.float32)):
+    with T.Kernel(1, threads=128) as bx:
+        x_frag = T.alloc_fragment((N,), T.float32)
+        T.copy(x, x_frag)
+        acc = T.alloc_reducer((1,), T.float32, op="sum")
+        result = T.alloc_fragment((1,), T.float32)
+        T.reducer_init(acc)
+        for j in T.Parallel(N):
+            T.reducer_update(acc[0], x_frag[j])
+            T.finalize_reducer(acc, result)  # <- R207
+        T.copy(result, out)

@@ -1,0 +1,9 @@
+# expect: error R102 at 9
+import tilelang.language as T
+
+
+@T.prim_func
+def main(x: T.Tensor((16,), T.float32)):
+    with T.Kernel(1, threads=128) as bx:
+        x_frag = T.alloc_fragment((8,), T.float32)
+        T.copy(x[12], x_frag)

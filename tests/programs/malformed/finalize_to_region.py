@@ -1,0 +1,11 @@
+# expect: error R102 at 11
+import tilelang.language as T
+
+
+@T.prim_func
+def main(x: T.Tensor((8,), T.float32), out: T.Tensor((4,), T.float32)):
+    with T.Kernel(1, threads=128) as bx:
+        acc = T.alloc_reducer((1,), T.float32, op="sum")
+        for j in T.Parallel(8):
+            T.reducer_update(acc[0], x[j])
+        T.finalize_reducer(acc, out[0:1])

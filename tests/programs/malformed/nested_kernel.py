@@ -1,0 +1,9 @@
+# expect: error R100 at 8
+import tilelang.language as T
+
+
+@T.prim_func
+def main(x: T.Tensor((8,), T.float32)):
+    with T.Kernel(1, threads=128) as bx:
+        with T.Kernel(1, threads=128) as by:
+            x[0] = 1.0

@@ -1,0 +1,10 @@
+# expect: error R100 at 10
+import tilelang.language as T
+
+
+@T.prim_func
+def main(x: T.Tensor((8,), T.float32)):
+    with T.Kernel(1, threads=128) as bx:
+        x_frag = T.alloc_fragment((8,), T.float32)
+        T.copy(x, x_frag)
+        T.copy(*[x, x_frag])

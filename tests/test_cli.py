@@ -1,0 +1,118 @@
+"""The CLI contract of DESIGN §5: subcommands, --json, the output file and exit codes."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from verify.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+MINIMAL = str(ROOT / "examples" / "minimal_legacy.py")
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_run_interp_writes_36(tmp_path, capsys):
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, x=np.arange(1, 9, dtype=np.float32))
+    out_file = tmp_path / "out.npz"
+    code, out, _ = run_cli(capsys, "run", MINIMAL, "--backend", "interp",
+                           "--inputs", str(inputs), "--output", str(out_file))
+    assert code == 0
+    with np.load(out_file) as data:
+        assert data["out"].tolist() == [36.0]
+        assert data["x"].tolist() == list(range(1, 9))
+
+
+def test_run_json_document(tmp_path, capsys):
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, x=np.arange(1, 9, dtype=np.float32))
+    code, out, _ = run_cli(capsys, "run", MINIMAL, "--inputs", str(inputs), "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["exit_code"] == 0
+    assert doc["outputs"]["out"]["values"] == [36.0]
+    assert doc["bounds"]["out"]["shape"] == [1]
+
+
+def test_bare_program_means_check(capsys):
+    code, out, _ = run_cli(capsys, MINIMAL, "--json")
+    doc = json.loads(out)
+    assert code == 0
+    assert doc["command"] == "check" and doc["verdict"] == "verified"
+
+
+def test_check_human_report(capsys):
+    code, out, _ = run_cli(capsys, "check", MINIMAL)
+    assert code == 0
+    assert "verdict: verified" in out
+
+
+def test_emit_ir_shows_canonical_update(capsys):
+    code, out, _ = run_cli(capsys, "emit", MINIMAL, "--what", "ir")
+    assert code == 0
+    assert "reducer_update" in out
+
+
+def test_missing_file_is_usage_error(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "check", str(tmp_path / "nope.py"))
+    assert code == 2 and "no such file" in err
+
+
+def test_bad_flag_is_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["run", MINIMAL, "--backend", "nonsense"])
+    assert exc.value.code == 2
+
+
+def test_unknown_func_is_usage_error(capsys):
+    code, _, err = run_cli(capsys, "run", MINIMAL, "--func", "nope")
+    assert code == 2 and "nope" in err
+
+
+def test_bad_inputs_file_is_usage_error(capsys, tmp_path):
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, x=np.arange(5, dtype=np.float32))
+    code, _, err = run_cli(capsys, "run", MINIMAL, "--inputs", str(inputs))
+    assert code == 2 and "shape" in err
+
+
+def test_rejected_program_exits_1_with_caret(capsys, tmp_path):
+    prog = tmp_path / "bad.py"
+    prog.write_text("import tilelang.language as T\n\n@T.prim_func\n"
+                    "def main(x: T.Tensor((8,), T.float32)):\n"
+                    "    with T.Kernel(1, threads=32) as bx:\n"
+                    "        while True:\n            pass\n")
+    code, _, err = run_cli(capsys, "check", str(prog))
+    assert code == 1
+    assert f"{prog}:6:9: error[R100]" in err
+    assert "^" in err
+
+
+def test_rejected_program_json(capsys, tmp_path):
+    prog = tmp_path / "bad.py"
+    prog.write_text("import tilelang.language as T\nx = (\n")
+    code, out, _ = run_cli(capsys, "check", str(prog), "--json")
+    doc = json.loads(out)
+    assert code == 1 and doc["verdict"] == "rejected"
+    diag = doc["diagnostics"][0]
+    assert diag["code"] == "R100"
+    assert set(diag) >= {"code", "severity", "message", "line", "col", "end_line",
+                         "end_col", "notes"}
+
+
+def test_internal_error_exits_4_with_report(capsys, monkeypatch):
+    from verify import pipeline
+
+    def boom(*a, **k):
+        raise RuntimeError("planted")
+    monkeypatch.setattr(pipeline, "check", boom)
+    code, _, err = run_cli(capsys, "check", MINIMAL)
+    assert code == 4
+    assert "internal error" in err and "planted" in err and "Traceback" not in err

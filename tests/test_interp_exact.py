@@ -1,0 +1,125 @@
+"""Exact combination (a float sum or product rounded once, against fractions.Fraction)
+and the acceptance test."""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+from hypothesis import given, strategies as st
+
+from interp.accept import within_bound
+from interp.exact import combine
+from spec.dtypes import DTYPES
+from spec.ops import MONOIDS
+from test_interp_logical import round_fraction
+
+FLOATS = {"float16": 16, "float32": 32, "float64": 64}
+
+
+def _values(name: str):
+    """Finite values of a float dtype, spread over its whole exponent range."""
+    if name == "bfloat16":
+        return st.floats(width=32, allow_nan=False, allow_infinity=False).map(
+            lambda v: float(DTYPES["bfloat16"].quantize(np.array([v], np.float32))[0])
+        ).filter(np.isfinite)
+    return st.floats(width=FLOATS[name], allow_nan=False, allow_infinity=False)
+
+
+def _sum_once(name, xs):
+    d = DTYPES[name]
+    vals = d.quantize(np.array(xs, dtype=np.float64))
+    out, bound, counts = combine(MONOIDS["sum"], d, np.zeros(len(xs), np.int64), vals,
+                                 None, 1)
+    return out[0], vals
+
+
+def _check_sum(name, xs):
+    got, vals = _sum_once(name, xs)
+    want = round_fraction(sum(map(Fraction, vals.astype(np.float64).tolist()), Fraction(0)),
+                          DTYPES[name])
+    assert float(got) == want or (np.isnan(got) and np.isnan(want)), (xs, got, want)
+
+
+@given(st.lists(_values("float32"), min_size=1, max_size=40))
+def test_float32_sum_is_the_exact_sum_rounded_once(xs):
+    _check_sum("float32", xs)
+
+
+@given(st.lists(_values("float16"), min_size=1, max_size=40))
+def test_float16_sum_is_the_exact_sum_rounded_once(xs):
+    _check_sum("float16", xs)
+
+
+@given(st.lists(_values("bfloat16"), min_size=1, max_size=40))
+def test_bfloat16_sum_is_the_exact_sum_rounded_once(xs):
+    _check_sum("bfloat16", xs)
+
+
+@given(st.lists(st.floats(-1e300, 1e300), min_size=1, max_size=40))
+def test_float64_sum_is_the_exact_sum_rounded_once(xs):
+    _check_sum("float64", xs)
+
+
+@given(st.lists(st.floats(-4, 4, width=32).filter(lambda v: abs(v) > 1e-3),
+                min_size=1, max_size=12))
+def test_float32_product_is_the_exact_product_rounded_once(xs):
+    d = DTYPES["float32"]
+    vals = np.array(xs, np.float32)
+    out, _, _ = combine(MONOIDS["product"], d, np.zeros(len(xs), np.int64), vals, None, 1)
+    exact = Fraction(1)
+    for v in vals.tolist():
+        exact *= Fraction(v)
+    assert float(out[0]) == round_fraction(exact, d)
+
+
+def test_double_rounding_through_float64_is_avoided():
+    # 1 + 2^-24 + 2^-80: float64 rounds to 1 + 2^-24, a float32 tie that then rounds to
+    # 1.0; the exact sum lies above the tie, so the right float32 is 1 + 2^-23.
+    xs = [1.0, 2.0 ** -24, 2.0 ** -80]
+    got, _ = _sum_once("float32", xs)
+    assert float(got) == 1 + 2.0 ** -23
+    got, _ = _sum_once("bfloat16", [1.0, 2.0 ** -8, 2.0 ** -80])
+    assert float(got) == 1 + 2.0 ** -7
+    got, _ = _sum_once("float16", [1.0, 2.0 ** -11, -2.0 ** -80])
+    assert float(got) == 1.0
+
+
+def test_specials_follow_ieee():
+    for xs, want in (([np.inf, 1.0], np.inf), ([np.inf, -np.inf], np.nan),
+                     ([np.nan, 1.0], np.nan), ([3e38, 3e38], np.inf)):
+        got, _ = _sum_once("float32", xs)
+        assert (np.isnan(got) and np.isnan(want)) or got == want
+
+
+def test_grouping_by_output_with_a_seed_and_bounds():
+    d = DTYPES["float32"]
+    flat = np.array([2, 0, 2, 2, 0])
+    vals = np.float32([1, 2, 3, 4, 5])
+    out, bound, counts = combine(MONOIDS["sum"], d, flat, vals, None, 3,
+                                 seed=np.float32([10, 10, 10]))
+    assert out.tolist() == [17, 10, 18] and counts.tolist() == [2, 0, 3]
+    assert bound[1] == 0 and (bound[[0, 2]] > 0).all()
+
+
+def test_integer_ops_wrap_and_are_exact():
+    d = DTYPES["uint8"]
+    flat = np.zeros(3, np.int64)
+    vals = np.uint8([200, 100, 7])
+    assert combine(MONOIDS["sum"], d, flat, vals, None, 1)[0].tolist() == [51]
+    assert combine(MONOIDS["product"], d, flat, vals, None, 1)[0].tolist() == [
+        200 * 100 * 7 % 256]
+    assert combine(MONOIDS["bitand"], d, flat, vals, None, 1)[0].tolist() == [
+        200 & 100 & 7]
+    assert combine(MONOIDS["min"], d, flat, vals, None, 1)[1].tolist() == [0.0]
+
+
+def test_within_bound_rules():
+    exact = np.array([1.0, np.nan, np.inf, 2.0, 5.0], np.float32)
+    bound = np.array([0.0, 0.0, 0.0, 0.5, np.inf])
+    assert within_bound(np.float32([1.0, np.nan, np.inf, 2.4, -7]), exact, bound).all()
+    assert not within_bound(np.float32([1.0000001, 0, -np.inf, 2.6, 0]), exact,
+                            bound)[:4].any()
+    assert within_bound(np.float32([-0.0]), np.float32([0.0]), np.zeros(1)).all()
+    ints = np.int32([3, 4])
+    assert within_bound(ints, ints, np.zeros(2)).all()
+    assert not within_bound(np.int32([3, 5]), ints, np.zeros(2))[1]

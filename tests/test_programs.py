@@ -1,0 +1,48 @@
+"""One runner for every program that carries its verdict (DESIGN §6): examples/ and
+tests/programs/**. Each file's header says ok, the errors (code and line) it must get,
+and the results the interpreter must produce on the inputs it gives."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from interp.accept import within_bound
+from verify import pipeline
+from verify.expect import parse_expectation
+
+ROOT = Path(__file__).resolve().parent.parent
+PROGRAMS = sorted([*ROOT.glob("examples/*.py"), *ROOT.glob("tests/programs/**/*.py")])
+
+
+def _id(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=_id)
+def test_program_verdict(path: Path):
+    source = path.read_text()
+    expected = parse_expectation(source, str(path))
+    assert expected.declared, f"{_id(path)} carries no '# expect:' verdict"
+
+    report = pipeline.check(str(path), given=expected.inputs or None)
+    errors = sorted((d.code, d.span.line if d.span else 0)
+                    for d in report.diagnostics if d.is_error)
+    shown = "\n".join(f"  {d.code} at {d.span.line if d.span else '?'}: {d.message}"
+                      for d in report.diagnostics)
+    assert errors == sorted(expected.errors), (
+        f"{_id(path)}: expected errors {sorted(expected.errors)}, got:\n{shown or '  none'}")
+    if expected.errors:
+        assert report.exit_code == pipeline.EXIT_REJECTED
+        return
+
+    assert report.reference is not None, f"{_id(path)}: the interpreter did not run"
+    for name, want in expected.results.items():
+        got = report.reference.outputs[name]
+        bound = report.reference.bounds[name]
+        want = np.asarray(want).reshape(got.shape)
+        ok = within_bound(want.astype(got.dtype), got, bound)
+        assert ok.all(), (f"{_id(path)}: {name} = {got.tolist()}, header says "
+                          f"{want.tolist()} (bound {bound.tolist()})")
+    assert report.exit_code == pipeline.EXIT_OK, shown

@@ -1,0 +1,247 @@
+"""`verify-reducer`: check, run and emit (DESIGN §5). Exit codes: 0 verified, 1 rejected,
+2 usage error, 3 mismatch, 4 internal error (reported, never a bare traceback)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import traceback
+
+import numpy as np
+
+from spec.diagnostics import DiagnosticError
+from spec.ir import ReducerFinalize, walk
+from spec.printer import format_func
+
+from . import inputs as inputs_mod
+from . import pipeline
+from .pipeline import (EXIT_INTERNAL, EXIT_OK, EXIT_REJECTED, EXIT_USAGE, UsageError)
+from .report import diagnostic_json, format_diagnostics
+
+SUBCOMMANDS = ("check", "run", "emit")
+BACKENDS = ("interp",)
+EMITS = ("ir",)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse exits 2 on usage errors, as our contract says
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="verify-reducer", description=(
+        "Check that every contribution of a TileLang deferred reduction enters its output "
+        "exactly once. `verify-reducer PROG.py` is `verify-reducer check PROG.py`."))
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def common(p):
+        p.add_argument("program", help="TileLang source file (parsed, never executed)")
+        p.add_argument("--func", help="prim_func to use (default: main, or the only one)")
+        p.add_argument("--json", action="store_true", help="print one JSON document")
+
+    p = sub.add_parser("check", help="parse, verify, interpret and compare (the default)")
+    common(p)
+    p.add_argument("--seed", type=int, default=0, help="seed of generated inputs")
+    p.add_argument("--inputs", help=".npz of inputs keyed by parameter name")
+
+    p = sub.add_parser("run", help="run the kernel on one backend")
+    common(p)
+    p.add_argument("--backend", choices=BACKENDS, default="interp")
+    p.add_argument("--plan", choices=("auto", "canonical", "fast", "legacy"), default="auto")
+    p.add_argument("--inputs", help=".npz of inputs keyed by parameter name")
+    p.add_argument("--output", help="write every tensor parameter after the run to this .npz")
+    p.add_argument("--seed", type=int, default=0, help="seed of generated inputs")
+
+    p = sub.add_parser("emit", help="print an intermediate form")
+    common(p)
+    p.add_argument("--what", choices=EMITS, default="ir")
+    return parser
+
+
+def _normalize_argv(argv: list[str]) -> list[str]:
+    """`verify-reducer PROG.py [flags]` means `verify-reducer check PROG.py [flags]`."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    if first is not None and first not in SUBCOMMANDS and "-h" not in argv \
+            and "--help" not in argv:
+        return ["check", *argv]
+    return argv
+
+
+def _print_json(doc: dict) -> None:
+    print(json.dumps(doc, indent=2, default=_json_default))
+
+
+def _json_default(value):
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def _array_json(array: np.ndarray) -> dict:
+    return {"shape": list(array.shape), "dtype": str(array.dtype), "values": array.tolist()}
+
+
+def _summary(array: np.ndarray, limit: int = 8) -> str:
+    flat = array.reshape(-1)
+    shown = ", ".join(str(v) for v in flat[:limit].tolist())
+    more = f", ... ({flat.size} values)" if flat.size > limit else ""
+    return f"[{shown}{more}]"
+
+
+def _given_inputs(path: str | None) -> dict[str, np.ndarray] | None:
+    return inputs_mod.load_npz(path) if path else None
+
+
+# ----------------------------------------------------------------------------- check
+
+def cmd_check(args) -> int:
+    report = pipeline.check(args.program, args.func, args.seed, _given_inputs(args.inputs))
+    source = report.loaded.source if report.loaded else _safe_source(args.program)
+    if args.json:
+        _print_json(_check_json(args, report))
+        return report.exit_code
+    if report.diagnostics:
+        print(format_diagnostics(report.diagnostics, args.program, source), file=sys.stderr)
+    if report.loaded is not None:
+        print(_check_text(report))
+    return report.exit_code
+
+
+def _safe_source(path: str) -> str:
+    try:
+        return pipeline.read_source(path)
+    except UsageError:
+        return ""
+
+
+def _check_text(report: pipeline.CheckReport) -> str:
+    func = report.loaded.func
+    k = func.kernel
+    grid = "×".join(str(g) for g in k.grid)
+    finalizes = sum(isinstance(s, ReducerFinalize) for s in walk(k.body))
+    errors = sum(d.is_error for d in report.diagnostics)
+    lines = [f"{report.loaded.path}: {func.name} (grid {grid}, {k.threads} threads, "
+             f"{finalizes} finalize site{'s' * (finalizes != 1)})"]
+    lines.append(f"  verify     {'ok' if not errors else f'{errors} error(s)'}")
+    if report.reference is not None:
+        per_epoch = report.reference.epochs
+        lines.append(f"  interpret  ok: seed {report.seed}, {len(per_epoch)} epoch(s) "
+                     f"finalized, {sum(int(e.counts.sum()) for e in per_epoch)} contributions")
+        for name, value in report.reference.outputs.items():
+            lines.append(f"             {name} = {_summary(value)}")
+    for backend, comps in report.comparisons.items():
+        bad = [c for c in comps if not c.ok]
+        status = "== interpreter" if not bad else "MISMATCH " + "; ".join(
+            f"{c.name}{list(c.first_index)}: got {c.got}, expected {c.expected} "
+            f"(bound {c.bound:g}), {c.mismatches} element(s)" for c in bad)
+        lines.append(f"  {backend:<10} {status}")
+    lines.append(f"verdict: {report.verdict}")
+    return "\n".join(lines)
+
+
+def _check_json(args, report: pipeline.CheckReport) -> dict:
+    doc = {"command": "check", "program": args.program,
+           "func": report.loaded.func.name if report.loaded else None,
+           "verdict": report.verdict, "exit_code": report.exit_code, "seed": report.seed,
+           "diagnostics": [diagnostic_json(d) for d in report.diagnostics]}
+    if report.reference is not None:
+        doc["epochs"] = [{"reducer": e.reducer, "line": e.span.line if e.span else None,
+                          "block": list(e.block), "contributions": int(e.counts.sum())}
+                         for e in report.reference.epochs]
+        doc["outputs"] = {n: _array_json(v) for n, v in report.reference.outputs.items()}
+    doc["comparisons"] = {b: [c.__dict__ for c in cs] for b, cs in report.comparisons.items()}
+    return doc
+
+
+# ----------------------------------------------------------------------------- run
+
+def cmd_run(args) -> int:
+    loaded = pipeline.load(args.program, args.func)
+    values = inputs_mod.prepare(loaded.func, args.seed, _given_inputs(args.inputs),
+                                origin=args.inputs or "inputs")
+    result = pipeline.run_backend(loaded, args.backend, values, args.plan)
+    if args.output:
+        inputs_mod.save_npz(args.output, result.outputs)
+    if args.json:
+        _print_json({"command": "run", "program": args.program, "func": loaded.func.name,
+                     "backend": args.backend, "plan": args.plan, "exit_code": EXIT_OK,
+                     "output_file": args.output,
+                     "outputs": {n: _array_json(v) for n, v in result.outputs.items()},
+                     "bounds": {n: _array_json(b) for n, b in result.bounds.items()}})
+    else:
+        for name, value in result.outputs.items():
+            print(f"{name} = {_summary(value)}")
+        if args.output:
+            print(f"wrote {args.output}")
+    return EXIT_OK
+
+
+# ----------------------------------------------------------------------------- emit
+
+def cmd_emit(args) -> int:
+    loaded = pipeline.load(args.program, args.func)
+    text = format_func(loaded.func)
+    if args.json:
+        _print_json({"command": "emit", "program": args.program, "func": loaded.func.name,
+                     "what": args.what, "text": text})
+    else:
+        print(text)
+    return EXIT_OK
+
+
+COMMANDS = {"check": cmd_check, "run": cmd_run, "emit": cmd_emit}
+
+
+def _report_rejection(args, err: DiagnosticError) -> int:
+    if getattr(args, "json", False):
+        _print_json({"command": args.command, "program": args.program, "verdict": "rejected",
+                     "exit_code": EXIT_REJECTED,
+                     "diagnostics": [diagnostic_json(d) for d in err.diagnostics]})
+    else:
+        print(format_diagnostics(err.diagnostics, args.program, _safe_source(args.program)),
+              file=sys.stderr)
+    return EXIT_REJECTED
+
+
+def _report_usage(args, message: str) -> int:
+    if getattr(args, "json", False):
+        _print_json({"command": args.command, "exit_code": EXIT_USAGE, "error": message})
+    else:
+        print(f"verify-reducer: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _report_internal(args, exc: BaseException) -> int:
+    with tempfile.NamedTemporaryFile("w", prefix="verify-reducer-crash-", suffix=".txt",
+                                     delete=False) as f:
+        traceback.print_exception(exc, file=f)
+        crash_file = f.name
+    message = (f"internal error of verify-reducer ({type(exc).__name__}: {exc}); "
+               f"this is our bug, not your program's. Details: {crash_file}")
+    if getattr(args, "json", False):
+        _print_json({"command": getattr(args, "command", None), "exit_code": EXIT_INTERNAL,
+                     "error": message, "crash_report": crash_file})
+    else:
+        print(f"verify-reducer: {message}", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = _normalize_argv(list(sys.argv[1:] if argv is None else argv))
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except DiagnosticError as err:
+        return _report_rejection(args, err)
+    except (UsageError, inputs_mod.InputError) as err:
+        return _report_usage(args, str(err))
+    except Exception as exc:  # the contract: exit 4 with a report, never a bare traceback
+        return _report_internal(args, exc)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

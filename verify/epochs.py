@@ -1,0 +1,373 @@
+"""The reducer epoch verifier: `check_func(func)` returns every reducer error of a kernel.
+
+It builds the control-flow graph (verify.cfg), solves the epoch state machine on it
+(verify.states) and judges each statement against the states that reach it on **some**
+path, then adds the rules that need no state (verify.rules).
+
+State rules, with the definitions chosen where the RFC and DESIGN are silent:
+
+- R200 read: any load of a reducer's element as a value, unless on every path the reducer
+  was finalized *in place* (legacy `T.finalize_reducer(acc)` makes it readable). After a
+  finalize into a destination the reducer stays unreadable: the result is in the
+  destination.
+- R201 update after finalize (or after an in-place finalize: the frontend turns
+  `acc[i] += v` into an update whatever precedes it).
+- R202 an epoch that can stay open: it reaches the end of the kernel, or an init reopens
+  it after it received contributions (those are discarded). Reported once per epoch start,
+  at the init that opened it (the allocation for the RFC's implicit init), with a note for
+  each decision on the path that misses the finalize. Reopening an epoch that has no
+  contribution yet (`T.clear` twice, an implicit init followed by `T.reducer_init`) is fine.
+- R203 a finalize reached by an already finalized reducer (e.g. a finalize on one arm
+  followed by another after the `if`).
+- R204 an update or finalize while no epoch was ever opened (legacy reducer without
+  `T.fill`/`T.clear`, or before the `T.reducer_init`).
+- R205 a store to a reducer that no update form matched, unless on every path it was
+  finalized in place (then it is an ordinary fragment).
+- R208 scope: a finalize whose epoch may have been opened by an init in a different scope
+  (verify.scopes: the same statement list, frame by frame). When R208 fires for a
+  finalize, R203 is not also reported there (the misplaced finalize is one mistake at one
+  line); the path errors it causes elsewhere -- R201 for an update on the next iteration,
+  R202 for the path that skips a one-armed finalize -- are reported at their own lines,
+  because each names a concrete path the program really takes.
+- R207 divergence: verify.divergence.
+- R211 for `T.copy` and `T.reduce_*` touching a reducer that is not finalized in place on
+  every path; the state-free R211 cases (alias, `T.fill` region, reducer destination of a
+  finalize) are in verify.rules.
+
+Legacy fill of a max/min/bitand/bitor reducer with a value that is not the identity: x ⊕ x
+= x for those ops, so the old meaning was `v ⊕ contributions` whatever the thread count —
+a seed applied once. It is accepted (the value must be treated as the epoch's seed).
+For sum, product and bitxor it was participant-dependent: R213 (verify.rules).
+
+After an error the reducer moves to a `recovered` state that accepts everything until the
+next init/finalize, so one mistake gives one diagnostic (verify.states)."""
+from __future__ import annotations
+
+from spec import ir
+from spec.diagnostics import Diagnostic, Note, error
+
+from . import rules
+from .cfg import CFG, build
+from .divergence import divergence
+from .exprtext import show
+from .scopes import Context, Frame, describe_scope, same_scope
+from .states import (ALLOCATED, CLOSED_STATES, FINALIZED, FINALIZED_IN_PLACE, OPEN_STATES,
+                     RECOVERED, UPDATED, Fact, solve)
+
+
+def check_func(func: ir.PrimFunc) -> list[Diagnostic]:
+    """Every reducer error of func, sorted by position."""
+    cfg = build(func.kernel)
+    before = solve(cfg)
+    judge = _EpochJudge(cfg, before)
+    diags: list[Diagnostic] = []
+    for node, stmt, ctx in cfg.stmt_nodes():
+        diags += rules.check_stmt(stmt, ctx)
+        if before[node] is not None:
+            diags += judge.statement(node, stmt, ctx, before[node])
+    diags += judge.kernel_end(before[cfg.exit])
+    diags += judge.open_epochs()
+    return sorted(diags, key=_position)
+
+
+def _position(d: Diagnostic):
+    s = d.span
+    return (s.line, s.col, d.code) if s else (0, 0, d.code)
+
+
+def _readable(facts: frozenset[Fact]) -> bool:
+    return all(f.state in (FINALIZED_IN_PLACE, RECOVERED) for f in facts)
+
+
+def _finalize_text(b: ir.Buffer) -> str:
+    return f"T.finalize_reducer({b.name})" if b.reducer.legacy else \
+        f"T.finalize_reducer({b.name}, {b.name}_out)"
+
+
+def _init_text(b: ir.Buffer) -> str:
+    return f"T.clear({b.name})" if b.reducer.legacy else f"T.reducer_init({b.name})"
+
+
+class _EpochJudge:
+    def __init__(self, cfg: CFG, before):
+        self.cfg = cfg
+        self.before = before
+        # the epochs that can stay open: init node -> [(why, the node that shows it)]
+        self.unfinished: dict[int, list[tuple[str, int]]] = {}
+
+    # ------------------------------------------------------------------ helpers
+
+    def stmt(self, node: int) -> ir.Stmt:
+        return self.cfg.graph.nodes[node]["stmt"]
+
+    def scope(self, node: int):
+        return self.cfg.graph.nodes[node]["ctx"].scope
+
+    def nodes_of(self, buf: ir.Buffer, *kinds) -> set[int]:
+        out = set()
+        for n, d in self.cfg.graph.nodes(data=True):
+            s = d["stmt"]
+            if isinstance(s, kinds) and (getattr(s, "reducer", None) is buf or
+                                         (isinstance(s, ir.Alloc) and s.buffer is buf)):
+                out.add(n)
+        return out
+
+    def path_notes(self, src: int, dst: int, avoid: set[int]) -> list[Note]:
+        labels = self.cfg.labels_on_path(src, dst, avoid - {src, dst}) or []
+        notes = []
+        for kind, s in labels:
+            if kind == "then":
+                text = f"on the path where `{show(s.cond)}` is true"
+            elif kind == "else":
+                text = f"on the path where `{show(s.cond)}` is false"
+            elif kind == "skip":
+                text = (f"when the loop over {s.var.name} runs zero times (its bounds are "
+                        f"not known to give at least one iteration)")
+            else:
+                text = f"when {Frame(s, 'body').describe()} runs another iteration"
+            notes.append(Note(text, s.span))
+        return notes
+
+    def origins(self, facts, states) -> list[int]:
+        return sorted({f.origin for f in facts if f.state in states and f.origin is not None})
+
+    # ------------------------------------------------------------------ statements
+
+    def statement(self, node: int, s: ir.Stmt, ctx: Context, state) -> list[Diagnostic]:
+        out = self.reads(node, s, state)
+        if isinstance(s, ir.ReducerUpdate):
+            out += self.update(node, s, state[s.reducer])
+        elif isinstance(s, ir.ReducerFinalize):
+            out += self.finalize(node, s, ctx, state[s.reducer])
+        elif isinstance(s, ir.ReducerInit):
+            for o in self.origins(state.get(s.reducer, ()), (UPDATED,)):
+                self.unfinished.setdefault(o, []).append(("reopened", node))
+        return out
+
+    def reads(self, node: int, s: ir.Stmt, state) -> list[Diagnostic]:
+        out, seen = [], set()
+        for e in ir.stmt_exprs(s):
+            for sub in ir.subexprs(e):
+                if isinstance(sub, ir.Load) and sub.buffer.is_reducer and \
+                        sub.buffer not in seen:
+                    seen.add(sub.buffer)
+                    out += self.read(node, s, sub, state.get(sub.buffer, frozenset()))
+        if isinstance(s, ir.Store) and s.buffer.is_reducer:
+            out += self.store(s, state.get(s.buffer, frozenset()))
+        if isinstance(s, ir.Copy):
+            for region, role in ((s.src, "from"), (s.dst, "into")):
+                if region.buffer.is_reducer:
+                    out += self.handed_to_op(s, region.buffer, f"`T.copy` {role}",
+                                             state.get(region.buffer, frozenset()))
+        if isinstance(s, ir.Reduce):
+            for buf, role in ((s.src, "source"), (s.dst, "destination")):
+                if buf.is_reducer:
+                    out += self.handed_to_op(s, buf, f"`T.reduce_{s.kind}` {role}",
+                                             state.get(buf, frozenset()))
+        return out
+
+    def read(self, node, s, load: ir.Load, facts) -> list[Diagnostic]:
+        if _readable(facts):
+            return []
+        b = load.buffer
+        finals = self.origins(facts, (FINALIZED,))
+        opens = self.origins(facts, OPEN_STATES)
+        if finals and not opens and not any(f.state == ALLOCATED for f in facts):
+            dst = self.stmt(finals[0]).dst
+            return [error("R200", f"`{show(load)}` reads reducer `{b.name}` after it was "
+                          f"finalized into `{dst.name}`: the result is in `{dst.name}`; the "
+                          f"reducer itself holds per-thread partial values and is never "
+                          f"readable", load.span,
+                          Note(f"`{b.name}` is finalized into `{dst.name}` here",
+                               self.stmt(finals[0]).span),
+                          hint=f"read `{dst.name}[{', '.join(show(i) for i in load.indices)}]`"
+                               f" instead")]
+        notes = []
+        if opens:
+            notes.append(Note(f"the epoch of `{b.name}` is opened here", self.stmt(opens[0]).span))
+            if any(f.state in CLOSED_STATES for f in facts):
+                notes += self.path_notes(opens[0], node, self.kills(b))
+        return [error("R200", f"`{show(load)}` reads reducer `{b.name}` before it is finalized: "
+                      f"until `T.finalize_reducer` a reducer holds each thread's partial "
+                      f"value, not the result", load.span, *notes,
+                      hint=f"read the result after `{_finalize_text(b)}`"
+                           + ("" if b.reducer.legacy else f", from `{b.name}_out`"))]
+
+    def store(self, s: ir.Store, facts) -> list[Diagnostic]:
+        if _readable(facts):
+            return []
+        b = s.buffer
+        idx = ", ".join(show(i) for i in s.indices)
+        return [error("R205", f"`{b.name}[{idx}] = {show(s.value)}` stores into reducer "
+                      f"`{b.name}`, but it is not an update: a reducer only accepts values "
+                      f"combined with its op ({rules.op_name(b)}), and a plain store would "
+                      f"overwrite other contributions", s.span,
+                      hint=rules.update_hint(b))]
+
+    def handed_to_op(self, s, b: ir.Buffer, role: str, facts) -> list[Diagnostic]:
+        if _readable(facts):
+            return []
+        finals = self.origins(facts, (FINALIZED,))
+        if finals and len(finals) == len(facts):
+            dst = self.stmt(finals[0]).dst
+            hint = f"use `{dst.name}`, the buffer `{b.name}` was finalized into"
+        else:
+            hint = (f"finalize first with `{_finalize_text(b)}` and use the result"
+                    if "source" in role or "from" in role else
+                    f"write an ordinary buffer; contribute to `{b.name}` with "
+                    f"`T.reducer_update`")
+        return [error("R211", f"{role} reducer `{b.name}`: a reducer is a deferred reduction "
+                      f"whose partial values live in the threads that contributed them, not "
+                      f"a buffer that other operations may read or write", s.span,
+                      Note(f"`{b.name}` is allocated here", b.span), hint=hint)]
+
+    def kills(self, b: ir.Buffer) -> set[int]:
+        """Nodes that end every fact of b (a path through them explains nothing)."""
+        return self.nodes_of(b, ir.Alloc, ir.ReducerInit, ir.ReducerFinalize)
+
+    def update(self, node: int, u: ir.ReducerUpdate, facts) -> list[Diagnostic]:
+        b = u.reducer
+        out = []
+        closed = self.origins(facts, CLOSED_STATES)
+        if closed:
+            fin = closed[0]
+            avoid = self.kills(b) | self.nodes_of(b, ir.ReducerUpdate)
+            path = self.path_notes(fin, node, avoid)
+            around_loop = any("another iteration" in n.message for n in path)
+            hint = (f"finalize after the loop, once every iteration has contributed, or open "
+                    f"a new epoch at the top of each iteration with `T.reducer_init({b.name})`"
+                    if around_loop else
+                    f"move the update before the finalize, or open a new epoch with "
+                    f"`T.reducer_init({b.name})` before it")
+            out.append(error("R201", f"update of reducer `{b.name}` after it was finalized: "
+                             f"its epoch is closed, so this contribution would be lost",
+                             u.span, Note(f"`{b.name}` is finalized here",
+                                          self.stmt(fin).span), *path, hint=hint))
+        allocs = self.origins(facts, (ALLOCATED,))
+        if allocs:
+            path = self.path_notes(allocs[0], node, self.kills(b) | self.nodes_of(b, ir.ReducerUpdate))
+            out.append(error("R204", f"update of reducer `{b.name}` while no epoch is open: "
+                             f"`{b.name}` has not been initialized yet, so its partial values "
+                             f"are undefined", u.span,
+                             Note(f"`{b.name}` is allocated here", b.span), *path,
+                             hint=f"open the epoch before the first update with "
+                                  f"`{_init_text(b)}`"))
+        return out
+
+    def finalize(self, node: int, f: ir.ReducerFinalize, ctx: Context, facts) -> list[Diagnostic]:
+        b = f.reducer
+        out = []
+        div = divergence(ctx)
+        if div is not None:
+            out.append(error("R207", f"`{b.name}` is finalized inside {div.frame.describe()}, "
+                             f"which is thread-divergent: {div.why}. A finalize is a "
+                             f"collective (an all-reduce) that every thread must reach "
+                             f"together", f.span,
+                             Note("the divergent region starts here", div.frame.stmt.span),
+                             hint="move the finalize out of it, so that every thread reaches "
+                                  "it; put the condition on the updates instead (a "
+                                  "predicated update contributes only where it runs)"))
+        misplaced = self.scope_mismatch(node, f, facts)
+        out += misplaced
+        closed = self.origins(facts, CLOSED_STATES)
+        if closed and not misplaced:
+            first = closed[0]
+            path = self.path_notes(first, node, self.kills(b) | self.nodes_of(b, ir.ReducerUpdate))
+            out.append(error("R203", f"reducer `{b.name}` is finalized twice: it was already "
+                             f"finalized and no new epoch was opened since", f.span,
+                             Note(f"`{b.name}` is first finalized here", self.stmt(first).span),
+                             *path,
+                             hint=f"remove this finalize, or open a new epoch with "
+                                  f"`T.reducer_init({b.name})` before it"))
+        if self.origins(facts, (ALLOCATED,)):
+            out.append(error("R204", f"reducer `{b.name}` is finalized while no epoch is open: "
+                             f"it was never initialized, so there are no partial values to "
+                             f"combine", f.span, Note(f"`{b.name}` is allocated here", b.span),
+                             hint=f"open the epoch before its updates with `{_init_text(b)}`"))
+        return out
+
+    def scope_mismatch(self, node: int, f: ir.ReducerFinalize, facts) -> list[Diagnostic]:
+        b = f.reducer
+        here = self.scope(node)
+        for o in self.origins(facts, OPEN_STATES):
+            there = self.scope(o)
+            if same_scope(here, there):
+                continue
+            init = self.stmt(o)
+            opened = ("when it was allocated" if init.form == "implicit" else "by the init")
+            why = _scope_consequence(here, there)
+            return [error("R208", f"reducer `{b.name}` is finalized {describe_scope(here)}, "
+                          f"but its epoch was opened {opened} {describe_scope(there)} (line "
+                          f"{init.span.line}): {why}", f.span,
+                          Note(f"the epoch of `{b.name}` is opened here", init.span),
+                          hint=f"open and finalize each epoch in the same block: put "
+                               f"`T.reducer_init({b.name})` and `T.finalize_reducer` both "
+                               f"outside the loop or branch, or both inside it")]
+        return []
+
+    # ------------------------------------------------------------------ the end
+
+    def kernel_end(self, state) -> list[Diagnostic]:
+        for buf, facts in (state or {}).items():
+            for o in self.origins(facts, OPEN_STATES):
+                self.unfinished.setdefault(o, []).append(("end", self.cfg.exit))
+        return []
+
+    def open_epochs(self) -> list[Diagnostic]:
+        return [self.never_finalized(origin, reasons)
+                for origin, reasons in sorted(self.unfinished.items())]
+
+    def never_finalized(self, origin: int, reasons) -> Diagnostic:
+        init = self.stmt(origin)
+        b = init.reducer
+        finals = self.nodes_of(b, ir.ReducerFinalize)
+        where = "allocated" if init.form == "implicit" else "opened"
+        kind, at = reasons[0]
+        avoid = self.kills(b)
+        if kind == "end" and not finals:
+            return error("R202", f"reducer `{b.name}` is never finalized: the epoch {where} "
+                         f"here is never combined into a result, so its contributions are "
+                         f"lost", init.span,
+                         hint=f"add `{_finalize_text(b)}` after the last update")
+        notes = self.path_notes(origin, at, avoid)
+        if kind == "reopened":
+            reopen = self.stmt(at)
+            msg = (f"the epoch of reducer `{b.name}` {where} here is opened again at line "
+                   f"{reopen.span.line} before it is finalized, which discards its "
+                   f"contributions")
+            notes.insert(0, Note("the epoch is opened again here", reopen.span))
+            hint = f"finalize the epoch with `T.finalize_reducer` before opening the next one"
+        else:
+            msg = (f"the epoch of reducer `{b.name}` {where} here can reach the end of the "
+                   f"kernel without being finalized")
+            notes += [Note(f"`{b.name}` is finalized here, but not on every path",
+                           self.stmt(n).span) for n in sorted(finals)[:1]]
+            hint = ("finalize on every path: move the finalize after the branch or loop, "
+                    "where every path passes")
+        return error("R202", msg, init.span, *notes, hint=hint)
+
+
+def _scope_consequence(fin: tuple[Frame, ...], init: tuple[Frame, ...]) -> str:
+    """What it means that the finalize sits in fin and the init in init."""
+    common = 0
+    while common < min(len(fin), len(init)) and fin[common].key() == init[common].key():
+        common += 1
+    if common == len(init):          # the finalize is nested deeper
+        s = fin[common].stmt
+        if isinstance(s, (ir.SerialFor, ir.ParallelFor)):
+            return ("the finalize runs on every iteration of that loop, while the epoch is "
+                    "opened once")
+        if isinstance(s, ir.If):
+            return "the epoch is finalized only when that branch is taken"
+        return ("only that warp group finalizes, while the epoch belongs to every thread "
+                "that opened it")
+    if common == len(fin):           # the init is nested deeper
+        s = init[common].stmt
+        if isinstance(s, (ir.SerialFor, ir.ParallelFor)):
+            return ("each iteration of that loop opens the epoch again, but it is finalized "
+                    "once, after the loop")
+        if isinstance(s, ir.If):
+            return "the epoch is opened only when that branch is taken, but finalized always"
+        return ("only that warp group opened the epoch, but the finalize involves every "
+                "thread")
+    return "the init and the finalize sit in different blocks"

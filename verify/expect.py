@@ -1,0 +1,83 @@
+"""The verdict a program file carries in its leading comment lines (DESIGN §6):
+
+    # expect: ok
+    # expect: error R201 at 14
+    # expect: result out=[36.0]
+    # input: x=[1, 2, 3, 4, 5, 6, 7, 8]
+    # input: x=arange(1, 9)
+
+Directives are read from the comment block at the top of the file (blank lines allowed);
+the first line of code ends it. Values are Python literals read with ast.literal_eval,
+never executed."""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+_DIRECTIVE = re.compile(r"#\s*(expect|input)\s*:\s*(.*?)\s*$")
+_ERROR = re.compile(r"error\s+(R\d{3})\s+at\s+(\d+)$")
+_ASSIGN = re.compile(r"([A-Za-z_]\w*)\s*=\s*(.+)$")
+_ARANGE = re.compile(r"arange\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)$")
+
+
+class ExpectationSyntaxError(ValueError):
+    pass
+
+
+@dataclass
+class Expectation:
+    ok: bool = False
+    errors: list[tuple[str, int]] = field(default_factory=list)   # (code, line)
+    results: dict[str, np.ndarray] = field(default_factory=dict)
+    inputs: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def declared(self) -> bool:
+        return self.ok or bool(self.errors) or bool(self.results)
+
+
+def _literal_array(text: str, where: str) -> np.ndarray:
+    m = _ARANGE.match(text)
+    if m:
+        return np.arange(int(m.group(1)), int(m.group(2)))
+    try:
+        return np.asarray(ast.literal_eval(text))
+    except (ValueError, SyntaxError) as exc:
+        raise ExpectationSyntaxError(f"{where}: not a literal list: {text!r}") from exc
+
+
+def _assignment(text: str, where: str) -> tuple[str, np.ndarray]:
+    m = _ASSIGN.match(text)
+    if not m:
+        raise ExpectationSyntaxError(f"{where}: expected NAME=VALUE, got {text!r}")
+    return m.group(1), _literal_array(m.group(2), where)
+
+
+def parse_expectation(source: str, path: str = "<string>") -> Expectation:
+    exp = Expectation()
+    for lineno, line in enumerate(source.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            break
+        m = _DIRECTIVE.match(stripped)
+        if not m:
+            continue
+        kind, body = m.groups()
+        where = f"{path}:{lineno}"
+        if kind == "input":
+            name, value = _assignment(body, where)
+            exp.inputs[name] = value
+        elif body == "ok":
+            exp.ok = True
+        elif _ERROR.match(body):
+            code, line_no = _ERROR.match(body).groups()
+            exp.errors.append((code, int(line_no)))
+        elif body.startswith("result"):
+            name, value = _assignment(body[len("result"):].strip(), where)
+            exp.results[name] = value
+        else:
+            raise ExpectationSyntaxError(f"{where}: unknown directive {body!r}")
+    return exp

@@ -1,33 +1,42 @@
 """Layout inference: where every fragment element and every T.Parallel iteration runs.
 
-One pass over the kernel in program order, TileLang's rules made exact (DESIGN §3):
+TileLang's rules (DESIGN §3), decided exactly. The kernel is read into ops (T.Parallel
+loops, copies, reductions, statements outside T.Parallel) in program order; then layouts
+are placed the way TileLang's LayoutInference does: an op infers as soon as a fragment it
+touches is placed, and each newly placed fragment wakes its users ("common" level); when
+nothing can propagate, the first op left in program order takes its default ("free"
+level). So a fragment is placed by whichever op reaches it first through that
+propagation — not necessarily its first writer in the text (an 8-wide loop writing
+m_new[i] does not pin m_new when (8, 64) loops that follow x_frag also read it). Every
+access is checked once all is placed.
 
 - Participants: all `kernel.threads` threads; inside `T.ws(g, ...)` the contiguous warp
   groups' threads [128·g, 128·(g_last+1)).
-- A T.Parallel loop follows the fragments it touches whose layout is already fixed —
-  preferring one indexed by every loop variable, then source order (TileLang's
-  ParallelOp) — and otherwise takes the default partition of its extents. Every other
-  placed fragment it touches must agree (`layout_rules.check`); a disagreement, or an
-  access a layout cannot place, is an R300 layout conflict naming an iteration and a thread.
-- A fragment takes its layout from the first loop, copy or reduction that touches it: a
-  loop's fragment indexed by distinct loop variables gets the loop's layout (replicated
-  over the variables it does not use); any other index pattern, and a `T.copy` into an
-  unplaced fragment, give the default partition of the fragment's shape. A fragment
-  touched first outside any T.Parallel (one "iteration" run by every participant) is
-  placed fully replicated. `T.fill` and a finalize destination are not sources: both can
-  be lowered to any layout, as in TileLang. A fragment never placed gets the default
-  partition of its shape over the participants where it was allocated.
+- A T.Parallel loop follows a placed fragment it touches — preferring one indexed by
+  every loop variable, then source order (TileLang's ParallelOp) — or, free, takes the
+  default partition of its extents. Every other fragment access must agree with the
+  loop (`layout_rules.check`: readers hold what they read, writers are exactly the
+  holders); a disagreement, or an index no layout can place (data-dependent, thread
+  binding), is an R300 layout conflict naming an iteration, a thread and both placements.
+- A loop places the unplaced fragments it indexes by distinct loop variables: the loop's
+  layout, replicated over the variables the index does not use. A `T.copy` places an
+  unplaced fragment side by the default partition of the fragment's shape (a whole
+  fragment-to-fragment copy keeps the source's layout). A fragment first reached by a
+  statement outside T.Parallel (one iteration run by every participant) is placed fully
+  replicated. `T.fill` and finalize destinations are not sources: both lower to any
+  layout, as in TileLang. A fragment never placed gets the default partition of its
+  shape over the participants where it was allocated.
 - `T.reduce_*`: dst follows src with the reduced dimension removed, replicated across
   the threads that held the reduced elements; when those cannot share one replica
-  numbering, dst sits on one holder of each element (sound: every holder of the group
-  receives the result, dst just keeps fewer copies). A dst placed earlier must only use
+  numbering, dst sits on one holder of each element (sound: every thread of the group
+  receives the result, dst just keeps fewer copies). A dst placed otherwise may only use
   threads the reduction delivers to.
 - Reducer buffers are never layout sources (their partial storage is a plan decision);
   local buffers are per thread and have none. A reducer update takes the layout of its
   innermost T.Parallel, or outside one a single iteration replicated over all participants.
 
-R300 diagnostics are collected over the whole kernel (inference goes on with the default
-partition after a conflict) and raised together as one DiagnosticError."""
+R300 diagnostics are collected over the whole kernel and raised together as one
+DiagnosticError."""
 from __future__ import annotations
 
 from collections import deque
@@ -311,9 +320,8 @@ class _Inference:
                 continue
             kept = direct_kept(access, layout.index_vars, layout.shape)
             found = project(layout, kept, buffer.shape) if kept is not None else None
-            if not isinstance(found, Layout):
-                found = default_partition(buffer.shape, layout.count, layout.offset)
-            self.place(buffer, found, access.span)
+            if isinstance(found, Layout):       # otherwise its own source places it
+                self.place(buffer, found, access.span)
 
     def follow_placed(self, op: _Op) -> tuple[Layout | None, Access | None]:
         """Follow a placed fragment, preferring one indexed by every loop variable."""

@@ -44,7 +44,7 @@ def _element_indices(access: Access, loop: Layout | tuple, ctx: dict[str, int]):
     env = dict(zip(names, points), **ctx)
     n = len(points[0])
     index = [np.broadcast_to(e.evaluate(env), (n,)) for e in access.index]
-    for d, (ix, extent) in enumerate(zip(index, access.buffer.shape)):
+    for ix, extent in zip(index, access.buffer.shape):
         bad = np.nonzero((ix < 0) | (ix >= extent))[0]
         if len(bad):
             p = bad[0]
@@ -145,8 +145,8 @@ def project(source: Layout, kept: tuple[int | None, ...], shape: tuple[int, ...]
         mapping[source.index_vars[d]] = (Var(rep) // stride) % extent
     mapping[source.rep_var] = Var(rep) // spread
     thread = source.thread.substitute(mapping)
-    slot = source.slot.substitute({k: (Const(0) if k in {source.index_vars[d] for d in dropped}
-                                       else v) for k, v in mapping.items()})
+    slot = source.slot.substitute(   # the slot of the first dropped index (a numbering)
+        dict(mapping, **{source.index_vars[d]: Const(0) for d in dropped}))
     ranges = {v: (0, e - 1) for v, e in zip(names, shape)}
     replicate = _condensed_replicate(thread, shape, names, rep, spread * source.replicate)
     if replicate is None:

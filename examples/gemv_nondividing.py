@@ -36,7 +36,8 @@ def main(
                 else:
                     a_frag[i, k] = T.float16(0)
             for k in T.Parallel(BLOCK_K):
-                x_frag[k] = T.if_then_else(ko * BLOCK_K + k < K, x[ko * BLOCK_K + k], T.cast(0, dtype))
+                x_frag[k] = T.if_then_else(
+                    ko * BLOCK_K + k < K, x[ko * BLOCK_K + k], T.cast(0, dtype))
             for i, k in T.Parallel(BLOCK_M, BLOCK_K):
                 o_reducer[i] += T.cast(a_frag[i, k], accum_dtype) * T.cast(x_frag[k], accum_dtype)
         T.finalize_reducer(o_reducer)

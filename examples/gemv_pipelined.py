@@ -35,7 +35,8 @@ def main(
             T.copy(A_shared, A_frag)
             T.copy(x[ko * BLOCK_K], x_frag)
             for i, k in T.Parallel(BLOCK_M, BLOCK_K):
-                T.reducer_update(acc[i], T.cast(A_frag[i, k], accum_dtype) * T.cast(x_frag[k], accum_dtype))
+                T.reducer_update(
+                    acc[i], T.cast(A_frag[i, k], accum_dtype) * T.cast(x_frag[k], accum_dtype))
 
         y_frag = T.alloc_fragment((BLOCK_M,), accum_dtype)
         T.finalize_reducer(acc, y_frag)

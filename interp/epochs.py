@@ -14,7 +14,7 @@ import numpy as np
 
 from spec.diagnostics import DiagnosticError, Note, error
 from spec.ir import Buffer
-from spec.ops import Monoid, monoid
+from spec.ops import MONOIDS, OP_ALIASES, Monoid, monoid
 from spec.source import Span
 
 from .exact import combine
@@ -29,13 +29,20 @@ class Epoch:
     flats: list[np.ndarray] = field(default_factory=list)
     values: list[np.ndarray] = field(default_factory=list)
     bounds: list[np.ndarray | None] = field(default_factory=list)
+    scope: bytes = b""                     # which threads reached the init
     uncertain_target: bool = False         # an update's index came from an uncertain float
 
 
 class ReducerState:
     def __init__(self, buffer: Buffer):
         self.buffer = buffer
-        self.monoid: Monoid = monoid(buffer.reducer.op)
+        op = buffer.reducer.op
+        if OP_ALIASES.get(op, op) not in MONOIDS or not monoid(op).supports(buffer.dtype):
+            raise DiagnosticError(error(
+                "R212", f"reducer {buffer.name}: op {op!r} on {buffer.dtype} is not a "
+                f"supported monoid ({', '.join(MONOIDS)}; bitwise ops need integers)",
+                buffer.span))
+        self.monoid: Monoid = monoid(op)
         self.storage = Storage(buffer)     # the in-place result, readable after finalize
         self.epoch: Epoch | None = None
         self.readable = False
@@ -43,12 +50,12 @@ class ReducerState:
 
     # ------------------------------------------------------------------ transitions
 
-    def open(self, span: Span, seed: Val | None) -> None:
+    def open(self, span: Span, seed: Val | None, scope: bytes) -> None:
         if self.epoch is not None:
             raise DiagnosticError(error(
                 "R202", f"the epoch of reducer {self.buffer.name} opened here was never "
                 "finalized", self.epoch.init_span, Note("a new epoch starts here", span)))
-        self.epoch = Epoch(span, seed)
+        self.epoch = Epoch(span, seed, scope=scope)
         self.readable = False
 
     def update(self, flat: np.ndarray, val: Val, span: Span, uncertain_target: bool) -> None:
@@ -100,10 +107,14 @@ class ReducerState:
             "R204", f"{what} of reducer {name} outside an open epoch (no init before "
             "it)", span))
 
-    def check_readable(self, span: Span) -> None:
+    def check_readable(self, span: Span, whole: str | None = None) -> None:
         if self.readable:
             return
         name = self.buffer.name
+        if whole is not None:
+            raise DiagnosticError(error(
+                "R211", f"reducer {name} passed to {whole} while it holds partials (only an "
+                "in-place finalized reducer may be read as a buffer)", span))
         if self.epoch is not None:
             raise DiagnosticError(error(
                 "R200", f"read of reducer {name} before its epoch is finalized", span,

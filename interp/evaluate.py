@@ -20,7 +20,7 @@ from spec.diagnostics import DiagnosticError, error
 from spec.dtypes import BOOL, FLOAT64, DType, promote
 
 from . import bounds as B
-from .values import Lanes, Val, const
+from .values import THREAD, Lanes, Val, const
 
 
 class Memory(Protocol):
@@ -71,6 +71,8 @@ def _const(e: ir.Const, lanes, mem):
 
 
 def _var(e: ir.Var, lanes, mem):
+    if e.name in lanes.deferred:
+        return operand(lanes.deferred[e.name], e.dtype, lanes, mem)
     val = lanes.env.get(e.name)
     if val is None:
         raise DiagnosticError(error("R101", f"unknown name {e.name!r}", e.span))
@@ -78,10 +80,19 @@ def _var(e: ir.Var, lanes, mem):
 
 
 def _thread_binding(e: ir.ThreadBinding, lanes, mem):
+    """Statements that read the thread index run once per thread (Block forks them)."""
+    if THREAD in lanes.env:
+        return convert(lanes.env[THREAD], e.dtype)
     raise DiagnosticError(error(
-        "R102", "T.get_thread_binding() depends on the physical thread; the logical "
-        "interpreter cannot run it", e.span,
-        hint="express the work with T.Parallel / T.ws instead of thread indices"))
+        "R102", "T.get_thread_binding() here depends on the physical thread in a way the "
+        "logical interpreter cannot follow", e.span))
+
+
+def reads_thread(exprs, lanes: Lanes) -> bool:
+    """Whether evaluating exprs needs the physical thread index."""
+    return any(isinstance(s, ir.ThreadBinding)
+               or (isinstance(s, ir.Var) and s.name in lanes.deferred)
+               for x in exprs for s in ir.subexprs(x))
 
 
 def _load(e: ir.Load, lanes, mem):

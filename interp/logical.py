@@ -12,22 +12,22 @@ accumulate every contribution exactly once per epoch and combine exactly at fina
 (`interp.exact`). Decisions the design leaves open are stated where they are made."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from spec import ir
-from spec.diagnostics import DiagnosticError, error
-from spec.dtypes import BOOL
+from spec.diagnostics import DiagnosticError, Note, error
+from spec.dtypes import BOOL, INT32
 from spec.ops import MONOIDS, REDUCE_KINDS, monoid as monoid_named
 from spec.source import Span
 
 from . import bounds as B
 from .epochs import ReducerState
-from .evaluate import convert, evaluate, indices_of, operand
+from .evaluate import convert, indices_of, operand, reads_thread
 from .exact import combine
 from .memory import Storage, check_race
-from .values import Lanes, Val
+from .values import THREAD, Lanes, Val
 
 
 @dataclass(frozen=True)
@@ -42,19 +42,19 @@ class EpochRecord:
 
 
 @dataclass(frozen=True)
-class RunResult:
+class Result:
     outputs: dict[str, np.ndarray]
     bounds: dict[str, np.ndarray]
     epochs: list[EpochRecord]
 
 
-def run(func: ir.PrimFunc, inputs: dict[str, np.ndarray]) -> RunResult:
+def run(func: ir.PrimFunc, inputs: dict[str, np.ndarray]) -> Result:
     globals_ = _global_storage(func, inputs)
     epochs: list[EpochRecord] = []
     kernel = func.kernel
     for block in np.ndindex(*kernel.grid):
         Block(kernel, block, globals_, epochs).run()
-    return RunResult({p.name: globals_[p].array() for p in func.params},
+    return Result({p.name: globals_[p].array() for p in func.params},
                      {p.name: globals_[p].bound_array() for p in func.params}, epochs)
 
 
@@ -118,9 +118,11 @@ class Block:
                 "R102", f"reducer {buffer.name} is used before its allocation", span))
         return state
 
-    def readable(self, buffer: ir.Buffer, span: Span) -> Storage:
+    def readable(self, buffer: ir.Buffer, span: Span, whole: str | None = None) -> Storage:
+        """Storage to read; `whole` names an op that takes the buffer as a whole (an
+        unfinalized reducer passed to it escapes: R211, not a plain read R200)."""
         if buffer.is_reducer:
-            self.reducer(buffer, span).check_readable(span)
+            self.reducer(buffer, span).check_readable(span, whole)
         return self.storage(buffer, span)
 
     def writable(self, buffer: ir.Buffer, span: Span, what: str, code: str) -> Storage:
@@ -150,7 +152,39 @@ class Block:
     def statement(self, stmt: ir.Stmt, lanes: Lanes) -> Lanes:
         """Runs stmt; returns the lanes for the statements after it (a Let adds a name)."""
         run = getattr(self, "_" + type(stmt).__name__.lower())
+        if THREAD not in lanes.env and reads_thread(ir.stmt_exprs(stmt), lanes):
+            if isinstance(stmt, ir.Let):
+                return lanes.defer(stmt.var.name, stmt.value)
+            if isinstance(stmt, ir.If):
+                self._thread_if(stmt, lanes)
+            else:
+                run(stmt, self._per_thread(lanes))
+            return lanes
         return run(stmt, lanes) or lanes
+
+    # ------------------------------------------------------------------ the thread index
+    # T.get_thread_binding() has a meaning at the logical level: a block-level statement
+    # means the same whether one thread or all of them run it, so an `if` on the thread
+    # index runs its branch once when some thread takes it (like a T.ws body), and only
+    # a statement that reads the index itself runs once per thread that reaches it.
+    # Finalizing under such an `if` is thread-divergent: R207.
+
+    def _per_thread(self, lanes: Lanes) -> Lanes:
+        lane, thread = np.nonzero(lanes.thread_mask(self.kernel.threads))
+        forked = replace(lanes.gather(lane), parallel=True, threads=None, divergent=True)
+        return forked.bind(THREAD, Val(INT32.quantize(thread), INT32))
+
+    def _thread_if(self, stmt: ir.If, lanes: Lanes) -> None:
+        mask = lanes.thread_mask(self.kernel.threads)
+        lane, thread = np.nonzero(mask)
+        cond = operand(stmt.cond, BOOL, self._per_thread(lanes), self)
+        taken = np.zeros_like(mask)
+        taken[lane, thread] = cond.v
+        for threads, branch in ((taken, stmt.then), (mask & ~taken, stmt.orelse)):
+            rows = threads.any(axis=1)
+            if branch and rows.any():
+                sub = lanes.select(rows)
+                self.body(branch, replace(sub, threads=threads[rows], divergent=True))
 
     def _alloc(self, stmt: ir.Alloc, lanes: Lanes):
         # TIR's meaning: an allocation executed again (in a loop body) is fresh storage.
@@ -173,7 +207,17 @@ class Block:
         are the static verifier's R211. Nothing to run."""
 
     def _warpgroup(self, stmt: ir.WarpGroup, lanes: Lanes):
-        self.body(stmt.body, lanes)          # a warp-group body runs once, logically
+        """A warp-group body runs once, logically, on the threads of its groups."""
+        ids = np.arange(self.kernel.threads)
+        member = np.isin(ids // 128, stmt.groups)
+        if not member.any():
+            raise DiagnosticError(error(
+                "R102", f"T.ws{tuple(stmt.groups)} names no thread of a "
+                f"{self.kernel.threads}-thread block", stmt.span))
+        threads = lanes.thread_mask(self.kernel.threads) & member
+        rows = threads.any(axis=1)
+        if rows.any():
+            self.body(stmt.body, replace(lanes.select(rows), threads=threads[rows]))
 
     def _parallelfor(self, stmt: ir.ParallelFor, lanes: Lanes):
         if 0 in stmt.extents:
@@ -235,7 +279,7 @@ class Block:
         that do not divide): outside it a copy reads 0 and writes nothing. On-chip
         regions must fit their buffer (R102)."""
         src, dst = stmt.src, stmt.dst
-        src_store = self.readable(src.buffer, stmt.span)
+        src_store = self.readable(src.buffer, stmt.span, "T.copy")
         dst_store = self.writable(dst.buffer, stmt.span, "T.copy", "R211")
         if [e for e in src.extents if e != 1] != [e for e in dst.extents if e != 1]:
             raise DiagnosticError(error(
@@ -291,10 +335,6 @@ class Block:
     # ------------------------------------------------------------------ reducers
 
     def _reducerinit(self, stmt: ir.ReducerInit, lanes: Lanes):
-        if lanes.parallel:
-            raise DiagnosticError(error(
-                "R208", f"init of reducer {stmt.reducer.name} inside a T.Parallel",
-                stmt.span))
         state = self.reducer(stmt.reducer, stmt.span)
         dtype = stmt.reducer.dtype
         seed = None
@@ -302,7 +342,7 @@ class Block:
             seed = operand(stmt.seed, dtype, lanes, self)
         if stmt.fill_value is not None:
             seed = self._legacy_fill_seed(state, stmt, seed, lanes)
-        state.open(stmt.span, seed)
+        state.open(stmt.span, seed, _scope(lanes, self.kernel.threads))
 
     def _legacy_fill_seed(self, state: ReducerState, stmt: ir.ReducerInit,
                           seed: Val | None, lanes: Lanes) -> Val | None:
@@ -338,11 +378,18 @@ class Block:
         state.update(flat, val, stmt.span, moved)
 
     def _reducerfinalize(self, stmt: ir.ReducerFinalize, lanes: Lanes):
-        if lanes.parallel:
+        if lanes.parallel or lanes.divergent:
+            where = "inside a T.Parallel" if lanes.parallel else "under an if on the thread index"
             raise DiagnosticError(error(
-                "R207", f"finalize of reducer {stmt.reducer.name} inside a T.Parallel "
+                "R207", f"finalize of reducer {stmt.reducer.name} {where} "
                 "(thread-divergent)", stmt.span))
         state = self.reducer(stmt.reducer, stmt.span)
+        epoch = state.require_open(stmt.span, "finalize")
+        if epoch.scope != _scope(lanes, self.kernel.threads):
+            raise DiagnosticError(error(
+                "R208", f"finalize of reducer {stmt.reducer.name} in another scope than its "
+                "init (the threads that reach them differ)", stmt.span,
+                Note("the epoch opened here", epoch.init_span)))
         if stmt.dst is not None:
             self._check_destination(stmt)
         result, bound, counts, init_span = state.close(stmt.span)
@@ -390,7 +437,7 @@ class Block:
             raise DiagnosticError(error(
                 "R102", f"T.reduce_{stmt.kind} of {src.name} {list(src.shape)} over dim "
                 f"{dim} gives {list(kept)}, but {dst.name} is {list(dst.shape)}", stmt.span))
-        src_store = self.readable(src, stmt.span)
+        src_store = self.readable(src, stmt.span, f"T.reduce_{stmt.kind}")
         dst_store = self.writable(dst, stmt.span, f"T.reduce_{stmt.kind}", "R211")
         val = src_store.read(np.arange(src.size), stmt.span)
         if kind.absolute:
@@ -408,6 +455,11 @@ class Block:
             seed, seed_bound = old.v, old.b
         result, bound, _ = combine(monoid, dtype, flat, values, b, outputs, seed, seed_bound)
         dst_store.write_all(result, bound)
+
+
+def _scope(lanes: Lanes, threads: int) -> bytes:
+    """Which threads reach a statement: an init and its finalize must agree (R208)."""
+    return np.packbits(lanes.thread_mask(threads).any(axis=0)).tobytes()
 
 
 def _taint(val: Val, lanes: Lanes) -> Val:

@@ -6,7 +6,7 @@ lanes whose condition holds). Every variable and every expression value is a num
 with one entry per lane, so a `T.Parallel` body runs once, vectorized, per statement."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -20,36 +20,62 @@ class Val:
     dtype: DType
     b: np.ndarray | None = None
 
-    def take(self, mask: np.ndarray) -> "Val":
-        return Val(self.v[mask], self.dtype, None if self.b is None else self.b[mask])
+    def take(self, index: np.ndarray) -> "Val":
+        return Val(self.v[index], self.dtype, None if self.b is None else self.b[index])
+
+
+THREAD = "__thread__"   # the env name of T.get_thread_binding() in lanes forked per thread
 
 
 @dataclass(frozen=True)
 class Lanes:
     """The active lanes of a statement: the variables in scope (name → Val, one entry per
-    lane), whether they run inside a T.Parallel, and `taint`: lanes whose control flow
-    depended on an uncertain float comparison (their effects get an inf bound)."""
+    lane), whether they run inside a T.Parallel (or once per thread), and:
+
+    - taint: lanes whose control flow depended on an uncertain float comparison (their
+      effects get an inf bound);
+    - threads: (lanes × block threads) bool, which physical threads reach each lane's
+      statements (None: all of them); narrowed by T.ws and by ifs on the thread index;
+    - divergent: an if on the thread index narrowed `threads` (finalize there is R207);
+    - deferred: Let names bound to thread-dependent expressions, evaluated where used."""
     n: int
     env: dict[str, Val]
     parallel: bool = False
     taint: np.ndarray | None = None
+    threads: np.ndarray | None = None
+    divergent: bool = False
+    deferred: dict = field(default_factory=dict)
 
     def bind(self, name: str, val: Val) -> "Lanes":
-        return Lanes(self.n, {**self.env, name: val}, self.parallel, self.taint)
+        deferred = {k: v for k, v in self.deferred.items() if k != name}
+        return replace(self, env={**self.env, name: val}, deferred=deferred)
+
+    def defer(self, name: str, expr) -> "Lanes":
+        env = {k: v for k, v in self.env.items() if k != name}
+        return replace(self, env=env, deferred={**self.deferred, name: expr})
 
     def select(self, mask: np.ndarray) -> "Lanes":
         """The lanes where mask holds (the branch of an if, the live iterations of a loop)."""
-        taint = None if self.taint is None else self.taint[mask]
+        return self.gather(np.flatnonzero(mask))
+
+    def gather(self, index: np.ndarray) -> "Lanes":
+        """Lanes index[0], index[1], ... of these (repeats allowed)."""
+        taint = None if self.taint is None else self.taint[index]
         if taint is not None and not taint.any():
             taint = None
-        return Lanes(int(mask.sum()), {k: v.take(mask) for k, v in self.env.items()},
-                     self.parallel, taint)
+        return replace(self, n=len(index),
+                       env={k: v.take(index) for k, v in self.env.items()}, taint=taint,
+                       threads=None if self.threads is None else self.threads[index])
 
     def tainted(self, where: np.ndarray) -> "Lanes":
         if not where.any():
             return self
-        taint = where if self.taint is None else (self.taint | where)
-        return Lanes(self.n, self.env, self.parallel, taint)
+        return replace(self, taint=where if self.taint is None else (self.taint | where))
+
+    def thread_mask(self, count: int) -> np.ndarray:
+        if self.threads is None:
+            return np.ones((self.n, count), dtype=bool)
+        return self.threads
 
     def expand(self, names: tuple[str, ...], extents: tuple[int, ...],
                dtypes: tuple[DType, ...]) -> "Lanes":
@@ -63,7 +89,9 @@ class Lanes:
         for name, row, dtype in zip(names, grid, dtypes):
             env[name] = Val(dtype.quantize(np.tile(row, self.n)), dtype)
         taint = None if self.taint is None else np.repeat(self.taint, count)
-        return Lanes(self.n * count, env, True, taint)
+        threads = None if self.threads is None else np.repeat(self.threads, count, axis=0)
+        return replace(self, n=self.n * count, env=env, parallel=True, taint=taint,
+                       threads=threads)
 
 
 def const(value, dtype: DType, n: int) -> Val:

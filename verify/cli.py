@@ -13,6 +13,7 @@ import numpy as np
 from spec.diagnostics import DiagnosticError
 from spec.ir import ReducerFinalize, walk
 from spec.printer import format_func
+from codegen.layout import format_layouts
 
 from . import inputs as inputs_mod
 from . import pipeline
@@ -21,7 +22,7 @@ from .report import diagnostic_json, format_diagnostics
 
 SUBCOMMANDS = ("check", "run", "emit")
 BACKENDS = ("interp",)
-EMITS = ("ir",)
+EMITS = ("ir", "layout")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -161,8 +162,7 @@ def _check_json(args, report: pipeline.CheckReport) -> dict:
 
 def cmd_run(args) -> int:
     loaded = pipeline.load(args.program, args.func)
-    values = inputs_mod.prepare(loaded.func, args.seed, _given_inputs(args.inputs),
-                                origin=args.inputs or "inputs")
+    values = loaded.inputs(args.seed, _given_inputs(args.inputs), args.inputs or "inputs")
     result = pipeline.run_backend(loaded, args.backend, values, args.plan)
     if args.output:
         inputs_mod.save_npz(args.output, result.outputs)
@@ -184,7 +184,10 @@ def cmd_run(args) -> int:
 
 def cmd_emit(args) -> int:
     loaded = pipeline.load(args.program, args.func)
-    text = format_func(loaded.func)
+    if args.what == "layout":
+        text = format_layouts(pipeline.loaded_layouts(loaded), loaded.func)
+    else:
+        text = format_func(loaded.func)
     if args.json:
         _print_json({"command": "emit", "program": args.program, "func": loaded.func.name,
                      "what": args.what, "text": text})

@@ -56,8 +56,10 @@ def _var_cause(v: ir.Var, ctx: Context, depth: int) -> str | None:
         return (f"it depends on `{v.name}`, a T.Parallel loop variable whose iterations "
                 f"run on different threads")
     if b.kind == "let":
+        if isinstance(b.let.value, ir.ThreadBinding):
+            return f"`{v.name}` is the thread index `T.get_thread_binding()`"
         inner = divergent_cause(b.let.value, ctx, depth + 1)
-        return f"`{v.name}` = `{show(b.let.value)}` and {inner}" if inner else None
+        return f"`{v.name}` is `{show(b.let.value)}`, and {inner}" if inner else None
     for bound in (b.loop.start, b.loop.stop):
         inner = divergent_cause(bound, ctx, depth + 1)
         if inner:

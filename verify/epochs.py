@@ -22,14 +22,20 @@ State rules, with the definitions chosen where the RFC and DESIGN are silent:
 - R204 an update or finalize while no epoch was ever opened (legacy reducer without
   `T.fill`/`T.clear`, or before the `T.reducer_init`).
 - R205 a store to a reducer that no update form matched, unless on every path it was
-  finalized in place (then it is an ordinary fragment).
-- R208 scope: a finalize whose epoch may have been opened by an init in a different scope
-  (verify.scopes: the same statement list, frame by frame). When R208 fires for a
-  finalize, R203 is not also reported there (the misplaced finalize is one mistake at one
-  line); the path errors it causes elsewhere -- R201 for an update on the next iteration,
-  R202 for the path that skips a one-armed finalize -- are reported at their own lines,
-  because each names a concrete path the program really takes.
-- R207 divergence: verify.divergence.
+  finalized in place (then it is an ordinary fragment). Reads of the same reducer in
+  that store (`acc[0] = acc[0] * 2 + v`) are part of the unrecognized form, not a
+  separate R200.
+- R208 scope: a finalize whose epoch may have been opened by an init in a different epoch
+  scope (verify.scopes: the enclosing loops and `T.ws` blocks; `if` arms are not scopes).
+  An init before a loop and a finalize inside it is R208 at the finalize; the update of the
+  next iteration is still R201 at its own line (a different statement, a path the program
+  really takes), but the finalize is not also R203 (one mistake, one line). A finalize
+  on one arm of a uniform `if` is R202 on the path that misses it; on both arms, correct.
+- R207 divergence: verify.divergence. A divergent finalize leaves the epoch's state
+  thread-dependent; the state machine stops following the reducer there (`recovered`),
+  the path that misses a divergent finalize on one arm is not also R202,
+  so a finalize inside a `T.Parallel` body is one R207, not also an R201/R203/R208 for
+  the "next iteration" of a loop whose iterations run side by side.
 - R211 for `T.copy` and `T.reduce_*` touching a reducer that is not finalized in place on
   every path; the state-free R211 cases (alias, `T.fill` region, reducer destination of a
   finalize) are in verify.rules.
@@ -50,7 +56,8 @@ from . import rules
 from .cfg import CFG, build
 from .divergence import divergence
 from .exprtext import show
-from .scopes import Context, Frame, describe_scope, same_scope
+from .scopes import (Context, Frame, describe_epoch_scope, describe_participants,
+                     epoch_scope, participants, same_epoch_scope)
 from .states import (ALLOCATED, CLOSED_STATES, FINALIZED, FINALIZED_IN_PLACE, OPEN_STATES,
                      RECOVERED, UPDATED, Fact, solve)
 
@@ -58,7 +65,11 @@ from .states import (ALLOCATED, CLOSED_STATES, FINALIZED, FINALIZED_IN_PLACE, OP
 def check_func(func: ir.PrimFunc) -> list[Diagnostic]:
     """Every reducer error of func, sorted by position."""
     cfg = build(func.kernel)
-    before = solve(cfg)
+    # a finalize under divergent control flow (R207) leaves the epoch in a different
+    # state in different threads: the state machine stops following it there
+    divergent = frozenset(n for n, s, ctx in cfg.stmt_nodes()
+                          if isinstance(s, ir.ReducerFinalize) and divergence(ctx))
+    before = solve(cfg, divergent)
     judge = _EpochJudge(cfg, before)
     diags: list[Diagnostic] = []
     for node, stmt, ctx in cfg.stmt_nodes():
@@ -67,6 +78,10 @@ def check_func(func: ir.PrimFunc) -> list[Diagnostic]:
             diags += judge.statement(node, stmt, ctx, before[node])
     diags += judge.kernel_end(before[cfg.exit])
     diags += judge.open_epochs()
+    # an update after finalize belongs to no epoch: whether its form fits the op is moot
+    # (`acc[0] = acc[0] * 0.5` after a legacy in-place finalize is one mistake, not two)
+    closed = {id(d.span) for d in diags if d.code == "R201"}
+    diags = [d for d in diags if not (d.code == "R206" and id(d.span) in closed)]
     return sorted(diags, key=_position)
 
 
@@ -94,6 +109,7 @@ class _EpochJudge:
         self.before = before
         # the epochs that can stay open: init node -> [(why, the node that shows it)]
         self.unfinished: dict[int, list[tuple[str, int]]] = {}
+        self.divergently_finalized: set[int] = set()   # init nodes: R207 already said it
 
     # ------------------------------------------------------------------ helpers
 
@@ -146,23 +162,26 @@ class _EpochJudge:
 
     def reads(self, node: int, s: ir.Stmt, state) -> list[Diagnostic]:
         out, seen = [], set()
+        if isinstance(s, ir.Store) and s.buffer.is_reducer:
+            out += self.store(s, state.get(s.buffer, frozenset()))
+            if out:
+                seen.add(s.buffer)
         for e in ir.stmt_exprs(s):
             for sub in ir.subexprs(e):
                 if isinstance(sub, ir.Load) and sub.buffer.is_reducer and \
                         sub.buffer not in seen:
                     seen.add(sub.buffer)
                     out += self.read(node, s, sub, state.get(sub.buffer, frozenset()))
-        if isinstance(s, ir.Store) and s.buffer.is_reducer:
-            out += self.store(s, state.get(s.buffer, frozenset()))
         if isinstance(s, ir.Copy):
             for region, role in ((s.src, "from"), (s.dst, "into")):
                 if region.buffer.is_reducer:
-                    out += self.handed_to_op(s, region.buffer, f"`T.copy` {role}",
+                    out += self.handed_to_op(node, s, region.buffer, f"`T.copy` copies {role}",
                                              state.get(region.buffer, frozenset()))
         if isinstance(s, ir.Reduce):
             for buf, role in ((s.src, "source"), (s.dst, "destination")):
                 if buf.is_reducer:
-                    out += self.handed_to_op(s, buf, f"`T.reduce_{s.kind}` {role}",
+                    out += self.handed_to_op(node, s, buf,
+                                             f"`T.reduce_{s.kind}` takes as its {role}",
                                              state.get(buf, frozenset()))
         return out
 
@@ -185,8 +204,7 @@ class _EpochJudge:
         notes = []
         if opens:
             notes.append(Note(f"the epoch of `{b.name}` is opened here", self.stmt(opens[0]).span))
-            if any(f.state in CLOSED_STATES for f in facts):
-                notes += self.path_notes(opens[0], node, self.kills(b))
+        notes += self.unreadable_path(node, b, facts)
         return [error("R200", f"`{show(load)}` reads reducer `{b.name}` before it is finalized: "
                       f"until `T.finalize_reducer` a reducer holds each thread's partial "
                       f"value, not the result", load.span, *notes,
@@ -204,7 +222,7 @@ class _EpochJudge:
                       f"overwrite other contributions", s.span,
                       hint=rules.update_hint(b))]
 
-    def handed_to_op(self, s, b: ir.Buffer, role: str, facts) -> list[Diagnostic]:
+    def handed_to_op(self, node: int, s, b: ir.Buffer, role: str, facts) -> list[Diagnostic]:
         if _readable(facts):
             return []
         finals = self.origins(facts, (FINALIZED,))
@@ -216,10 +234,22 @@ class _EpochJudge:
                     if "source" in role or "from" in role else
                     f"write an ordinary buffer; contribute to `{b.name}` with "
                     f"`T.reducer_update`")
-        return [error("R211", f"{role} reducer `{b.name}`: a reducer is a deferred reduction "
-                      f"whose partial values live in the threads that contributed them, not "
-                      f"a buffer that other operations may read or write", s.span,
-                      Note(f"`{b.name}` is allocated here", b.span), hint=hint)]
+        return [error("R211", f"{role} reducer `{b.name}`, which is not finalized: a reducer "
+                      f"is a deferred reduction whose partial values live in the threads "
+                      f"that contributed them, not a buffer that other operations may read "
+                      f"or write", s.span,
+                      Note(f"`{b.name}` is allocated here", b.span),
+                      *self.unreadable_path(node, b, facts), hint=hint)]
+
+    def unreadable_path(self, node: int, b: ir.Buffer, facts) -> list[Note]:
+        """When the reducer is readable on some paths only: the decisions of one path on
+        which it is not."""
+        if not any(f.state == FINALIZED_IN_PLACE for f in facts):
+            return []
+        for f in sorted(facts, key=lambda f: (f.origin is None, f.origin or 0)):
+            if f.state not in (FINALIZED_IN_PLACE, RECOVERED) and f.origin is not None:
+                return self.path_notes(f.origin, node, self.kills(b))
+        return []
 
     def kills(self, b: ir.Buffer) -> set[int]:
         """Nodes that end every fact of b (a path through them explains nothing)."""
@@ -234,7 +264,13 @@ class _EpochJudge:
             avoid = self.kills(b) | self.nodes_of(b, ir.ReducerUpdate)
             path = self.path_notes(fin, node, avoid)
             around_loop = any("another iteration" in n.message for n in path)
-            hint = (f"finalize after the loop, once every iteration has contributed, or open "
+            in_place = self.stmt(fin).dst is None
+            hint = (f"after `T.finalize_reducer({b.name})` the reducer holds the result and "
+                    f"accumulates nothing more: to change the result, finalize into a "
+                    f"buffer (`T.finalize_reducer({b.name}, res)`) and write that; to start "
+                    f"a new reduction, open a new epoch first with `T.clear({b.name})`"
+                    if in_place and not around_loop else
+                    f"finalize after the loop, once every iteration has contributed, or open "
                     f"a new epoch at the top of each iteration with `T.reducer_init({b.name})`"
                     if around_loop else
                     f"move the update before the finalize, or open a new epoch with "
@@ -259,6 +295,8 @@ class _EpochJudge:
         out = []
         div = divergence(ctx)
         if div is not None:
+            # the paths that miss a divergent finalize are the same mistake
+            self.divergently_finalized.update(self.origins(facts, OPEN_STATES))
             out.append(error("R207", f"`{b.name}` is finalized inside {div.frame.describe()}, "
                              f"which is thread-divergent: {div.why}. A finalize is a "
                              f"collective (an all-reduce) that every thread must reach "
@@ -267,7 +305,7 @@ class _EpochJudge:
                              hint="move the finalize out of it, so that every thread reaches "
                                   "it; put the condition on the updates instead (a "
                                   "predicated update contributes only where it runs)"))
-        misplaced = self.scope_mismatch(node, f, facts)
+        misplaced = [] if div else self.scope_mismatch(node, f, facts)
         out += misplaced
         closed = self.origins(facts, CLOSED_STATES)
         if closed and not misplaced:
@@ -291,18 +329,29 @@ class _EpochJudge:
         here = self.scope(node)
         for o in self.origins(facts, OPEN_STATES):
             there = self.scope(o)
-            if same_scope(here, there):
+            if same_epoch_scope(here, there):
                 continue
             init = self.stmt(o)
-            opened = ("when it was allocated" if init.form == "implicit" else "by the init")
-            why = _scope_consequence(here, there)
-            return [error("R208", f"reducer `{b.name}` is finalized {describe_scope(here)}, "
-                          f"but its epoch was opened {opened} {describe_scope(there)} (line "
-                          f"{init.span.line}): {why}", f.span,
+            opened = "allocated (which opens its epoch)" if init.form == "implicit" else \
+                "opened"
+            threads = self.cfg.graph.nodes[node]["ctx"].kernel.threads
+            if participants(here, threads) != participants(there, threads):
+                msg = (f"reducer `{b.name}` is finalized "
+                       f"{describe_participants(here, threads)}, but its epoch was {opened} "
+                       f"{describe_participants(there, threads)} (line {init.span.line}): "
+                       f"the finalize's collective would combine the partials of a "
+                       f"different set of threads than the epoch was opened for")
+                hint = ("open and finalize the epoch in the same warp group: put "
+                        "`T.finalize_reducer` in the same `with T.ws(...)` block as the "
+                        "init, or both outside it")
+            else:
+                why, hint = _loop_consequence(b, here, there)
+                msg = (f"reducer `{b.name}` is finalized {describe_epoch_scope(here)}, but its "
+                       f"epoch was {opened} {describe_epoch_scope(there)} (line "
+                       f"{init.span.line}): {why}")
+            return [error("R208", msg, f.span,
                           Note(f"the epoch of `{b.name}` is opened here", init.span),
-                          hint=f"open and finalize each epoch in the same block: put "
-                               f"`T.reducer_init({b.name})` and `T.finalize_reducer` both "
-                               f"outside the loop or branch, or both inside it")]
+                          hint=hint)]
         return []
 
     # ------------------------------------------------------------------ the end
@@ -314,8 +363,13 @@ class _EpochJudge:
         return []
 
     def open_epochs(self) -> list[Diagnostic]:
-        return [self.never_finalized(origin, reasons)
-                for origin, reasons in sorted(self.unfinished.items())]
+        out = []
+        for origin, reasons in sorted(self.unfinished.items()):
+            if origin in self.divergently_finalized:
+                reasons = [r for r in reasons if r[0] == "reopened"]
+            if reasons:
+                out.append(self.never_finalized(origin, reasons))
+        return out
 
     def never_finalized(self, origin: int, reasons) -> Diagnostic:
         init = self.stmt(origin)
@@ -326,16 +380,21 @@ class _EpochJudge:
         avoid = self.kills(b)
         if kind == "end" and not finals:
             return error("R202", f"reducer `{b.name}` is never finalized: the epoch {where} "
-                         f"here is never combined into a result, so its contributions are "
-                         f"lost", init.span,
+                         f"here is never closed, so what it accumulates never becomes a "
+                         f"result", init.span,
                          hint=f"add `{_finalize_text(b)}` after the last update")
         notes = self.path_notes(origin, at, avoid)
         if kind == "reopened":
             reopen = self.stmt(at)
-            msg = (f"the epoch of reducer `{b.name}` {where} here is opened again at line "
-                   f"{reopen.span.line} before it is finalized, which discards its "
-                   f"contributions")
-            notes.insert(0, Note("the epoch is opened again here", reopen.span))
+            if at == origin:
+                msg = (f"the epoch of reducer `{b.name}` opened here is opened again by this "
+                       f"same statement on the next iteration, before it is finalized, which "
+                       f"discards its contributions")
+            else:
+                msg = (f"the epoch of reducer `{b.name}` {where} here is opened again at line "
+                       f"{reopen.span.line} before it is finalized, which discards its "
+                       f"contributions")
+                notes.insert(0, Note("the epoch is opened again here", reopen.span))
             hint = f"finalize the epoch with `T.finalize_reducer` before opening the next one"
         else:
             msg = (f"the epoch of reducer `{b.name}` {where} here can reach the end of the "
@@ -347,27 +406,19 @@ class _EpochJudge:
         return error("R202", msg, init.span, *notes, hint=hint)
 
 
-def _scope_consequence(fin: tuple[Frame, ...], init: tuple[Frame, ...]) -> str:
-    """What it means that the finalize sits in fin and the init in init."""
+def _loop_consequence(b: ir.Buffer, fin, init) -> tuple[str, str]:
+    """What it means that the finalize and the init sit in different loops, and what to
+    do about it."""
+    fin, init = epoch_scope(fin), epoch_scope(init)
     common = 0
     while common < min(len(fin), len(init)) and fin[common].key() == init[common].key():
         common += 1
-    if common == len(init):          # the finalize is nested deeper
-        s = fin[common].stmt
-        if isinstance(s, (ir.SerialFor, ir.ParallelFor)):
-            return ("the finalize runs on every iteration of that loop, while the epoch is "
-                    "opened once")
-        if isinstance(s, ir.If):
-            return "the epoch is finalized only when that branch is taken"
-        return ("only that warp group finalizes, while the epoch belongs to every thread "
-                "that opened it")
-    if common == len(fin):           # the init is nested deeper
-        s = init[common].stmt
-        if isinstance(s, (ir.SerialFor, ir.ParallelFor)):
-            return ("each iteration of that loop opens the epoch again, but it is finalized "
-                    "once, after the loop")
-        if isinstance(s, ir.If):
-            return "the epoch is opened only when that branch is taken, but finalized always"
-        return ("only that warp group opened the epoch, but the finalize involves every "
-                "thread")
-    return "the init and the finalize sit in different blocks"
+    if common == len(init):          # the finalize is inside a loop the init is not in
+        return ("the finalize runs on every iteration of that loop, while the epoch is "
+                "opened once before it",
+                f"finalize after the loop, once every iteration has contributed, or open a "
+                f"new epoch at the top of each iteration with `T.reducer_init({b.name})`")
+    return ("every iteration of that loop opens the epoch again, but it is finalized "
+            "outside the loop",
+            "open the epoch before the loop, or finalize it inside the loop, after the "
+            "iteration's updates")

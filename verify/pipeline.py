@@ -13,7 +13,11 @@ from spec.ir import PrimFunc, Program
 from interp import logical
 from interp.accept import within_bound
 
+from codegen.layout import LayoutMap, infer_layouts
+
 from . import inputs as inputs_mod
+from .epochs import check_func
+from .expect import ExpectationSyntaxError, parse_expectation
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_MISMATCH, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
@@ -28,6 +32,17 @@ class Loaded:
     source: str
     program: Program
     func: PrimFunc
+    default_inputs: dict[str, np.ndarray] = field(default_factory=dict)  # `# input:` lines
+    layouts: LayoutMap | None = None                                       # inferred once
+
+    def inputs(self, seed: int, given: dict[str, np.ndarray] | None = None,
+               origin: str = "inputs") -> dict[str, np.ndarray]:
+        """Every parameter's initial value: given ones first, then the program's own
+        `# input:` lines, then values generated from seed."""
+        merged = {k: v for k, v in self.default_inputs.items()
+                  if k in {p.name for p in self.func.params}}
+        merged.update(given or {})
+        return inputs_mod.prepare(self.func, seed, merged, origin)
 
 
 def read_source(path: str) -> str:
@@ -52,12 +67,32 @@ def load(path: str, func_name: str | None = None, source: str | None = None) -> 
         wanted = f"no prim_func named {func_name!r}" if func_name else \
             "several prim_funcs and none is called main; pick one with --func"
         raise UsageError(f"{path}: {wanted} (found: {names})") from None
-    return Loaded(path, source, program, func)
+    try:
+        defaults = parse_expectation(source, path).inputs
+    except ExpectationSyntaxError as exc:
+        raise UsageError(str(exc)) from None
+    return Loaded(path, source, program, func, defaults)
 
 
 def static_diagnostics(loaded: Loaded) -> list[Diagnostic]:
-    """Everything the static checkers report about the function (errors and notes)."""
-    return []
+    """Everything the static checkers report about the function (errors and notes):
+    the epoch verifier first; layouts only for a program whose epochs are sound (a
+    broken epoch often breaks layout inference too, and one cause deserves one error)."""
+    diagnostics = check_func(loaded.func)
+    if any(d.is_error for d in diagnostics):
+        return diagnostics
+    try:
+        loaded_layouts(loaded)
+    except DiagnosticError as err:
+        diagnostics += err.diagnostics
+    return diagnostics
+
+
+def loaded_layouts(loaded: Loaded) -> LayoutMap:
+    """The layouts of the loaded function (inferred once)."""
+    if loaded.layouts is None:
+        loaded.layouts = infer_layouts(loaded.func)
+    return loaded.layouts
 
 
 @dataclass
@@ -120,7 +155,7 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
     report = CheckReport(loaded, static_diagnostics(loaded), seed=seed)
     if any(d.is_error for d in report.diagnostics):
         return report
-    values = inputs_mod.prepare(loaded.func, seed, given)
+    values = loaded.inputs(seed, given)
     try:
         report.reference = logical.run(loaded.func, values)
     except DiagnosticError as err:

@@ -112,7 +112,7 @@ def _form_matches(u: ir.ReducerUpdate) -> list[Diagnostic]:
     if op not in MONOIDS or form_op == op:
         return []
     written = FORM_TEXT.get(u.form, u.form).format(acc=b.name)
-    return [error("R206", f"`{written}` is a {form_op} update, but `{b.name}` is a {op} "
+    return [error("R206", f"`{written}` is a {form_op} update, but `{b.name}` is {'an' if op[0] in 'aeiou' else 'a'} {op} "
                   f"reducer (op=\"{b.reducer.op}\"): the value would be combined with "
                   f"{op}, not {form_op}", u.span,
                   Note(f"`{b.name}` is declared with op=\"{b.reducer.op}\" here", b.span),
@@ -173,16 +173,21 @@ def _contribution_dtype(b: ir.Buffer, value: ir.Expr, what: str, span) -> list[D
         else:
             why = f"the literal {value.value!r} is not representable in {d}"
             hint = f"use a value within the range of {d}, or a wider reducer dtype"
-        return [error("R210", f"{what} to `{b.name}` ({d} reducer): {why}", span, hint=hint)]
+        return [error("R210", f"{what} to `{b.name}` ({_a(d)} reducer): {why}", span,
+                      hint=hint)]
     if converts_exactly(value.dtype, d):
         return []
     loss = _loss(value.dtype, d)
-    return [error("R210", f"{what} `{show(value)}` is {value.dtype}, but `{b.name}` is a {d} "
+    return [error("R210", f"{what} `{show(value)}` is {value.dtype}, but `{b.name}` is {_a(d)} "
                   f"reducer: {loss}", span,
                   Note(f"`{b.name}` is allocated as {d} here", b.span),
                   hint=f"convert it explicitly with `T.cast({show(value)}, T.{d.name})` if "
                        f"that loss is intended, or allocate `{b.name}` with dtype "
                        f"{value.dtype}")]
+
+
+def _a(d: DType) -> str:
+    return ("an " if d.name[0] in "aeiou" else "a ") + d.name
 
 
 def _loss(src: DType, dst: DType) -> str:

@@ -1,10 +1,23 @@
 """Where a statement sits: the chain of control regions around it and the names bound there.
 
-A **scope** is the tuple of frames from the kernel body down to the statement list that
-holds the statement. A frame is one control region: the body of a `T.Parallel` or serial
-loop, one arm of an `if` (then and else are different frames), or a `T.ws` block. Two
-statements are in the same scope exactly when they sit in the same statement list. This
-is the notion R208 compares for a reducer's init and finalize."""
+The chain (`Scope`) is the tuple of frames from the kernel body down to the statement
+list that holds the statement. A frame is one control region: the body of a `T.Parallel`
+or serial loop, one arm of an `if` (then and else are different frames), or a `T.ws`
+block.
+
+The **scope R208 compares** is the statement's *epoch scope*: the chain of enclosing loops
+(`T.Parallel`, `T.serial`, `T.Pipelined`, `T.unroll`, `range`) and `T.ws` blocks, each
+identified by the statement that opens it. Init and finalize of one epoch must have the
+same epoch scope: a loop between them makes one run a different number of times than the
+other (finalized every iteration of an epoch opened once, or opened every iteration and
+finalized once), and a `T.ws` block between them makes the finalize's collective run over
+a different set of threads than the one whose partials the init reset.
+
+`if` arms are not part of it. A block-uniform `if` changes neither how often nor by which
+threads a statement runs; whether every path through it finalizes exactly once is decided
+path by path by the state machine (a finalize on one arm only is R202 on the other path;
+a finalize on both arms is correct). A thread-divergent `if` around a finalize is R207.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -42,14 +55,45 @@ class Frame:
 Scope = tuple[Frame, ...]
 
 
-def same_scope(a: Scope, b: Scope) -> bool:
-    return [f.key() for f in a] == [f.key() for f in b]
+def epoch_scope(scope: Scope) -> tuple[Frame, ...]:
+    """The loops and `T.ws` blocks of a scope (R208 compares these)."""
+    return tuple(f for f in scope if not isinstance(f.stmt, ir.If))
 
 
-def describe_scope(scope: Scope) -> str:
-    if not scope:
-        return "at the top level of the kernel"
-    return f"inside {scope[-1].describe()}"
+def same_epoch_scope(a: Scope, b: Scope) -> bool:
+    return [f.key() for f in epoch_scope(a)] == [f.key() for f in epoch_scope(b)]
+
+
+def describe_epoch_scope(scope: Scope) -> str:
+    frames = epoch_scope(scope)
+    return f"inside {frames[-1].describe()}" if frames else "outside every loop and T.ws block"
+
+
+def participant_frame(scope: Scope) -> Frame | None:
+    """The innermost `T.ws` block around a statement, or None (the whole block)."""
+    for frame in reversed(scope):
+        if isinstance(frame.stmt, ir.WarpGroup):
+            return frame
+    return None
+
+
+def participants(scope: Scope, threads: int) -> tuple[int, ...]:
+    """The thread indices that execute a statement of this scope together."""
+    frame = participant_frame(scope)
+    if frame is None:
+        return tuple(range(threads))
+    return tuple(t for g in sorted(set(frame.stmt.groups))
+                 for t in range(128 * g, min(128 * g + 128, threads)))
+
+
+def describe_participants(scope: Scope, threads: int) -> str:
+    frame = participant_frame(scope)
+    if frame is None:
+        return f"by all {threads} threads of the block"
+    ts = participants(scope, threads)
+    groups = ", ".join(str(g) for g in frame.stmt.groups)
+    span = f"threads {ts[0]}..{ts[-1]}" if ts else "no thread"
+    return f"by warp group {groups} ({span}) in {frame.describe()}"
 
 
 @dataclass(frozen=True)

@@ -67,8 +67,11 @@ def transfer(stmt: ir.Stmt, node: int, facts: frozenset[Fact]) -> frozenset[Fact
     return frozenset(out)
 
 
-def solve(cfg: CFG) -> dict[int, State | None]:
-    """The facts at the entry of every node; None for a node no path reaches."""
+def solve(cfg: CFG, unsettled: frozenset[int] = frozenset()) -> dict[int, State | None]:
+    """The facts at the entry of every node; None for a node no path reaches.
+
+    `unsettled` are the nodes whose effect is not one state for all threads (a finalize
+    under thread-divergent control flow, R207): after them the reducer is `recovered`."""
     g = cfg.graph
     before: dict[int, State | None] = {n: None for n in g.nodes}
     after: dict[int, State | None] = {n: None for n in g.nodes}
@@ -78,21 +81,23 @@ def solve(cfg: CFG) -> dict[int, State | None]:
         n = work.popleft()
         incoming = before[n] if n == cfg.entry else _join(after[p] for p in g.predecessors(n))
         before[n] = incoming
-        out = _apply(g.nodes[n]["stmt"], n, incoming)
+        out = _apply(g.nodes[n]["stmt"], n, incoming, n in unsettled)
         if out != after[n]:
             after[n] = out
             work.extend(g.successors(n))
     return before
 
 
-def _apply(stmt: ir.Stmt | None, node: int, state: State | None) -> State | None:
+def _apply(stmt: ir.Stmt | None, node: int, state: State | None,
+           unsettled: bool) -> State | None:
     if state is None or stmt is None:
         return state
     buf = reducer_of(stmt)
     if buf is None:
         return state
     out = dict(state)
-    out[buf] = transfer(stmt, node, state.get(buf, frozenset()))
+    out[buf] = frozenset({Fact(RECOVERED, None)}) if unsettled else \
+        transfer(stmt, node, state.get(buf, frozenset()))
     return out
 
 

@@ -144,6 +144,9 @@ class ConstFolder:
         raise NotConstant(node, f"{type(node.value).__name__} literal")
 
     def _Name(self, node: ast.Name):
+        name = self.imports.t_name(node)      # `from tilelang.language import float32`
+        if name is not None and lookup_dtype(name) is not None:
+            return lookup_dtype(name)
         return self.lookup(node.id, node)
 
     def _Attribute(self, node: ast.Attribute):

@@ -9,7 +9,7 @@ from ..ir import Buffer, Kernel, PrimFunc, Var
 from ..source import Span
 from .buffers import fold_shape
 from .constants import NotConstant
-from .context import Constant, Entry, FuncContext
+from .context import POISON, Constant, Entry, FuncContext
 from .errors import FrontendError, construct_name, shape_error, unsupported
 from .exprs import call_args
 from .names import Imports
@@ -29,6 +29,7 @@ def lower_prim_func(imports: Imports, env: dict[str, Entry], node: ast.FunctionD
             params.append(_param(ctx, arg))
         except FrontendError as exc:
             ctx.diagnostics.append(exc.diagnostic)
+            ctx.bind(arg.arg, POISON)        # its uses are not reported a second time
     kernel = None
     try:
         kernel_node = _kernel_statement(ctx, node)

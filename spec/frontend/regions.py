@@ -37,7 +37,7 @@ class RegionArg:
 
 
 def zero(span: Span) -> Const:
-    return typed_const(0, INT32, span)
+    return Const(0, INT32, span, weak=True)
 
 
 def whole(buffer: Buffer, span: Span) -> Region:

@@ -1,9 +1,10 @@
-# expect: error R201 at 22
-# expect: error R203 at 23
+# expect: error R201 at 23
+# expect: error R208 at 24
 #
-# The epoch opens before a serial loop but is finalized inside it: the second iteration
-# updates a finalized reducer (found only around the loop's back edge) and finalizes it
-# again. Move T.reducer_init into the loop, or the finalize after it.
+# The epoch opens before a serial loop but is finalized inside it: init and finalize are
+# in different scopes (the finalize runs every iteration, the init once), and the second
+# iteration updates a finalized reducer, which only the path around the loop's back edge
+# shows. Move T.reducer_init into the loop, or the finalize after it.
 import tilelang.language as T
 
 N = 8
@@ -20,5 +21,5 @@ def main(x: T.Tensor((N,), T.float32), out: T.Tensor((1,), T.float32)):
         for k in T.serial(2):
             for j in T.Parallel(N):
                 T.reducer_update(acc[0], x_frag[j])  # <- R201
-            T.finalize_reducer(acc, result)  # <- R203
+            T.finalize_reducer(acc, result)  # <- R208
         T.copy(result, out)

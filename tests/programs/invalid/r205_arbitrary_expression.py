@@ -1,7 +1,7 @@
 # expect: error R205 at 18
 #
-# A store whose right-hand side is no combine of the old value with a contribution
-# (acc * 2 + v is not a sum update: applied per partial it depends on the partition).
+# The RFC's `acc[i] = unrelated_expression`: a store of a value computed without the
+# reducer is no update of a sum (each replica would overwrite its partial with it).
 import tilelang.language as T
 
 N = 8
@@ -15,6 +15,6 @@ def main(x: T.Tensor((N,), T.float32), out: T.Tensor((1,), T.float32)):
         acc = T.alloc_reducer((1,), T.float32, op="sum", replication="all")
         T.clear(acc)
         for j in T.Parallel(N):
-            acc[0] = acc[0] * 2.0 + x_frag[j]  # <- R205
+            acc[0] = x_frag[j] * x_frag[j] + 1.0  # <- R205
         T.finalize_reducer(acc)
         T.copy(acc, out)

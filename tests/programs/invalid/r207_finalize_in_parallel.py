@@ -1,7 +1,8 @@
-# expect: error R207 at 20
+# expect: error R207 at 21
 #
-# Finalize inside a T.Parallel body: the collective would sit in per-thread control
-# flow. Finalize belongs after the loop, at block level.
+# Finalize inside a T.Parallel body: each iteration may run on a different thread, so the
+# collective sits in per-thread control flow (here a whole epoch per iteration). Finalize
+# belongs after the loop, at block level.
 import tilelang.language as T
 
 N = 8
@@ -14,8 +15,8 @@ def main(x: T.Tensor((N,), T.float32), out: T.Tensor((1,), T.float32)):
         T.copy(x, x_frag)
         acc = T.alloc_reducer((1,), T.float32, op="sum")
         result = T.alloc_fragment((1,), T.float32)
-        T.reducer_init(acc)
         for j in T.Parallel(N):
+            T.reducer_init(acc)
             T.reducer_update(acc[0], x_frag[j])
             T.finalize_reducer(acc, result)  # <- R207
         T.copy(result, out)

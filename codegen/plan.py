@@ -1,0 +1,41 @@
+"""Choose the physical plan of a kernel: one ReducerPlan per reducer, by the planner
+asked for. Ordinary work needs no choice here: it is placed by the LayoutMap the plan
+carries (spec.physical).
+
+    plan_func(func, planner, layouts=None) -> PhysicalPlan
+
+A planner is a function ReducerSites -> ReducerPlan registered in PLANNERS; the shared
+gathering (participants, update sites, barrier ids) is codegen.plan_sites and the
+collectives are codegen.collectives, so a new planner only decides storage, guards and
+the collective. The text and JSON forms are codegen.plan_text."""
+from __future__ import annotations
+
+from typing import Callable
+
+from spec import ir
+from spec.physical import PhysicalPlan, ReducerPlan
+from .layout import LayoutMap, infer_layouts
+from .plan_canonical import plan_canonical
+from .plan_legacy import plan_legacy
+from .plan_sites import ReducerSites, gather_reducers
+
+Planner = Callable[[ReducerSites], ReducerPlan]
+
+PLANNERS: dict[str, Planner] = {
+    "canonical": plan_canonical,
+    "legacy": plan_legacy,
+}
+
+
+def plan_func(func: ir.PrimFunc, planner: str, layouts: LayoutMap | None = None) -> PhysicalPlan:
+    """The physical plan of func under planner. Raises ValueError for a planner that
+    is not registered, DiagnosticError (R300) from layout inference or when an update
+    runs outside its reducer's participant set."""
+    if planner not in PLANNERS:
+        raise ValueError(f"unknown planner {planner!r}; available: "
+                         f"{', '.join(PLANNERS)}")
+    if layouts is None:
+        layouts = infer_layouts(func)
+    plan_reducer = PLANNERS[planner]
+    reducers = tuple(plan_reducer(sites) for sites in gather_reducers(func, layouts))
+    return PhysicalPlan(func, planner, layouts, reducers)

@@ -1,0 +1,191 @@
+"""The physical plan as text (`verify-reducer emit --what plan`) and as plain JSON
+(`--json`): one block per reducer — planner, participants, storage layout, each update
+site with its loop layout and guard, each finalize with its chunks and their steps one
+per line, the workspace size and the notes."""
+from __future__ import annotations
+
+from spec.diagnostics import Diagnostic
+from spec.layout import Layout
+from spec.physical import Barrier, FinalizePlan, FromWorkspace, Guard, PhysicalPlan, \
+    ReduceWorkspace, ReducerPlan, Shuffle, SitePlan, Step, ToWorkspace
+
+
+# ----------------------------------------------------------------------------- text
+
+def format_plan(plan: PhysicalPlan) -> str:
+    head = f"physical plan of {plan.func.name}: planner {plan.planner}"
+    if not plan.reducers:
+        return head + "\n  (no reducers: ordinary work follows the layouts)"
+    blocks = [head] + [_reducer_text(r) for r in plan.reducers]
+    blocks += [f"note[{d.code}]: {d.message}" for d in plan.notes]
+    return "\n\n".join(blocks)
+
+
+def _reducer_text(rp: ReducerPlan) -> str:
+    buffer = rp.reducer
+    op = buffer.reducer.op
+    offset, count = rp.participants
+    lines = [f"reducer {buffer.name}{list(buffer.shape)} {buffer.dtype} op={op} "
+             f"(line {buffer.span.line}): {rp.planner} plan",
+             f"  participants: threads {offset}..{offset + count - 1} ({count})",
+             f"  storage: {rp.storage.describe()}"]
+    lines += [_site_text(site) for site in rp.sites]
+    for fp in rp.finalizes:
+        lines += _finalize_text(fp, op)
+    bytes_ = rp.workspace_words * max(1, buffer.dtype.bits // 8)
+    lines.append(f"  workspace: {rp.workspace_words} words ({bytes_} bytes)")
+    lines += [f"  note[{d.code}]: {d.message}" for d in rp.notes]
+    return "\n".join(lines)
+
+
+def _site_text(site: SitePlan) -> str:
+    guard = "every replica contributes" if site.guard_replica is None else \
+        f"only replica {site.guard_replica} contributes ({site.loop.rep_var} == " \
+        f"{site.guard_replica})"
+    return (f"  update line {site.update.span.line}: loop {site.loop.describe()}; "
+            f"{guard}")
+
+
+def _finalize_text(fp: FinalizePlan, op: str) -> list[str]:
+    fin = fp.finalize
+    dst = fin.dst.name if fin.dst is not None else "in place"
+    lines = [f"  finalize line {fin.span.line} -> {dst}: all-reduce width {fp.width}, "
+             f"scale {fp.scale}, barrier {fp.barrier_id} (count {fp.barrier_count}), "
+             f"{len(fp.chunks)} chunk{'s' if len(fp.chunks) != 1 else ''}"]
+    if fin.batch is not None:
+        lines.append(f"    {_batch_text(fp)}")
+    if fp.dst_layout is not None:
+        lines.append(f"    destination layout: {fp.dst_layout.describe()}")
+    for chunk in fp.chunks:
+        lines.append(f"    chunk slots {chunk.first}..{chunk.first + chunk.count - 1}:")
+        lines += [f"      {step_text(step, op)}" for step in chunk.steps] or \
+            ["      (nothing to combine: one partial per output)"]
+    return lines
+
+
+def _batch_text(fp: FinalizePlan) -> str:
+    hint = fp.finalize.batch
+    slots = sum(c.count for c in fp.chunks)
+    size = fp.chunks[0].count
+    if not any(isinstance(s, (ToWorkspace, ReduceWorkspace)) for c in fp.chunks
+               for s in c.steps):
+        return f"batch hint {hint}: not needed (no workspace; one pass over {slots} slots)"
+    if hint >= 1 and size == min(hint, slots):
+        return f"batch hint {hint}: chunks of {size} slots"
+    return (f"batch hint {hint} not usable here (participants or workspace); chunks of "
+            f"{size} slots instead — a hint never changes the result")
+
+
+def step_text(step: Step, op: str = "⊕") -> str:
+    """One step as a line: `shfl_xor 16`, `bar.sync 1, 128`, `W[t*4 + s] = P[t, s]`."""
+    if isinstance(step, Shuffle):
+        text = f"shfl_xor {step.mask}: P[t, s] = {op}(P[t, s], P[t ^ {step.mask}, s])"
+    elif isinstance(step, Barrier):
+        text = f"bar.sync {step.id}, {step.count}"
+    elif isinstance(step, ToWorkspace):
+        text = f"W[{step.addr}] = P[t, s]"
+    elif isinstance(step, ReduceWorkspace):
+        text = f"W[{step.dst}] = {op} over k < {step.terms} of W[{step.src}]"
+    elif isinstance(step, FromWorkspace):
+        text = f"P[t, s] = W[{step.addr}]" if step.terms == 1 else \
+            f"P[t, s] = {op} over k < {step.terms} of W[{step.addr}]"
+    else:
+        raise TypeError(f"not a step: {step!r}")
+    if step.guards:
+        text += "  if " + " and ".join(_guard_text(g) for g in step.guards)
+    if isinstance(step, ReduceWorkspace):
+        text += "  (once per thread, not per slot)"
+    return text
+
+
+def _guard_text(guard: Guard) -> str:
+    return f"{guard.expr} {guard.op} {guard.value}"
+
+
+# ----------------------------------------------------------------------------- JSON
+
+def plan_json(plan: PhysicalPlan) -> dict:
+    return {
+        "func": plan.func.name,
+        "planner": plan.planner,
+        "reducers": [_reducer_json(r) for r in plan.reducers],
+        "notes": [_diagnostic_json(d) for d in plan.notes],
+    }
+
+
+def _reducer_json(rp: ReducerPlan) -> dict:
+    buffer = rp.reducer
+    op = buffer.reducer.op
+    offset, count = rp.participants
+    return {
+        "reducer": buffer.name,
+        "line": buffer.span.line,
+        "shape": list(buffer.shape),
+        "dtype": str(buffer.dtype),
+        "op": op,
+        "planner": rp.planner,
+        "participants": {"offset": offset, "count": count},
+        "storage": layout_json(rp.storage),
+        "sites": [{"line": s.update.span.line, "col": s.update.span.col,
+                   "loop": layout_json(s.loop), "guard_replica": s.guard_replica}
+                  for s in rp.sites],
+        "finalizes": [_finalize_json(fp, op) for fp in rp.finalizes],
+        "workspace_words": rp.workspace_words,
+        "notes": [_diagnostic_json(d) for d in rp.notes],
+    }
+
+
+def _finalize_json(fp: FinalizePlan, op: str) -> dict:
+    fin = fp.finalize
+    return {
+        "line": fin.span.line,
+        "dst": fin.dst.name if fin.dst is not None else None,
+        "batch_hint": fin.batch,
+        "width": fp.width,
+        "scale": fp.scale,
+        "barrier_id": fp.barrier_id,
+        "barrier_count": fp.barrier_count,
+        "dst_layout": layout_json(fp.dst_layout) if fp.dst_layout is not None else None,
+        "chunks": [{"first": c.first, "count": c.count,
+                    "steps": [step_json(s, op) for s in c.steps]} for c in fp.chunks],
+    }
+
+
+def layout_json(layout: Layout) -> dict:
+    return {
+        "shape": list(layout.shape),
+        "index_vars": list(layout.index_vars),
+        "rep_var": layout.rep_var,
+        "thread": str(layout.thread),
+        "slot": str(layout.slot),
+        "replicate": layout.replicate,
+        "offset": layout.offset,
+        "count": layout.count,
+        "text": layout.describe(),
+    }
+
+
+def step_json(step: Step, op: str = "⊕") -> dict:
+    if isinstance(step, Shuffle):
+        fields = {"step": "shuffle", "mask": step.mask}
+    elif isinstance(step, Barrier):
+        fields = {"step": "barrier", "id": step.id, "count": step.count}
+    elif isinstance(step, ToWorkspace):
+        fields = {"step": "to_workspace", "addr": str(step.addr)}
+    elif isinstance(step, ReduceWorkspace):
+        fields = {"step": "reduce_workspace", "dst": str(step.dst), "src": str(step.src),
+                  "terms": step.terms}
+    elif isinstance(step, FromWorkspace):
+        fields = {"step": "from_workspace", "addr": str(step.addr), "terms": step.terms}
+    else:
+        raise TypeError(f"not a step: {step!r}")
+    fields["guards"] = [{"expr": str(g.expr), "op": g.op, "value": g.value}
+                        for g in step.guards]
+    fields["text"] = step_text(step, op)
+    return fields
+
+
+def _diagnostic_json(d: Diagnostic) -> dict:
+    span = d.span
+    return {"code": d.code, "severity": d.severity, "message": d.message,
+            "line": span.line if span else None, "col": span.col if span else None}

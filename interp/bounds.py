@@ -26,8 +26,6 @@ import numpy as np
 
 from spec.dtypes import DType
 
-Bound = "np.ndarray | None"
-
 # CUDA's documented max ulp error + 1 for numpy; floor/ceil/abs are exact everywhere.
 LIBRARY_ULPS: dict[str, int] = {
     "exp": 3, "exp2": 3, "log": 2, "log2": 2, "sqrt": 1, "rsqrt": 3, "tanh": 3,

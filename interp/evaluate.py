@@ -44,12 +44,9 @@ def convert(val: Val, dtype: DType) -> Val:
     with np.errstate(all="ignore"):
         v = dtype.quantize(val.v)
     if dtype.is_float and val.dtype.is_float:
-        b = B.rounded(dtype, val.b, v)
-    elif dtype.is_float:
-        b = B.taint(val.b)      # an uncertain integer is an unknown one
-    else:
-        b = B.taint(val.b)
-    return Val(v, dtype, b)
+        return Val(v, dtype, B.rounded(dtype, val.b, v))
+    # to an integer: truncation steps; from an uncertain integer: an unknown one
+    return Val(v, dtype, B.taint(val.b))
 
 
 def indices_of(exprs, lanes: Lanes, mem: Memory) -> tuple[list[np.ndarray], bool]:

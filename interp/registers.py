@@ -1,0 +1,75 @@
+"""Registers: the per-thread storage of fragments (and of reducer partials), laid out by a
+spec.layout.Layout, with poison tracking.
+
+A register file is `values[thread - offset, slot]` plus `written[...]`: a register
+starts poisoned and becomes readable when something writes it (DESIGN §4). Which
+element a register holds is the layout's `inverse()`; the tables derived from a layout
+are computed once per layout object (`tables`), since a loop's layout is reused every
+time the loop runs."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from spec.layout import Layout
+
+
+@dataclass(frozen=True)
+class LayoutTables:
+    """Everything the simulator asks of a layout, as arrays."""
+    layout: Layout
+    index: np.ndarray        # [count, slots]: flat element held there, -1 unused
+    replica: np.ndarray      # [count, slots]: its replica, -1 unused
+    slot_of: np.ndarray      # [size]: the slot of every element
+    pair_thread: np.ndarray  # [pairs]: relative thread of every used (thread, slot)
+    pair_slot: np.ndarray    # [pairs]
+    pair_index: np.ndarray   # [pairs]: the element (or loop iteration) there
+    pair_replica: np.ndarray  # [pairs]
+
+    def held(self, rel: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(slot, whether relative thread rel holds element flat) per entry."""
+        slot = self.slot_of[flat]
+        inside = (rel >= 0) & (rel < self.layout.count)
+        ok = np.zeros(len(rel), dtype=bool)
+        ok[inside] = self.index[rel[inside], slot[inside]] == flat[inside]
+        return slot, ok
+
+    def holders(self, flat: int) -> np.ndarray:
+        """Absolute threads holding element flat (every replica)."""
+        rel = np.nonzero((self.index == flat).any(axis=1))[0]
+        return rel + self.layout.offset
+
+
+_CACHE: dict[int, LayoutTables] = {}
+
+
+def tables(layout: Layout) -> LayoutTables:
+    """The tables of layout, computed once per layout object (the cache keeps the
+    layout alive, so its id is never reused)."""
+    found = _CACHE.get(id(layout))
+    if found is not None and found.layout is layout:
+        return found
+    index, replica = layout.inverse()
+    rel, slot = np.nonzero(index >= 0)
+    made = LayoutTables(layout, index, replica, layout.slots_of(), rel, slot,
+                        index[rel, slot], replica[rel, slot])
+    _CACHE[id(layout)] = made
+    return made
+
+
+class Registers:
+    """One buffer's registers in every thread of its layout."""
+
+    def __init__(self, layout: Layout, np_dtype: np.dtype):
+        self.layout = layout
+        self.tables = tables(layout)
+        shape = (layout.count, layout.slots_per_thread)
+        self.values = np.zeros(shape, dtype=np_dtype)
+        self.written = np.zeros(shape, dtype=bool)
+
+    def locate(self, threads: np.ndarray, flat: np.ndarray):
+        """(relative thread, slot, held) of element flat in each absolute thread."""
+        rel = threads - self.layout.offset
+        slot, held = self.tables.held(rel, flat)
+        return rel, slot, held

@@ -44,8 +44,8 @@ def is_power_of_two(n: int) -> bool:
 
 def transpose_chunk_limit(participants: int, word_bytes: int) -> int:
     """The widest chunk transpose_reduce can take: one reducing thread per slot (C <= P)
-    and P*C + C words of workspace within WORKSPACE_BYTES."""
-    return max(1, min(participants, WORKSPACE_BYTES // word_bytes // (participants + 1)))
+    and the P*C transposed partials within WORKSPACE_BYTES (the C results come on top)."""
+    return max(1, min(participants, WORKSPACE_BYTES // word_bytes // participants))
 
 
 def butterfly_chunk_limit(participants: int, word_bytes: int) -> int:

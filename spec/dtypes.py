@@ -88,13 +88,27 @@ class DType:
             arr = np.where(np.isfinite(arr), np.trunc(arr), 0).astype(np.int64)
         if self.is_int and arr.dtype.kind in "iub":
             return arr.astype(np.int64).astype(self.np) if arr.dtype != self.np else arr
-        out = arr.astype(self.np)
         if self.name == "bfloat16":
-            out = _round_to_bfloat16(out)
-        return out
+            if arr.dtype == np.float64:
+                return _round_to_bfloat16(_float32_round_to_odd(arr))
+            return _round_to_bfloat16(arr.astype(np.float32))
+        return arr.astype(self.np)
 
     def __str__(self) -> str:
         return self.name
+
+
+def _float32_round_to_odd(values: np.ndarray) -> np.ndarray:
+    """float64 → float32 rounded to odd: truncate, then set the last bit if inexact.
+    Rounding that result to bfloat16 equals rounding the float64 directly (no double
+    rounding), as CUDA's __double2bfloat16 does."""
+    with np.errstate(over="ignore"):
+        nearest = values.astype(np.float32)
+    too_far = np.isfinite(values) & (np.abs(nearest.astype(np.float64)) > np.abs(values))
+    truncated = np.where(too_far, np.nextafter(nearest, np.float32(0)), nearest)
+    inexact = np.isfinite(values) & (truncated.astype(np.float64) != values)
+    bits = np.ascontiguousarray(truncated, dtype=np.float32).view(np.uint32)
+    return (bits | inexact.astype(np.uint32)).view(np.float32)
 
 
 def _round_to_bfloat16(values: np.ndarray) -> np.ndarray:

@@ -676,3 +676,27 @@ def test_every_example_parses(path):
     assert prog.funcs
     for func in prog.funcs.values():
         assert format_func(func)
+
+
+def test_names_never_clash_for_later_stages():
+    body = kernel_body("""
+        for j in T.Parallel(8):
+            j = j * 2
+            for j in T.serial(2):
+                out[0] = j
+        for j in T.Parallel(8):
+            out[0] = j
+    """)
+    outer, second = stmts_of(body, ir.ParallelFor)
+    (let,) = stmts_of(body, ir.Let)
+    (inner,) = stmts_of(body, ir.SerialFor)
+    assert outer.vars[0].name == "j" and second.vars[0].name == "j"
+    assert let.var.name != "j" and inner.var.name not in ("j", let.var.name)
+
+
+def test_tensor_spelled_buffer_and_string_dtypes():
+    func = program("out[0] = x[0, 1]", params="x: T.Buffer((4, 2), \"half\"), "
+                                          "out: T.Buffer([1], dtype)",
+                   consts="dtype = 'float'\n").func()
+    assert [(p.shape, p.dtype.name) for p in func.params] == [((4, 2), "float16"),
+                                                              ((1,), "float32")]

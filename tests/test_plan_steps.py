@@ -224,8 +224,8 @@ def test_chunk_size_honours_a_usable_hint_and_balances_otherwise():
 
 def test_transpose_chunk_limit_keeps_one_reducer_per_slot_and_the_workspace_small():
     assert transpose_chunk_limit(4, 4) == 4
-    assert transpose_chunk_limit(128, 4) == 63
-    assert transpose_chunk_limit(1024, 8) == 3
+    assert transpose_chunk_limit(128, 4) == 64
+    assert transpose_chunk_limit(1024, 8) == 4
 
 
 # ----------------------------------------------------------------------------- the checker

@@ -82,11 +82,27 @@ class FuncContext:
         """A name unique within the function for buffers and Let variables, so that
         later stages (C code, reports) never see two different objects under one name."""
         candidate, n = name, 0
-        while candidate in self.used_names:
+        while candidate in self.used_names or self._live(candidate):
             n += 1
             candidate = f"{name}_{n}"
         self.used_names.add(candidate)
         return candidate
+
+    def loop_name(self, name: str) -> str:
+        """A loop variable keeps its source name (consecutive `for j` loops all say j)
+        unless an enclosing variable or a buffer is visible under that name."""
+        return self.fresh_name(name) if self._live(name) else name
+
+    def _live(self, name: str) -> bool:
+        """Whether a visible variable or buffer already carries this IR name (shadowed
+        ones included: in C they are still in scope)."""
+        scope = self.scope
+        while scope is not None:
+            for entry in scope.names.values():
+                if isinstance(entry, (Var, Buffer)) and entry.name == name:
+                    return True
+            scope = scope.parent
+        return False
 
     def push(self) -> None:
         self.scope = Scope(self.scope)

@@ -210,7 +210,8 @@ def _for(ctx: FuncContext, node: ast.For) -> list[Stmt]:
     unknown(f"loops over `{ast.unparse(it.func)}(...)` are not supported", it.func)
 
 
-def _loop_vars(ctx: FuncContext, target: ast.AST, count: int) -> tuple[Var, ...]:
+def _loop_vars(ctx: FuncContext, target: ast.AST, count: int) -> list[tuple[str, Var]]:
+    """(source name, Var) per loop variable."""
     names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
     for n in names:
         if not isinstance(n, ast.Name):
@@ -218,12 +219,18 @@ def _loop_vars(ctx: FuncContext, target: ast.AST, count: int) -> tuple[Var, ...]
     if len(names) != count:
         shape_error(f"the loop binds {len(names)} variable(s) but iterates over "
                     f"{count} dimension(s)", target)
-    return tuple(Var(n.id, Span.of(n), INT32) for n in names)
+    return [(n.id, Var(ctx.loop_name(n.id), Span.of(n), INT32)) for n in names]
 
 
-def _with_vars(ctx: FuncContext, names: tuple[Var, ...]) -> None:
-    for var in names:
-        ctx.bind(var.name, var)
+def _loop_body(ctx: FuncContext, bound: list[tuple[str, Var]],
+               nodes: list[ast.stmt]) -> tuple[Stmt, ...]:
+    ctx.push()
+    try:
+        for name, var in bound:
+            ctx.bind(name, var)
+        return lower_block(ctx, nodes)
+    finally:
+        ctx.pop()
 
 
 _PARALLEL_HINTS = ("coalesced_width", "loop_layout", "prefer_async")
@@ -243,14 +250,9 @@ def _parallel(ctx: FuncContext, node: ast.For, it: ast.Call) -> ParallelFor:
         if extent < 1:
             shape_error(f"a T.Parallel extent must be positive, got {extent}", a)
         extents.append(extent)
-    loop_vars = _loop_vars(ctx, node.target, len(extents))
-    ctx.push()
-    try:
-        _with_vars(ctx, loop_vars)
-        body = lower_block(ctx, node.body)
-    finally:
-        ctx.pop()
-    return ParallelFor(loop_vars, tuple(extents), body, Span.of(node))
+    bound = _loop_vars(ctx, node.target, len(extents))
+    body = _loop_body(ctx, bound, node.body)
+    return ParallelFor(tuple(v for _, v in bound), tuple(extents), body, Span.of(node))
 
 
 # per loop kind: its spelling, its parameters, and the scheduling keywords we ignore
@@ -279,13 +281,9 @@ def _serial(ctx: FuncContext, node: ast.For, it: ast.Call, kind: str) -> SerialF
             shape_error("a loop step must not be zero", args["step"])
     if "num_stages" in args:
         stages = ctx.folder.fold_int(args["num_stages"], "num_stages")
-    (var,) = _loop_vars(ctx, node.target, 1)
-    ctx.push()
-    try:
-        _with_vars(ctx, (var,))
-        body = lower_block(ctx, node.body)
-    finally:
-        ctx.pop()
+    bound = _loop_vars(ctx, node.target, 1)
+    body = _loop_body(ctx, bound, node.body)
+    var = bound[0][1]
     return SerialFor(var, start, stop, step, kind, body, Span.of(node), stages)
 
 

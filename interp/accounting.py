@@ -1,0 +1,141 @@
+"""Exactly-once accounting (DESIGN Appendix B).
+
+Every logical contribution gets a 64-bit id: a hash of its update site, block, the
+site's visit (the how-many-th time the block runs that statement: serial-loop
+iterations differ) and its iteration of the T.Parallel. Replicas of one iteration share
+the id. Each partial carries beside its value a wrapping sum of the ids that entered it
+and their count; every collective step combines them with the value. At finalize every
+observed copy of output o must show (Σ ids, count) of exactly the contributions the
+sites logically enabled for o — one vector comparison. Only on a mismatch is the output
+replayed with one count per partial cell (`replay_counts`), which names the
+contribution and how often it entered, omissions (0 times) included."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from spec import ir
+from spec.physical import FinalizePlan
+from spec.printer import format_expr
+
+from .collective import Channel, Exchange
+
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MASK = (1 << 64) - 1
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer on a uint64 array (wrapping arithmetic)."""
+    x = x + _GOLDEN
+    x = (x ^ (x >> np.uint64(30))) * _M1
+    x = (x ^ (x >> np.uint64(27))) * _M2
+    return x ^ (x >> np.uint64(31))
+
+
+def contribution_ids(site: int, block: int, visit: int, iterations: np.ndarray) -> np.ndarray:
+    base = ((site * 0x100000001B3) ^ (block << 24) ^ (visit << 44)) & _MASK
+    with np.errstate(over="ignore"):
+        key = _mix(np.array([base], dtype=np.uint64))[0]
+        return _mix(iterations.astype(np.uint64) ^ key)
+
+
+@dataclass
+class UpdateEvent:
+    """One execution of an update site: what it enabled and where it went."""
+    update: ir.ReducerUpdate
+    visit: int
+    names: tuple[str, ...]                 # iteration variables shown in messages
+    values: tuple[np.ndarray, ...]         # their value per enabled lane
+    ids: np.ndarray                        # per enabled lane
+    outputs: np.ndarray                    # flat output per enabled lane
+    cell_rel: np.ndarray                   # per entered lane: partial cell
+    cell_slot: np.ndarray
+    cell_ids: np.ndarray
+
+
+@dataclass
+class Ledger:
+    """One epoch's accounting: the expected pair per output and the update events."""
+    size: int
+    expected_ids: np.ndarray = field(init=False)
+    expected_counts: np.ndarray = field(init=False)
+    events: list[UpdateEvent] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.expected_ids = np.zeros(self.size, dtype=np.uint64)
+        self.expected_counts = np.zeros(self.size, dtype=np.int64)
+
+    def expect(self, ids: np.ndarray, outputs: np.ndarray, replicated: bool) -> None:
+        """Each enabled iteration once: lanes of one iteration (replicas) share an id."""
+        if replicated and len(ids):
+            ids, first = np.unique(ids, return_index=True)
+            outputs = outputs[first]
+        np.add.at(self.expected_ids, outputs, ids)
+        self.expected_counts += np.bincount(outputs, minlength=self.size)
+
+    @property
+    def contributions(self) -> int:
+        return int(self.expected_counts.sum())
+
+
+# ----------------------------------------------------------------------------- replay
+
+def replay_counts(ledger: Ledger, plan: FinalizePlan, participants: tuple[int, int],
+                  threads: int, words: int, slots: int, target: tuple[int, int],
+                  batch: int = 256) -> dict[int, int]:
+    """How many times each contribution id entered partial cell `target` (relative
+    thread, slot) after the collective: the collective run again with one count vector
+    per partial cell, batch cells at a time."""
+    rel = np.concatenate([e.cell_rel for e in ledger.events] or [np.zeros(0, np.int64)])
+    slot = np.concatenate([e.cell_slot for e in ledger.events] or [np.zeros(0, np.int64)])
+    ids = np.concatenate([e.cell_ids for e in ledger.events] or [np.zeros(0, np.uint64)])
+    count = participants[1]
+    cells, which = np.unique(rel * slots + slot, return_inverse=True)
+    multiplicity = np.zeros(len(cells), dtype=np.int64)
+    for start in range(0, len(cells), batch):
+        part = cells[start:start + batch]
+        vectors = np.zeros((count, slots, len(part)), dtype=np.int64)
+        vectors[part // slots, part % slots, np.arange(len(part))] = 1
+        channel = Channel(vectors, np.add)
+        Exchange(plan, participants, threads, words, [channel]).run()
+        multiplicity[start:start + len(part)] = channel.cells[target[0], target[1]]
+    entered = multiplicity[which]
+    unique, inverse = np.unique(ids, return_inverse=True)
+    totals = np.bincount(inverse, weights=entered, minlength=len(unique))
+    return {int(i): int(round(c)) for i, c in zip(unique, totals)}
+
+
+def wrong_contributions(ledger: Ledger, output: int,
+                        counts: dict[int, int]) -> list[tuple[UpdateEvent, int, int]]:
+    """(event, lane, times) for every contribution to `output` that did not enter
+    exactly once, and every other contribution that entered it at all."""
+    wrong, seen = [], set()
+    for event in ledger.events:
+        for lane in np.nonzero(event.outputs == output)[0]:
+            cid = int(event.ids[lane])
+            if cid in seen:
+                continue
+            seen.add(cid)
+            times = counts.get(cid, 0)
+            if times != 1:
+                wrong.append((event, int(lane), times))
+    for event in ledger.events:
+        for lane in np.nonzero(event.outputs != output)[0]:
+            cid = int(event.ids[lane])
+            if cid in seen or counts.get(cid, 0) == 0:
+                continue
+            seen.add(cid)
+            wrong.append((event, int(lane), counts[cid]))
+    return wrong
+
+
+def describe(event: UpdateEvent, lane: int, block_text: str) -> str:
+    """`contribution x_frag[j] with j=0 (line 14)`."""
+    where = ", ".join(f"{n}={int(v[lane])}" for n, v in zip(event.names, event.values))
+    text = f"contribution {format_expr(event.update.value)}"
+    if where:
+        text += f" with {where}"
+    return f"{text}{block_text} (line {event.update.span.line})"

@@ -27,7 +27,8 @@ PLANNERS: dict[str, Planner] = {
 }
 
 
-def plan_func(func: ir.PrimFunc, planner: str, layouts: LayoutMap | None = None) -> PhysicalPlan:
+def plan_func(func: ir.PrimFunc, planner: str,
+              layouts: LayoutMap | None = None) -> PhysicalPlan:
     """The physical plan of func under planner. Raises ValueError for a planner that
     is not registered, DiagnosticError (R300) from layout inference or when an update
     runs outside its reducer's participant set."""

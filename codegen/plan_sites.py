@@ -81,7 +81,8 @@ def gather_reducers(func: ir.PrimFunc, layouts: LayoutMap) -> list[ReducerSites]
 
 
 def _participants(buffer: ir.Buffer, alloc: ir.Alloc | None,
-                  updates: tuple[ir.ReducerUpdate, ...], finalizes: tuple[ir.ReducerFinalize, ...],
+                  updates: tuple[ir.ReducerUpdate, ...],
+                  finalizes: tuple[ir.ReducerFinalize, ...],
                   layouts: LayoutMap) -> tuple[int, int]:
     """The finalize's execution domain; without a finalize (a program verify rejects
     with R202, planned anyway for `emit`) the allocation's."""
@@ -105,8 +106,8 @@ def _check_inside(update: ir.ReducerUpdate, loop: Layout,
     offset, count = participants
     if loop.offset < offset or loop.offset + loop.count > offset + count:
         raise DiagnosticError(error(
-            "R300", f"layout conflict: this update of {update.reducer.name} runs on threads "
-            f"{_range(loop.participants)}, outside the participant set "
+            "R300", f"layout conflict: this update of {update.reducer.name} runs on "
+            f"threads {_range(loop.participants)}, outside the participant set "
             f"{_range(participants)} that finalizes it", update.span,
             Note(f"the update runs as {loop.describe()}")))
 

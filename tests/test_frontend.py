@@ -54,6 +54,8 @@ SUM_SURFACES = {
     "v2": "T.reducer_update(acc[0], x_frag[j])",
     "rfc-tuple": "T.reducer_update(acc, (0,), x_frag[j])",
     "rfc-scalar": "T.reducer_update(acc, 0, x_frag[j])",
+    "rfc-list": "T.reducer_update(acc, [0], x_frag[j])",
+    "rfc-constant-tuple": "T.reducer_update(acc, ORIGIN, x_frag[j])",
     "plus-eq": "acc[0] += x_frag[j]",
     "store-add": "acc[0] = acc[0] + x_frag[j]",
     "store-add-swapped": "acc[0] = x_frag[j] + acc[0]",
@@ -68,7 +70,7 @@ def test_every_sum_surface_is_one_update(surface):
         for j in T.Parallel(8):
             {SUM_SURFACES[surface]}
         T.finalize_reducer(acc, out)
-    """)
+    """, consts="ORIGIN = (0,)\n")
     (update,) = stmts_of(body, ir.ReducerUpdate)
     assert update.reducer.name == "acc" and update.reducer.is_reducer
     assert [format_expr(i) for i in update.indices] == ["0"]

@@ -15,11 +15,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from codegen.collectives import butterfly, chunk_size, hint_problem, transpose_chunk_limit, \
-    transpose_reduce
+from codegen.collectives import butterfly, chunk_size, hint_problem, \
+    transpose_chunk_limit, transpose_reduce
 from spec.physical import Barrier, FromWorkspace, ReduceWorkspace, Shuffle, ToWorkspace
-
-UNSET = object()
 
 
 class _Workspace:
@@ -129,7 +127,8 @@ def expect_groups(result: np.ndarray, groups: list[np.ndarray]) -> None:
                     f"thread {t} slot {s}: counts {result[t, s, :count].tolist()}"
                 want_slots = np.zeros(slots, dtype=np.int64)
                 want_slots[s] = len(group)
-                assert (result[t, s, count:] == want_slots).all(), f"slots mixed at {t}, {s}"
+                assert (result[t, s, count:] == want_slots).all(), \
+                    f"slots mixed at {t}, {s}"
 
 
 def all_one_group(count: int) -> list[np.ndarray]:

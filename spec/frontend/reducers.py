@@ -23,7 +23,7 @@ from .constants import NotConstant
 from .context import FuncContext
 from .errors import shape_error
 from .exprs import buffer_named, call_args, lower_expr, lower_index, lower_point
-from .promotion import adopt, is_weak, typed_const
+from .promotion import adopt, is_weak, typed_const, weak_const
 
 # the monoid each written form denotes (R206 compares it with the reducer's op)
 FORM_OPS = {
@@ -117,16 +117,34 @@ def reducer_update(ctx: FuncContext, call: ast.Call) -> list[Stmt]:
     elif len(args) == 3:
         # the RFC's: T.reducer_update(acc, (i, j), value) or T.reducer_update(acc, i, value)
         reducer = _reducer_arg(ctx, args[0], "T.reducer_update")
-        index_list = args[1].elts if isinstance(args[1], (ast.Tuple, ast.List)) else [args[1]]
-        if len(index_list) != len(reducer.shape):
-            shape_error(f"`{reducer.name}` has {len(reducer.shape)} dimension(s) but "
-                        f"{len(index_list)} index(es) were given", args[1])
-        indices = tuple(lower_index(ctx, i) for i in index_list)
+        indices = _rfc_indices(ctx, reducer, args[1])
     else:
         shape_error("`T.reducer_update` takes (acc[i, ...], value) or (acc, (i, ...), value)",
                     call)
     value = lower_expr(ctx, args[-1])
     return [make_update(reducer, indices, value, "reducer_update", Span.of(call))]
+
+
+def _rfc_indices(ctx: FuncContext, reducer: Buffer, node: ast.AST) -> tuple[Expr, ...]:
+    """`(i, j)`, `[i, j]`, a bare `i`, or a constant tuple such as `IDX = (0,)`."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        indices = tuple(lower_index(ctx, i) for i in node.elts)
+    else:
+        try:
+            folded = ctx.folder.fold(node)
+        except NotConstant:
+            folded = None
+        if isinstance(folded, tuple):
+            indices = tuple(weak_const(v, Span.of(node), node) for v in folded)
+        else:
+            indices = (lower_index(ctx, node),)
+    if len(indices) != len(reducer.shape):
+        shape_error(f"`{reducer.name}` has {len(reducer.shape)} dimension(s) but "
+                    f"{len(indices)} index(es) were given", node)
+    for i in indices:
+        if not (i.dtype.is_int or i.dtype.is_bool):
+            shape_error(f"an index must be an integer, got {i.dtype}", node)
+    return indices
 
 
 def finalize_reducer(ctx: FuncContext, call: ast.Call) -> list[Stmt]:

@@ -17,13 +17,13 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ..dtypes import INT32
 from ..ir import Binary, Buffer, Const, Expr, Region, Unary, Var
 from ..source import Span
 from .context import FuncContext
 from .errors import shape_error, unsupported
 from .exprs import buffer_named, index_nodes, lower_index
 from .promotion import typed_const
-from ..dtypes import INT32
 
 
 @dataclass

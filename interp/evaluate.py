@@ -23,6 +23,11 @@ from . import bounds as B
 from .values import THREAD, Lanes, Val, const
 
 
+# The env key under which a physical backend (interp.simulate) binds each lane's thread;
+# not an identifier, so no program variable can shadow it.
+THREAD = "@thread"
+
+
 class Memory(Protocol):
     def load(self, load: ir.Load, indices: list[Val], lanes: Lanes) -> Val: ...
 

@@ -27,13 +27,25 @@ class LayoutTables:
     pair_index: np.ndarray   # [pairs]: the element (or loop iteration) there
     pair_replica: np.ndarray  # [pairs]
 
-    def held(self, rel: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(slot, whether relative thread rel holds element flat) per entry."""
-        slot = self.slot_of[flat]
-        inside = (rel >= 0) & (rel < self.layout.count)
-        ok = np.zeros(len(rel), dtype=bool)
-        ok[inside] = self.index[rel[inside], slot[inside]] == flat[inside]
-        return slot, ok
+    @property
+    def index_flat(self) -> np.ndarray:
+        return self.index.reshape(-1)
+
+    @property
+    def pair_cell(self) -> np.ndarray:
+        return self.pair_thread * self.index.shape[1] + self.pair_slot
+
+    def cells(self, rel: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(cell, held) per entry: the register cell `rel * slots + slot` where
+        relative thread rel keeps element flat, and whether it does hold it there."""
+        count, slots = self.index.shape
+        key = rel * slots + self.slot_of[flat]
+        if len(rel) and (rel.min() < 0 or rel.max() >= count):
+            inside = (rel >= 0) & (rel < count)
+            held = np.zeros(len(rel), dtype=bool)
+            held[inside] = self.index_flat[key[inside]] == flat[inside]
+            return np.where(inside, key, 0), held
+        return key, self.index_flat[key] == flat
 
     def holders(self, flat: int) -> np.ndarray:
         """Absolute threads holding element flat (every replica)."""
@@ -69,7 +81,22 @@ class Registers:
         self.written = np.zeros(shape, dtype=bool)
 
     def locate(self, threads: np.ndarray, flat: np.ndarray):
-        """(relative thread, slot, held) of element flat in each absolute thread."""
-        rel = threads - self.layout.offset
-        slot, held = self.tables.held(rel, flat)
-        return rel, slot, held
+        """(cell, held) of element flat in each absolute thread: cells index the
+        flattened `values` / `written` (`flat_values`, `flat_written`)."""
+        return self.tables.cells(threads - self.layout.offset, flat)
+
+    @property
+    def flat_values(self) -> np.ndarray:
+        return self.values.reshape(-1)
+
+    @property
+    def flat_written(self) -> np.ndarray:
+        return self.written.reshape(-1)
+
+
+class LocalBuffer:
+    """A T.alloc_local buffer: every thread its own copy of every element."""
+
+    def __init__(self, threads: int, size: int, np_dtype: np.dtype):
+        self.values = np.zeros((threads, size), dtype=np_dtype)
+        self.written = np.zeros((threads, size), dtype=bool)

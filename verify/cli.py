@@ -14,15 +14,18 @@ from spec.diagnostics import DiagnosticError
 from spec.ir import ReducerFinalize, walk
 from spec.printer import format_func
 from codegen.layout import format_layouts
+from codegen.plan_text import format_plan, plan_json
 
 from . import inputs as inputs_mod
 from . import pipeline
-from .pipeline import (EXIT_INTERNAL, EXIT_OK, EXIT_REJECTED, EXIT_USAGE, UsageError)
+from .pipeline import (EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
+                       UsageError)
 from .report import diagnostic_json, format_diagnostics
 
 SUBCOMMANDS = ("check", "run", "emit")
-BACKENDS = ("interp",)
-EMITS = ("ir", "layout")
+BACKENDS = ("interp", "sim")
+EMITS = ("ir", "layout", "plan")
+PLANS = ("auto", "canonical", "fast", "legacy")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -50,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run the kernel on one backend")
     common(p)
     p.add_argument("--backend", choices=BACKENDS, default="interp")
-    p.add_argument("--plan", choices=("auto", "canonical", "fast", "legacy"), default="auto")
+    p.add_argument("--plan", choices=PLANS, default="auto",
+                   help="physical plan for sim/cuda (default auto: fast where proved)")
     p.add_argument("--inputs", help=".npz of inputs keyed by parameter name")
     p.add_argument("--output", help="write every tensor parameter after the run to this .npz")
     p.add_argument("--seed", type=int, default=0, help="seed of generated inputs")
@@ -58,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("emit", help="print an intermediate form")
     common(p)
     p.add_argument("--what", choices=EMITS, default="ir")
+    p.add_argument("--plan", choices=PLANS, default="auto",
+                   help="physical plan for --what plan")
     return parser
 
 
@@ -105,8 +111,9 @@ def cmd_check(args) -> int:
     if args.json:
         _print_json(_check_json(args, report))
         return report.exit_code
-    if report.diagnostics:
-        print(format_diagnostics(report.diagnostics, args.program, source), file=sys.stderr)
+    shown = report.diagnostics + report.violations
+    if shown:
+        print(format_diagnostics(shown, args.program, source), file=sys.stderr)
     if report.loaded is not None:
         print(_check_text(report))
     return report.exit_code
@@ -127,19 +134,21 @@ def _check_text(report: pipeline.CheckReport) -> str:
     errors = sum(d.is_error for d in report.diagnostics)
     lines = [f"{report.loaded.path}: {func.name} (grid {grid}, {k.threads} threads, "
              f"{finalizes} finalize site{'s' * (finalizes != 1)})"]
-    lines.append(f"  verify     {'ok' if not errors else f'{errors} error(s)'}")
+    lines.append(f"  verify         {'ok' if not errors else f'{errors} error(s)'}")
     if report.reference is not None:
         per_epoch = report.reference.epochs
-        lines.append(f"  interpret  ok: seed {report.seed}, {len(per_epoch)} epoch(s) "
+        lines.append(f"  interpret      ok: seed {report.seed}, {len(per_epoch)} epoch(s) "
                      f"finalized, {sum(int(e.counts.sum()) for e in per_epoch)} contributions")
         for name, value in report.reference.outputs.items():
-            lines.append(f"             {name} = {_summary(value)}")
-    for backend, comps in report.comparisons.items():
+            lines.append(f"                 {name} = {_summary(value)}")
+    for label, comps in report.comparisons.items():
         bad = [c for c in comps if not c.ok]
-        status = "== interpreter" if not bad else "MISMATCH " + "; ".join(
+        unchecked = sum(c.unchecked for c in comps)
+        caveat = f" ({unchecked} element(s) unchecked: infinite bound)" if unchecked else ""
+        status = "== interpreter" + caveat if not bad else "MISMATCH " + "; ".join(
             f"{c.name}{list(c.first_index)}: got {c.got}, expected {c.expected} "
             f"(bound {c.bound:g}), {c.mismatches} element(s)" for c in bad)
-        lines.append(f"  {backend:<10} {status}")
+        lines.append(f"  {label:<14} {status}")
     lines.append(f"verdict: {report.verdict}")
     return "\n".join(lines)
 
@@ -154,6 +163,7 @@ def _check_json(args, report: pipeline.CheckReport) -> dict:
                           "block": list(e.block), "contributions": int(e.counts.sum())}
                          for e in report.reference.epochs]
         doc["outputs"] = {n: _array_json(v) for n, v in report.reference.outputs.items()}
+    doc["violations"] = [diagnostic_json(d) for d in report.violations]
     doc["comparisons"] = {b: [c.__dict__ for c in cs] for b, cs in report.comparisons.items()}
     return doc
 
@@ -163,21 +173,29 @@ def _check_json(args, report: pipeline.CheckReport) -> dict:
 def cmd_run(args) -> int:
     loaded = pipeline.load(args.program, args.func)
     values = loaded.inputs(args.seed, _given_inputs(args.inputs), args.inputs or "inputs")
-    result = pipeline.run_backend(loaded, args.backend, values, args.plan)
+    run = pipeline.run_backend(loaded, args.backend, values, args.plan)
+    code = EXIT_MISMATCH if run.violations else EXIT_OK
     if args.output:
-        inputs_mod.save_npz(args.output, result.outputs)
+        inputs_mod.save_npz(args.output, run.outputs)
     if args.json:
-        _print_json({"command": "run", "program": args.program, "func": loaded.func.name,
-                     "backend": args.backend, "plan": args.plan, "exit_code": EXIT_OK,
-                     "output_file": args.output,
-                     "outputs": {n: _array_json(v) for n, v in result.outputs.items()},
-                     "bounds": {n: _array_json(b) for n, b in result.bounds.items()}})
-    else:
-        for name, value in result.outputs.items():
-            print(f"{name} = {_summary(value)}")
-        if args.output:
-            print(f"wrote {args.output}")
-    return EXIT_OK
+        doc = {"command": "run", "program": args.program, "func": loaded.func.name,
+               "backend": args.backend, "plan": run.plan, "exit_code": code,
+               "output_file": args.output,
+               "outputs": {n: _array_json(v) for n, v in run.outputs.items()},
+               "violations": [diagnostic_json(d) for d in run.violations],
+               "notes": [diagnostic_json(d) for d in run.notes]}
+        if run.bounds is not None:
+            doc["bounds"] = {n: _array_json(b) for n, b in run.bounds.items()}
+        _print_json(doc)
+        return code
+    if run.violations or run.notes:
+        print(format_diagnostics(run.notes + run.violations, args.program, loaded.source),
+              file=sys.stderr)
+    for name, value in run.outputs.items():
+        print(f"{name} = {_summary(value)}")
+    if args.output:
+        print(f"wrote {args.output}")
+    return code
 
 
 # ----------------------------------------------------------------------------- emit
@@ -186,6 +204,13 @@ def cmd_emit(args) -> int:
     loaded = pipeline.load(args.program, args.func)
     if args.what == "layout":
         text = format_layouts(pipeline.loaded_layouts(loaded), loaded.func)
+    elif args.what == "plan":
+        plan = pipeline.make_plan(loaded, args.plan)
+        if args.json:
+            _print_json({"command": "emit", "program": args.program,
+                         "func": loaded.func.name, "what": "plan", "plan": plan_json(plan)})
+            return EXIT_OK
+        text = format_plan(plan)
     else:
         text = format_func(loaded.func)
     if args.json:

@@ -14,6 +14,9 @@ from interp import logical
 from interp.accept import within_bound
 
 from codegen.layout import LayoutMap, infer_layouts
+from codegen.plan import plan_func
+from interp.simulate import simulate
+from spec.physical import PhysicalPlan
 
 from . import inputs as inputs_mod
 from .epochs import check_func
@@ -101,6 +104,7 @@ class Comparison:
     name: str
     ok: bool
     mismatches: int
+    unchecked: int = 0               # elements whose bound is infinite: accepted, not verified
     first_index: tuple[int, ...] | None = None
     got: float | int | None = None
     expected: float | int | None = None
@@ -112,14 +116,27 @@ def compare_outputs(got: dict[str, np.ndarray], reference: logical.Result) -> li
     for name, exact in reference.outputs.items():
         bound = reference.bounds[name]
         accepted = within_bound(got[name], exact, bound)
+        unchecked = int(np.isinf(bound).sum())
         bad = np.argwhere(~accepted)
         if len(bad) == 0:
-            out.append(Comparison(name, True, 0))
+            out.append(Comparison(name, True, 0, unchecked))
             continue
         idx = tuple(int(i) for i in bad[0])
-        out.append(Comparison(name, False, len(bad), idx, got[name][idx].item(),
+        out.append(Comparison(name, False, len(bad), unchecked, idx, got[name][idx].item(),
                               exact[idx].item(), float(bound[idx])))
     return out
+
+
+@dataclass
+class BackendRun:
+    """What one backend produced: every tensor parameter, the bounds when the backend is
+    the interpreter, and the violations a simulated plan committed (R500–R504)."""
+    backend: str
+    plan: str | None
+    outputs: dict[str, np.ndarray]
+    bounds: dict[str, np.ndarray] | None = None
+    violations: list[Diagnostic] = field(default_factory=list)
+    notes: list[Diagnostic] = field(default_factory=list)   # e.g. R400 from planning
 
 
 @dataclass
@@ -127,14 +144,20 @@ class CheckReport:
     loaded: Loaded | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     reference: logical.Result | None = None
-    comparisons: dict[str, list[Comparison]] = field(default_factory=dict)  # by backend/plan
+    runs: list[BackendRun] = field(default_factory=list)
+    comparisons: dict[str, list[Comparison]] = field(default_factory=dict)  # by run label
+    plans: list[PhysicalPlan] = field(default_factory=list)
     seed: int = 0
+
+    @property
+    def violations(self) -> list[Diagnostic]:
+        return [v for run in self.runs for v in run.violations]
 
     @property
     def exit_code(self) -> int:
         if any(d.is_error for d in self.diagnostics):
             return EXIT_REJECTED
-        if any(not c.ok for cs in self.comparisons.values() for c in cs):
+        if self.violations or any(not c.ok for cs in self.comparisons.values() for c in cs):
             return EXIT_MISMATCH
         return EXIT_OK
 
@@ -144,10 +167,21 @@ class CheckReport:
                 EXIT_MISMATCH: "mismatch"}[self.exit_code]
 
 
+def run_label(run: BackendRun) -> str:
+    return f"{run.backend}/{run.plan}" if run.plan else run.backend
+
+
+# The plans `check` simulates: the default choice, and canonical (always correct) when
+# the default chose something else. Legacy is never simulated by default: it is wrong on
+# purpose.
+CHECK_PLANS = ("canonical",)
+
+
 def check(path: str, func_name: str | None = None, seed: int = 0,
           given: dict[str, np.ndarray] | None = None) -> CheckReport:
-    """Parse, verify, then run the reference interpreter on seeded inputs (and every
-    backend that applies) and compare. Rejections come back as diagnostics, not raises."""
+    """Parse, verify, then run the reference interpreter on seeded inputs and simulate
+    every plan that applies, comparing each with the interpreter. Rejections come back as
+    diagnostics and violations, not raises."""
     try:
         loaded = load(path, func_name)
     except DiagnosticError as err:
@@ -158,13 +192,29 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
     values = loaded.inputs(seed, given)
     try:
         report.reference = logical.run(loaded.func, values)
+        for planner in CHECK_PLANS:
+            run = run_backend(loaded, "sim", values, planner)
+            report.runs.append(run)
+            report.comparisons[run_label(run)] = compare_outputs(run.outputs,
+                                                                 report.reference)
     except DiagnosticError as err:
         report.diagnostics += err.diagnostics
     return report
 
 
+def make_plan(loaded: Loaded, planner: str) -> PhysicalPlan:
+    """The physical plan of the loaded function (R300 from layouts raises)."""
+    return plan_func(loaded.func, planner, loaded_layouts(loaded))
+
+
 def run_backend(loaded: Loaded, backend: str, values: dict[str, np.ndarray],
-                plan: str = "auto") -> logical.Result:
+                planner: str = "canonical") -> BackendRun:
     if backend == "interp":
-        return logical.run(loaded.func, values)
+        result = logical.run(loaded.func, values)
+        return BackendRun("interp", None, result.outputs, result.bounds)
+    if backend == "sim":
+        plan = make_plan(loaded, planner)
+        result = simulate(plan, values)
+        return BackendRun("sim", planner, result.outputs, None, result.violations,
+                          list(plan.notes) + [n for r in plan.reducers for n in r.notes])
     raise UsageError(f"backend {backend!r} is not available")

@@ -1,0 +1,306 @@
+"""Logical expressions as C expressions with the interpreter's meaning (interp.evaluate).
+
+Every expression is computed in its own dtype, its operands converted first, exactly as
+the interpreter does; the C text carries a precedence so it is parenthesized only where C
+needs it. The rules that C does not give for free:
+
+- integers narrower than int are promoted by C, so a result is cast back to its width
+  (the interpreter wraps every result to its dtype);
+- `/` truncates for integers (C's own), `//` and `%` floor (reducer_floordiv/floormod);
+- half and bfloat16 arithmetic runs in float, each operation rounded back to the 16-bit
+  dtype: numpy does the same, and float holds enough bits (24 >= 2*11 + 2) that this
+  double rounding is the correctly rounded 16-bit result;
+- T.max/T.min on floats are fmaxf/fminf (NaN ignored, as np.fmax); float to integer
+  conversions truncate then wrap (reducer_float_to_int);
+- a reducer's combine is the op table's `Monoid.c_combine`, never re-listed here."""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from spec import ir
+from spec.dtypes import BOOL, FLOAT32, FLOAT64, DType, promote
+from spec.ops import Monoid
+
+# C precedence levels (higher binds tighter).
+ATOM, UNARY, MUL, ADD, SHIFT, REL, EQ, BAND, BXOR, BOR, LAND, LOR, COND = \
+    100, 90, 80, 70, 60, 50, 45, 40, 35, 30, 20, 15, 10
+
+_BINARY_PREC = {"+": ADD, "-": ADD, "*": MUL, "/": MUL, "%": MUL, "<<": SHIFT, ">>": SHIFT,
+                "<": REL, "<=": REL, ">": REL, ">=": REL, "==": EQ, "!=": EQ, "&": BAND,
+                "^": BXOR, "|": BOR, "&&": LAND, "||": LOR}
+
+
+@dataclass(frozen=True)
+class C:
+    """A C expression and the precedence of its outermost operator."""
+    text: str
+    prec: int = ATOM
+
+    def at(self, prec: int) -> str:
+        """The text as an operand of an operator of precedence prec."""
+        return self.text if self.prec >= prec else f"({self.text})"
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def binary(op: str, a: C, b: C) -> C:
+    prec = _BINARY_PREC[op]
+    return C(f"{a.at(prec)} {op} {b.at(prec + 1)}", prec)
+
+
+def call(name: str, *args: C) -> C:
+    return C(f"{name}({', '.join(a.text for a in args)})")
+
+
+def cast(dtype: DType, a: C) -> C:
+    return C(f"({dtype.c_name}){a.at(UNARY)}", UNARY)
+
+
+def is_half_like(dtype: DType) -> bool:
+    return dtype.name in ("float16", "bfloat16")
+
+
+def narrow_int(dtype: DType) -> bool:
+    """Integer types C promotes to int before any arithmetic."""
+    return (dtype.is_int or dtype.is_bool) and dtype.bits < 32
+
+
+# ----------------------------------------------------------------------------- literals
+
+def literal(value, dtype: DType) -> C:
+    """A constant of dtype, converted from a Python value as the interpreter does."""
+    if dtype.is_bool:
+        return C("true" if bool(value) else "false")
+    if dtype.is_int:
+        v = int(dtype.quantize(np.array([value]))[0])
+        return _int_literal(v, dtype)
+    v = float(dtype.quantize(np.array([value], dtype=np.float64))[0])
+    if dtype.name == "float64":
+        return _float_literal(v, "CUDART_INF", "CUDART_NAN", repr(v))
+    text = _float_literal(v, "CUDART_INF_F", "CUDART_NAN_F", repr(np.float32(v)) + "f")
+    if dtype.name == "float16":
+        return call("__float2half_rn", text)
+    if dtype.name == "bfloat16":
+        return call("__float2bfloat16_rn", text)
+    return text
+
+
+def _float_literal(v: float, inf: str, nan: str, finite: str) -> C:
+    if math.isnan(v):
+        return C(nan)
+    if math.isinf(v):
+        return C(inf) if v > 0 else C(f"-{inf}", UNARY)
+    if "." not in finite and "e" not in finite and "inf" not in finite:
+        finite = finite.replace("f", ".0f") if finite.endswith("f") else finite + ".0"
+    return C(finite, UNARY if finite.startswith("-") else ATOM)
+
+
+def _int_literal(v: int, dtype: DType) -> C:
+    if dtype.bits == 32 and dtype.kind == "int" and v == -2 ** 31:
+        return C("(-2147483647 - 1)")
+    if dtype.bits == 64 and dtype.kind == "int" and v == -2 ** 63:
+        return C("(-9223372036854775807LL - 1)")
+    suffix = {("int", 64): "LL", ("uint", 32): "u", ("uint", 64): "ull"}.get(
+        (dtype.kind, dtype.bits), "")
+    text = f"{v}{suffix}"
+    c = C(text, UNARY if v < 0 else ATOM)
+    return cast(dtype, c) if dtype.bits < 32 else c
+
+
+# ----------------------------------------------------------------------------- conversions
+
+def to_float(a: C, dtype: DType) -> C:
+    """A 16-bit float value widened to float (exact)."""
+    return call("__half2float" if dtype.name == "float16" else "__bfloat162float", a)
+
+
+def from_float(a: C, dtype: DType) -> C:
+    """A float rounded to a 16-bit float dtype (round to nearest even)."""
+    return call("__float2half_rn" if dtype.name == "float16" else "__float2bfloat16_rn", a)
+
+
+def convert(a: C, src: DType, dst: DType) -> C:
+    """a (of dtype src) converted to dst with DType.quantize's meaning."""
+    if src == dst:
+        return a
+    if is_half_like(src):
+        return convert(to_float(a, src), FLOAT32, dst)
+    if dst.is_bool:
+        zero = literal(0, src)
+        return C(f"({binary('!=', a, zero).text})")
+    if dst.name == "float16":
+        if src.name == "float32":
+            return from_float(a, dst)
+        # one rounding from the exact value, as numpy converts (through double)
+        return call("__double2half", a if src.name == "float64" else cast(FLOAT64, a))
+    if dst.name == "bfloat16":
+        # DType.quantize goes through float32 first, then rounds to bfloat16
+        return from_float(a if src.name == "float32" else cast(FLOAT32, a), dst)
+    if dst.is_int and src.is_float:
+        return C(f"reducer_float_to_int<{dst.c_name}>({a.text})")
+    return cast(dst, a)
+
+
+# ----------------------------------------------------------------------------- expressions
+
+class ExprRenderer:
+    """Renders logical expressions. `name(var)` gives the C name of a variable and
+    `load(load)` the C text of a buffer read (both depend on where the expression sits:
+    registers of the executing thread, shared or global memory)."""
+
+    def __init__(self, name: Callable[[str], str], load: Callable[[ir.Load], C]):
+        self.name = name
+        self.load = load
+
+    def render(self, e: ir.Expr) -> C:
+        return getattr(self, "_" + type(e).__name__.lower())(e)
+
+    def operand(self, e: ir.Expr, dtype: DType) -> C:
+        """e converted to dtype; an untyped literal is made in dtype directly."""
+        if isinstance(e, ir.Const) and e.weak:
+            return literal(e.value, dtype)
+        return convert(self.render(e), e.dtype, dtype)
+
+    # --- leaves ----------------------------------------------------------------------
+
+    def _const(self, e: ir.Const) -> C:
+        return literal(e.value, e.dtype)
+
+    def _var(self, e: ir.Var) -> C:
+        return C(self.name(e.name))
+
+    def _threadbinding(self, e: ir.ThreadBinding) -> C:
+        return C("tid")
+
+    def _load(self, e: ir.Load) -> C:
+        return self.load(e)
+
+    # --- arithmetic ------------------------------------------------------------------
+
+    def _binary(self, e: ir.Binary) -> C:
+        dtype = e.dtype
+        a, b = self.operand(e.a, dtype), self.operand(e.b, dtype)
+        if dtype.is_float:
+            return float_binary(e.op, a, b, dtype)
+        if e.op == "//":
+            return C(f"reducer_floordiv<{dtype.c_name}>({a.text}, {b.text})")
+        if e.op == "%":
+            return C(f"reducer_floormod<{dtype.c_name}>({a.text}, {b.text})")
+        result = binary(e.op, a, b)
+        return cast(dtype, result) if narrow_int(dtype) else result
+
+    def _unary(self, e: ir.Unary) -> C:
+        dtype = e.dtype
+        a = self.operand(e.a, dtype)
+        if e.op == "not":
+            return C(f"!{a.at(UNARY)}", UNARY)
+        if is_half_like(dtype):
+            return from_float(C(f"-{to_float(a, dtype).at(UNARY)}", UNARY), dtype)
+        if e.op == "neg" and dtype.is_bool:
+            return a
+        result = C(f"{'-' if e.op == 'neg' else '~'}{a.at(UNARY)}", UNARY)
+        return cast(dtype, result) if narrow_int(dtype) else result
+
+    def _compare(self, e: ir.Compare) -> C:
+        dtype = compare_dtype(e)
+        a, b = self.operand(e.a, dtype), self.operand(e.b, dtype)
+        if is_half_like(dtype):
+            a, b = to_float(a, dtype), to_float(b, dtype)
+        return binary(e.op, a, b)
+
+    def _logical(self, e: ir.Logical) -> C:
+        a, b = self.operand(e.a, BOOL), self.operand(e.b, BOOL)
+        return binary("&&" if e.op == "and" else "||", a, b)
+
+    def _call(self, e: ir.Call) -> C:
+        dtype = e.dtype
+        args = [self.operand(a, dtype) for a in e.args]
+        if is_half_like(dtype):
+            wide = [to_float(a, dtype) for a in args]
+            return from_float(intrinsic(e.func, wide, FLOAT32), dtype)
+        result = intrinsic(e.func, args, dtype)
+        return cast(dtype, result) if narrow_int(dtype) else result
+
+    def _cast(self, e: ir.Cast) -> C:
+        return self.operand(e.a, e.dtype)
+
+    def _select(self, e: ir.Select) -> C:
+        cond = self.operand(e.cond, BOOL)
+        a, b = self.operand(e.a, e.dtype), self.operand(e.b, e.dtype)
+        return C(f"{cond.at(LOR)} ? {a.at(COND)} : {b.at(COND)}", COND)
+
+
+def float_binary(op: str, a: C, b: C, dtype: DType) -> C:
+    """a op b in a float dtype; 16-bit floats compute in float and round each step."""
+    if is_half_like(dtype):
+        def rounded(op_: str, x: C, y: C) -> C:
+            return from_float(float_binary(op_, to_float(x, dtype), to_float(y, dtype),
+                                           FLOAT32), dtype)
+        if op == "//":
+            quotient = rounded("/", a, b)
+            return from_float(call("floorf", to_float(quotient, dtype)), dtype)
+        if op == "%":
+            floor_quotient = float_binary("//", a, b, dtype)
+            return rounded("-", a, rounded("*", floor_quotient, b))
+        return rounded(op, a, b)
+    floor = "floor" if dtype.name == "float64" else "floorf"
+    if op == "//":
+        return call(floor, binary("/", a, b))
+    if op == "%":
+        return binary("-", a, binary("*", call(floor, binary("/", a, b)), b))
+    return binary(op, a, b)
+
+
+_FLOAT_FUNCS = {"exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "sqrt",
+                "rsqrt": "rsqrt", "floor": "floor", "ceil": "ceil", "tanh": "tanh",
+                "pow": "pow", "max": "fmax", "min": "fmin", "abs": "fabs"}
+
+
+def intrinsic(func: str, args: list[C], dtype: DType) -> C:
+    """A T.<func> call on operands already in dtype (float or double for floats)."""
+    if not dtype.is_float:
+        if func == "abs":
+            if dtype.kind == "uint" or dtype.is_bool:
+                return args[0]                     # |x| of an unsigned value is x
+            return call("llabs" if dtype.bits == 64 else "abs", *args)
+        return call(func, *args)                   # CUDA's integer max/min overloads
+    suffix = "" if dtype.name == "float64" else "f"
+    one = literal(1, dtype)
+    if func == "sigmoid":
+        exp = call("exp" + suffix, C(f"-{args[0].at(UNARY)}", UNARY))
+        return binary("/", one, C(f"({binary('+', one, exp).text})"))
+    return call(_FLOAT_FUNCS[func] + suffix, *args)
+
+
+def combine(monoid: Monoid, dtype: DType, a: C, b: C) -> C:
+    """a ⊕ b in dtype, from the op table's C template."""
+    if is_half_like(dtype):
+        wide = C(monoid.c_combine(to_float(a, dtype).at(UNARY), to_float(b, dtype).at(UNARY)),
+                 COND)
+        return from_float(wide, dtype)
+    text = monoid.c_combine(a.at(UNARY), b.at(UNARY))
+    result = C(text, ATOM if re.match(r"\w+\(.*\)$", text) else COND)
+    return cast(dtype, C(f"({text})")) if narrow_int(dtype) else result
+
+
+def compare_dtype(e: ir.Compare) -> DType:
+    """The dtype a comparison is made in (interp.evaluate's rule): strong operands
+    promote; an untyped literal adopts the other side's dtype, except a float literal
+    beside an integer, compared in float64."""
+    a, b = e.a, e.b
+    weak_a = isinstance(a, ir.Const) and a.weak
+    weak_b = isinstance(b, ir.Const) and b.weak
+    if weak_a and weak_b:
+        return promote(a.dtype, b.dtype)
+    if weak_a or weak_b:
+        lit, other = (a, b) if weak_a else (b, a)
+        if isinstance(lit.value, float) and not other.dtype.is_float:
+            return FLOAT64
+        return other.dtype
+    return promote(a.dtype, b.dtype)

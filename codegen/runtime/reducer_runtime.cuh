@@ -1,0 +1,39 @@
+// reducer_runtime.cuh: the device helpers every generated reducer kernel uses.
+//
+// Kept deliberately small: the generated kernel spells out its own loops, shuffles and
+// workspace traffic (they are what the physical plan says); only what C does not say
+// with the interpreter's meaning lives here.
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <math_constants.h>
+
+// Named barrier `bar.sync id, count`: completes when `count` threads (a multiple of 32)
+// have arrived. Barrier 0 is __syncthreads(); plans use 1..15. The memory clobber keeps
+// the compiler from moving shared-memory accesses across it.
+__device__ __forceinline__ void reducer_barrier(int id, int count) {
+  asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(count) : "memory");
+}
+
+// Floor division and modulo of integers (TileLang's floordiv/floormod, Python's // and
+// %). C's / and % truncate toward zero; the two agree when the signs agree.
+template <typename T>
+__device__ __forceinline__ T reducer_floordiv(T a, T b) {
+  T q = a / b;
+  return (q * b != a && ((a < 0) != (b < 0))) ? T(q - 1) : q;
+}
+
+template <typename T>
+__device__ __forceinline__ T reducer_floormod(T a, T b) {
+  T r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
+}
+
+// A float converted to an integer type as the interpreter does: truncate toward zero,
+// then wrap to the width in two's complement; NaN and infinities become 0. (A plain C
+// cast is undefined out of range and the hardware saturates instead of wrapping.)
+template <typename T, typename F>
+__device__ __forceinline__ T reducer_float_to_int(F x) {
+  return isfinite(x) ? T((long long)x) : T(0);
+}

@@ -1,0 +1,820 @@
+"""The SIMT simulator: a physical plan (spec.physical) executed for every thread of every
+block, vectorized across threads with numpy (DESIGN §3, §4).
+
+    result = simulate(plan, inputs)      # inputs: every tensor parameter by name
+    result.outputs / result.violations / result.finalizes
+
+Ordinary work is placed by the plan's LayoutMap. A statement outside any T.Parallel
+runs on every participant (one lane per thread). A T.Parallel runs on every used
+(thread, slot) pair of its loop layout, every replica included, one lane per pair; a
+fragment access reads or writes the lane's thread's own register, which that thread must
+hold. Expressions are evaluated by interp.evaluate, the logical interpreter's own
+evaluator, with the lane's physical thread bound so `T.get_thread_binding()` works.
+
+Reducers follow their ReducerPlan: identity partials at init (poisoned registers
+elsewhere), each site's contributions from the replicas its guard admits into the
+executing thread's storage slot, and at finalize the plan's collective
+(interp.collective), the seed once, the destination write. Accounting (interp.accounting)
+checks that every logically enabled contribution entered every observed copy of its
+output exactly once. Violations (R300, R500–R504) are collected, never raised; a
+program the logical semantics refuses (R1xx/R2xx) raises DiagnosticError as
+interp.logical does."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from spec import ir
+from spec.diagnostics import Diagnostic, DiagnosticError, Note, error
+from spec.dtypes import BOOL, INT64, DType
+from spec.ops import REDUCE_KINDS, MONOIDS, monoid as monoid_named
+from spec.physical import FinalizePlan, PhysicalPlan, ReducerPlan, SitePlan
+from spec.source import Span
+
+from .accounting import Ledger, UpdateEvent, contribution_ids, describe, replay_counts, \
+    wrong_contributions
+from .collective import Channel, Checks, Exchange
+from .evaluate import THREAD, convert, indices_of, operand
+from .registers import LayoutTables, LocalBuffer, Registers, tables
+from .shared import RaceTracker, SharedBuffer
+from .values import Lanes, Val
+from .violations import Violations, threads_text
+
+SLOT, ITER, REP = "@slot", "@iter", "@rep"     # lane facts inside a T.Parallel
+
+
+@dataclass(frozen=True)
+class FinalizeSummary:
+    """The accounting of one executed finalize."""
+    block: tuple[int, ...]
+    reducer: str
+    line: int
+    outputs: int
+    contributions: int          # logically enabled contributions (expected entries)
+    copies_checked: int         # observed partial copies compared with the expectation
+    mismatched_outputs: int
+
+
+@dataclass
+class SimResult:
+    outputs: dict[str, np.ndarray]
+    violations: list[Diagnostic]
+    finalizes: list[FinalizeSummary] = field(default_factory=list)
+
+    @property
+    def contributions(self) -> int:
+        return sum(f.contributions for f in self.finalizes)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+def simulate(plan: PhysicalPlan, inputs: dict[str, np.ndarray]) -> SimResult:
+    kernel = _Kernel(plan, inputs)
+    for block in np.ndindex(*plan.func.kernel.grid):
+        _Block(kernel, tuple(int(b) for b in block)).run()
+    outputs = {p.name: kernel.globals[p].reshape(p.shape).copy() for p in plan.func.params}
+    return SimResult(outputs, kernel.violations.items, kernel.finalizes)
+
+
+# ============================================================================ the kernel
+
+@dataclass(frozen=True)
+class _LoopLanes:
+    """A T.Parallel's lanes, the same in every block: one per used (thread, slot)."""
+    threads: np.ndarray                 # absolute
+    env: dict[str, Val]                 # THREAD, SLOT, ITER, REP and the loop variables
+
+
+class _Kernel:
+    """What all blocks share: global tensors, the plan's lookups, caches, findings."""
+
+    def __init__(self, plan: PhysicalPlan, inputs: dict[str, np.ndarray]):
+        func = plan.func
+        self.plan = plan
+        self.func = func
+        self.layouts = plan.layouts
+        self.threads = func.kernel.threads
+        self.globals = _global_arrays(func, inputs)
+        self.violations = Violations()
+        self.finalizes: list[FinalizeSummary] = []
+        self.sites: dict[ir.ReducerUpdate, tuple[int, SitePlan]] = {}
+        self.finals: dict[ir.ReducerFinalize, FinalizePlan] = {}
+        for rplan in plan.reducers:
+            for site in rplan.sites:
+                self.sites[site.update] = (len(self.sites), site)
+            for fplan in rplan.finalizes:
+                self.finals[fplan.finalize] = fplan
+        self.loop_cache: dict[ir.ParallelFor, _LoopLanes] = {}
+
+    def loop_lanes(self, loop: ir.ParallelFor) -> _LoopLanes:
+        found = self.loop_cache.get(loop)
+        if found is not None:
+            return found
+        layout = self.layouts.loops[loop]
+        tab = tables(layout)
+        threads = tab.pair_thread + layout.offset
+        env = {THREAD: Val(threads, INT64), SLOT: Val(tab.pair_slot, INT64),
+               ITER: Val(tab.pair_index, INT64), REP: Val(tab.pair_replica, INT64)}
+        coords = np.unravel_index(tab.pair_index, loop.extents)
+        for var, c in zip(loop.vars, coords):
+            env[var.name] = Val(var.dtype.quantize(c), var.dtype)
+        made = _LoopLanes(threads, env)
+        self.loop_cache[loop] = made
+        return made
+
+    def site(self, update: ir.ReducerUpdate) -> tuple[int, SitePlan]:
+        found = self.sites.get(update)
+        if found is None:
+            raise ValueError(f"the plan has no SitePlan for the update at line "
+                             f"{update.span.line}")
+        return found
+
+    def finalize_plan(self, finalize: ir.ReducerFinalize) -> FinalizePlan:
+        found = self.finals.get(finalize)
+        if found is None:
+            raise ValueError(f"the plan has no FinalizePlan for the finalize at line "
+                             f"{finalize.span.line}")
+        return found
+
+
+def _global_arrays(func: ir.PrimFunc, inputs: dict[str, np.ndarray]) -> dict:
+    missing = [p.name for p in func.params if p.name not in inputs]
+    unknown = sorted(set(inputs) - {p.name for p in func.params})
+    if missing or unknown:
+        raise DiagnosticError(error(
+            "R102", f"inputs must name every parameter of {func.name} exactly; missing "
+            f"{missing}, unknown {unknown}", func.span))
+    out = {}
+    for p in func.params:
+        arr = np.asarray(inputs[p.name])
+        if arr.size != p.size:
+            raise DiagnosticError(error(
+                "R102", f"input {p.name} has shape {list(arr.shape)}, the parameter "
+                f"{list(p.shape)}", p.span))
+        out[p] = p.dtype.quantize(arr).reshape(-1).copy()
+    return out
+
+
+# ============================================================================ reducers
+
+class _Partials:
+    """One reducer's partials in one block: registers in its storage layout, the
+    accounting pair beside every value, the open epoch's ledger and seed."""
+
+    def __init__(self, buffer: ir.Buffer, rplan: ReducerPlan, threads: int):
+        self.buffer = buffer
+        self.plan = rplan
+        self.monoid = monoid_named(buffer.reducer.op)
+        self.regs = Registers(rplan.storage, buffer.dtype.np)
+        self.tables: LayoutTables = self.regs.tables
+        self.ids = np.zeros(self.regs.values.shape, dtype=np.uint64)
+        self.counts = np.zeros(self.regs.values.shape, dtype=np.int64)
+        self.races = RaceTracker(max(rplan.workspace_words, 1), threads)
+        self.ledger: Ledger | None = None
+        self.seed = None
+        self.readable = False
+
+    def combine(self, a, b):
+        return self.monoid.combine(self.buffer.dtype, a, b)
+
+    def open(self, seed) -> None:
+        used = self.tables.index >= 0
+        identity = self.monoid.identity(self.buffer.dtype)
+        self.regs.values[...] = self.buffer.dtype.quantize(np.array(identity))
+        self.regs.written[...] = used
+        self.ids[...] = 0
+        self.counts[...] = 0
+        self.ledger = Ledger(self.buffer.size)
+        self.seed = seed
+        self.readable = False
+
+    def accumulate(self, rel: np.ndarray, slot: np.ndarray, values: np.ndarray,
+                   ids: np.ndarray) -> None:
+        """Combine each lane's contribution into its cell. A thread combines its lanes
+        one after another in slot order (an unrolled loop), so lanes that share a cell
+        go in rounds: the r-th lane of every cell in round r."""
+        slots = self.regs.values.shape[1]
+        key = rel * slots + slot
+        per_cell = np.bincount(key, minlength=self.regs.values.size)
+        if per_cell.max(initial=0) <= 1:
+            rounds = [np.arange(len(key))]
+        else:
+            order = np.argsort(key, kind="stable")
+            sorted_key = key[order]
+            starts = np.r_[0, np.nonzero(sorted_key[1:] != sorted_key[:-1])[0] + 1]
+            run = np.repeat(starts, np.diff(np.r_[starts, len(key)]))
+            rank = np.arange(len(key)) - run
+            rounds = [order[rank == r] for r in range(int(rank.max()) + 1)]
+        for lanes in rounds:
+            r, s = rel[lanes], slot[lanes]
+            self.regs.values[r, s] = self.combine(self.regs.values[r, s], values[lanes])
+            self.ids[r, s] += ids[lanes]
+            self.counts[r, s] += 1
+
+
+# ============================================================================ a block
+
+class _Block:
+    def __init__(self, kernel: _Kernel, block: tuple[int, ...]):
+        self.k = kernel
+        self.block = block
+        self.block_key = int(np.ravel_multi_index(block, kernel.func.kernel.grid))
+        self.regs: dict[ir.Buffer, Registers] = {}
+        self.shared: dict[ir.Buffer, SharedBuffer] = {}
+        self.local: dict[ir.Buffer, LocalBuffer] = {}
+        self.partials: dict[ir.Buffer, _Partials] = {}
+        self.visits: dict[ir.ReducerUpdate, int] = {}
+        self.iter_names: list[str] = []      # loop variables in scope, for messages
+        self.report = kernel.violations
+
+    def run(self) -> None:
+        kernel = self.k.func.kernel
+        n = self.k.threads
+        env = {var.name: Val(var.dtype.quantize(np.full(n, b)), var.dtype)
+               for var, b in zip(kernel.block_vars, self.block)}
+        env[THREAD] = Val(np.arange(n, dtype=np.int64), INT64)
+        self.body(kernel.body, Lanes(n, env))
+
+    @property
+    def block_text(self) -> str:
+        grid = self.k.func.kernel.grid
+        if all(g == 1 for g in grid):
+            return ""
+        return f" in block {self.block if len(self.block) > 1 else self.block[0]}"
+
+    # ------------------------------------------------------------------ memory
+
+    def flat(self, buffer: ir.Buffer, idx: list[np.ndarray], span: Span,
+             code: str = "R102") -> np.ndarray:
+        """Row-major positions; an index outside the buffer is refused as the logical
+        interpreter refuses it."""
+        if len(idx) != len(buffer.shape):
+            raise DiagnosticError(error(
+                "R102", f"{buffer.name} has {len(buffer.shape)} dimensions, indexed with "
+                f"{len(idx)}", span))
+        flat = np.zeros(len(idx[0]) if idx else 1, dtype=np.int64)
+        for dim, (i, extent) in enumerate(zip(idx, buffer.shape)):
+            bad = (i < 0) | (i >= extent)
+            if bad.any():
+                point = ", ".join(str(int(x[np.argmax(bad)])) for x in idx)
+                raise DiagnosticError(error(
+                    code, f"index [{point}] is out of bounds of {buffer.name} "
+                    f"{list(buffer.shape)} (dimension {dim})", span))
+            flat = flat * extent + i.astype(np.int64)
+        return flat
+
+    def registers(self, buffer: ir.Buffer, span: Span) -> Registers:
+        if buffer.is_reducer:
+            p = self.partials.get(buffer)
+            if p is None or not p.readable:
+                raise DiagnosticError(error(
+                    "R200", f"read of reducer {buffer.name} before it is finalized in "
+                    "place", span))
+            return p.regs
+        found = self.regs.get(buffer)
+        if found is None:
+            raise DiagnosticError(error(
+                "R102", f"buffer {buffer.name} is used before its allocation", span))
+        return found
+
+    def element(self, buffer: ir.Buffer, flat) -> str:
+        point = np.unravel_index(int(flat), buffer.shape)
+        return f"{buffer.name}[{', '.join(str(int(p)) for p in point)}]"
+
+    def read_registers(self, buffer: ir.Buffer, threads: np.ndarray, flat: np.ndarray,
+                       span: Span) -> np.ndarray:
+        """Each thread reads its own register of element flat."""
+        regs = self.registers(buffer, span)
+        rel, slot, held = regs.locate(threads, flat)
+        out = np.zeros(len(flat), dtype=buffer.dtype.np)
+        if not held.all():
+            self.not_held(buffer, regs, threads, flat, held, "reads", span)
+        out[held] = regs.values[rel[held], slot[held]]
+        poisoned = held.copy()
+        poisoned[held] = ~regs.written[rel[held], slot[held]]
+        if poisoned.any():
+            i = int(np.argmax(poisoned))
+            self.report.add("R502", f"thread {int(threads[i])} reads "
+                            f"{self.element(buffer, flat[i])}, whose register was never "
+                            f"written (poisoned; {threads_text(threads[poisoned])})", span,
+                            key=buffer)
+        return out
+
+    def write_registers(self, buffer: ir.Buffer, threads: np.ndarray, flat: np.ndarray,
+                        values: np.ndarray, span: Span) -> None:
+        regs = self.registers(buffer, span)
+        rel, slot, held = regs.locate(threads, flat)
+        if not held.all():
+            self.not_held(buffer, regs, threads, flat, held, "writes", span)
+        regs.values[rel[held], slot[held]] = buffer.dtype.quantize(values[held])
+        regs.written[rel[held], slot[held]] = True
+
+    def not_held(self, buffer, regs, threads, flat, held, verb, span) -> None:
+        i = int(np.argmax(~held))
+        holders = regs.tables.holders(int(flat[i]))
+        self.report.add("R300", f"thread {int(threads[i])} {verb} "
+                        f"{self.element(buffer, flat[i])}, which it does not hold: "
+                        f"{buffer.name} puts it on {threads_text(holders)} "
+                        f"({regs.layout.describe()})", span, key=(buffer, verb))
+
+    def load(self, load: ir.Load, indices: list[Val], lanes: Lanes) -> Val:
+        """Memory for interp.evaluate: a Load in every lane."""
+        buffer = load.buffer
+        flat = self.flat(buffer, [i.v.astype(np.int64) for i in indices], load.span)
+        if buffer.scope == "global":
+            return Val(self.k.globals[buffer][flat], buffer.dtype)
+        if buffer.scope == "shared":
+            return Val(self.read_shared(buffer, flat, load.span), buffer.dtype)
+        threads = lanes.env[THREAD].v
+        if buffer.scope == "local":
+            return Val(self.read_local(buffer, threads, flat, load.span), buffer.dtype)
+        return Val(self.read_registers(buffer, threads, flat, load.span), buffer.dtype)
+
+    def shared_buffer(self, buffer: ir.Buffer, span: Span) -> SharedBuffer:
+        found = self.shared.get(buffer)
+        if found is None:
+            raise DiagnosticError(error(
+                "R102", f"buffer {buffer.name} is used before its allocation", span))
+        return found
+
+    def read_shared(self, buffer: ir.Buffer, flat: np.ndarray, span: Span) -> np.ndarray:
+        sb = self.shared_buffer(buffer, span)
+        missing = ~sb.written[flat]
+        if missing.any():
+            self.report.add("R502", f"read of {self.element(buffer, flat[missing][0])}, "
+                            "which was never written (shared memory starts "
+                            "uninitialized)", span, key=buffer)
+        return sb.values[flat]
+
+    def read_local(self, buffer, threads, flat, span) -> np.ndarray:
+        regs = self.local[buffer]
+        if not regs.written[threads, flat].all():
+            self.report.add("R502", f"read of local {buffer.name} before it is written",
+                            span, key=buffer)
+        return regs.values[threads, flat]
+
+    def write(self, buffer: ir.Buffer, threads: np.ndarray | None, flat: np.ndarray,
+              values: np.ndarray, span: Span) -> None:
+        """A store of values by threads to any kind of buffer."""
+        values = buffer.dtype.quantize(values)
+        if buffer.scope == "global":
+            self.k.globals[buffer][flat] = values
+        elif buffer.scope == "shared":
+            sb = self.shared_buffer(buffer, span)
+            sb.values[flat] = values
+            sb.written[flat] = True
+        elif buffer.scope == "local":
+            regs = self.local[buffer]
+            regs.values[threads, flat] = values
+            regs.written[threads, flat] = True
+        else:
+            self.write_registers(buffer, threads, flat, values, span)
+
+    # ------------------------------------------------------------------ statements
+
+    def body(self, stmts: ir.Body, lanes: Lanes) -> None:
+        for stmt in stmts:
+            if lanes.n == 0:
+                return
+            run = getattr(self, "_" + type(stmt).__name__.lower())
+            lanes = run(stmt, lanes) or lanes
+
+    def _alloc(self, stmt: ir.Alloc, lanes: Lanes):
+        # an allocation executed again (in a loop body) is fresh, poisoned storage
+        buffer = stmt.buffer
+        if buffer.is_reducer:
+            rplan = self.k.plan.reducer_plan(buffer)
+            self.partials[buffer] = _Partials(buffer, rplan, self.k.threads)
+        elif buffer.scope == "shared":
+            self.shared[buffer] = SharedBuffer(buffer.size, buffer.dtype.np)
+        elif buffer.scope == "local":
+            self.local[buffer] = LocalBuffer(self.k.threads, buffer.size, buffer.dtype.np)
+        elif buffer.scope == "fragment":
+            self.regs[buffer] = Registers(self.k.layouts.fragments[buffer],
+                                          buffer.dtype.np)
+
+    def _let(self, stmt: ir.Let, lanes: Lanes) -> Lanes:
+        return lanes.bind(stmt.var.name, operand(stmt.value, stmt.var.dtype, lanes, self))
+
+    def _alias(self, stmt: ir.Alias, lanes: Lanes):
+        """The frontend resolves the new name to the same Buffer: nothing to run."""
+
+    def _warpgroup(self, stmt: ir.WarpGroup, lanes: Lanes):
+        if not stmt.body:
+            return
+        offset, count = self.k.layouts.participants[stmt.body[0]]
+        threads = lanes.env[THREAD].v
+        inside = (threads >= offset) & (threads < offset + count)
+        self.body(stmt.body, lanes if inside.all() else lanes.select(inside))
+
+    def _parallelfor(self, stmt: ir.ParallelFor, lanes: Lanes):
+        if ITER in lanes.env:
+            raise DiagnosticError(error(
+                "R100", "a T.Parallel nested in a T.Parallel is not supported by the "
+                "simulator", stmt.span))
+        loop = self.k.loop_lanes(stmt)
+        lane_of = np.full(self.k.threads, -1, dtype=np.int64)
+        lane_of[lanes.env[THREAD].v] = np.arange(lanes.n)
+        outer = lane_of[loop.threads]
+        env = dict(loop.env)
+        if (outer < 0).any():
+            keep = outer >= 0
+            outer = outer[keep]
+            env = {k: v.take(keep) for k, v in env.items()}
+        for name, val in lanes.env.items():
+            if name != THREAD:
+                env[name] = val.take(outer)
+        self.iter_names.extend(v.name for v in stmt.vars)
+        try:
+            self.body(stmt.body, Lanes(len(outer), env, True))
+        finally:
+            del self.iter_names[-len(stmt.vars):]
+
+    def _serialfor(self, stmt: ir.SerialFor, lanes: Lanes):
+        var = stmt.var
+        if stmt.step == 0:
+            raise DiagnosticError(error("R102", "a loop step of 0 never ends", stmt.span))
+        start = operand(stmt.start, var.dtype, lanes, self).v.astype(np.int64)
+        stop = operand(stmt.stop, var.dtype, lanes, self).v.astype(np.int64)
+        step = stmt.step
+        span = (stop - start) if step > 0 else (start - stop)
+        trips = np.maximum(-(-span // abs(step)), 0)
+        uniform = bool((trips == trips[0]).all())
+        self.iter_names.append(var.name)
+        try:
+            for t in range(int(trips.max()) if len(trips) else 0):
+                live = lanes if uniform else lanes.select(trips > t)
+                first = start if uniform else start[trips > t]
+                value = Val(var.dtype.quantize(first + t * step), var.dtype)
+                self.body(stmt.body, live.bind(var.name, value))
+        finally:
+            self.iter_names.pop()
+
+    def _if(self, stmt: ir.If, lanes: Lanes):
+        cond = operand(stmt.cond, BOOL, lanes, self).v
+        for mask, branch in ((cond, stmt.then), (~cond, stmt.orelse)):
+            if branch and mask.any():
+                self.body(branch, lanes if mask.all() else lanes.select(mask))
+
+    def _store(self, stmt: ir.Store, lanes: Lanes):
+        idx, _ = indices_of(stmt.indices, lanes, self)
+        flat = self.flat(stmt.buffer, idx, stmt.span)
+        value = operand(stmt.value, stmt.buffer.dtype, lanes, self).v
+        self.write(stmt.buffer, lanes.env[THREAD].v, flat, value, stmt.span)
+
+    def _fill(self, stmt: ir.Fill, lanes: Lanes):
+        region = stmt.region
+        buffer = region.buffer
+        value = operand(stmt.value, buffer.dtype, lanes, self).v
+        starts = self.starts(region, lanes)
+        if buffer.scope in ("fragment", "reducer"):
+            # every holder of every element in the region writes its own copy
+            regs = self.registers(buffer, stmt.span)
+            tab = regs.tables
+            threads = tab.pair_thread + regs.layout.offset
+            inside = _in_box(tab.pair_index, buffer.shape, starts, region.extents)
+            lane_of = np.full(self.k.threads, -1, dtype=np.int64)
+            lane_of[lanes.env[THREAD].v] = np.arange(lanes.n)
+            inside &= lane_of[threads] >= 0
+            self.write_registers(buffer, threads[inside], tab.pair_index[inside],
+                                 value[lane_of[threads[inside]]], stmt.span)
+            return
+        e = np.arange(int(np.prod(region.extents)))
+        flat, inside = self.region_flat(region, starts, e, stmt.span)
+        if buffer.scope == "local":
+            for lane, thread in enumerate(lanes.env[THREAD].v):
+                self.write(buffer, np.full(int(inside.sum()), thread), flat[inside],
+                           np.full(int(inside.sum()), value[lane]), stmt.span)
+            return
+        self.write(buffer, None, flat[inside], np.full(int(inside.sum()), value[0]),
+                   stmt.span)
+
+    # ------------------------------------------------------------------ copies
+
+    def starts(self, region: ir.Region, lanes: Lanes) -> list[int]:
+        """A region's start index: uniform over the participants (lane 0's)."""
+        return [int(operand(s, s.dtype, lanes, self).v[0]) for s in region.starts]
+
+    def region_flat(self, region: ir.Region, starts: list[int], e: np.ndarray,
+                    span: Span) -> tuple[np.ndarray, np.ndarray]:
+        """Flat positions of region elements e (row-major in the region) and whether
+        they lie inside the buffer. Only a global tensor may be left (TileLang guards
+        its border: reads give 0, writes are dropped)."""
+        buffer = region.buffer
+        coords = np.unravel_index(e, region.extents)
+        inside = np.ones(len(e), dtype=bool)
+        clipped = []
+        for c, s, extent in zip(coords, starts, buffer.shape):
+            c = c + s
+            inside &= (c >= 0) & (c < extent)
+            clipped.append(np.clip(c, 0, extent - 1))
+        if buffer.scope != "global" and not inside.all():
+            raise DiagnosticError(error(
+                "R102", f"region {starts} + {list(region.extents)} is out of bounds of "
+                f"{buffer.name} {list(buffer.shape)}", region.span))
+        flat = np.ravel_multi_index(tuple(clipped), buffer.shape) if clipped else \
+            np.zeros(len(e), dtype=np.int64)
+        return flat.astype(np.int64), inside
+
+    def copy_pairs(self, stmt: ir.Copy, starts: dict) -> tuple | None:
+        """(absolute thread, replica, region element) of every lane of the copy: by its
+        fragment side's copy layout; for a finalized reducer side, by the reducer's
+        storage; None for a copy between shared and global (cooperative, no owner)."""
+        layout = self.k.layouts.copies.get(stmt)
+        if layout is not None:
+            tab = tables(layout)
+            return tab.pair_thread + layout.offset, tab.pair_replica, tab.pair_index
+        for region in (stmt.src, stmt.dst):
+            if region.buffer.is_reducer:
+                regs = self.registers(region.buffer, stmt.span)
+                tab = regs.tables
+                coords = np.unravel_index(tab.pair_index, region.buffer.shape)
+                rel = [c - s for c, s in zip(coords, starts[region])]
+                keep = np.ones(len(tab.pair_index), dtype=bool)
+                for r, extent in zip(rel, region.extents):
+                    keep &= (r >= 0) & (r < extent)
+                e = np.ravel_multi_index(tuple(r[keep] for r in rel), region.extents)
+                return (tab.pair_thread[keep] + regs.layout.offset,
+                        tab.pair_replica[keep], e)
+        return None
+
+    def _copy(self, stmt: ir.Copy, lanes: Lanes):
+        src, dst = stmt.src, stmt.dst
+        if ITER in lanes.env:
+            raise DiagnosticError(error(
+                "R100", "a T.copy inside a T.Parallel is not supported by the simulator",
+                stmt.span))
+        starts = {src: self.starts(src, lanes), dst: self.starts(dst, lanes)}
+        pairs = self.copy_pairs(stmt, starts)
+        if pairs is None:
+            threads = None
+            e = np.arange(int(np.prod(dst.extents)))
+            replica = np.zeros_like(e)
+        else:
+            threads, replica, e = pairs
+        s_flat, s_in = self.region_flat(src, starts[src], e, stmt.span)
+        d_flat, d_in = self.region_flat(dst, starts[dst], e, stmt.span)
+        values = np.zeros(len(e), dtype=src.buffer.dtype.np)
+        scope = src.buffer.scope
+        if scope == "global":
+            values[s_in] = self.k.globals[src.buffer][s_flat[s_in]]
+        elif scope == "shared":
+            values = self.read_shared(src.buffer, s_flat, stmt.span)
+        else:
+            values = self.read_registers(src.buffer, threads, s_flat, stmt.span)
+        values = convert(Val(values, src.buffer.dtype), dst.buffer.dtype).v
+        writers = d_in.copy()
+        if dst.buffer.scope in ("global", "shared") and threads is not None:
+            writers &= replica == 0          # one write per element, by replica 0
+        self.write(dst.buffer, None if threads is None else threads[writers],
+                   d_flat[writers], values[writers], stmt.span)
+        if "shared" in (src.buffer.scope, dst.buffer.scope):
+            self.sync(stmt, lanes)
+
+    def sync(self, stmt: ir.Stmt, lanes: Lanes) -> None:
+        """The barrier after a cooperative shared-memory copy: __syncthreads for the
+        whole block, a named barrier over the warp group inside T.ws — all the
+        statement's participants must arrive."""
+        offset, count = self.k.layouts.participants[stmt]
+        arrived = lanes.env[THREAD].v
+        if len(arrived) != count:
+            missing = np.setdiff1d(np.arange(offset, offset + count), arrived)
+            self.report.add("R500", f"the barrier after this copy expects {count} threads "
+                            f"but only {len(arrived)} arrive; {threads_text(missing)} "
+                            "never arrive (deadlock)", stmt.span)
+
+    # ------------------------------------------------------------------ T.reduce_*
+
+    def _reduce(self, stmt: ir.Reduce, lanes: Lanes):
+        """dst = ⊕ over dim of src: each src element read from its replica-0 holder (a
+        written register), combined in order along dim, delivered to every holder of
+        each dst element (combined with its old value unless clear)."""
+        kind = REDUCE_KINDS[stmt.kind]
+        mono = MONOIDS[kind.monoid]
+        src, dst = stmt.src, stmt.dst
+        dtype = dst.dtype
+        dim = stmt.dim + len(src.shape) if stmt.dim < 0 else stmt.dim
+        src_regs = self.registers(src, stmt.span)
+        holders = src_regs.layout.threads_of(absolute=True)[0]
+        flat = np.arange(src.size)
+        values = self.read_registers(src, holders, flat, stmt.span)
+        if kind.absolute:
+            values = src.dtype.quantize(np.abs(values))
+        values = convert(Val(values, src.dtype), dtype).v
+        terms = np.moveaxis(values.reshape(src.shape), dim, -1).reshape(-1, src.shape[dim])
+        acc = terms[:, 0]
+        for k in range(1, terms.shape[1]):
+            acc = mono.combine(dtype, acc, terms[:, k])
+        if dst.scope in ("shared", "global"):
+            if not stmt.clear:
+                acc = mono.combine(dtype, self.read_any(dst, stmt.span), acc)
+            self.write(dst, None, np.arange(dst.size), acc, stmt.span)
+            return
+        regs = self.registers(dst, stmt.span)
+        tab = regs.tables
+        threads = tab.pair_thread + regs.layout.offset
+        result = acc[tab.pair_index]
+        if not stmt.clear:
+            old = self.read_registers(dst, threads, tab.pair_index, stmt.span)
+            result = mono.combine(dtype, old, result)
+        self.write_registers(dst, threads, tab.pair_index, result, stmt.span)
+
+    def read_any(self, buffer: ir.Buffer, span: Span) -> np.ndarray:
+        if buffer.scope == "global":
+            return self.k.globals[buffer].copy()
+        return self.read_shared(buffer, np.arange(buffer.size), span)
+
+    # ------------------------------------------------------------------ reducers
+
+    def _reducerinit(self, stmt: ir.ReducerInit, lanes: Lanes):
+        p = self.partials[stmt.reducer]
+        dtype = stmt.reducer.dtype
+        seed = None
+        if stmt.seed is not None:
+            seed = operand(stmt.seed, dtype, lanes, self).v[0]
+        if stmt.fill_value is not None:
+            seed = self.legacy_fill_seed(p, stmt, seed, lanes)
+        p.open(seed)
+
+    def legacy_fill_seed(self, p: _Partials, stmt: ir.ReducerInit, seed, lanes: Lanes):
+        """interp.logical's rule: a legacy fill with the identity is no seed; for an
+        idempotent op a fill value v is the seed v once; otherwise R213."""
+        dtype = stmt.reducer.dtype
+        fill = operand(stmt.fill_value, dtype, lanes, self).v[0]
+        identity = dtype.quantize(np.array([p.monoid.identity(dtype)]))[0]
+        if fill == identity:
+            return seed
+        if not p.monoid.idempotent:
+            raise DiagnosticError(error(
+                "R213", f"T.fill of {p.monoid.name} reducer {stmt.reducer.name} with "
+                f"{fill}, not its identity {identity}: every participant would add it "
+                "once", stmt.span))
+        return fill if seed is None else p.combine(seed, fill)
+
+    def _reducerupdate(self, stmt: ir.ReducerUpdate, lanes: Lanes):
+        number, site = self.k.site(stmt)
+        p = self.partials[stmt.reducer]
+        if p.ledger is None:
+            raise DiagnosticError(error(
+                "R204", f"update of reducer {stmt.reducer.name} outside an open epoch",
+                stmt.span))
+        idx, _ = indices_of(stmt.indices, lanes, self)
+        outputs = self.flat(stmt.reducer, idx, stmt.span, code="R209")
+        values = operand(stmt.value, stmt.reducer.dtype, lanes, self).v
+        threads = lanes.env[THREAD].v
+        if ITER in lanes.env:
+            iterations, replica = lanes.env[ITER].v, lanes.env[REP].v
+        else:                                 # one iteration, replicated over threads
+            iterations = np.zeros(lanes.n, dtype=np.int64)
+            replica = threads - site.loop.offset
+        visit = self.visits.get(stmt, 0)
+        self.visits[stmt] = visit + 1
+        ids = contribution_ids(number, self.block_key, visit, iterations)
+        p.ledger.expect(ids, outputs, replicated=site.loop.replicate > 1)
+
+        enter = slice(None) if site.guard_replica is None else replica == site.guard_replica
+        e_threads, e_outputs, e_ids = threads[enter], outputs[enter], ids[enter]
+        rel, slot, held = p.regs.locate(e_threads, e_outputs)
+        if not held.all():
+            i = int(np.argmax(~held))
+            self.report.add("R503", f"thread {int(e_threads[i])} has no partial of "
+                            f"{self.element(stmt.reducer, e_outputs[i])} in the storage "
+                            f"layout ({p.plan.storage.describe()}): its contribution is "
+                            "lost", stmt.span, key="unheld")
+            rel, slot = rel[held], slot[held]
+            e_ids = e_ids[held]
+            values_in = values[enter][held]
+        else:
+            values_in = values[enter]
+        if not p.regs.written[rel, slot].all():
+            self.report.add("R502", f"an update of {stmt.reducer.name} combines into a "
+                            "poisoned partial register", stmt.span, key="poison")
+        p.accumulate(rel, slot, values_in, e_ids)
+        names = tuple(self.iter_names)
+        p.ledger.events.append(UpdateEvent(
+            stmt, visit, names, tuple(lanes.env[n].v for n in names), ids, outputs,
+            rel, slot, e_ids))
+
+    def _reducerfinalize(self, stmt: ir.ReducerFinalize, lanes: Lanes):
+        fplan = self.k.finalize_plan(stmt)
+        p = self.partials[stmt.reducer]
+        if p.ledger is None:
+            raise DiagnosticError(error(
+                "R203", f"finalize of reducer {stmt.reducer.name} outside an open epoch",
+                stmt.span))
+        what = f"finalize of {stmt.reducer.name} (line {stmt.span.line})"
+        channels = [Channel(p.regs.values, p.combine), Channel(p.ids, np.add),
+                    Channel(p.counts, np.add)]
+        checks = Checks(p.regs.written, p.races, self.report, stmt.span, what)
+        with np.errstate(over="ignore"):
+            Exchange(fplan, p.plan.participants, self.k.threads, p.plan.workspace_words,
+                     channels, checks).run()
+        used = p.tables.index >= 0
+        if p.seed is not None:
+            p.regs.values[used] = p.combine(p.seed, p.regs.values[used])
+        rel, slot, outputs, threads = self.observed(stmt, fplan, p)
+        mismatched = self.account(stmt, fplan, p, rel, slot, outputs)
+        self.deliver(stmt, p, rel, slot, outputs, threads)
+        self.k.finalizes.append(FinalizeSummary(
+            self.block, stmt.reducer.name, stmt.span.line, stmt.reducer.size,
+            p.ledger.contributions, len(rel), mismatched))
+        p.ledger = None
+
+    def observed(self, stmt: ir.ReducerFinalize, fplan: FinalizePlan, p: _Partials):
+        """The partial cells the result is taken from: (relative thread, slot, output,
+        absolute reader thread) — every copy for an in-place finalize, the copy in each
+        holder of a destination fragment element, replica 0 for shared/global."""
+        tab = p.tables
+        offset = p.plan.storage.offset
+        dst = stmt.dst
+        if dst is None:
+            return tab.pair_thread, tab.pair_slot, tab.pair_index, tab.pair_thread + offset
+        if dst.scope == "fragment":
+            layout = fplan.dst_layout or self.k.layouts.fragments[dst]
+            dtab = tables(layout)
+            threads = dtab.pair_thread + layout.offset
+            outputs = dtab.pair_index
+            rel, slot, held = p.regs.locate(threads, outputs)
+            if not held.all():
+                i = int(np.argmax(~held))
+                self.report.add("R503", f"thread {int(threads[i])} must write "
+                                f"{self.element(dst, outputs[i])} but holds no partial of "
+                                f"{self.element(stmt.reducer, outputs[i])}", stmt.span,
+                                key="unheld-dst")
+            return rel[held], slot[held], outputs[held], threads[held]
+        first = tab.pair_replica == 0
+        return (tab.pair_thread[first], tab.pair_slot[first], tab.pair_index[first],
+                tab.pair_thread[first] + offset)
+
+    def account(self, stmt: ir.ReducerFinalize, fplan: FinalizePlan, p: _Partials,
+                rel, slot, outputs) -> int:
+        """Compare every observed copy's (id-sum, count) with the expected pair; name the
+        wrong contributions of each mismatched output by a replay. Returns how many
+        outputs mismatched."""
+        ledger = p.ledger
+        poisoned = ~p.regs.written[rel, slot]
+        if poisoned.any():
+            i = int(np.argmax(poisoned))
+            self.report.add("R502", f"the result of {self.element(stmt.reducer, outputs[i])}"
+                            f" in thread {int(rel[i]) + p.plan.storage.offset} is poisoned "
+                            "(a partial the collective never wrote)", stmt.span,
+                            key="result")
+        bad = (p.ids[rel, slot] != ledger.expected_ids[outputs]) | \
+              (p.counts[rel, slot] != ledger.expected_counts[outputs])
+        if not bad.any():
+            return 0
+        bad_outputs, first = np.unique(outputs[bad], return_index=True)
+        cells = np.nonzero(bad)[0][first]
+        for output, cell in list(zip(bad_outputs, cells))[:4]:
+            self.name_wrong(stmt, fplan, p, int(output), (int(rel[cell]), int(slot[cell])))
+        if len(bad_outputs) > 4:
+            self.report.add("R503", f"{len(bad_outputs)} outputs of {stmt.reducer.name} "
+                            "violate exactly-once in all (the first 4 are named above)",
+                            stmt.span, key="summary")
+        return len(bad_outputs)
+
+    def name_wrong(self, stmt, fplan, p: _Partials, output: int, cell) -> None:
+        ledger = p.ledger
+        counts = replay_counts(ledger, fplan, p.plan.participants, self.k.threads,
+                               max(p.plan.workspace_words, 1), p.regs.values.shape[1], cell)
+        wrong = wrong_contributions(ledger, output, counts)
+        target = self.element(stmt.reducer, output)
+        thread = cell[0] + p.plan.storage.offset
+        if not wrong:
+            self.report.add("R503", f"the copy of {target} in thread {thread} carries an "
+                            "accounting pair no set of contributions explains", stmt.span,
+                            key=output)
+            return
+        event, lane, times = wrong[0]
+        message = (f"{describe(event, lane, self.block_text)} entered {target} {times} "
+                   f"times (in the copy of thread {thread}; exactly once expected)")
+        notes = [Note(f"{describe(e, l, self.block_text)} entered {times_} times")
+                 for e, l, times_ in wrong[1:4]]
+        if len(wrong) > 4:
+            notes.append(Note(f"{len(wrong)} contributions to {target} are wrong in all"))
+        notes.append(Note("the update", event.update.span))
+        self.report.add("R503", message, stmt.span, *notes, key=(self.block, output))
+
+    def deliver(self, stmt: ir.ReducerFinalize, p: _Partials, rel, slot, outputs,
+                threads) -> None:
+        """Write the result to the destination (in place: the partials become it)."""
+        dst = stmt.dst
+        if dst is None:
+            p.readable = True
+            return
+        values = p.regs.values[rel, slot]
+        if dst.scope == "fragment":
+            self.write_registers(dst, threads, outputs, values, stmt.span)
+        else:
+            self.write(dst, None, outputs, values, stmt.span)
+
+
+def _in_box(flat: np.ndarray, shape, starts, extents) -> np.ndarray:
+    coords = np.unravel_index(flat, shape)
+    inside = np.ones(len(flat), dtype=bool)
+    for c, s, e in zip(coords, starts, extents):
+        inside &= (c >= s) & (c < s + e)
+    return inside

@@ -83,7 +83,7 @@ def literal(value, dtype: DType) -> C:
     v = float(dtype.quantize(np.array([value], dtype=np.float64))[0])
     if dtype.name == "float64":
         return _float_literal(v, "CUDART_INF", "CUDART_NAN", repr(v))
-    text = _float_literal(v, "CUDART_INF_F", "CUDART_NAN_F", repr(np.float32(v)) + "f")
+    text = _float_literal(v, "CUDART_INF_F", "CUDART_NAN_F", str(np.float32(v)) + "f")
     if dtype.name == "float16":
         return call("__float2half_rn", text)
     if dtype.name == "bfloat16":

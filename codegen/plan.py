@@ -16,6 +16,7 @@ from spec import ir
 from spec.physical import PhysicalPlan, ReducerPlan
 from .layout import LayoutMap, infer_layouts
 from .plan_canonical import plan_canonical
+from .plan_fast import plan_auto, plan_fast
 from .plan_legacy import plan_legacy
 from .plan_sites import ReducerSites, gather_reducers
 
@@ -24,10 +25,14 @@ Planner = Callable[[ReducerSites], ReducerPlan]
 PLANNERS: dict[str, Planner] = {
     "canonical": plan_canonical,
     "legacy": plan_legacy,
+    # fast raises codegen.plan_fast.FastPlanRefused when no partition is proved;
+    # auto (the default) is fast per reducer when proved, else canonical with R400
+    "fast": plan_fast,
+    "auto": plan_auto,
 }
 
 
-def plan_func(func: ir.PrimFunc, planner: str,
+def plan_func(func: ir.PrimFunc, planner: str = "auto",
               layouts: LayoutMap | None = None) -> PhysicalPlan:
     """The physical plan of func under planner. Raises ValueError for a planner that
     is not registered, DiagnosticError (R300) from layout inference or when an update

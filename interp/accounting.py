@@ -1,9 +1,11 @@
 """Exactly-once accounting (DESIGN Appendix B).
 
-Every logical contribution gets a 64-bit id: a hash of its update site, block, the
-site's visit (the how-many-th time the block runs that statement: serial-loop
-iterations differ) and its iteration of the T.Parallel. Replicas of one iteration share
-the id. Each partial carries beside its value a wrapping sum of the ids that entered it
+Every logical contribution gets a 64-bit id: a hash of its update site, block and
+iteration of the T.Parallel, multiplied by an odd number drawn from the site's visit
+(the how-many-th time the block runs that statement: serial-loop iterations differ).
+Odd multipliers are invertible mod 2^64, so two visits never give one iteration the same
+id, and the per-iteration hashes are computed once per site and block. Replicas of one
+iteration share the id. Each partial carries beside its value a wrapping sum of the ids that entered it
 and their count; every collective step combines them with the value. At finalize every
 observed copy of output o must show (Σ ids, count) of exactly the contributions the
 sites logically enabled for o — one vector comparison. Only on a mismatch is the output
@@ -19,7 +21,7 @@ from spec import ir
 from spec.physical import FinalizePlan
 from spec.printer import format_expr
 
-from .collective import Channel, Exchange
+from .collective import Channel, Exchange, add_fold
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -35,11 +37,17 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
-def contribution_ids(site: int, block: int, visit: int, iterations: np.ndarray) -> np.ndarray:
-    base = ((site * 0x100000001B3) ^ (block << 24) ^ (visit << 44)) & _MASK
+def iteration_hashes(site: int, block: int, iterations: np.ndarray) -> np.ndarray:
+    base = ((site * 0x100000001B3) ^ (block << 24)) & _MASK
     with np.errstate(over="ignore"):
         key = _mix(np.array([base], dtype=np.uint64))[0]
         return _mix(iterations.astype(np.uint64) ^ key)
+
+
+def contribution_ids(hashes: np.ndarray, visit: int) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        odd = _mix(np.array([visit], dtype=np.uint64))[0] | np.uint64(1)
+        return hashes * odd
 
 
 @dataclass
@@ -51,30 +59,38 @@ class UpdateEvent:
     values: tuple[np.ndarray, ...]         # their value per enabled lane
     ids: np.ndarray                        # per enabled lane
     outputs: np.ndarray                    # flat output per enabled lane
-    cell_rel: np.ndarray                   # per entered lane: partial cell
-    cell_slot: np.ndarray
-    cell_ids: np.ndarray
+    replicated: bool                       # lanes may be replicas of one iteration
+    cells: np.ndarray                      # per entered lane: its partial cell
+    cell_ids: np.ndarray                   # (thread * slots + slot) and its id
 
 
 @dataclass
 class Ledger:
-    """One epoch's accounting: the expected pair per output and the update events."""
+    """One epoch's update events, and from them the expected pair per output."""
     size: int
-    expected_ids: np.ndarray = field(init=False)
-    expected_counts: np.ndarray = field(init=False)
     events: list[UpdateEvent] = field(default_factory=list)
+    expected_ids: np.ndarray | None = None
+    expected_counts: np.ndarray | None = None
 
-    def __post_init__(self):
+    def expect(self) -> None:
+        """Each enabled iteration once: lanes of one iteration (replicas) share an id,
+        so an event whose loop is replicated counts each id once."""
+        ids, outputs = [], []
+        for event in self.events:
+            if event.replicated and len(event.ids):
+                unique, first = np.unique(event.ids, return_index=True)
+                ids.append(unique)
+                outputs.append(event.outputs[first])
+            else:
+                ids.append(event.ids)
+                outputs.append(event.outputs)
         self.expected_ids = np.zeros(self.size, dtype=np.uint64)
-        self.expected_counts = np.zeros(self.size, dtype=np.int64)
-
-    def expect(self, ids: np.ndarray, outputs: np.ndarray, replicated: bool) -> None:
-        """Each enabled iteration once: lanes of one iteration (replicas) share an id."""
-        if replicated and len(ids):
-            ids, first = np.unique(ids, return_index=True)
-            outputs = outputs[first]
-        np.add.at(self.expected_ids, outputs, ids)
-        self.expected_counts += np.bincount(outputs, minlength=self.size)
+        if ids:
+            ids, outputs = np.concatenate(ids), np.concatenate(outputs)
+            np.add.at(self.expected_ids, outputs, ids)
+            self.expected_counts = np.bincount(outputs, minlength=self.size)
+        else:
+            self.expected_counts = np.zeros(self.size, dtype=np.int64)
 
     @property
     def contributions(self) -> int:
@@ -84,24 +100,25 @@ class Ledger:
 # ----------------------------------------------------------------------------- replay
 
 def replay_counts(ledger: Ledger, plan: FinalizePlan, participants: tuple[int, int],
-                  threads: int, words: int, slots: int, target: tuple[int, int],
+                  threads: int, words: int, slots: int, target: int,
                   batch: int = 256) -> dict[int, int]:
     """How many times each contribution id entered partial cell `target` (relative
-    thread, slot) after the collective: the collective run again with one count vector
-    per partial cell, batch cells at a time."""
-    rel = np.concatenate([e.cell_rel for e in ledger.events] or [np.zeros(0, np.int64)])
-    slot = np.concatenate([e.cell_slot for e in ledger.events] or [np.zeros(0, np.int64)])
+    thread * slots + slot) after the collective: the collective run again with one
+    count vector per partial cell, batch cells at a time."""
+    entered_cells = np.concatenate([e.cells for e in ledger.events] or
+                                   [np.zeros(0, np.int64)])
     ids = np.concatenate([e.cell_ids for e in ledger.events] or [np.zeros(0, np.uint64)])
     count = participants[1]
-    cells, which = np.unique(rel * slots + slot, return_inverse=True)
+    cells, which = np.unique(entered_cells, return_inverse=True)
     multiplicity = np.zeros(len(cells), dtype=np.int64)
     for start in range(0, len(cells), batch):
         part = cells[start:start + batch]
         vectors = np.zeros((count, slots, len(part)), dtype=np.int64)
         vectors[part // slots, part % slots, np.arange(len(part))] = 1
-        channel = Channel(vectors, np.add)
+        channel = Channel(vectors, np.add, add_fold)
         Exchange(plan, participants, threads, words, [channel]).run()
-        multiplicity[start:start + len(part)] = channel.cells[target[0], target[1]]
+        multiplicity[start:start + len(part)] = channel.cells[target // slots,
+                                                              target % slots]
     entered = multiplicity[which]
     unique, inverse = np.unique(ids, return_inverse=True)
     totals = np.bincount(inverse, weights=entered, minlength=len(unique))

@@ -33,7 +33,23 @@ WARP = 32
 class Channel:
     cells: np.ndarray                      # [participants, slots, ...]
     combine: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    # combine of terms along axis `axis`, left to right; None: term by term
+    fold: Callable[[np.ndarray, int], np.ndarray] | None = None
     workspace: np.ndarray | None = None    # [words, ...], made by the exchange
+
+    def reduce(self, terms: np.ndarray, axis: int) -> np.ndarray:
+        if self.fold is not None:
+            return self.fold(terms, axis)
+        terms = np.moveaxis(terms, axis, 0)
+        acc = terms[0]
+        for term in terms[1:]:
+            acc = self.combine(acc, term)
+        return acc
+
+
+def add_fold(terms: np.ndarray, axis: int) -> np.ndarray:
+    """A wrapping integer sum of terms (ids, counts): any order gives the same bits."""
+    return np.add.reduce(terms, axis=axis, dtype=terms.dtype)
 
 
 @dataclass
@@ -44,6 +60,23 @@ class Checks:
     violations: Violations
     span: Span
     what: str                              # "finalize of acc (line 20)"
+
+
+@dataclass
+class _Where:
+    """A step's static geometry in one chunk — who takes part, which words, which
+    lanes are missing — the same in every block, so computed once per step."""
+    rel: np.ndarray                        # active participants (relative)
+    rows: object                           # rel as an index: slice(None) when everyone
+    addrs: np.ndarray | None = None        # the step's word addresses (None: out of range)
+    bad_addr: int | None = None
+    partner: np.ndarray | None = None      # shuffle: the lanes read, per row of rel
+    inactive: np.ndarray | None = None     # shuffle: lanes of touched warps left out
+    warps: np.ndarray | None = None
+    same_step: Race | None = None          # two threads storing one word in this step
+
+
+_WHERE: dict = {}
 
 
 class Exchange:
@@ -64,14 +97,50 @@ class Exchange:
 
     def run(self) -> None:
         for chunk in self.plan.chunks:
-            slots = np.arange(chunk.first, chunk.first + chunk.count, dtype=np.int64)
+            slots = slice(chunk.first, chunk.first + chunk.count)
             for step in chunk.steps:
                 if self.checks is not None:
                     self.checks.races.tick()
+                where = self.where(step, chunk.first, chunk.count)
                 run = getattr(self, "_" + type(step).__name__.lower())
-                run(step, slots)
+                run(step, slots, where)
 
-    # ------------------------------------------------------------------ helpers
+    # ------------------------------------------------------------------ geometry
+
+    def where(self, step, first: int, count: int) -> _Where:
+        key = (id(step), first, count, self.offset, self.count, self.threads, self.words)
+        found = _WHERE.get(key)
+        if found is not None and found[0] is step:
+            return found[1]
+        rel = self.active(step.guards)
+        rows = slice(None) if len(rel) == self.count else rel
+        where = _Where(rel, rows)
+        slots = np.arange(first, first + count, dtype=np.int64)
+        k = np.arange(getattr(step, "terms", 1), dtype=np.int64)
+        if isinstance(step, Shuffle):
+            self.shuffle_lanes(step, where)
+        elif isinstance(step, ToWorkspace):
+            where.addrs = self.addresses(step.addr, {T: rel[:, None], S: slots[None, :]},
+                                         (len(rel), count), where)
+            if where.addrs is not None:
+                writers = np.repeat(rel + self.offset, count)
+                where.same_step = RaceTracker.same_step(writers, where.addrs.reshape(-1))
+        elif isinstance(step, ReduceWorkspace):
+            src = self.addresses(step.src, {T: rel[:, None], K: k[None, :]},
+                                 (len(rel), step.terms), where)
+            dst = self.addresses(step.dst, {T: rel}, (len(rel),), where)
+            if src is not None and dst is not None:
+                where.addrs = (src, dst)
+                where.same_step = RaceTracker.same_step(rel + self.offset, dst)
+        elif isinstance(step, FromWorkspace):
+            where.addrs = self.addresses(step.addr, {T: rel[:, None, None],
+                                                     S: slots[None, :, None],
+                                                     K: k[None, None, :]},
+                                         (len(rel), count, step.terms), where)
+        if len(_WHERE) > 4096:
+            _WHERE.clear()
+        _WHERE[key] = (step, where)                # keeps the step alive: ids stay unique
+        return where
 
     def active(self, guards: tuple[Guard, ...]) -> np.ndarray:
         """Relative threads satisfying every guard."""
@@ -80,6 +149,33 @@ class Exchange:
             value = np.broadcast_to(g.expr.evaluate({T: self.t}), (self.count,))
             keep &= (value == g.value) if g.op == "==" else (value < g.value)
         return self.t[keep]
+
+    def addresses(self, expr: IndexExpr, env: dict, shape, where: _Where):
+        addrs = np.broadcast_to(expr.evaluate(env), shape).astype(np.int64)
+        bad = (addrs < 0) | (addrs >= self.words)
+        if bad.any():
+            where.bad_addr = int(addrs[bad][0])
+            return None
+        return addrs
+
+    def shuffle_lanes(self, step: Shuffle, where: _Where) -> None:
+        """The lanes a shuffle reads, and the lanes of its warps that do not run it."""
+        absolute = where.rel + self.offset
+        member = np.zeros(self.threads, dtype=bool)
+        member[absolute] = True
+        where.warps = np.unique(absolute // WARP)
+        lanes = (where.warps[:, None] * WARP + np.arange(WARP)).reshape(-1)
+        where.inactive = lanes[(lanes >= self.threads) |
+                               ~member[np.minimum(lanes, self.threads - 1)]]
+        partner = (absolute ^ step.mask) - self.offset
+        # a lane whose partner is inactive reads an undefined value: it keeps its own
+        ok = (partner >= 0) & (partner < self.count)
+        ok[ok] &= member[partner[ok] + self.offset]
+        where.rel, where.partner = where.rel[ok], partner[ok]
+        where.rows = slice(None) if len(where.rel) == self.count and \
+            (where.partner == (self.t ^ step.mask)).all() else where.rel
+
+    # ------------------------------------------------------------------ reports
 
     def report(self, code: str, message: str, key=None) -> None:
         c = self.checks
@@ -93,70 +189,58 @@ class Exchange:
                     f"barrier both passed in between ({type(step).__name__})",
                     key=("race", race.kind))
 
-    def addresses(self, expr: IndexExpr, env: dict, shape) -> np.ndarray | None:
-        addrs = np.broadcast_to(expr.evaluate(env), shape).astype(np.int64)
-        bad = (addrs < 0) | (addrs >= self.words)
-        if bad.any():
-            if self.checks is not None:
-                self.report("R504", f"workspace address {int(addrs[bad][0])} is outside "
-                            f"the {self.words}-word workspace", key="bounds")
-            return None
-        return addrs
+    def out_of_range(self, where: _Where) -> bool:
+        if where.addrs is not None:
+            return False
+        if where.bad_addr is not None and self.checks is not None:
+            self.report("R504", f"workspace address {where.bad_addr} is outside the "
+                        f"{self.words}-word workspace", key="bounds")
+        return True
 
-    def poisoned(self, rel: np.ndarray, slots: np.ndarray, what: str) -> None:
-        """R502 if any partial P[rel, slots] is poisoned."""
+    def poisoned(self, rows, slots: slice, what: str) -> None:
+        """R502 if any partial P[rows, slots] is poisoned."""
         if self.checks is None:
             return
-        ok = self.checks.written[np.ix_(rel, slots)]
+        ok = self.checks.written[rows, slots]
         if not ok.all():
             bad_t, bad_s = np.nonzero(~ok)
+            rel = self.t[rows][bad_t]
             self.report("R502", f"{what} reads the poisoned partial slot "
-                        f"{int(slots[bad_s[0]])} of {threads_text(rel[bad_t] + self.offset)}",
+                        f"{slots.start + int(bad_s[0])} of {threads_text(rel + self.offset)}",
                         key=("poison", what))
 
     def unwritten(self, addrs: np.ndarray, readers: np.ndarray, what: str) -> bool:
         """R502 for workspace words never written in this finalize; True if any."""
         missing = ~self.ws_written[addrs]
-        if missing.any() and self.checks is not None:
+        if not missing.any():
+            return False
+        if self.checks is not None:
             where = np.nonzero(missing)
-            self.report("R502", f"{what}: thread {int(readers[where][0]) + self.offset} "
+            self.report("R502", f"{what}: thread {int(readers[where[0][0]]) + self.offset} "
                         f"reads workspace word {int(addrs[where][0])}, which this finalize "
                         "never wrote", key=("unwritten", what))
-        return bool(missing.any())
+        return True
 
     # ------------------------------------------------------------------ steps
 
-    def _shuffle(self, step: Shuffle, slots: np.ndarray) -> None:
-        rel = self.active(step.guards)
-        absolute = rel + self.offset
-        partner = (absolute ^ step.mask) - self.offset
-        member = np.zeros(self.threads, dtype=bool)
-        member[absolute] = True
-        warps = np.unique(absolute // WARP)
-        lanes = (warps[:, None] * WARP + np.arange(WARP)).reshape(-1)
-        inactive = lanes[(lanes >= self.threads) | ~member[np.minimum(lanes, self.threads - 1)]]
-        if len(inactive) and self.checks is not None:
+    def _shuffle(self, step: Shuffle, slots: slice, where: _Where) -> None:
+        if len(where.inactive) and self.checks is not None:
             self.report("R501", f"shfl_xor(mask {step.mask}) with inactive lanes: "
-                        f"{threads_text(inactive)} do not execute it, but their warps "
-                        f"({', '.join(str(int(w)) for w in warps)}) do",
+                        f"{threads_text(where.inactive)} do not execute it, but their "
+                        f"warps ({', '.join(str(int(w)) for w in where.warps)}) do",
                         key=("shuffle", step.mask))
-        # a lane whose partner is inactive reads an undefined value: it keeps its own
-        ok = (partner >= 0) & (partner < self.count)
-        ok[ok] &= member[partner[ok] + self.offset]
-        rel, partner = rel[ok], partner[ok]
-        self.poisoned(partner, slots, f"shfl_xor(mask {step.mask})")
-        index = np.ix_(rel, slots)
+        self.poisoned(where.partner, slots, f"shfl_xor(mask {step.mask})")
         for ch in self.channels:
-            theirs = ch.cells[np.ix_(partner, slots)]
-            ch.cells[index] = ch.combine(ch.cells[index], theirs)
+            theirs = ch.cells[where.partner, slots]
+            ch.cells[where.rows, slots] = ch.combine(ch.cells[where.rows, slots], theirs)
         if self.checks is not None:
             w = self.checks.written
-            w[index] = w[index] & w[np.ix_(partner, slots)]
+            w[where.rows, slots] = w[where.rows, slots] & w[where.partner, slots]
 
-    def _barrier(self, step: Barrier, slots: np.ndarray) -> None:
-        arrived = self.active(step.guards) + self.offset
+    def _barrier(self, step: Barrier, slots: slice, where: _Where) -> None:
         if self.checks is None:
             return
+        arrived = where.rel + self.offset
         if len(arrived) != step.count:
             everyone = np.arange(self.offset, self.offset + self.count)
             missing = np.setdiff1d(everyone, arrived)
@@ -175,67 +259,49 @@ class Exchange:
         # rather than again as races downstream
         self.checks.races.barrier(arrived)
 
-    def _toworkspace(self, step: ToWorkspace, slots: np.ndarray) -> None:
-        rel = self.active(step.guards)
-        if not len(rel):
+    def _toworkspace(self, step: ToWorkspace, slots: slice, where: _Where) -> None:
+        if not len(where.rel) or self.out_of_range(where):
             return
-        shape = (len(rel), len(slots))
-        addrs = self.addresses(step.addr, {T: rel[:, None], S: slots[None, :]}, shape)
-        if addrs is None:
-            return
-        self.poisoned(rel, slots, "a store to the workspace")
-        index = np.ix_(rel, slots)
-        writers = np.broadcast_to(rel[:, None], shape).reshape(-1)
-        flat = addrs.reshape(-1)
+        self.poisoned(where.rows, slots, "a store to the workspace")
+        flat = where.addrs.reshape(-1)
         if self.checks is not None:
-            self.race(self.checks.races.write(writers + self.offset, flat), step)
+            self.race(where.same_step, step)
+            writers = np.repeat(where.rel + self.offset, where.addrs.shape[1])
+            self.race(self.checks.races.write(writers, flat), step)
         for ch in self.channels:
-            ch.workspace[flat] = ch.cells[index].reshape((-1,) + ch.cells.shape[2:])
+            ch.workspace[flat] = ch.cells[where.rows, slots].reshape(
+                (-1,) + ch.cells.shape[2:])
         self.ws_written[flat] = True
 
-    def _reduceworkspace(self, step: ReduceWorkspace, slots: np.ndarray) -> None:
-        rel = self.active(step.guards)
-        if not len(rel):
+    def _reduceworkspace(self, step: ReduceWorkspace, slots: slice, where: _Where) -> None:
+        if not len(where.rel) or self.out_of_range(where):
             return
-        k = np.arange(step.terms, dtype=np.int64)
-        shape = (len(rel), step.terms)
-        src = self.addresses(step.src, {T: rel[:, None], K: k[None, :]}, shape)
-        dst = self.addresses(step.dst, {T: rel}, (len(rel),))
-        if src is None or dst is None:
-            return
-        readers = np.broadcast_to(rel[:, None], shape)
-        complete = ~self.unwritten(src, readers, "a workspace reduction")
+        src, dst = where.addrs
+        readers = np.repeat(where.rel, step.terms)
+        complete = ~self.unwritten(src.reshape(-1), readers, "a workspace reduction")
         if self.checks is not None:
             races = self.checks.races
-            self.race(races.read(readers.reshape(-1) + self.offset, src.reshape(-1)), step)
-            self.race(races.write(rel + self.offset, dst), step)
+            self.race(races.read(readers + self.offset, src.reshape(-1)), step)
+            self.race(where.same_step, step)
+            self.race(races.write(where.rel + self.offset, dst), step)
         for ch in self.channels:
-            acc = ch.workspace[src[:, 0]]
-            for term in range(1, step.terms):
-                acc = ch.combine(acc, ch.workspace[src[:, term]])
-            ch.workspace[dst] = acc
+            ch.workspace[dst] = ch.reduce(ch.workspace[src], 1)
         self.ws_written[dst] = complete or self.ws_written[src].all(axis=1)
 
-    def _fromworkspace(self, step: FromWorkspace, slots: np.ndarray) -> None:
-        rel = self.active(step.guards)
-        if not len(rel):
+    def _fromworkspace(self, step: FromWorkspace, slots: slice, where: _Where) -> None:
+        if not len(where.rel) or self.out_of_range(where):
             return
-        k = np.arange(step.terms, dtype=np.int64)
-        shape = (len(rel), len(slots), step.terms)
-        addrs = self.addresses(step.addr, {T: rel[:, None, None], S: slots[None, :, None],
-                                           K: k[None, None, :]}, shape)
-        if addrs is None:
-            return
-        readers = np.broadcast_to(rel[:, None, None], shape)
-        self.unwritten(addrs, readers, "a load from the workspace")
+        addrs = where.addrs
+        readers = np.repeat(where.rel, addrs.shape[1] * addrs.shape[2])
+        flat = addrs.reshape(-1)
+        self.unwritten(flat, readers, "a load from the workspace")
         if self.checks is not None:
-            self.race(self.checks.races.read(readers.reshape(-1) + self.offset,
-                                             addrs.reshape(-1)), step)
-        index = np.ix_(rel, slots)
+            self.race(self.checks.races.read(readers + self.offset, flat), step)
+        single = addrs[..., 0] if step.terms == 1 else None
         for ch in self.channels:
-            acc = ch.workspace[addrs[..., 0]]
-            for term in range(1, step.terms):
-                acc = ch.combine(acc, ch.workspace[addrs[..., term]])
-            ch.cells[index] = acc
+            ch.cells[where.rows, slots] = ch.workspace[single] if single is not None \
+                else ch.reduce(ch.workspace[addrs], 2)
         if self.checks is not None:
-            self.checks.written[index] = self.ws_written[addrs].all(axis=-1)
+            self.checks.written[where.rows, slots] = \
+                self.ws_written[single] if single is not None \
+                else self.ws_written[addrs].all(axis=-1)

@@ -23,11 +23,6 @@ from . import bounds as B
 from .values import THREAD, Lanes, Val, const
 
 
-# The env key under which a physical backend (interp.simulate) binds each lane's thread;
-# not an identifier, so no program variable can shadow it.
-THREAD = "@thread"
-
-
 class Memory(Protocol):
     def load(self, load: ir.Load, indices: list[Val], lanes: Lanes) -> Val: ...
 
@@ -44,7 +39,7 @@ def operand(expr: ir.Expr, dtype: DType, lanes: Lanes, mem: Memory) -> Val:
 
 
 def convert(val: Val, dtype: DType) -> Val:
-    if val.dtype == dtype:
+    if val.dtype is dtype or val.dtype == dtype:     # identity first: dtypes are shared
         return val
     with np.errstate(all="ignore"):
         v = dtype.quantize(val.v)

@@ -8,7 +8,7 @@ are computed once per layout object (`tables`), since a loop's layout is reused 
 time the loop runs."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -26,6 +26,9 @@ class LayoutTables:
     pair_slot: np.ndarray    # [pairs]
     pair_index: np.ndarray   # [pairs]: the element (or loop iteration) there
     pair_replica: np.ndarray  # [pairs]
+    # cells() of recent (threads, flat) arrays, keyed by identity: a loop's lanes and
+    # a whole-fragment copy present the very same arrays every time they run
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def index_flat(self) -> np.ndarray:
@@ -83,7 +86,15 @@ class Registers:
     def locate(self, threads: np.ndarray, flat: np.ndarray):
         """(cell, held) of element flat in each absolute thread: cells index the
         flattened `values` / `written` (`flat_values`, `flat_written`)."""
-        return self.tables.cells(threads - self.layout.offset, flat)
+        memo = self.tables.memo
+        found = memo.get((id(threads), id(flat)))
+        if found is not None and found[0] is threads and found[1] is flat:
+            return found[2]
+        result = self.tables.cells(threads - self.layout.offset, flat)
+        if len(memo) > 64:
+            memo.clear()
+        memo[(id(threads), id(flat))] = (threads, flat, result)   # keeps both alive
+        return result
 
     @property
     def flat_values(self) -> np.ndarray:

@@ -57,7 +57,9 @@ class RaceTracker:
         return race
 
     def write(self, threads: np.ndarray, addrs: np.ndarray) -> Race | None:
-        race = self._same_step(threads, addrs)
+        """Checks against earlier steps; two writers within this step are
+        `same_step`'s business (static per step, so the caller computes it once)."""
+        race = None
         for prev, when, kind in ((self.write_thread, self.write_time, "write/write"),
                                  (self.read_thread, self.read_time, "read/write")):
             if race is None:
@@ -68,7 +70,7 @@ class RaceTracker:
         return race
 
     @staticmethod
-    def _same_step(threads: np.ndarray, addrs: np.ndarray) -> Race | None:
+    def same_step(threads: np.ndarray, addrs: np.ndarray) -> Race | None:
         """Two different threads writing one address in the same step."""
         order = np.lexsort((threads, addrs))
         a, t = addrs[order], threads[order]

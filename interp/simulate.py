@@ -32,13 +32,13 @@ from spec.ops import REDUCE_KINDS, MONOIDS, monoid as monoid_named
 from spec.physical import FinalizePlan, PhysicalPlan, ReducerPlan, SitePlan
 from spec.source import Span
 
-from .accounting import Ledger, UpdateEvent, contribution_ids, describe, replay_counts, \
-    wrong_contributions
-from .collective import Channel, Checks, Exchange
-from .evaluate import THREAD, convert, indices_of, operand
+from .accounting import Ledger, UpdateEvent, contribution_ids, describe, \
+    iteration_hashes, replay_counts, wrong_contributions
+from .collective import Channel, Checks, Exchange, add_fold
+from .evaluate import convert, evaluate, operand
 from .registers import LayoutTables, LocalBuffer, Registers, tables
 from .shared import RaceTracker, SharedBuffer
-from .values import Lanes, Val
+from .values import THREAD, Lanes, Val
 from .violations import Violations, threads_text
 
 SLOT, ITER, REP = "@slot", "@iter", "@rep"     # lane facts inside a T.Parallel
@@ -88,6 +88,19 @@ class _LoopLanes:
     env: dict[str, Val]                 # THREAD, SLOT, ITER, REP and the loop variables
 
 
+@dataclass(frozen=True)
+class _Geometry:
+    """A region's elements e relative to its start: flat offsets and coordinate
+    ranges, so a region fully inside its buffer costs one addition per copy."""
+    e: np.ndarray
+    offsets: np.ndarray
+    strides: tuple[int, ...]
+    lo: tuple[int, ...]
+    hi: tuple[int, ...]
+    everywhere: np.ndarray               # all-true: every element inside
+    last: list = field(default_factory=lambda: [None, None])   # [base, flat positions]
+
+
 class _Kernel:
     """What all blocks share: global tensors, the plan's lookups, caches, findings."""
 
@@ -108,6 +121,36 @@ class _Kernel:
             for fplan in rplan.finalizes:
                 self.finals[fplan.finalize] = fplan
         self.loop_cache: dict[ir.ParallelFor, _LoopLanes] = {}
+        self.copy_cache: dict[ir.Copy, tuple] = {}
+        self.cooperative: dict[ir.Copy, np.ndarray] = {}
+        self.geometry_cache: dict[ir.Region, _Geometry] = {}
+        self.flat_memo: dict = {}
+        self.uniform_memo: dict = {}
+        self.vars_of: dict[ir.Expr, tuple[str, ...] | None] = {}
+
+    def pure_vars(self, expr: ir.Expr) -> tuple[str, ...] | None:
+        """The variables expr reads, or None if it reads memory or the thread."""
+        if expr not in self.vars_of:
+            subs = list(ir.subexprs(expr))
+            impure = any(isinstance(e, (ir.Load, ir.ThreadBinding)) for e in subs)
+            self.vars_of[expr] = None if impure else \
+                tuple(sorted({e.name for e in subs if isinstance(e, ir.Var)}))
+        return self.vars_of[expr]
+
+    def geometry(self, region: ir.Region, e: np.ndarray) -> "_Geometry":
+        found = self.geometry_cache.get(region)
+        if found is not None and found.e is e:
+            return found
+        coords = np.unravel_index(e, region.extents)
+        strides = np.cumprod((1,) + region.buffer.shape[:0:-1])[::-1]
+        offsets = sum((c * int(st) for c, st in zip(coords, strides)),
+                      np.zeros(len(e), dtype=np.int64))
+        made = _Geometry(e, offsets.astype(np.int64), tuple(int(x) for x in strides),
+                         tuple(int(c.min(initial=0)) for c in coords),
+                         tuple(int(c.max(initial=0)) for c in coords),
+                         np.ones(len(e), dtype=bool))
+        self.geometry_cache[region] = made
+        return made
 
     def loop_lanes(self, loop: ir.ParallelFor) -> _LoopLanes:
         found = self.loop_cache.get(loop)
@@ -168,6 +211,10 @@ class _Partials:
         self.buffer = buffer
         self.plan = rplan
         self.monoid = monoid_named(buffer.reducer.op)
+        dtype = buffer.dtype
+        self.np_dtype = dtype.np
+        self.ufunc = self.monoid.float_ufunc if dtype.is_float else self.monoid.ufunc
+        self.direct = dtype.name != "bfloat16" and not dtype.is_bool
         self.regs = Registers(rplan.storage, buffer.dtype.np)
         self.tables: LayoutTables = self.regs.tables
         self.ids = np.zeros(self.regs.values.shape, dtype=np.uint64)
@@ -176,9 +223,34 @@ class _Partials:
         self.ledger: Ledger | None = None
         self.seed = None
         self.readable = False
+        self._rounds: tuple | None = None
 
     def combine(self, a, b):
+        """a ⊕ b in the reducer's dtype (spec.ops), without conversions when both
+        operands are already stored in it (numpy's integer ops wrap as the GPU's do)."""
+        if self.direct and isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and \
+                a.dtype == self.np_dtype and b.dtype == self.np_dtype:
+            return self.ufunc(a, b)
         return self.monoid.combine(self.buffer.dtype, a, b)
+
+    def fold(self, terms: np.ndarray, axis: int) -> np.ndarray:
+        """The combine of terms along axis, left to right as a loop of combines would
+        round them: exact ops reduce in any order; float sum and product accumulate
+        sequentially; bfloat16 (rounded after every step) goes term by term."""
+        dtype = self.buffer.dtype
+        if dtype.name == "bfloat16":
+            terms = np.moveaxis(terms, axis, 0)
+            acc = terms[0]
+            for term in terms[1:]:
+                acc = self.combine(acc, term)
+            return acc
+        if dtype.is_float:
+            ufunc = self.monoid.float_ufunc
+            if self.monoid.name in ("sum", "product"):
+                return dtype.quantize(ufunc.accumulate(terms, axis=axis, dtype=terms.dtype)
+                                      .take(-1, axis=axis))
+            return dtype.quantize(ufunc.reduce(terms, axis=axis))
+        return dtype.quantize(self.monoid.ufunc.reduce(terms, axis=axis, dtype=terms.dtype))
 
     def open(self, seed) -> None:
         used = self.tables.index >= 0
@@ -191,15 +263,13 @@ class _Partials:
         self.seed = seed
         self.readable = False
 
-    def accumulate(self, rel: np.ndarray, slot: np.ndarray, values: np.ndarray,
-                   ids: np.ndarray) -> None:
+    def accumulate(self, key: np.ndarray, values: np.ndarray, ids: np.ndarray) -> None:
         """Combine each lane's contribution into its cell. A thread combines its lanes
         one after another in slot order (an unrolled loop), so lanes that share a cell
         go in rounds: the r-th lane of every cell in round r."""
-        slots = self.regs.values.shape[1]
-        key = rel * slots + slot
-        per_cell = np.bincount(key, minlength=self.regs.values.size)
-        if per_cell.max(initial=0) <= 1:
+        if self._rounds is not None and self._rounds[0] is key:
+            rounds = self._rounds[1]
+        elif np.bincount(key, minlength=self.regs.values.size).max(initial=0) <= 1:
             rounds = [np.arange(len(key))]
         else:
             order = np.argsort(key, kind="stable")
@@ -208,11 +278,14 @@ class _Partials:
             run = np.repeat(starts, np.diff(np.r_[starts, len(key)]))
             rank = np.arange(len(key)) - run
             rounds = [order[rank == r] for r in range(int(rank.max()) + 1)]
+        self._rounds = (key, rounds)           # a loop's next run has the same cells
+        vals, id_sums = self.regs.flat_values, self.ids.reshape(-1)
         for lanes in rounds:
-            r, s = rel[lanes], slot[lanes]
-            self.regs.values[r, s] = self.combine(self.regs.values[r, s], values[lanes])
-            self.ids[r, s] += ids[lanes]
-            self.counts[r, s] += 1
+            cells = key if len(rounds) == 1 else key[lanes]
+            mine = values if len(rounds) == 1 else values[lanes]
+            vals[cells] = self.combine(vals[cells], mine)
+            id_sums[cells] += ids if len(rounds) == 1 else ids[lanes]
+        self.counts.reshape(-1)[:] += np.bincount(key, minlength=self.counts.size)
 
 
 # ============================================================================ a block
@@ -227,8 +300,10 @@ class _Block:
         self.local: dict[ir.Buffer, LocalBuffer] = {}
         self.partials: dict[ir.Buffer, _Partials] = {}
         self.visits: dict[ir.ReducerUpdate, int] = {}
+        self.hashes: dict[ir.ReducerUpdate, tuple] = {}     # (iterations, their hashes)
         self.iter_names: list[str] = []      # loop variables in scope, for messages
         self.report = kernel.violations
+        self._first: tuple[Lanes, Lanes] | None = None
 
     def run(self) -> None:
         kernel = self.k.func.kernel
@@ -246,6 +321,28 @@ class _Block:
         return f" in block {self.block if len(self.block) > 1 else self.block[0]}"
 
     # ------------------------------------------------------------------ memory
+
+    def flat_of(self, buffer: ir.Buffer, indices: list[Val], span: Span,
+                code: str = "R102") -> np.ndarray:
+        """flat() of evaluated indices, memoized on the identity of their arrays: a
+        loop's variables are the same arrays every time it runs, so are the positions."""
+        arrays = tuple(i.v for i in indices)
+        key = (buffer, tuple(id(a) for a in arrays))
+        found = self.k.flat_memo.get(key)
+        if found is not None and all(a is b for a, b in zip(found[0], arrays)):
+            return found[1]
+        for i in indices:
+            if i.dtype.is_float:
+                raise DiagnosticError(error("R102", "a buffer index must be an integer",
+                                            span))
+        flat = self.flat(buffer, [a.astype(np.int64) for a in arrays], span, code)
+        if len(self.k.flat_memo) > 256:
+            self.k.flat_memo.clear()
+        self.k.flat_memo[key] = (arrays, flat)      # keeps the arrays alive
+        return flat
+
+    def indices(self, exprs, lanes: Lanes) -> list[Val]:
+        return [evaluate(e, lanes, self) for e in exprs]
 
     def flat(self, buffer: ir.Buffer, idx: list[np.ndarray], span: Span,
              code: str = "R102") -> np.ndarray:
@@ -288,13 +385,17 @@ class _Block:
                        span: Span) -> np.ndarray:
         """Each thread reads its own register of element flat."""
         regs = self.registers(buffer, span)
-        rel, slot, held = regs.locate(threads, flat)
-        out = np.zeros(len(flat), dtype=buffer.dtype.np)
-        if not held.all():
+        cells, held = regs.locate(threads, flat)
+        if held.all():
+            out = regs.flat_values[cells]
+            if regs.flat_written[cells].all():
+                return out
+            poisoned = ~regs.flat_written[cells]
+        else:
             self.not_held(buffer, regs, threads, flat, held, "reads", span)
-        out[held] = regs.values[rel[held], slot[held]]
-        poisoned = held.copy()
-        poisoned[held] = ~regs.written[rel[held], slot[held]]
+            out = np.zeros(len(flat), dtype=regs.values.dtype)
+            out[held] = regs.flat_values[cells[held]]
+            poisoned = held & ~regs.flat_written[cells]
         if poisoned.any():
             i = int(np.argmax(poisoned))
             self.report.add("R502", f"thread {int(threads[i])} reads "
@@ -306,11 +407,12 @@ class _Block:
     def write_registers(self, buffer: ir.Buffer, threads: np.ndarray, flat: np.ndarray,
                         values: np.ndarray, span: Span) -> None:
         regs = self.registers(buffer, span)
-        rel, slot, held = regs.locate(threads, flat)
+        cells, held = regs.locate(threads, flat)
         if not held.all():
             self.not_held(buffer, regs, threads, flat, held, "writes", span)
-        regs.values[rel[held], slot[held]] = buffer.dtype.quantize(values[held])
-        regs.written[rel[held], slot[held]] = True
+            cells, values = cells[held], values[held]
+        regs.flat_values[cells] = _as(buffer.dtype, values)
+        regs.flat_written[cells] = True
 
     def not_held(self, buffer, regs, threads, flat, held, verb, span) -> None:
         i = int(np.argmax(~held))
@@ -323,7 +425,7 @@ class _Block:
     def load(self, load: ir.Load, indices: list[Val], lanes: Lanes) -> Val:
         """Memory for interp.evaluate: a Load in every lane."""
         buffer = load.buffer
-        flat = self.flat(buffer, [i.v.astype(np.int64) for i in indices], load.span)
+        flat = self.flat_of(buffer, indices, load.span)
         if buffer.scope == "global":
             return Val(self.k.globals[buffer][flat], buffer.dtype)
         if buffer.scope == "shared":
@@ -359,7 +461,7 @@ class _Block:
     def write(self, buffer: ir.Buffer, threads: np.ndarray | None, flat: np.ndarray,
               values: np.ndarray, span: Span) -> None:
         """A store of values by threads to any kind of buffer."""
-        values = buffer.dtype.quantize(values)
+        values = _as(buffer.dtype, values)
         if buffer.scope == "global":
             self.k.globals[buffer][flat] = values
         elif buffer.scope == "shared":
@@ -460,8 +562,7 @@ class _Block:
                 self.body(branch, lanes if mask.all() else lanes.select(mask))
 
     def _store(self, stmt: ir.Store, lanes: Lanes):
-        idx, _ = indices_of(stmt.indices, lanes, self)
-        flat = self.flat(stmt.buffer, idx, stmt.span)
+        flat = self.flat_of(stmt.buffer, self.indices(stmt.indices, lanes), stmt.span)
         value = operand(stmt.value, stmt.buffer.dtype, lanes, self).v
         self.write(stmt.buffer, lanes.env[THREAD].v, flat, value, stmt.span)
 
@@ -495,8 +596,30 @@ class _Block:
     # ------------------------------------------------------------------ copies
 
     def starts(self, region: ir.Region, lanes: Lanes) -> list[int]:
-        """A region's start index: uniform over the participants (lane 0's)."""
-        return [int(operand(s, s.dtype, lanes, self).v[0]) for s in region.starts]
+        """A region's start index: uniform over the participants, so evaluated in the
+        first lane only."""
+        return [self.uniform_int(s, lanes) for s in region.starts]
+
+    def uniform_int(self, expr: ir.Expr, lanes: Lanes) -> int:
+        """A uniform integer expression's value, memoized on the values of the
+        variables it reads (block indices, serial loop variables)."""
+        if isinstance(expr, ir.Const):
+            return int(expr.value)
+        names = self.k.pure_vars(expr)
+        if names is None:
+            return int(operand(expr, expr.dtype, self.first_lane(lanes), self).v[0])
+        key = (expr, tuple(int(lanes.env[n].v[0]) for n in names))
+        found = self.k.uniform_memo.get(key)
+        if found is None:
+            found = int(operand(expr, expr.dtype, self.first_lane(lanes), self).v[0])
+            self.k.uniform_memo[key] = found
+        return found
+
+    def first_lane(self, lanes: Lanes) -> Lanes:
+        if self._first is None or self._first[0] is not lanes:
+            env = {k: Val(v.v[:1], v.dtype) for k, v in lanes.env.items()}
+            self._first = (lanes, Lanes(1, env, lanes.parallel))
+        return self._first[1]
 
     def region_flat(self, region: ir.Region, starts: list[int], e: np.ndarray,
                     span: Span) -> tuple[np.ndarray, np.ndarray]:
@@ -504,6 +627,13 @@ class _Block:
         they lie inside the buffer. Only a global tensor may be left (TileLang guards
         its border: reads give 0, writes are dropped)."""
         buffer = region.buffer
+        geometry = self.k.geometry(region, e)
+        if all(s + lo >= 0 and s + hi < extent for s, lo, hi, extent in
+               zip(starts, geometry.lo, geometry.hi, buffer.shape)):
+            base = sum(s * st for s, st in zip(starts, geometry.strides))
+            if geometry.last[0] != base:          # same start, same array (memo hits)
+                geometry.last[:] = [base, geometry.offsets + base]
+            return geometry.last[1], geometry.everywhere
         coords = np.unravel_index(e, region.extents)
         inside = np.ones(len(e), dtype=bool)
         clipped = []
@@ -523,10 +653,15 @@ class _Block:
         """(absolute thread, replica, region element) of every lane of the copy: by its
         fragment side's copy layout; for a finalized reducer side, by the reducer's
         storage; None for a copy between shared and global (cooperative, no owner)."""
+        found = self.k.copy_cache.get(stmt)
+        if found is not None:
+            return found
         layout = self.k.layouts.copies.get(stmt)
         if layout is not None:
             tab = tables(layout)
-            return tab.pair_thread + layout.offset, tab.pair_replica, tab.pair_index
+            pairs = tab.pair_thread + layout.offset, tab.pair_replica, tab.pair_index
+            self.k.copy_cache[stmt] = pairs
+            return pairs
         for region in (stmt.src, stmt.dst):
             if region.buffer.is_reducer:
                 regs = self.registers(region.buffer, stmt.span)
@@ -551,8 +686,10 @@ class _Block:
         pairs = self.copy_pairs(stmt, starts)
         if pairs is None:
             threads = None
-            e = np.arange(int(np.prod(dst.extents)))
-            replica = np.zeros_like(e)
+            e = self.k.cooperative.get(stmt)
+            if e is None:
+                e = self.k.cooperative[stmt] = np.arange(int(np.prod(dst.extents)))
+            replica = None
         else:
             threads, replica, e = pairs
         s_flat, s_in = self.region_flat(src, starts[src], e, stmt.span)
@@ -569,8 +706,11 @@ class _Block:
         writers = d_in.copy()
         if dst.buffer.scope in ("global", "shared") and threads is not None:
             writers &= replica == 0          # one write per element, by replica 0
-        self.write(dst.buffer, None if threads is None else threads[writers],
-                   d_flat[writers], values[writers], stmt.span)
+        if writers.all():
+            self.write(dst.buffer, threads, d_flat, values, stmt.span)
+        else:
+            self.write(dst.buffer, None if threads is None else threads[writers],
+                       d_flat[writers], values[writers], stmt.span)
         if "shared" in (src.buffer.scope, dst.buffer.scope):
             self.sync(stmt, lanes)
 
@@ -661,8 +801,8 @@ class _Block:
             raise DiagnosticError(error(
                 "R204", f"update of reducer {stmt.reducer.name} outside an open epoch",
                 stmt.span))
-        idx, _ = indices_of(stmt.indices, lanes, self)
-        outputs = self.flat(stmt.reducer, idx, stmt.span, code="R209")
+        outputs = self.flat_of(stmt.reducer, self.indices(stmt.indices, lanes), stmt.span,
+                               code="R209")
         values = operand(stmt.value, stmt.reducer.dtype, lanes, self).v
         threads = lanes.env[THREAD].v
         if ITER in lanes.env:
@@ -672,31 +812,33 @@ class _Block:
             replica = threads - site.loop.offset
         visit = self.visits.get(stmt, 0)
         self.visits[stmt] = visit + 1
-        ids = contribution_ids(number, self.block_key, visit, iterations)
-        p.ledger.expect(ids, outputs, replicated=site.loop.replicate > 1)
+        hashes = self.hashes.get(stmt)
+        if hashes is None or hashes[0] is not iterations:
+            hashes = self.hashes[stmt] = (iterations, iteration_hashes(
+                number, self.block_key, iterations))
+        ids = contribution_ids(hashes[1], visit)
 
         enter = slice(None) if site.guard_replica is None else replica == site.guard_replica
         e_threads, e_outputs, e_ids = threads[enter], outputs[enter], ids[enter]
-        rel, slot, held = p.regs.locate(e_threads, e_outputs)
+        cells, held = p.regs.locate(e_threads, e_outputs)
         if not held.all():
             i = int(np.argmax(~held))
             self.report.add("R503", f"thread {int(e_threads[i])} has no partial of "
                             f"{self.element(stmt.reducer, e_outputs[i])} in the storage "
                             f"layout ({p.plan.storage.describe()}): its contribution is "
                             "lost", stmt.span, key="unheld")
-            rel, slot = rel[held], slot[held]
-            e_ids = e_ids[held]
+            cells, e_ids = cells[held], e_ids[held]
             values_in = values[enter][held]
         else:
             values_in = values[enter]
-        if not p.regs.written[rel, slot].all():
+        if not p.regs.flat_written[cells].all():
             self.report.add("R502", f"an update of {stmt.reducer.name} combines into a "
                             "poisoned partial register", stmt.span, key="poison")
-        p.accumulate(rel, slot, values_in, e_ids)
+        p.accumulate(cells, values_in, e_ids)
         names = tuple(self.iter_names)
         p.ledger.events.append(UpdateEvent(
             stmt, visit, names, tuple(lanes.env[n].v for n in names), ids, outputs,
-            rel, slot, e_ids))
+            site.loop.replicate > 1, cells, e_ids))
 
     def _reducerfinalize(self, stmt: ir.ReducerFinalize, lanes: Lanes):
         fplan = self.k.finalize_plan(stmt)
@@ -706,8 +848,8 @@ class _Block:
                 "R203", f"finalize of reducer {stmt.reducer.name} outside an open epoch",
                 stmt.span))
         what = f"finalize of {stmt.reducer.name} (line {stmt.span.line})"
-        channels = [Channel(p.regs.values, p.combine), Channel(p.ids, np.add),
-                    Channel(p.counts, np.add)]
+        channels = [Channel(p.regs.values, p.combine, p.fold),
+                    Channel(p.ids, np.add, add_fold), Channel(p.counts, np.add, add_fold)]
         checks = Checks(p.regs.written, p.races, self.report, stmt.span, what)
         with np.errstate(over="ignore"):
             Exchange(fplan, p.plan.participants, self.k.threads, p.plan.workspace_words,
@@ -715,74 +857,76 @@ class _Block:
         used = p.tables.index >= 0
         if p.seed is not None:
             p.regs.values[used] = p.combine(p.seed, p.regs.values[used])
-        rel, slot, outputs, threads = self.observed(stmt, fplan, p)
-        mismatched = self.account(stmt, fplan, p, rel, slot, outputs)
-        self.deliver(stmt, p, rel, slot, outputs, threads)
+        cells, outputs, threads = self.observed(stmt, fplan, p)
+        p.ledger.expect()
+        mismatched = self.account(stmt, fplan, p, cells, outputs)
+        self.deliver(stmt, p, cells, outputs, threads)
         self.k.finalizes.append(FinalizeSummary(
             self.block, stmt.reducer.name, stmt.span.line, stmt.reducer.size,
-            p.ledger.contributions, len(rel), mismatched))
+            p.ledger.contributions, len(cells), mismatched))
         p.ledger = None
 
     def observed(self, stmt: ir.ReducerFinalize, fplan: FinalizePlan, p: _Partials):
-        """The partial cells the result is taken from: (relative thread, slot, output,
-        absolute reader thread) — every copy for an in-place finalize, the copy in each
+        """The partial cells the result is taken from: (cell, output, absolute reader
+        thread) — every copy for an in-place finalize, the copy in each
         holder of a destination fragment element, replica 0 for shared/global."""
         tab = p.tables
         offset = p.plan.storage.offset
         dst = stmt.dst
         if dst is None:
-            return tab.pair_thread, tab.pair_slot, tab.pair_index, tab.pair_thread + offset
+            return tab.pair_cell, tab.pair_index, tab.pair_thread + offset
         if dst.scope == "fragment":
             layout = fplan.dst_layout or self.k.layouts.fragments[dst]
             dtab = tables(layout)
             threads = dtab.pair_thread + layout.offset
             outputs = dtab.pair_index
-            rel, slot, held = p.regs.locate(threads, outputs)
+            cells, held = p.regs.locate(threads, outputs)
             if not held.all():
                 i = int(np.argmax(~held))
                 self.report.add("R503", f"thread {int(threads[i])} must write "
                                 f"{self.element(dst, outputs[i])} but holds no partial of "
                                 f"{self.element(stmt.reducer, outputs[i])}", stmt.span,
                                 key="unheld-dst")
-            return rel[held], slot[held], outputs[held], threads[held]
+            return cells[held], outputs[held], threads[held]
         first = tab.pair_replica == 0
-        return (tab.pair_thread[first], tab.pair_slot[first], tab.pair_index[first],
-                tab.pair_thread[first] + offset)
+        return tab.pair_cell[first], tab.pair_index[first], tab.pair_thread[first] + offset
 
     def account(self, stmt: ir.ReducerFinalize, fplan: FinalizePlan, p: _Partials,
-                rel, slot, outputs) -> int:
+                cells, outputs) -> int:
         """Compare every observed copy's (id-sum, count) with the expected pair; name the
         wrong contributions of each mismatched output by a replay. Returns how many
         outputs mismatched."""
         ledger = p.ledger
-        poisoned = ~p.regs.written[rel, slot]
+        slots = p.regs.values.shape[1]
+        poisoned = ~p.regs.flat_written[cells]
         if poisoned.any():
             i = int(np.argmax(poisoned))
             self.report.add("R502", f"the result of {self.element(stmt.reducer, outputs[i])}"
-                            f" in thread {int(rel[i]) + p.plan.storage.offset} is poisoned "
+                            f" in thread {int(cells[i]) // slots + p.plan.storage.offset} is poisoned "
                             "(a partial the collective never wrote)", stmt.span,
                             key="result")
-        bad = (p.ids[rel, slot] != ledger.expected_ids[outputs]) | \
-              (p.counts[rel, slot] != ledger.expected_counts[outputs])
+        bad = (p.ids.reshape(-1)[cells] != ledger.expected_ids[outputs]) | \
+              (p.counts.reshape(-1)[cells] != ledger.expected_counts[outputs])
         if not bad.any():
             return 0
         bad_outputs, first = np.unique(outputs[bad], return_index=True)
-        cells = np.nonzero(bad)[0][first]
-        for output, cell in list(zip(bad_outputs, cells))[:4]:
-            self.name_wrong(stmt, fplan, p, int(output), (int(rel[cell]), int(slot[cell])))
+        targets = cells[np.nonzero(bad)[0][first]]
+        for output, cell in list(zip(bad_outputs, targets))[:4]:
+            self.name_wrong(stmt, fplan, p, int(output), int(cell))
         if len(bad_outputs) > 4:
             self.report.add("R503", f"{len(bad_outputs)} outputs of {stmt.reducer.name} "
                             "violate exactly-once in all (the first 4 are named above)",
                             stmt.span, key="summary")
         return len(bad_outputs)
 
-    def name_wrong(self, stmt, fplan, p: _Partials, output: int, cell) -> None:
+    def name_wrong(self, stmt, fplan, p: _Partials, output: int, cell: int) -> None:
         ledger = p.ledger
+        slots = p.regs.values.shape[1]
         counts = replay_counts(ledger, fplan, p.plan.participants, self.k.threads,
-                               max(p.plan.workspace_words, 1), p.regs.values.shape[1], cell)
+                               max(p.plan.workspace_words, 1), slots, cell)
         wrong = wrong_contributions(ledger, output, counts)
         target = self.element(stmt.reducer, output)
-        thread = cell[0] + p.plan.storage.offset
+        thread = cell // slots + p.plan.storage.offset
         if not wrong:
             self.report.add("R503", f"the copy of {target} in thread {thread} carries an "
                             "accounting pair no set of contributions explains", stmt.span,
@@ -798,14 +942,14 @@ class _Block:
         notes.append(Note("the update", event.update.span))
         self.report.add("R503", message, stmt.span, *notes, key=(self.block, output))
 
-    def deliver(self, stmt: ir.ReducerFinalize, p: _Partials, rel, slot, outputs,
+    def deliver(self, stmt: ir.ReducerFinalize, p: _Partials, cells, outputs,
                 threads) -> None:
         """Write the result to the destination (in place: the partials become it)."""
         dst = stmt.dst
         if dst is None:
             p.readable = True
             return
-        values = p.regs.values[rel, slot]
+        values = p.regs.flat_values[cells]
         if dst.scope == "fragment":
             self.write_registers(dst, threads, outputs, values, stmt.span)
         else:
@@ -818,3 +962,17 @@ def _in_box(flat: np.ndarray, shape, starts, extents) -> np.ndarray:
     for c, s, e in zip(coords, starts, extents):
         inside &= (c >= s) & (c < s + e)
     return inside
+
+
+_NP: dict[DType, np.dtype] = {}
+
+
+def _as(dtype: DType, values: np.ndarray) -> np.ndarray:
+    """values in dtype's storage; no work when they already are (the common case)."""
+    np_dtype = _NP.get(dtype)
+    if np_dtype is None:
+        np_dtype = _NP[dtype] = dtype.np
+    if isinstance(values, np.ndarray) and values.dtype == np_dtype and \
+            dtype.name != "bfloat16":
+        return values
+    return dtype.quantize(values)

@@ -1,0 +1,86 @@
+"""Where a logical element lives in the generated kernel, as C: a fragment element is a
+register slot of the executing thread (the slot its layout gives), a local buffer is a
+per-thread array, shared and global buffers are flat row-major memory.
+
+A `Frame` says where statements run: the participant set and, inside a loop over a
+layout's slots, each loop variable as an index expression over `t` (the thread relative
+to the participant offset) and `s` (the slot). Register slots are computed by
+substituting those expressions into the fragment's slot expression and simplifying, so
+an access that follows the loop's own layout comes out as `x_frag[slot]`."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from spec import ir
+from spec.indexexpr import Const, IndexExpr, Var
+from spec.layout import Layout
+from .cuda_exprs import ADD, ATOM, C
+from .layout_access import Scope, index_expr
+
+from .cuda_layouts import S, T
+
+FLAT, REP, TERM = "$flat", "$rep", "$term"
+
+# A logical index: an integer IndexExpr when it is affine in known variables, else the
+# C text of the expression (a data-dependent index).
+Index = IndexExpr | C
+
+
+@dataclass
+class Frame:
+    participants: tuple[int, int]
+    loop_vars: dict[str, IndexExpr] = field(default_factory=dict)
+    ranges: dict[str, tuple[int, int]] = field(default_factory=dict)
+    c_names: dict[str, str] = field(default_factory=dict)   # variable → C text
+
+    def inner(self, layout: Layout, loop_vars: dict[str, IndexExpr],
+              ranges: dict[str, tuple[int, int]], c_names: dict[str, str]) -> "Frame":
+        return Frame(layout.participants, dict(self.loop_vars, **loop_vars),
+                     dict(self.ranges, **ranges), dict(self.c_names, **c_names))
+
+
+class _EveryName(dict):
+    """index_expr's environment: every integer name stands for its own C variable."""
+
+    def get(self, key, default=None):
+        return Var(key)
+
+
+def affine(e: ir.Expr) -> IndexExpr | None:
+    return index_expr(e, Scope((0, 1), env=_EveryName()))
+
+
+def render_index(ix: IndexExpr, frame: Frame, var_name, ranges=None) -> C:
+    """An index expression as C text: loop variables by their C names."""
+    names = {v: frame.c_names.get(v) or var_name(v) for v in ix.free_vars()}
+    text = ix.to_c(names, ranges or frame.ranges)
+    return C(text, ATOM if text.isidentifier() or text.isdigit() else ADD)
+
+
+def register_slot(layout: Layout, indices: tuple[Index, ...], frame: Frame, var_name) -> C:
+    """The slot of a fragment element in the executing thread's registers."""
+    if all(isinstance(ix, IndexExpr) for ix in indices):
+        slot = layout.slot.substitute(dict(zip(layout.index_vars, indices)))
+        slot = slot.substitute(frame.loop_vars).simplify(frame.ranges)
+        if isinstance(slot, Var) and slot.name == S:
+            return C("slot")
+        return render_index(slot, frame, var_name)
+    texts = {v: (render_index(ix, frame, var_name) if isinstance(ix, IndexExpr) else ix).text
+             for v, ix in zip(layout.index_vars, indices)}
+    return C(layout.slot.to_c(texts))
+
+
+def flat_offset(shape: tuple[int, ...], indices: tuple[Index, ...], frame: Frame,
+                var_name) -> C:
+    """Row-major flat position of an element of a buffer of shape."""
+    if all(isinstance(ix, IndexExpr) for ix in indices):
+        flat: IndexExpr = Const(0)
+        stride = 1
+        for extent, ix in reversed(list(zip(shape, indices))):
+            flat = ix * stride + flat
+            stride *= extent
+        return render_index(flat, frame, var_name, ranges={})
+    text = None
+    for extent, ix in zip(shape, indices):
+        part = ix if isinstance(ix, C) else render_index(ix, frame, var_name, ranges={})
+        text = part.text if text is None else f"({text}) * {extent} + {part.at(ADD + 1)}"
+    return C(text, ADD)

@@ -1,0 +1,308 @@
+"""Reducer statements as CUDA: exactly the plan's decisions (spec.physical), rendered.
+
+- init: every partial slot of the executing thread becomes the op's identity; a seed is
+  remembered in `<reducer>_seed` and combined once per output at finalize;
+- update: `partial[slot] = partial[slot] ⊕ value`, the slot from the plan's storage
+  layout, guarded by `rep == r` when the plan says only replica r of the loop
+  contributes (canonical);
+- finalize: the plan's chunks, each step as the simulator runs it — step after step,
+  each per-slot step over the chunk's slots (ReduceWorkspace once per thread): warp
+  shuffles `__shfl_xor_sync`, workspace stores, reductions and loads in the reducer's
+  shared workspace, named barriers `bar.sync id, count`; then the seed combined once and
+  the result written to the destination in the destination's own layout (in place: the
+  partials themselves; shared or global: by replica 0 of the storage layout).
+
+The step expressions are over the plan's names t (thread relative to the participant
+offset), s (slot) and k (term)."""
+from __future__ import annotations
+
+from spec import ir
+from spec.indexexpr import Const, IndexExpr, Var
+from spec.layout import index_names
+from spec.ops import monoid as monoid_named
+from spec.physical import K, S, T, Barrier, FinalizePlan, FromWorkspace, Guard, \
+    ReduceWorkspace, ReducerPlan, Shuffle, ToWorkspace
+from .cuda_access import Frame, register_slot
+from .cuda_exprs import C, combine, literal, narrow_int
+
+FULL_MASK = "0xffffffff"
+
+
+# ----------------------------------------------------------------------------- names
+
+def partial_name(body, reducer: ir.Buffer) -> str:
+    return body.names.get(("partial", reducer), f"{reducer.name}_partial")
+
+
+def workspace_name(body, reducer: ir.Buffer) -> str:
+    return body.names.get(("workspace", reducer), f"{reducer.name}_workspace")
+
+
+def seed_name(body, reducer: ir.Buffer) -> str:
+    return body.names.get(("seed", reducer), f"{reducer.name}_seed")
+
+
+def effective_seed(init: ir.ReducerInit) -> ir.Expr | None:
+    """The value combined once at finalize (interp.logical's rule): the seed, and for a
+    legacy fill of an idempotent op with a value that is not the identity, that value
+    too (filling every partial with v means seeding v once). A fill with the identity
+    adds nothing; any other fill of a non-idempotent op is rejected (R213)."""
+    reducer = init.reducer
+    monoid = monoid_named(reducer.reducer.op)
+    fill = init.fill_value
+    if fill is None or not monoid.idempotent:
+        return init.seed
+    if isinstance(fill, ir.Const) and fill.value == monoid.identity(reducer.dtype):
+        return init.seed
+    if init.seed is None:
+        return fill
+    return _Combined(init.seed, fill)
+
+
+class _Combined:
+    """seed ⊕ fill, rendered by init (not an IR node: it never leaves this module)."""
+
+    def __init__(self, seed: ir.Expr, fill: ir.Expr):
+        self.seed, self.fill = seed, fill
+
+
+def seeded_reducers(func: ir.PrimFunc) -> set[ir.Buffer]:
+    return {s.reducer for s in ir.walk(func.kernel.body)
+            if isinstance(s, ir.ReducerInit) and effective_seed(s) is not None}
+
+
+# ----------------------------------------------------------------------------- declarations
+
+def declarations(body, rp: ReducerPlan, seeded: bool) -> list[str]:
+    reducer = rp.reducer
+    ctype = reducer.dtype.c_name
+    lines = [f"{ctype} {partial_name(body, reducer)}[{rp.storage.slots_per_thread}];"
+             f"  // {rp.planner} plan: {rp.storage.describe()}"]
+    if seeded:
+        lines.append(f"{ctype} {seed_name(body, reducer)};")
+    if rp.workspace_words:
+        body.shared[workspace_name(body, reducer)] = \
+            f"__shared__ {ctype} {workspace_name(body, reducer)}[{rp.workspace_words}];"
+    return lines
+
+
+# ----------------------------------------------------------------------------- init
+
+def init(body, stmt: ir.ReducerInit, frame: Frame) -> None:
+    reducer = stmt.reducer
+    rp = body.reducer_plans[reducer]
+    dtype = reducer.dtype
+    monoid = monoid_named(reducer.reducer.op)
+    identity = literal(monoid.identity(dtype), dtype).text
+    partial = partial_name(body, reducer)
+    body.out.comment(f"line {stmt.span.line}: init of {reducer.name}: every partial "
+                     f"starts at the {monoid.name} identity")
+    _over_slots(body, 0, rp.storage.slots_per_thread,
+                lambda slot: body.out.line(f"{partial}[{slot}] = {identity};"))
+    if reducer not in body.seeded:
+        return
+    seed = effective_seed(stmt)
+    ex = body.exprs(frame)
+    if seed is None:
+        value = identity
+    elif isinstance(seed, _Combined):
+        value = combine(monoid, dtype, ex.operand(seed.seed, dtype),
+                        ex.operand(seed.fill, dtype)).text
+    else:
+        value = ex.operand(seed, dtype).text
+    body.out.line(f"{seed_name(body, reducer)} = {value};  // combined once, at finalize")
+
+
+# ----------------------------------------------------------------------------- update
+
+def site_guard(body, stmt: ir.ReducerUpdate) -> str | None:
+    """The C condition under which this thread's cell contributes, None: always."""
+    rp = body.reducer_plans[stmt.reducer]
+    site = next(s for s in rp.sites if s.update is stmt)
+    if site.guard_replica is None or site.loop.replicate == 1:
+        return None
+    return f"rep == {site.guard_replica}"
+
+
+def update(body, stmt: ir.ReducerUpdate, frame: Frame) -> None:
+    reducer = stmt.reducer
+    rp = body.reducer_plans[reducer]
+    dtype = reducer.dtype
+    monoid = monoid_named(reducer.reducer.op)
+    guard = site_guard(body, stmt)
+    if not frame.loop_vars:
+        body.out.comment(f"line {stmt.span.line}: update of {reducer.name} outside "
+                         f"T.Parallel: one logical contribution, every participant runs it")
+        if guard is not None:
+            offset = rp.participants[0]
+            site = next(s for s in rp.sites if s.update is stmt)
+            guard = f"tid == {offset + site.guard_replica}"
+    target = body.element(reducer, stmt.indices, frame).text
+    value = body.exprs(frame).operand(stmt.value, dtype)
+    with body._maybe_block(f"if ({guard})" if guard else None):
+        body.out.line(f"{target} = {combine(monoid, dtype, C(target), value).text};")
+
+
+# ----------------------------------------------------------------------------- finalize
+
+def finalize(body, stmt: ir.ReducerFinalize, frame: Frame) -> None:
+    reducer = stmt.reducer
+    rp = body.reducer_plans[reducer]
+    fp = next(f for f in rp.finalizes if f.finalize is stmt)
+    dst = stmt.dst.name if stmt.dst is not None else "in place"
+    body.out.comment(f"line {stmt.span.line}: finalize {reducer.name} -> {dst}: "
+                     f"all-reduce width {fp.width}, scale {fp.scale}, named barrier "
+                     f"{fp.barrier_id} ({fp.barrier_count} threads), "
+                     f"{len(fp.chunks)} chunk{'s' if len(fp.chunks) != 1 else ''}")
+    for chunk in fp.chunks:
+        if len(fp.chunks) > 1:
+            body.out.comment(f"chunk: slots {chunk.first}..{chunk.first + chunk.count - 1}")
+        for step in chunk.steps:
+            _step(body, rp, step, chunk.first, chunk.count)
+    _write_result(body, rp, fp, frame)
+
+
+def _names(rp: ReducerPlan) -> dict[str, str]:
+    offset = rp.participants[0]
+    return {T: "tid" if offset == 0 else f"tid - {offset}", S: "slot", K: "term"}
+
+
+def _c(expr: IndexExpr, rp: ReducerPlan, first: int, count: int, terms: int = 1) -> str:
+    """A step expression as C; a chunk of one slot has its slot number folded in."""
+    ranges = {T: (0, rp.participants[1] - 1), S: (first, first + count - 1),
+              K: (0, max(terms, 1) - 1)}
+    return expr.simplify(ranges).to_c(_names(rp), ranges)
+
+
+def _guards(guards: tuple[Guard, ...], rp: ReducerPlan, first: int, count: int) -> str | None:
+    if not guards:
+        return None
+    return " && ".join(f"{_c(g.expr, rp, first, count)} {g.op} {g.value}" for g in guards)
+
+
+def _over_slots(body, first: int, count: int, emit) -> None:
+    """emit(slot_text) once per slot of [first, first + count)."""
+    if count == 1:
+        emit(str(first))
+        return
+    body.out.line("#pragma unroll")
+    with body._maybe_block(f"for (int slot = {first}; slot < {first + count}; ++slot)"):
+        emit("slot")
+
+
+def _step(body, rp: ReducerPlan, step, first: int, count: int) -> None:
+    reducer = rp.reducer
+    dtype = reducer.dtype
+    monoid = monoid_named(reducer.reducer.op)
+    partial = partial_name(body, reducer)
+    workspace = workspace_name(body, reducer)
+    guard = _guards(step.guards, rp, first, count)
+    with body._maybe_block(f"if ({guard})" if guard else None):
+        if isinstance(step, Barrier):
+            body.out.line(f"reducer_barrier({step.id}, {step.count});")
+        elif isinstance(step, Shuffle):
+            def shuffle(slot: str) -> None:
+                mine = C(f"{partial}[{slot}]")
+                other = _shuffle(mine, step.mask, dtype)
+                body.out.line(f"{mine.text} = {combine(monoid, dtype, mine, other).text};")
+            _over_slots(body, first, count, shuffle)
+        elif isinstance(step, ToWorkspace):
+            def store(slot: str) -> None:
+                addr = _c(step.addr, rp, first, count)
+                body.out.line(f"{workspace}[{addr}] = {partial}[{slot}];")
+            _over_slots(body, first, count, store)
+        elif isinstance(step, ReduceWorkspace):
+            src = step.src
+            _fold(body, rp, f"{workspace}[{_c(step.dst, rp, first, count)}]",
+                  lambda k: f"{workspace}[{_c(src.substitute({K: k}), rp, first, count, step.terms)}]",
+                  step.terms, dtype, monoid)
+        elif isinstance(step, FromWorkspace):
+            def load(slot: str) -> None:
+                _fold(body, rp, f"{partial}[{slot}]",
+                      lambda k: f"{workspace}[{_c(step.addr.substitute({K: k}), rp, first, count, step.terms)}]",
+                      step.terms, dtype, monoid)
+            _over_slots(body, first, count, load)
+
+
+def _fold(body, rp: ReducerPlan, target: str, term, terms: int, dtype, monoid) -> None:
+    """target = ⊕_{k < terms} term(k), folded left to right."""
+    if terms == 1:
+        body.out.line(f"{target} = {term(Const(0))};")
+        return
+    with body._maybe_block(""):
+        body.out.line(f"{dtype.c_name} value = {term(Const(0))};")
+        with body._maybe_block(f"for (int term = 1; term < {terms}; ++term)"):
+            folded = combine(monoid, dtype, C("value"), C(term(Var(K))))
+            body.out.line(f"value = {folded.text};")
+        body.out.line(f"{target} = value;")
+
+
+def _shuffle(value: C, mask: int, dtype) -> C:
+    if narrow_int(dtype):
+        return C(f"({dtype.c_name})__shfl_xor_sync({FULL_MASK}, (int){value.text}, {mask})")
+    return C(f"__shfl_xor_sync({FULL_MASK}, {value.text}, {mask})")
+
+
+# ----------------------------------------------------------------------------- result
+
+def _write_result(body, rp: ReducerPlan, fp: FinalizePlan, frame: Frame) -> None:
+    stmt = fp.finalize
+    reducer = rp.reducer
+    dtype = reducer.dtype
+    monoid = monoid_named(reducer.reducer.op)
+    partial = partial_name(body, reducer)
+    seeded = reducer in body.seeded
+    seed = C(seed_name(body, reducer))
+
+    def result(slot_text: str) -> str:
+        value = C(f"{partial}[{slot_text}]")
+        return combine(monoid, dtype, seed, value).text if seeded else value.text
+
+    dst = stmt.dst
+    if dst is None:
+        if seeded:
+            body.out.comment("the seed, once per output")
+            _over_slots(body, 0, rp.storage.slots_per_thread,
+                        lambda slot: body.out.line(f"{partial}[{slot}] = {result(slot)};"))
+        return
+    if dst.scope == "fragment":
+        layout = fp.dst_layout or body.layouts.fragment(dst)
+        body.out.comment(f"{dst.name} in its own layout: {layout.describe()}"
+                         + (", seeded once" if seeded else ""))
+        with body.cells(layout, frame) as inner:
+            out_ix = tuple(Var(n) for n in layout.index_vars)
+            red_ix = _reshape(out_ix, dst.shape, reducer.shape)
+            slot = register_slot(rp.storage, red_ix, inner, body.var).text
+            target = body.element(dst, out_ix, inner).text
+            body.out.line(f"{target} = {result(slot)};")
+        return
+    storage = rp.storage.rename(index_names(len(reducer.shape)))
+    body.out.comment(f"{dst.name} ({dst.scope}) written by replica 0 of the storage layout"
+                     + (", seeded once" if seeded else ""))
+    if dst.scope == "shared":
+        body.sync(frame.participants, f"earlier readers of {dst.name} are done")
+    with body.cells(storage, frame, with_replica=True) as inner:
+        red_ix = tuple(Var(n) for n in storage.index_vars)
+        out_ix = _reshape(red_ix, reducer.shape, dst.shape)
+        target = body.element(dst, out_ix, inner).text
+        slot = register_slot(rp.storage, red_ix, inner, body.var).text
+        with body._maybe_block("if (rep == 0)" if storage.replicate > 1 else None):
+            body.out.line(f"{target} = {result(slot)};")
+    if dst.scope == "shared":
+        body.sync(frame.participants, f"{dst.name} is visible")
+
+
+def _reshape(ix: tuple[IndexExpr, ...], src_shape, dst_shape) -> tuple[IndexExpr, ...]:
+    """The same element in a buffer of another shape with the same row-major order
+    (the reducer and its destination differ only in unit dimensions)."""
+    flat: IndexExpr = Const(0)
+    for i, extent in zip(ix, src_shape):
+        flat = flat * extent + i
+    out = []
+    stride = 1
+    for extent in dst_shape:
+        stride *= extent
+    for extent in dst_shape:
+        stride //= extent
+        out.append((flat // stride) % extent if extent > 1 else Const(0))
+    return tuple(out)

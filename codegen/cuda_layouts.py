@@ -1,0 +1,118 @@
+"""A layout's inverse as C: which logical iteration (and replica) a thread runs in each
+of its slots, so a T.Parallel loop, a copy or a destination write becomes a loop over
+the thread's slots.
+
+Every layout the planners produce numbers its (thread, slot) cells so that the cell
+position `u = slot*count + thread` (thread relative to the participant offset) yields
+the flat logical index and the replica as digits, `(u / a) % b`: the default partition
+(flat = u, rep = u / N), a fully replicated layout (flat = slot, rep = thread), a
+projection (flat = u / 64, rep = u % 64), ... `inverse_of` finds those digits from the
+layout's own numeric inverse and checks the formulas on every cell; the used cells must
+be a prefix of u (`u < used`). A layout that fits no such formula gets its inverse as a
+constant table instead: always correct, just less pretty."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from spec.indexexpr import Const, IndexExpr, Var, floordiv, mod
+from spec.layout import Layout
+
+# Internal variable names: "$" keeps them apart from every TileLang name.
+T, S = "$t", "$s"
+
+
+@dataclass(frozen=True)
+class Inverse:
+    """Per logical dimension its index, and the replica, as expressions over t (the
+    participant-relative thread) and s (the slot); `used` is the number of cells in
+    use (cells u >= used are guarded off; None: all are used). With a table, flat and
+    replica are read from `table_name`."""
+    layout: Layout
+    indices: tuple[IndexExpr, ...] | None
+    replica: IndexExpr | None
+    used: int | None
+    table: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+
+    @property
+    def ranges(self) -> dict[str, tuple[int, int]]:
+        return {T: (0, self.layout.count - 1), S: (0, self.layout.slots_per_thread - 1)}
+
+    def cell(self) -> IndexExpr:
+        return (Var(S) * self.layout.count + Var(T)).simplify(self.ranges)
+
+
+def inverse_of(layout: Layout) -> Inverse:
+    index, replica = layout.inverse()
+    count, slots = layout.count, layout.slots_per_thread
+    # u[t, s] = s*count + t, so the row-major transpose lists cells in u order
+    flat_by_u = index.T.reshape(-1)
+    rep_by_u = replica.T.reshape(-1)
+    used_mask = flat_by_u >= 0
+    used = int(used_mask.sum())
+    table = (tuple(int(v) for v in flat_by_u), tuple(int(v) for v in rep_by_u))
+    if not used_mask[:used].all():
+        return Inverse(layout, None, None, None, table)
+    ranges = {T: (0, count - 1), S: (0, slots - 1)}
+    u = (Var(S) * count + Var(T)).simplify(ranges)
+    indices = _per_dimension(layout, flat_by_u[:used], u, ranges)
+    rep = _digit(rep_by_u[:used], layout.replicate)
+    if indices is None or rep is None:
+        return Inverse(layout, None, None, None, table)
+    rep_expr = _apply(u, *rep, ranges) if layout.replicate > 1 else None
+    return Inverse(layout, indices, rep_expr, None if used == count * slots else used)
+
+
+def _per_dimension(layout: Layout, flat: np.ndarray, u: IndexExpr,
+                   ranges) -> tuple[IndexExpr, ...] | None:
+    """Each logical index as one digit of u; else the flat index as one digit of u,
+    unraveled row-major."""
+    coords = np.unravel_index(flat, layout.shape)
+    digits = [_digit(c, extent) for c, extent in zip(coords, layout.shape)]
+    if all(d is not None for d in digits):
+        return tuple(_apply(u, *d, ranges) for d in digits)
+    whole = _digit(flat, layout.size)
+    if whole is None:
+        return None
+    flat_expr = _apply(u, *whole, ranges)
+    out = []
+    stride = layout.size
+    for extent in layout.shape:
+        stride //= extent
+        out.append(mod(floordiv(flat_expr, stride, ranges), extent, ranges).simplify(ranges))
+    return tuple(out)
+
+
+def _digit(values: np.ndarray, extent: int) -> tuple[int, int | None] | None:
+    """(a, b) with values[u] == (u // a) % b for every u (b None: u // a), or None."""
+    if extent == 1:
+        return (1, 1) if not values.any() else None
+    if values[0] != 0:
+        return None
+    changed = np.nonzero(values != 0)[0]
+    a = int(changed[0]) if len(changed) else 1
+    b = int(values.max()) + 1
+    u = np.arange(len(values))
+    if np.array_equal(values, u // a):
+        return a, None                     # the top digit: no modulo needed
+    if np.array_equal(values, (u // a) % b):
+        return a, b
+    return None
+
+
+def _apply(u: IndexExpr, a: int, b: int | None, ranges) -> IndexExpr:
+    if b == 1:
+        return Const(0)
+    digit = floordiv(u, a, ranges)
+    return (digit if b is None else mod(digit, b, ranges)).simplify(ranges)
+
+
+def table_literal(values: tuple[int, ...]) -> str:
+    """A C initializer list, 16 values a line."""
+    rows = [", ".join(str(v) for v in values[i:i + 16]) for i in range(0, len(values), 16)]
+    return "{\n    " + ",\n    ".join(rows) + "}"
+
+
+def table_type(values: tuple[int, ...]) -> str:
+    return "short" if max(values, default=0) < 2 ** 15 else "int"

@@ -1,0 +1,144 @@
+"""Running one Z3 proof obligation: the three-valued result, its timing, its minimized
+counterexample and its SMT-LIB2 text.
+
+An obligation is stated as a *counterexample query* (`Query`): constraints that are
+satisfiable exactly when the fact fails. unsat -> "proved"; sat -> "refuted" with a
+model; unknown (timeout, incompleteness) -> "unknown", which is never a pass.
+
+Every query gets a fresh `z3.Solver` with its own timeout. A refuting model is
+minimized before it is shown (Alive2 style): the query's objectives — thread ids first,
+then indices, in the order the query lists them — are pushed down one at a time by
+binary search with the same solver, each fixed at its least value before the next.
+The counterexample text is the query's own sentence about that model."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import z3
+
+PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
+DEFAULT_TIMEOUT_MS = 2000
+
+
+@dataclass(frozen=True)
+class ProofResult:
+    name: str
+    result: str                       # "proved" | "refuted" | "unknown"
+    ms: float
+    counterexample: str | None        # the minimized refutation, or why unknown
+    smt2: str = field(default="", repr=False)
+    witness: dict | None = None       # the minimized model's objective values
+    line: int | None = None           # the source line the counterexample points at
+
+    @property
+    def proved(self) -> bool:
+        return self.result == PROVED
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "result": self.result, "ms": round(self.ms, 3),
+                "counterexample": self.counterexample}
+
+
+@dataclass
+class Query:
+    """A counterexample query. objectives: (label, Int term) to minimize, in priority
+    order; explain turns their minimized values into the counterexample sentence."""
+    name: str
+    constraints: list
+    objectives: list[tuple[str, object]]
+    explain: Callable[[dict[str, int]], str]
+    line: int | None = None
+
+
+def decided(name: str, holds: bool, why: str, line: int | None = None) -> ProofResult:
+    """A fact with nothing left for a solver (e.g. two participant sets differ): the
+    query is the constant `not holds`, so the result is still three-valued data."""
+    start = time.perf_counter()
+    solver = z3.Solver()
+    solver.add(z3.BoolVal(not holds))
+    text = solver.sexpr() + "(check-sat)\n"
+    ms = (time.perf_counter() - start) * 1000
+    return ProofResult(name, PROVED if holds else REFUTED, ms, None if holds else why,
+                       text, None, line)
+
+
+def solve(query: Query, timeout_ms: int = DEFAULT_TIMEOUT_MS,
+          minimize: bool = True) -> ProofResult:
+    """Decide query. minimize=False skips the minimization of a refuting model (a search
+    that only needs to know *whether* a candidate fails re-solves the one failure it
+    shows)."""
+    start = time.perf_counter()
+    solver = z3.Solver()
+    solver.set(timeout=int(timeout_ms))
+    solver.add(*query.constraints)
+    text = solver.sexpr() + "(check-sat)\n"
+    verdict = solver.check()
+    if verdict == z3.unsat:
+        return ProofResult(query.name, PROVED, _ms(start), None, text, None, query.line)
+    if verdict == z3.unknown:
+        reason = solver.reason_unknown()
+        return ProofResult(query.name, UNKNOWN, _ms(start), f"solver gave up: {reason}",
+                           text, None, query.line)
+    values = _minimize(solver, query.objectives if minimize else [], query.objectives)
+    return ProofResult(query.name, REFUTED, _ms(start), query.explain(values), text,
+                       values, query.line)
+
+
+def _minimize(solver: z3.Solver, objectives, reported) -> dict[str, int]:
+    """Least values of the objectives, lexicographically, then the model's values of
+    the other reported terms. Each search step is one more check on the same solver; a
+    step that does not come back sat keeps the model found so far (the counterexample
+    is still a real one, just not the least)."""
+    model = solver.model()
+    values: dict[str, int] = {}
+    for label, term in objectives:
+        best = model.eval(term, model_completion=True).as_long()
+        low = min(0, best)         # thread ids and indices: the least is 0
+        while low < best:
+            mid = (low + best) // 2
+            solver.push()
+            solver.add(term <= mid)
+            if solver.check() == z3.sat:
+                model = solver.model()
+                best = model.eval(term, model_completion=True).as_long()
+            else:
+                low = mid + 1
+            solver.pop()
+        solver.add(term == best)
+        values[label] = best
+    if objectives and solver.check() == z3.sat:
+        model = solver.model()
+    for label, term in reported:
+        values.setdefault(label, model.eval(term, model_completion=True).as_long())
+    return values
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000
+
+
+# ----------------------------------------------------------------------------- encoding
+
+def within(term, low: int, high: int):
+    """low <= term < high."""
+    return z3.And(term >= low, term < high)
+
+
+def group_of(t, width: int, scale: int):
+    """The butterfly group of relative thread t: threads differing from t only in the
+    bits of scale*[0, width). Numbered (t div (scale*width))*scale + t mod scale."""
+    t, span = _int(t), width * scale
+    return (t / span) * scale + t % scale
+
+
+def group_member(g, lane, width: int, scale: int):
+    """Relative thread of lane `lane` of group g (inverse of group_of)."""
+    g, span = _int(g), width * scale
+    return (g / scale) * span + g % scale + lane * scale
+
+
+def _int(term):
+    """Python ints as Z3 Ints, so `/` is Z3's integer division, not Python's."""
+    return z3.IntVal(term) if isinstance(term, int) else term

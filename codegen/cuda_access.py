@@ -16,7 +16,7 @@ from spec.layout import Layout
 from .cuda_exprs import ADD, ATOM, C
 from .layout_access import Scope, index_expr
 
-from .cuda_layouts import S, T
+from .cuda_layouts import S, T  # noqa: F401  (T: the thread, for importers)
 
 FLAT, REP, TERM = "$flat", "$rep", "$term"
 

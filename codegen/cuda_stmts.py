@@ -20,7 +20,6 @@ import re
 from contextlib import contextmanager
 
 from spec import ir
-from spec.diagnostics import Diagnostic
 from spec.indexexpr import Const, IndexExpr, Var
 from spec.layout import Layout, default_partition, index_names
 from spec.ops import MONOIDS, REDUCE_KINDS
@@ -154,6 +153,7 @@ class KernelBody:
                     loop_vars[layout.rep_var] = inverse.replica
             inner = frame.inner(layout, {}, ranges, c_names)
             guard = self._cell_guard(layout, inverse, inner)
+            ranges.update((v, (0, e - 1)) for v, e in zip(layout.index_vars, layout.shape))
             with self._maybe_block(f"if ({guard})" if guard else None):
                 for name in layout.index_vars:
                     if name in wanted:
@@ -307,7 +307,7 @@ class KernelBody:
         extents = ", ".join(str(e) for e in stmt.extents)
         self.out.comment(f"line {stmt.span.line}: T.Parallel({extents}): "
                          f"{layout.describe()}")
-        used = _used_vars(stmt.body)
+        used = used_vars(stmt.body)
         needs_rep = any(isinstance(s, ir.ReducerUpdate) and
                         self.reducer_plans[s.reducer].sites and
                         collectives.site_guard(self, s) is not None
@@ -333,14 +333,18 @@ class KernelBody:
     # --- copies and fills --------------------------------------------------------------
 
     def _copy(self, stmt: ir.Copy, frame: Frame) -> None:
+        if frame.loop_vars:
+            raise Unsupported(f"line {stmt.span.line}: a T.copy inside a T.Parallel")
         src, dst = stmt.src, stmt.dst
         layout = self._copy_layout(stmt, frame)
+        # memory takes one write per element, by replica 0 (as the simulator does)
+        one_writer = dst.buffer.scope in ("global", "shared") and layout.replicate > 1
         self.out.comment(f"line {stmt.span.line}: T.copy {src.buffer.name} -> "
                          f"{dst.buffer.name}: {layout.describe()}")
         writes_shared = dst.buffer.scope == "shared"
         if writes_shared:
             self.sync(frame.participants, "earlier readers of shared memory are done")
-        with self.cells(layout, frame) as inner:
+        with self.cells(layout, frame, with_replica=one_writer) as inner:
             loop = tuple(Var(n) for n in layout.index_vars)
             src_ix = _region_indices(src, layout.shape, loop)
             dst_ix = _region_indices(dst, layout.shape, loop)
@@ -351,8 +355,9 @@ class KernelBody:
                           10)
             value = convert(value, src.buffer.dtype, dst.buffer.dtype)
             target = self.element(dst.buffer, dst_ix, inner).text
-            inside_dst = self._inside(dst, dst_ix, inner)
-            with self._maybe_block(f"if ({inside_dst})" if inside_dst else None):
+            writes = [test for test in ("rep == 0" if one_writer else None,
+                                        self._inside(dst, dst_ix, inner)) if test]
+            with self._maybe_block(f"if ({' && '.join(writes)})" if writes else None):
                 self.out.line(f"{target} = {value.text};")
         if writes_shared:
             self.sync(frame.participants, "the copy into shared memory is visible")
@@ -472,7 +477,10 @@ class KernelBody:
             with self._maybe_block(f"if ({guard})" if guard else None):
                 self.out.line(f"{scratch}[{offset}] = {value.text};")
         self.sync(frame.participants, f"{scratch} is complete")
-        dst_layout = self.layouts.fragment(dst)
+        if dst.scope == "fragment":
+            dst_layout = self.layouts.fragment(dst)
+        else:
+            dst_layout = default_partition(dst.shape, *reversed(frame.participants))
         with self.cells(dst_layout, frame) as inner:
             inner.c_names[TERM] = "term"
             out_ix = tuple(Var(n) for n in dst_layout.index_vars)
@@ -491,6 +499,8 @@ class KernelBody:
                 element = C(f"{scratch}[{flat_offset(src.shape, tuple(row), inner, self.var).text}]")
                 self.out.line(f"value = {combine(monoid, dst.dtype, C('value'), element).text};")
             self.out.line(f"{target} = value;")
+        if dst.scope == "shared":
+            self.sync(frame.participants, f"{dst.name} is visible")
 
     # --- reducers --------------------------------------------------------------------
 
@@ -528,7 +538,7 @@ def _region_indices(region: ir.Region, loop_shape: tuple[int, ...],
     return tuple(index)
 
 
-def _used_vars(body: ir.Body) -> set[str]:
+def used_vars(body: ir.Body) -> set[str]:
     names = set()
     for stmt in ir.walk(body):
         for e in ir.stmt_exprs(stmt):

@@ -109,7 +109,7 @@ def plan_json(plan: PhysicalPlan) -> dict:
         "func": plan.func.name,
         "planner": plan.planner,
         "reducers": [_reducer_json(r) for r in plan.reducers],
-        "notes": [_diagnostic_json(d) for d in plan.notes],
+        "notes": [d.to_json() for d in plan.notes],
     }
 
 
@@ -131,7 +131,7 @@ def _reducer_json(rp: ReducerPlan) -> dict:
                   for s in rp.sites],
         "finalizes": [_finalize_json(fp, op) for fp in rp.finalizes],
         "workspace_words": rp.workspace_words,
-        "notes": [_diagnostic_json(d) for d in rp.notes],
+        "notes": [d.to_json() for d in rp.notes],
     }
 
 
@@ -183,9 +183,3 @@ def step_json(step: Step, op: str = "⊕") -> dict:
                         for g in step.guards]
     fields["text"] = step_text(step, op)
     return fields
-
-
-def _diagnostic_json(d: Diagnostic) -> dict:
-    span = d.span
-    return {"code": d.code, "severity": d.severity, "message": d.message,
-            "line": span.line if span else None, "col": span.col if span else None}

@@ -44,10 +44,17 @@ def iteration_hashes(site: int, block: int, iterations: np.ndarray) -> np.ndarra
         return _mix(iterations.astype(np.uint64) ^ key)
 
 
+def _mix_int(x: int) -> int:
+    """_mix on one Python int: the per-visit multiplier costs no numpy calls."""
+    x = (x + 0x9E3779B97F4A7C15) & _MASK
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK
+    return x ^ (x >> 31)
+
+
 def contribution_ids(hashes: np.ndarray, visit: int) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        odd = _mix(np.array([visit], dtype=np.uint64))[0] | np.uint64(1)
-        return hashes * odd
+    # uint64 array times uint64 scalar wraps silently, as the id arithmetic must
+    return hashes * np.uint64(_mix_int(visit) | 1)
 
 
 @dataclass
@@ -74,23 +81,25 @@ class Ledger:
 
     def expect(self) -> None:
         """Each enabled iteration once: lanes of one iteration (replicas) share an id,
-        so an event whose loop is replicated counts each id once."""
-        ids, outputs = [], []
+        so an event whose loop is replicated counts each id once. Visits of one loop
+        share their outputs array, so their ids are summed lane by lane first (a
+        wrapping sum: any grouping gives the same bits) and scattered once per array."""
+        groups: dict[int, tuple[np.ndarray, list[np.ndarray]]] = {}
         for event in self.events:
             if event.replicated and len(event.ids):
                 unique, first = np.unique(event.ids, return_index=True)
-                ids.append(unique)
-                outputs.append(event.outputs[first])
+                ids, outputs = unique, event.outputs[first]
             else:
-                ids.append(event.ids)
-                outputs.append(event.outputs)
+                ids, outputs = event.ids, event.outputs
+            groups.setdefault(id(outputs), (outputs, []))[1].append(ids)
         self.expected_ids = np.zeros(self.size, dtype=np.uint64)
-        if ids:
-            ids, outputs = np.concatenate(ids), np.concatenate(outputs)
-            np.add.at(self.expected_ids, outputs, ids)
-            self.expected_counts = np.bincount(outputs, minlength=self.size)
-        else:
-            self.expected_counts = np.zeros(self.size, dtype=np.int64)
+        self.expected_counts = np.zeros(self.size, dtype=np.int64)
+        for outputs, id_lists in groups.values():
+            lane_sums = id_lists[0] if len(id_lists) == 1 else \
+                np.add.reduce(np.stack(id_lists), axis=0, dtype=np.uint64)
+            np.add.at(self.expected_ids, outputs, lane_sums)
+            self.expected_counts += len(id_lists) * np.bincount(outputs,
+                                                                minlength=self.size)
 
     @property
     def contributions(self) -> int:

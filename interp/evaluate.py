@@ -38,11 +38,28 @@ def operand(expr: ir.Expr, dtype: DType, lanes: Lanes, mem: Memory) -> Val:
     return convert(evaluate(expr, lanes, mem), dtype)
 
 
+_STORAGE: dict[str, np.dtype] = {}
+
+
+def stored(dtype: DType, values: np.ndarray) -> np.ndarray:
+    """values in dtype's numpy storage: `dtype.quantize`, skipped when they already are
+    (an array of the storage dtype holds only representable values, except float32
+    storage holding bfloat16, which is always rounded). Hot: every operand passes here,
+    so the storage dtype is looked up by name rather than rebuilt."""
+    np_dtype = _STORAGE.get(dtype.name)
+    if np_dtype is None:
+        np_dtype = _STORAGE[dtype.name] = dtype.np
+    if values.__class__ is np.ndarray and values.dtype is np_dtype and \
+            dtype.name != "bfloat16":
+        return values
+    return dtype.quantize(values)
+
+
 def convert(val: Val, dtype: DType) -> Val:
     if val.dtype is dtype or val.dtype == dtype:     # identity first: dtypes are shared
         return val
     with np.errstate(all="ignore"):
-        v = dtype.quantize(val.v)
+        v = stored(dtype, val.v)
     if dtype.is_float and val.dtype.is_float:
         return Val(v, dtype, B.rounded(dtype, val.b, v))
     # to an integer: truncation steps; from an uncertain integer: an unknown one
@@ -129,7 +146,7 @@ def _float_binary(e: ir.Binary, a: Val, b: Val) -> Val:
         else:
             raise DiagnosticError(error(
                 "R102", f"operator {e.op} needs integer operands, not {dtype}", e.span))
-        v = dtype.quantize(v)
+        v = stored(dtype, v)
     if e.op in ("//", "%"):
         return Val(v, dtype, spread)
     return Val(v, dtype, B.rounded(dtype, spread, v))
@@ -172,7 +189,7 @@ def _int_binary(e: ir.Binary, a: Val, b: Val) -> Val:
             v = x >> y
         else:
             raise DiagnosticError(error("R102", f"unknown operator {e.op}", e.span))
-    return Val(dtype.quantize(v), dtype, B.taint(a.b, b.b))
+    return Val(stored(dtype, v), dtype, B.taint(a.b, b.b))
 
 
 def _unary(e: ir.Unary, lanes, mem):

@@ -85,12 +85,31 @@ class Registers:
 
     def locate(self, threads: np.ndarray, flat: np.ndarray):
         """(cell, held) of element flat in each absolute thread: cells index the
-        flattened `values` / `written` (`flat_values`, `flat_written`)."""
+        flattened `values` / `written` (`flat_values`, `flat_written`); held is None
+        when every thread holds its element (the common case, tested once here)."""
+        cells, held, _ = self._place(threads, flat)
+        return cells, held
+
+    def window(self, threads: np.ndarray, flat: np.ndarray):
+        """(index, held) as locate gives (cells, held), but the index is a slice when
+        every element is held and the cells are consecutive — a loop or copy laid out like the buffer itself —
+        and a gather or scatter through a slice costs a fraction of one through an
+        array. Reading through it gives a view: copy what must outlive the registers."""
+        _, held, index = self._place(threads, flat)
+        return index, held
+
+    def _place(self, threads: np.ndarray, flat: np.ndarray):
         memo = self.tables.memo
         found = memo.get((id(threads), id(flat)))
         if found is not None and found[0] is threads and found[1] is flat:
             return found[2]
-        result = self.tables.cells(threads - self.layout.offset, flat)
+        cells, held = self.tables.cells(threads - self.layout.offset, flat)
+        if not held.all():
+            result = (cells, held, cells)
+        elif len(cells) > 1 and (np.diff(cells) == 1).all():
+            result = (cells, None, slice(int(cells[0]), int(cells[-1]) + 1))
+        else:
+            result = (cells, None, cells)
         if len(memo) > 64:
             memo.clear()
         memo[(id(threads), id(flat))] = (threads, flat, result)   # keeps both alive

@@ -42,16 +42,25 @@ class RaceTracker:
         self.tick()
         self.barriers.append((self.now, members))
 
-    def _unordered(self, before: np.ndarray, when: np.ndarray, after: np.ndarray):
-        ok = (before < 0) | (before == after)
-        safe = np.where(before < 0, 0, before)
-        for time, members in self.barriers:
-            ok |= (time > when) & members[safe] & members[after]
-        return ~ok
+    def _unordered(self, before: np.ndarray, when: np.ndarray,
+                   after: np.ndarray) -> np.ndarray:
+        """The positions (ascending) of accesses by threads `after` not ordered after the
+        earlier access to their address by `before` at `when` (-1: none). The same
+        thread, or no earlier access, settles most of them; only the rest are tested
+        against the barriers, newest first, until none is left."""
+        pending = np.flatnonzero((before >= 0) & (before != after))
+        for time, members in reversed(self.barriers):
+            if not len(pending):
+                break
+            ordered = (time > when[pending]) & members[before[pending]] & \
+                members[after[pending]]
+            pending = pending[~ordered]
+        return pending
 
     def read(self, threads: np.ndarray, addrs: np.ndarray) -> Race | None:
-        bad = self._unordered(self.write_thread[addrs], self.write_time[addrs], threads)
-        race = self._first(bad, addrs, self.write_thread[addrs], threads, "write/read")
+        before = self.write_thread[addrs]
+        bad = self._unordered(before, self.write_time[addrs], threads)
+        race = self._first(bad, addrs, before, threads, "write/read")
         self.read_thread[addrs] = threads
         self.read_time[addrs] = self.now
         return race
@@ -63,8 +72,9 @@ class RaceTracker:
         for prev, when, kind in ((self.write_thread, self.write_time, "write/write"),
                                  (self.read_thread, self.read_time, "read/write")):
             if race is None:
-                bad = self._unordered(prev[addrs], when[addrs], threads)
-                race = self._first(bad, addrs, prev[addrs], threads, kind)
+                before = prev[addrs]
+                bad = self._unordered(before, when[addrs], threads)
+                race = self._first(bad, addrs, before, threads, kind)
         self.write_thread[addrs] = threads
         self.write_time[addrs] = self.now
         return race
@@ -81,11 +91,11 @@ class RaceTracker:
         return Race(int(a[i]), int(t[i]), int(t[i + 1]), "write/write")
 
     @staticmethod
-    def _first(bad, addrs, before, after, kind) -> Race | None:
-        hit = np.nonzero(bad)[0]
-        if not len(hit):
+    def _first(bad: np.ndarray, addrs, before, after, kind) -> Race | None:
+        """The race at the first of the unordered positions `bad`, if any."""
+        if not len(bad):
             return None
-        i = hit[0]
+        i = bad[0]
         return Race(int(addrs[i]), int(before[i]), int(after[i]), kind)
 
 

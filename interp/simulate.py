@@ -27,7 +27,7 @@ import numpy as np
 
 from spec import ir
 from spec.diagnostics import Diagnostic, DiagnosticError, Note, error
-from spec.dtypes import BOOL, INT64, DType
+from spec.dtypes import BOOL, INT64
 from spec.ops import REDUCE_KINDS, MONOIDS, monoid as monoid_named
 from spec.physical import FinalizePlan, PhysicalPlan, ReducerPlan, SitePlan
 from spec.source import Span
@@ -35,7 +35,7 @@ from spec.source import Span
 from .accounting import Ledger, UpdateEvent, contribution_ids, describe, \
     iteration_hashes, replay_counts, wrong_contributions
 from .collective import Channel, Checks, Exchange, add_fold
-from .evaluate import convert, evaluate, operand
+from .evaluate import convert, evaluate, operand, stored
 from .registers import LayoutTables, LocalBuffer, Registers, tables
 from .shared import RaceTracker, SharedBuffer
 from .values import THREAD, Lanes, Val
@@ -89,30 +89,50 @@ class _LoopLanes:
 
 
 @dataclass(frozen=True)
-class _Geometry:
-    """A region's elements e relative to its start: flat offsets and coordinate
-    ranges, so a region fully inside its buffer costs one addition per copy."""
-    e: np.ndarray
-    offsets: np.ndarray
-    strides: tuple[int, ...]
-    lo: tuple[int, ...]
-    hi: tuple[int, ...]
-    everywhere: np.ndarray               # all-true: every element inside
-    last: list = field(default_factory=lambda: [None, None])   # [base, flat positions]
+class _Moves:
+    """What one T.copy moves at one pair of region starts, derived once: a pipelined
+    copy meets the same few starts in every block and every simulation of the plan."""
+    threads: np.ndarray | None        # absolute thread per lane (None: cooperative)
+    src: np.ndarray                   # flat source position per lane
+    src_outside: np.ndarray | None    # lanes reading past a global tensor's border
+    dst_lanes: np.ndarray | None      # the lanes that store (None: all of them)
+    dst: np.ndarray                   # flat destination per storing lane
+    dst_threads: np.ndarray | None
 
 
 class _Kernel:
-    """What all blocks share: global tensors, the plan's lookups, caches, findings."""
+    """One simulation: global tensors and findings, over the plan's shared cache."""
 
     def __init__(self, plan: PhysicalPlan, inputs: dict[str, np.ndarray]):
+        self.static = _Static.of(plan)
+        self.globals = _global_arrays(plan.func, inputs)
+        self.violations = Violations()
+        self.finalizes: list[FinalizeSummary] = []
+
+
+class _Static:
+    """What every simulation of one plan shares, whatever its inputs: the plan's
+    lookups and every index array derived from its layouts and region starts.
+    simulate runs once per input, so these are built on the first run only."""
+
+    _BY_PLAN: dict[int, "_Static"] = {}
+
+    @classmethod
+    def of(cls, plan: PhysicalPlan) -> "_Static":
+        found = cls._BY_PLAN.get(id(plan))
+        if found is not None and found.plan is plan:
+            return found
+        if len(cls._BY_PLAN) > 64:
+            cls._BY_PLAN.clear()
+        made = cls._BY_PLAN[id(plan)] = cls(plan)      # keeps the plan alive
+        return made
+
+    def __init__(self, plan: PhysicalPlan):
         func = plan.func
         self.plan = plan
         self.func = func
         self.layouts = plan.layouts
         self.threads = func.kernel.threads
-        self.globals = _global_arrays(func, inputs)
-        self.violations = Violations()
-        self.finalizes: list[FinalizeSummary] = []
         self.sites: dict[ir.ReducerUpdate, tuple[int, SitePlan]] = {}
         self.finals: dict[ir.ReducerFinalize, FinalizePlan] = {}
         for rplan in plan.reducers:
@@ -122,8 +142,9 @@ class _Kernel:
                 self.finals[fplan.finalize] = fplan
         self.loop_cache: dict[ir.ParallelFor, _LoopLanes] = {}
         self.copy_cache: dict[ir.Copy, tuple] = {}
-        self.cooperative: dict[ir.Copy, np.ndarray] = {}
-        self.geometry_cache: dict[ir.Region, _Geometry] = {}
+        self.copy_vars: dict[ir.Copy, tuple[str, ...] | None] = {}
+        self.moves: dict[tuple, _Moves] = {}
+        self.entries: dict[tuple, tuple] = {}
         self.flat_memo: dict = {}
         self.uniform_memo: dict = {}
         self.vars_of: dict[ir.Expr, tuple[str, ...] | None] = {}
@@ -137,20 +158,19 @@ class _Kernel:
                 tuple(sorted({e.name for e in subs if isinstance(e, ir.Var)}))
         return self.vars_of[expr]
 
-    def geometry(self, region: ir.Region, e: np.ndarray) -> "_Geometry":
-        found = self.geometry_cache.get(region)
-        if found is not None and found.e is e:
-            return found
-        coords = np.unravel_index(e, region.extents)
-        strides = np.cumprod((1,) + region.buffer.shape[:0:-1])[::-1]
-        offsets = sum((c * int(st) for c, st in zip(coords, strides)),
-                      np.zeros(len(e), dtype=np.int64))
-        made = _Geometry(e, offsets.astype(np.int64), tuple(int(x) for x in strides),
-                         tuple(int(c.min(initial=0)) for c in coords),
-                         tuple(int(c.max(initial=0)) for c in coords),
-                         np.ones(len(e), dtype=bool))
-        self.geometry_cache[region] = made
-        return made
+    def starts_vars(self, stmt: ir.Copy) -> tuple[str, ...] | None:
+        """The variables both regions' starts read, or None if one reads memory or
+        the thread: the key of the copy's moves."""
+        if stmt not in self.copy_vars:
+            names: set[str] = set()
+            for start in stmt.src.starts + stmt.dst.starts:
+                found = self.pure_vars(start)
+                if found is None:
+                    self.copy_vars[stmt] = None
+                    return None
+                names.update(found)
+            self.copy_vars[stmt] = tuple(sorted(names))
+        return self.copy_vars[stmt]
 
     def loop_lanes(self, loop: ir.ParallelFor) -> _LoopLanes:
         found = self.loop_cache.get(loop)
@@ -223,7 +243,6 @@ class _Partials:
         self.ledger: Ledger | None = None
         self.seed = None
         self.readable = False
-        self._rounds: tuple | None = None
 
     def combine(self, a, b):
         """a ⊕ b in the reducer's dtype (spec.ops), without conversions when both
@@ -253,39 +272,77 @@ class _Partials:
         return dtype.quantize(self.monoid.ufunc.reduce(terms, axis=axis, dtype=terms.dtype))
 
     def open(self, seed) -> None:
-        used = self.tables.index >= 0
+        # Every partial register of every participant starts at the identity, also the
+        # (thread, slot) pairs the storage layout leaves unused: the partial array is one
+        # register array per thread, and a narrow butterfly shuffles whole slots, so an
+        # unused pair's identity meets its partner's partial (and changes nothing).
         identity = self.monoid.identity(self.buffer.dtype)
         self.regs.values[...] = self.buffer.dtype.quantize(np.array(identity))
-        self.regs.written[...] = used
+        self.regs.written[...] = True
         self.ids[...] = 0
         self.counts[...] = 0
         self.ledger = Ledger(self.buffer.size)
         self.seed = seed
         self.readable = False
 
-    def accumulate(self, key: np.ndarray, values: np.ndarray, ids: np.ndarray) -> None:
-        """Combine each lane's contribution into its cell. A thread combines its lanes
-        one after another in slot order (an unrolled loop), so lanes that share a cell
-        go in rounds: the r-th lane of every cell in round r."""
-        if self._rounds is not None and self._rounds[0] is key:
-            rounds = self._rounds[1]
-        elif np.bincount(key, minlength=self.regs.values.size).max(initial=0) <= 1:
-            rounds = [np.arange(len(key))]
-        else:
-            order = np.argsort(key, kind="stable")
-            sorted_key = key[order]
-            starts = np.r_[0, np.nonzero(sorted_key[1:] != sorted_key[:-1])[0] + 1]
-            run = np.repeat(starts, np.diff(np.r_[starts, len(key)]))
-            rank = np.arange(len(key)) - run
-            rounds = [order[rank == r] for r in range(int(rank.max()) + 1)]
-        self._rounds = (key, rounds)           # a loop's next run has the same cells
+    def accumulate(self, entry: "_Entry", values: np.ndarray, ids: np.ndarray) -> None:
+        """Combine each entering lane's contribution, id and count into its cell."""
         vals, id_sums = self.regs.flat_values, self.ids.reshape(-1)
-        for lanes in rounds:
-            cells = key if len(rounds) == 1 else key[lanes]
-            mine = values if len(rounds) == 1 else values[lanes]
-            vals[cells] = self.combine(vals[cells], mine)
-            id_sums[cells] += ids if len(rounds) == 1 else ids[lanes]
-        self.counts.reshape(-1)[:] += np.bincount(key, minlength=self.counts.size)
+        counts = self.counts.reshape(-1)
+        if entry.rounds is None:               # every lane its own cell
+            cells = entry.cells
+            vals[cells] = self.combine(vals[cells], values)
+            id_sums[cells] += ids
+            counts[cells] += 1
+            return
+        for lanes, cells in entry.rounds:
+            vals[cells] = self.combine(vals[cells], values[lanes])
+            id_sums[cells] += ids[lanes]
+        counts += entry.per_cell
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """Where one update's lanes enter the partials — the same at every visit of a
+    loop, so derived once per (site, lane arrays)."""
+    lanes: np.ndarray | None       # the lanes that enter (guard admits, cell held); None: all
+    threads: np.ndarray            # thread and output of every lane the guard admits
+    outputs: np.ndarray
+    unheld: int | None             # the first of those with no partial of its output
+    cells: np.ndarray              # per entering lane: its partial cell
+    # a thread combines its lanes one after another in slot order (an unrolled loop),
+    # so lanes sharing a cell go in rounds: the r-th lane of every cell in round r —
+    # (lanes, cells) per round, None when no two lanes share a cell
+    rounds: list[tuple[np.ndarray, np.ndarray]] | None
+    per_cell: np.ndarray | None    # entering lanes per (flat) cell, with rounds
+
+    @staticmethod
+    def derive(site: SitePlan, p: _Partials, threads, outputs, replica) -> "_Entry":
+        admitted = None if site.guard_replica is None else \
+            np.flatnonzero(replica == site.guard_replica)
+        e_threads = threads if admitted is None else threads[admitted]
+        e_outputs = outputs if admitted is None else outputs[admitted]
+        cells, held = p.regs.locate(e_threads, e_outputs)
+        unheld = None
+        lanes = admitted
+        if held is not None:
+            unheld = int(np.argmax(~held))
+            kept = np.flatnonzero(held)
+            cells = cells[kept]
+            lanes = kept if admitted is None else admitted[kept]
+        per_cell = np.bincount(cells, minlength=p.regs.values.size)
+        if per_cell.max(initial=0) <= 1:
+            return _Entry(lanes, e_threads, e_outputs, unheld, cells, None, None)
+        order = np.argsort(cells, kind="stable")
+        sorted_cells = cells[order]
+        starts = np.r_[0, np.nonzero(sorted_cells[1:] != sorted_cells[:-1])[0] + 1]
+        run = np.repeat(starts, np.diff(np.r_[starts, len(cells)]))
+        rank = np.arange(len(cells)) - run
+        rounds = []
+        for r in range(int(rank.max()) + 1):
+            members = order[rank == r]
+            rounds.append((members, cells[members]))
+        return _Entry(lanes, e_threads, e_outputs, unheld, cells, rounds, per_cell)
 
 
 # ============================================================================ a block
@@ -293,21 +350,23 @@ class _Partials:
 class _Block:
     def __init__(self, kernel: _Kernel, block: tuple[int, ...]):
         self.k = kernel
+        self.s = kernel.static
         self.block = block
-        self.block_key = int(np.ravel_multi_index(block, kernel.func.kernel.grid))
+        self.block_key = int(np.ravel_multi_index(block, self.s.func.kernel.grid))
         self.regs: dict[ir.Buffer, Registers] = {}
         self.shared: dict[ir.Buffer, SharedBuffer] = {}
         self.local: dict[ir.Buffer, LocalBuffer] = {}
         self.partials: dict[ir.Buffer, _Partials] = {}
         self.visits: dict[ir.ReducerUpdate, int] = {}
         self.hashes: dict[ir.ReducerUpdate, tuple] = {}     # (iterations, their hashes)
+        self.loop_envs: dict[ir.ParallelFor, tuple] = {}
         self.iter_names: list[str] = []      # loop variables in scope, for messages
         self.report = kernel.violations
         self._first: tuple[Lanes, Lanes] | None = None
 
     def run(self) -> None:
-        kernel = self.k.func.kernel
-        n = self.k.threads
+        kernel = self.s.func.kernel
+        n = self.s.threads
         env = {var.name: Val(var.dtype.quantize(np.full(n, b)), var.dtype)
                for var, b in zip(kernel.block_vars, self.block)}
         env[THREAD] = Val(np.arange(n, dtype=np.int64), INT64)
@@ -315,7 +374,7 @@ class _Block:
 
     @property
     def block_text(self) -> str:
-        grid = self.k.func.kernel.grid
+        grid = self.s.func.kernel.grid
         if all(g == 1 for g in grid):
             return ""
         return f" in block {self.block if len(self.block) > 1 else self.block[0]}"
@@ -328,7 +387,7 @@ class _Block:
         loop's variables are the same arrays every time it runs, so are the positions."""
         arrays = tuple(i.v for i in indices)
         key = (buffer, tuple(id(a) for a in arrays))
-        found = self.k.flat_memo.get(key)
+        found = self.s.flat_memo.get(key)
         if found is not None and all(a is b for a, b in zip(found[0], arrays)):
             return found[1]
         for i in indices:
@@ -336,9 +395,9 @@ class _Block:
                 raise DiagnosticError(error("R102", "a buffer index must be an integer",
                                             span))
         flat = self.flat(buffer, [a.astype(np.int64) for a in arrays], span, code)
-        if len(self.k.flat_memo) > 256:
-            self.k.flat_memo.clear()
-        self.k.flat_memo[key] = (arrays, flat)      # keeps the arrays alive
+        if len(self.s.flat_memo) > 256:
+            self.s.flat_memo.clear()
+        self.s.flat_memo[key] = (arrays, flat)      # keeps the arrays alive
         return flat
 
     def indices(self, exprs, lanes: Lanes) -> list[Val]:
@@ -385,17 +444,19 @@ class _Block:
                        span: Span) -> np.ndarray:
         """Each thread reads its own register of element flat."""
         regs = self.registers(buffer, span)
-        cells, held = regs.locate(threads, flat)
-        if held.all():
-            out = regs.flat_values[cells]
-            if regs.flat_written[cells].all():
+        index, held = regs.window(threads, flat)
+        if held is None:
+            out = regs.flat_values[index]
+            if index.__class__ is slice:
+                out = out.copy()     # a view; the value may outlive the next write
+            if regs.flat_written[index].all():
                 return out
-            poisoned = ~regs.flat_written[cells]
+            poisoned = ~regs.flat_written[index]
         else:
             self.not_held(buffer, regs, threads, flat, held, "reads", span)
             out = np.zeros(len(flat), dtype=regs.values.dtype)
-            out[held] = regs.flat_values[cells[held]]
-            poisoned = held & ~regs.flat_written[cells]
+            out[held] = regs.flat_values[index[held]]
+            poisoned = held & ~regs.flat_written[index]
         if poisoned.any():
             i = int(np.argmax(poisoned))
             self.report.add("R502", f"thread {int(threads[i])} reads "
@@ -407,12 +468,12 @@ class _Block:
     def write_registers(self, buffer: ir.Buffer, threads: np.ndarray, flat: np.ndarray,
                         values: np.ndarray, span: Span) -> None:
         regs = self.registers(buffer, span)
-        cells, held = regs.locate(threads, flat)
-        if not held.all():
+        index, held = regs.window(threads, flat)
+        if held is not None:
             self.not_held(buffer, regs, threads, flat, held, "writes", span)
-            cells, values = cells[held], values[held]
-        regs.flat_values[cells] = _as(buffer.dtype, values)
-        regs.flat_written[cells] = True
+            index, values = index[held], values[held]
+        regs.flat_values[index] = stored(buffer.dtype, values)
+        regs.flat_written[index] = True
 
     def not_held(self, buffer, regs, threads, flat, held, verb, span) -> None:
         i = int(np.argmax(~held))
@@ -461,7 +522,7 @@ class _Block:
     def write(self, buffer: ir.Buffer, threads: np.ndarray | None, flat: np.ndarray,
               values: np.ndarray, span: Span) -> None:
         """A store of values by threads to any kind of buffer."""
-        values = _as(buffer.dtype, values)
+        values = stored(buffer.dtype, values)
         if buffer.scope == "global":
             self.k.globals[buffer][flat] = values
         elif buffer.scope == "shared":
@@ -488,14 +549,14 @@ class _Block:
         # an allocation executed again (in a loop body) is fresh, poisoned storage
         buffer = stmt.buffer
         if buffer.is_reducer:
-            rplan = self.k.plan.reducer_plan(buffer)
-            self.partials[buffer] = _Partials(buffer, rplan, self.k.threads)
+            rplan = self.s.plan.reducer_plan(buffer)
+            self.partials[buffer] = _Partials(buffer, rplan, self.s.threads)
         elif buffer.scope == "shared":
             self.shared[buffer] = SharedBuffer(buffer.size, buffer.dtype.np)
         elif buffer.scope == "local":
-            self.local[buffer] = LocalBuffer(self.k.threads, buffer.size, buffer.dtype.np)
+            self.local[buffer] = LocalBuffer(self.s.threads, buffer.size, buffer.dtype.np)
         elif buffer.scope == "fragment":
-            self.regs[buffer] = Registers(self.k.layouts.fragments[buffer],
+            self.regs[buffer] = Registers(self.s.layouts.fragments[buffer],
                                           buffer.dtype.np)
 
     def _let(self, stmt: ir.Let, lanes: Lanes) -> Lanes:
@@ -507,7 +568,7 @@ class _Block:
     def _warpgroup(self, stmt: ir.WarpGroup, lanes: Lanes):
         if not stmt.body:
             return
-        offset, count = self.k.layouts.participants[stmt.body[0]]
+        offset, count = self.s.layouts.participants[stmt.body[0]]
         threads = lanes.env[THREAD].v
         inside = (threads >= offset) & (threads < offset + count)
         self.body(stmt.body, lanes if inside.all() else lanes.select(inside))
@@ -517,15 +578,8 @@ class _Block:
             raise DiagnosticError(error(
                 "R100", "a T.Parallel nested in a T.Parallel is not supported by the "
                 "simulator", stmt.span))
-        loop = self.k.loop_lanes(stmt)
-        lane_of = np.full(self.k.threads, -1, dtype=np.int64)
-        lane_of[lanes.env[THREAD].v] = np.arange(lanes.n)
-        outer = lane_of[loop.threads]
-        env = dict(loop.env)
-        if (outer < 0).any():
-            keep = outer >= 0
-            outer = outer[keep]
-            env = {k: v.take(keep) for k, v in env.items()}
+        outer, env = self.loop_env(stmt, lanes.env[THREAD].v)
+        env = dict(env)
         for name, val in lanes.env.items():
             if name != THREAD:
                 env[name] = val.take(outer)
@@ -534,6 +588,25 @@ class _Block:
             self.body(stmt.body, Lanes(len(outer), env, True))
         finally:
             del self.iter_names[-len(stmt.vars):]
+
+    def loop_env(self, stmt: ir.ParallelFor, threads: np.ndarray):
+        """(outer lane of each loop lane, the loop's own variables) for the loop's
+        lanes on the running threads: the same threads array (a block's, through its
+        serial loops) gives the same answer, so it is derived once per block."""
+        found = self.loop_envs.get(stmt)
+        if found is not None and found[0] is threads:
+            return found[1], found[2]
+        loop = self.s.loop_lanes(stmt)
+        lane_of = np.full(self.s.threads, -1, dtype=np.int64)
+        lane_of[threads] = np.arange(len(threads))
+        outer = lane_of[loop.threads]
+        env = loop.env
+        if (outer < 0).any():
+            keep = outer >= 0
+            outer = outer[keep]
+            env = {k: v.take(keep) for k, v in env.items()}
+        self.loop_envs[stmt] = (threads, outer, env)     # keeps threads alive
+        return outer, env
 
     def _serialfor(self, stmt: ir.SerialFor, lanes: Lanes):
         var = stmt.var
@@ -577,7 +650,7 @@ class _Block:
             tab = regs.tables
             threads = tab.pair_thread + regs.layout.offset
             inside = _in_box(tab.pair_index, buffer.shape, starts, region.extents)
-            lane_of = np.full(self.k.threads, -1, dtype=np.int64)
+            lane_of = np.full(self.s.threads, -1, dtype=np.int64)
             lane_of[lanes.env[THREAD].v] = np.arange(lanes.n)
             inside &= lane_of[threads] >= 0
             self.write_registers(buffer, threads[inside], tab.pair_index[inside],
@@ -605,14 +678,14 @@ class _Block:
         variables it reads (block indices, serial loop variables)."""
         if isinstance(expr, ir.Const):
             return int(expr.value)
-        names = self.k.pure_vars(expr)
+        names = self.s.pure_vars(expr)
         if names is None:
             return int(operand(expr, expr.dtype, self.first_lane(lanes), self).v[0])
         key = (expr, tuple(int(lanes.env[n].v[0]) for n in names))
-        found = self.k.uniform_memo.get(key)
+        found = self.s.uniform_memo.get(key)
         if found is None:
             found = int(operand(expr, expr.dtype, self.first_lane(lanes), self).v[0])
-            self.k.uniform_memo[key] = found
+            self.s.uniform_memo[key] = found
         return found
 
     def first_lane(self, lanes: Lanes) -> Lanes:
@@ -627,13 +700,6 @@ class _Block:
         they lie inside the buffer. Only a global tensor may be left (TileLang guards
         its border: reads give 0, writes are dropped)."""
         buffer = region.buffer
-        geometry = self.k.geometry(region, e)
-        if all(s + lo >= 0 and s + hi < extent for s, lo, hi, extent in
-               zip(starts, geometry.lo, geometry.hi, buffer.shape)):
-            base = sum(s * st for s, st in zip(starts, geometry.strides))
-            if geometry.last[0] != base:          # same start, same array (memo hits)
-                geometry.last[:] = [base, geometry.offsets + base]
-            return geometry.last[1], geometry.everywhere
         coords = np.unravel_index(e, region.extents)
         inside = np.ones(len(e), dtype=bool)
         clipped = []
@@ -653,14 +719,14 @@ class _Block:
         """(absolute thread, replica, region element) of every lane of the copy: by its
         fragment side's copy layout; for a finalized reducer side, by the reducer's
         storage; None for a copy between shared and global (cooperative, no owner)."""
-        found = self.k.copy_cache.get(stmt)
+        found = self.s.copy_cache.get(stmt)
         if found is not None:
             return found
-        layout = self.k.layouts.copies.get(stmt)
+        layout = self.s.layouts.copies.get(stmt)
         if layout is not None:
             tab = tables(layout)
             pairs = tab.pair_thread + layout.offset, tab.pair_replica, tab.pair_index
-            self.k.copy_cache[stmt] = pairs
+            self.s.copy_cache[stmt] = pairs
             return pairs
         for region in (stmt.src, stmt.dst):
             if region.buffer.is_reducer:
@@ -677,48 +743,72 @@ class _Block:
         return None
 
     def _copy(self, stmt: ir.Copy, lanes: Lanes):
-        src, dst = stmt.src, stmt.dst
+        src, dst = stmt.src.buffer, stmt.dst.buffer
         if ITER in lanes.env:
             raise DiagnosticError(error(
                 "R100", "a T.copy inside a T.Parallel is not supported by the simulator",
                 stmt.span))
+        moves = self.copy_moves(stmt, lanes)
+        # the reads and writes still go through the checked accessors every time:
+        # poison, ownership and read-before-finalize depend on the state, not the moves
+        if src.scope == "global":
+            values = self.k.globals[src][moves.src]
+            if moves.src_outside is not None:
+                values[moves.src_outside] = 0      # TileLang's guarded border reads 0
+        elif src.scope == "shared":
+            values = self.read_shared(src, moves.src, stmt.span)
+        else:
+            values = self.read_registers(src, moves.threads, moves.src, stmt.span)
+        values = convert(Val(values, src.dtype), dst.dtype).v
+        if moves.dst_lanes is not None:
+            values = values[moves.dst_lanes]
+        self.write(dst, moves.dst_threads, moves.dst, values, stmt.span)
+        if "shared" in (src.scope, dst.scope):
+            self.sync(stmt, lanes)
+
+    def copy_moves(self, stmt: ir.Copy, lanes: Lanes) -> _Moves:
+        """The copy's moves at the current starts, memoized on the values of the
+        variables the starts read (block indices, serial loop variables)."""
+        names = self.s.starts_vars(stmt)
+        key = None
+        if names is not None and all(n in lanes.env for n in names):
+            key = (stmt,) + tuple(int(lanes.env[n].v[0]) for n in names)
+            found = self.s.moves.get(key)
+            if found is not None:
+                return found
+        made = self.derive_moves(stmt, lanes)
+        if key is not None:
+            if len(self.s.moves) > 4096:
+                self.s.moves.clear()
+            self.s.moves[key] = made
+        return made
+
+    def derive_moves(self, stmt: ir.Copy, lanes: Lanes) -> _Moves:
+        src, dst = stmt.src, stmt.dst
         starts = {src: self.starts(src, lanes), dst: self.starts(dst, lanes)}
         pairs = self.copy_pairs(stmt, starts)
         if pairs is None:
-            threads = None
-            e = self.k.cooperative.get(stmt)
-            if e is None:
-                e = self.k.cooperative[stmt] = np.arange(int(np.prod(dst.extents)))
-            replica = None
+            threads, replica = None, None
+            e = np.arange(int(np.prod(dst.extents)))
         else:
             threads, replica, e = pairs
         s_flat, s_in = self.region_flat(src, starts[src], e, stmt.span)
         d_flat, d_in = self.region_flat(dst, starts[dst], e, stmt.span)
-        values = np.zeros(len(e), dtype=src.buffer.dtype.np)
-        scope = src.buffer.scope
-        if scope == "global":
-            values[s_in] = self.k.globals[src.buffer][s_flat[s_in]]
-        elif scope == "shared":
-            values = self.read_shared(src.buffer, s_flat, stmt.span)
-        else:
-            values = self.read_registers(src.buffer, threads, s_flat, stmt.span)
-        values = convert(Val(values, src.buffer.dtype), dst.buffer.dtype).v
         writers = d_in.copy()
         if dst.buffer.scope in ("global", "shared") and threads is not None:
             writers &= replica == 0          # one write per element, by replica 0
         if writers.all():
-            self.write(dst.buffer, threads, d_flat, values, stmt.span)
-        else:
-            self.write(dst.buffer, None if threads is None else threads[writers],
-                       d_flat[writers], values[writers], stmt.span)
-        if "shared" in (src.buffer.scope, dst.buffer.scope):
-            self.sync(stmt, lanes)
+            return _Moves(threads, s_flat, None if s_in.all() else np.flatnonzero(~s_in),
+                          None, d_flat, threads)
+        keep = np.flatnonzero(writers)
+        return _Moves(threads, s_flat, None if s_in.all() else np.flatnonzero(~s_in),
+                      keep, d_flat[keep], None if threads is None else threads[keep])
 
     def sync(self, stmt: ir.Stmt, lanes: Lanes) -> None:
         """The barrier after a cooperative shared-memory copy: __syncthreads for the
         whole block, a named barrier over the warp group inside T.ws — all the
         statement's participants must arrive."""
-        offset, count = self.k.layouts.participants[stmt]
+        offset, count = self.s.layouts.participants[stmt]
         arrived = lanes.env[THREAD].v
         if len(arrived) != count:
             missing = np.setdiff1d(np.arange(offset, offset + count), arrived)
@@ -795,7 +885,7 @@ class _Block:
         return fill if seed is None else p.combine(seed, fill)
 
     def _reducerupdate(self, stmt: ir.ReducerUpdate, lanes: Lanes):
-        number, site = self.k.site(stmt)
+        number, site = self.s.site(stmt)
         p = self.partials[stmt.reducer]
         if p.ledger is None:
             raise DiagnosticError(error(
@@ -818,30 +908,42 @@ class _Block:
                 number, self.block_key, iterations))
         ids = contribution_ids(hashes[1], visit)
 
-        enter = slice(None) if site.guard_replica is None else replica == site.guard_replica
-        e_threads, e_outputs, e_ids = threads[enter], outputs[enter], ids[enter]
-        cells, held = p.regs.locate(e_threads, e_outputs)
-        if not held.all():
-            i = int(np.argmax(~held))
-            self.report.add("R503", f"thread {int(e_threads[i])} has no partial of "
-                            f"{self.element(stmt.reducer, e_outputs[i])} in the storage "
-                            f"layout ({p.plan.storage.describe()}): its contribution is "
-                            "lost", stmt.span, key="unheld")
-            cells, e_ids = cells[held], e_ids[held]
-            values_in = values[enter][held]
-        else:
-            values_in = values[enter]
+        entry = self.entry(stmt, site, p, threads, outputs, replica)
+        e_ids = ids if entry.lanes is None else ids[entry.lanes]
+        values_in = values if entry.lanes is None else values[entry.lanes]
+        if entry.unheld is not None:
+            i = entry.unheld
+            self.report.add("R503", f"thread {int(entry.threads[i])} has no partial of "
+                            f"{self.element(stmt.reducer, entry.outputs[i])} in the "
+                            f"storage layout ({p.plan.storage.describe()}): its "
+                            "contribution is lost", stmt.span, key="unheld")
+        cells = entry.cells
         if not p.regs.flat_written[cells].all():
             self.report.add("R502", f"an update of {stmt.reducer.name} combines into a "
                             "poisoned partial register", stmt.span, key="poison")
-        p.accumulate(cells, values_in, e_ids)
+        p.accumulate(entry, values_in, e_ids)
         names = tuple(self.iter_names)
         p.ledger.events.append(UpdateEvent(
             stmt, visit, names, tuple(lanes.env[n].v for n in names), ids, outputs,
             site.loop.replicate > 1, cells, e_ids))
 
+    def entry(self, stmt: ir.ReducerUpdate, site: SitePlan, p: "_Partials",
+              threads: np.ndarray, outputs: np.ndarray, replica: np.ndarray) -> "_Entry":
+        """Where an update's lanes enter the partials, memoized on the identity of the
+        lane arrays: a loop presents the same arrays at every visit."""
+        key = (stmt, id(threads), id(outputs), id(replica))
+        found = self.s.entries.get(key)
+        if found is not None and found[0] is threads and found[1] is outputs and \
+                found[2] is replica:
+            return found[3]
+        made = _Entry.derive(site, p, threads, outputs, replica)
+        if len(self.s.entries) > 256:
+            self.s.entries.clear()
+        self.s.entries[key] = (threads, outputs, replica, made)    # keeps them alive
+        return made
+
     def _reducerfinalize(self, stmt: ir.ReducerFinalize, lanes: Lanes):
-        fplan = self.k.finalize_plan(stmt)
+        fplan = self.s.finalize_plan(stmt)
         p = self.partials[stmt.reducer]
         if p.ledger is None:
             raise DiagnosticError(error(
@@ -852,7 +954,7 @@ class _Block:
                     Channel(p.ids, np.add, add_fold), Channel(p.counts, np.add, add_fold)]
         checks = Checks(p.regs.written, p.races, self.report, stmt.span, what)
         with np.errstate(over="ignore"):
-            Exchange(fplan, p.plan.participants, self.k.threads, p.plan.workspace_words,
+            Exchange(fplan, p.plan.participants, self.s.threads, p.plan.workspace_words,
                      channels, checks).run()
         used = p.tables.index >= 0
         if p.seed is not None:
@@ -876,17 +978,18 @@ class _Block:
         if dst is None:
             return tab.pair_cell, tab.pair_index, tab.pair_thread + offset
         if dst.scope == "fragment":
-            layout = fplan.dst_layout or self.k.layouts.fragments[dst]
+            layout = fplan.dst_layout or self.s.layouts.fragments[dst]
             dtab = tables(layout)
             threads = dtab.pair_thread + layout.offset
             outputs = dtab.pair_index
             cells, held = p.regs.locate(threads, outputs)
-            if not held.all():
-                i = int(np.argmax(~held))
-                self.report.add("R503", f"thread {int(threads[i])} must write "
-                                f"{self.element(dst, outputs[i])} but holds no partial of "
-                                f"{self.element(stmt.reducer, outputs[i])}", stmt.span,
-                                key="unheld-dst")
+            if held is None:
+                return cells, outputs, threads
+            i = int(np.argmax(~held))
+            self.report.add("R503", f"thread {int(threads[i])} must write "
+                            f"{self.element(dst, outputs[i])} but holds no partial of "
+                            f"{self.element(stmt.reducer, outputs[i])}", stmt.span,
+                            key="unheld-dst")
             return cells[held], outputs[held], threads[held]
         first = tab.pair_replica == 0
         return tab.pair_cell[first], tab.pair_index[first], tab.pair_thread[first] + offset
@@ -922,7 +1025,7 @@ class _Block:
     def name_wrong(self, stmt, fplan, p: _Partials, output: int, cell: int) -> None:
         ledger = p.ledger
         slots = p.regs.values.shape[1]
-        counts = replay_counts(ledger, fplan, p.plan.participants, self.k.threads,
+        counts = replay_counts(ledger, fplan, p.plan.participants, self.s.threads,
                                max(p.plan.workspace_words, 1), slots, cell)
         wrong = wrong_contributions(ledger, output, counts)
         target = self.element(stmt.reducer, output)
@@ -962,17 +1065,3 @@ def _in_box(flat: np.ndarray, shape, starts, extents) -> np.ndarray:
     for c, s, e in zip(coords, starts, extents):
         inside &= (c >= s) & (c < s + e)
     return inside
-
-
-_NP: dict[DType, np.dtype] = {}
-
-
-def _as(dtype: DType, values: np.ndarray) -> np.ndarray:
-    """values in dtype's storage; no work when they already are (the common case)."""
-    np_dtype = _NP.get(dtype)
-    if np_dtype is None:
-        np_dtype = _NP[dtype] = dtype.np
-    if isinstance(values, np.ndarray) and values.dtype == np_dtype and \
-            dtype.name != "bfloat16":
-        return values
-    return dtype.quantize(values)

@@ -61,6 +61,21 @@ class Diagnostic:
     def is_error(self) -> bool:
         return self.severity == ERROR
 
+    def to_json(self) -> dict:
+        """The JSON object of DESIGN §5 (plus the hint)."""
+        return {"code": self.code, "severity": self.severity, "message": self.message,
+                **span_json(self.span),
+                "notes": [{"message": n.message, **span_json(n.span)} for n in self.notes],
+                "hint": self.hint}
+
+
+def span_json(span: Span | None) -> dict:
+    keys = ("line", "col", "end_line", "end_col")
+    if span is None:
+        return dict.fromkeys(keys)
+    return {"line": span.line, "col": span.col, "end_line": span.end_line,
+            "end_col": span.end_col}
+
 
 def error(code: str, message: str, span: Span | None, *notes: Note,
           hint: str | None = None) -> Diagnostic:

@@ -306,5 +306,5 @@ def test_format_plan_reads_like_the_issue():
 
 
 def test_unknown_planner_is_refused():
-    with pytest.raises(ValueError, match="unknown planner 'fast'"):
-        plan_func(example("minimal_rfc"), "fast")
+    with pytest.raises(ValueError, match="unknown planner 'wide'"):
+        plan_func(example("minimal_rfc"), "wide")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import traceback
@@ -15,6 +16,7 @@ from spec.ir import ReducerFinalize, walk
 from spec.printer import format_func
 from codegen.layout import format_layouts
 from codegen.plan_text import format_plan, plan_json
+from verify.proofs_fast import smt2_queries
 
 from . import inputs as inputs_mod
 from . import pipeline
@@ -24,7 +26,7 @@ from .report import diagnostic_json, format_diagnostics
 
 SUBCOMMANDS = ("check", "run", "emit")
 BACKENDS = ("interp", "sim")
-EMITS = ("ir", "layout", "plan")
+EMITS = ("ir", "layout", "plan", "smt2")
 PLANS = ("auto", "canonical", "fast", "legacy")
 
 
@@ -141,6 +143,14 @@ def _check_text(report: pipeline.CheckReport) -> str:
                      f"finalized, {sum(int(e.counts.sum()) for e in per_epoch)} contributions")
         for name, value in report.reference.outputs.items():
             lines.append(f"                 {name} = {_summary(value)}")
+    for epoch in report.epochs:
+        proved = sum(p.proved for p in epoch.proofs)
+        ms = sum(p.ms for p in epoch.proofs)
+        width = f", all-reduce width {epoch.width}" if epoch.width else ""
+        lines.append(f"  plan           {epoch.reducer} (line {epoch.line}): {epoch.plan}"
+                     f"{width}; {proved}/{len(epoch.proofs)} proofs proved in {ms:.0f} ms")
+        for note in epoch.notes:
+            lines.append(f"                 {note.code}: {note.message}")
     for label, comps in report.comparisons.items():
         bad = [c for c in comps if not c.ok]
         unchecked = sum(c.unchecked for c in comps)
@@ -159,10 +169,11 @@ def _check_json(args, report: pipeline.CheckReport) -> dict:
            "verdict": report.verdict, "exit_code": report.exit_code, "seed": report.seed,
            "diagnostics": [diagnostic_json(d) for d in report.diagnostics]}
     if report.reference is not None:
-        doc["epochs"] = [{"reducer": e.reducer, "line": e.span.line if e.span else None,
-                          "block": list(e.block), "contributions": int(e.counts.sum())}
-                         for e in report.reference.epochs]
+        doc["finalized"] = [{"reducer": e.reducer, "line": e.span.line if e.span else None,
+                             "block": list(e.block), "contributions": int(e.counts.sum())}
+                            for e in report.reference.epochs]
         doc["outputs"] = {n: _array_json(v) for n, v in report.reference.outputs.items()}
+    doc["epochs"] = [e.to_json() for e in report.epochs]
     doc["violations"] = [diagnostic_json(d) for d in report.violations]
     doc["comparisons"] = {b: [c.__dict__ for c in cs] for b, cs in report.comparisons.items()}
     return doc
@@ -211,6 +222,14 @@ def cmd_emit(args) -> int:
                          "func": loaded.func.name, "what": "plan", "plan": plan_json(plan)})
             return EXIT_OK
         text = format_plan(plan)
+    elif args.what == "smt2":
+        queries = smt2_queries(loaded.func, pipeline.loaded_layouts(loaded))
+        if args.json:
+            _print_json({"command": "emit", "program": args.program,
+                         "func": loaded.func.name, "what": "smt2",
+                         "queries": [{"name": n, "smt2": t} for n, t in queries]})
+            return EXIT_OK
+        text = "\n".join(f"; ---- {name}\n{smt2}" for name, smt2 in queries)
     else:
         text = format_func(loaded.func)
     if args.json:
@@ -263,6 +282,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
+    except BrokenPipeError:
+        # the reader went away (`| head`): nothing left to say, and nothing went wrong
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except DiagnosticError as err:
         return _report_rejection(args, err)
     except (UsageError, inputs_mod.InputError) as err:

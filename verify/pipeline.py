@@ -2,12 +2,13 @@
 shell over these functions; other tools (fuzzers, backend test suites) call them directly."""
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from spec.diagnostics import Diagnostic, DiagnosticError
+from spec.diagnostics import ERROR, Diagnostic, DiagnosticError
 from spec.frontend import parse_source
 from spec.ir import PrimFunc, Program
 from interp import logical
@@ -15,6 +16,9 @@ from interp.accept import within_bound
 
 from codegen.layout import LayoutMap, infer_layouts
 from codegen.plan import plan_func
+from codegen.plan_fast import FastPlanRefused
+from verify.proofs import ProofResult
+from verify.proofs_fast import prove_reducer
 from interp.simulate import simulate
 from spec.physical import PhysicalPlan
 
@@ -146,7 +150,7 @@ class CheckReport:
     reference: logical.Result | None = None
     runs: list[BackendRun] = field(default_factory=list)
     comparisons: dict[str, list[Comparison]] = field(default_factory=dict)  # by run label
-    plans: list[PhysicalPlan] = field(default_factory=list)
+    epochs: list[EpochReport] = field(default_factory=list)
     seed: int = 0
 
     @property
@@ -171,10 +175,33 @@ def run_label(run: BackendRun) -> str:
     return f"{run.backend}/{run.plan}" if run.plan else run.backend
 
 
-# The plans `check` simulates: the default choice, and canonical (always correct) when
-# the default chose something else. Legacy is never simulated by default: it is wrong on
-# purpose.
-CHECK_PLANS = ("canonical",)
+@dataclass
+class EpochReport:
+    """One reducer's plan decision and the proofs behind it (all epochs of a reducer
+    share one plan)."""
+    reducer: str
+    line: int
+    plan: str
+    width: int | None
+    proofs: list[ProofResult]
+    notes: list[Diagnostic]
+
+    def to_json(self) -> dict:
+        return {"reducer": self.reducer, "line": self.line, "plan": self.plan,
+                "width": self.width, "proofs": [p.to_json() for p in self.proofs],
+                "notes": [n.to_json() for n in self.notes]}
+
+
+def epoch_reports(loaded: Loaded, plan: PhysicalPlan) -> list[EpochReport]:
+    layouts = loaded_layouts(loaded)
+    out = []
+    for rp in plan.reducers:
+        widths = {fp.width for fp in rp.finalizes}
+        out.append(EpochReport(rp.reducer.name, rp.reducer.span.line, rp.planner,
+                               widths.pop() if len(widths) == 1 else None,
+                               prove_reducer(loaded.func, layouts, rp.reducer),
+                               list(rp.notes)))
+    return out
 
 
 def check(path: str, func_name: str | None = None, seed: int = 0,
@@ -192,8 +219,15 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
     values = loaded.inputs(seed, given)
     try:
         report.reference = logical.run(loaded.func, values)
-        for planner in CHECK_PLANS:
-            run = run_backend(loaded, "sim", values, planner)
+        auto = make_plan(loaded, "auto")
+        report.epochs = epoch_reports(loaded, auto)
+        # Simulate the default plan, and canonical too when the default chose a fast
+        # plan somewhere (canonical is the always-correct baseline it must agree with).
+        plans = {"auto": auto}
+        if any(rp.planner != "canonical" for rp in auto.reducers):
+            plans["canonical"] = make_plan(loaded, "canonical")
+        for name, plan in plans.items():
+            run = simulate_plan(plan, name, values)
             report.runs.append(run)
             report.comparisons[run_label(run)] = compare_outputs(run.outputs,
                                                                  report.reference)
@@ -203,8 +237,14 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
 
 
 def make_plan(loaded: Loaded, planner: str) -> PhysicalPlan:
-    """The physical plan of the loaded function (R300 from layouts raises)."""
-    return plan_func(loaded.func, planner, loaded_layouts(loaded))
+    """The physical plan of the loaded function. R300 from layouts raises
+    DiagnosticError; a fast plan that is not proved legal raises DiagnosticError with
+    the R400 refusal as an error (the user asked for it by name)."""
+    try:
+        return plan_func(loaded.func, planner, loaded_layouts(loaded))
+    except FastPlanRefused as refused:
+        raise DiagnosticError(dataclasses.replace(refused.diagnostic, severity=ERROR)) \
+            from None
 
 
 def run_backend(loaded: Loaded, backend: str, values: dict[str, np.ndarray],
@@ -213,8 +253,15 @@ def run_backend(loaded: Loaded, backend: str, values: dict[str, np.ndarray],
         result = logical.run(loaded.func, values)
         return BackendRun("interp", None, result.outputs, result.bounds)
     if backend == "sim":
-        plan = make_plan(loaded, planner)
-        result = simulate(plan, values)
-        return BackendRun("sim", planner, result.outputs, None, result.violations,
-                          list(plan.notes) + [n for r in plan.reducers for n in r.notes])
+        return simulate_plan(make_plan(loaded, planner), planner, values)
     raise UsageError(f"backend {backend!r} is not available")
+
+
+def simulate_plan(plan: PhysicalPlan, planner: str, values: dict[str, np.ndarray]) -> BackendRun:
+    result = simulate(plan, values)
+    return BackendRun("sim", planner, result.outputs, None, result.violations,
+                      plan_notes(plan))
+
+
+def plan_notes(plan: PhysicalPlan) -> list[Diagnostic]:
+    return list(plan.notes) + [n for r in plan.reducers for n in r.notes]

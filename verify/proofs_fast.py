@@ -16,6 +16,9 @@ epoch's update sites it is legal when Z3 proves, as unsat counterexample queries
   writes its outputs where the storage keeps them;
 - `destination`: every thread the finalize destination places an output on keeps that
   output (its group reduced it); an in-place finalize needs every participant;
+- `storage complete`: every group the storage keeps an output in receives each
+  contribution to it (a predicate may switch iterations off: no copy stays at the
+  identity);
 - `collective shape` (obligation 3): the groups tile the participants, and when the
   butterfly uses shuffles every lane of each warp involved is a participant;
 - `barrier count` (obligation 5, for every candidate width and for the canonical
@@ -40,7 +43,7 @@ from spec import ir
 from spec.indexexpr import IndexExpr, Var
 from spec.layout import Layout, flat_index, fully_replicated, index_names
 from spec.physical import Barrier
-from .proofs import DEFAULT_TIMEOUT_MS, PROVED, REFUTED, UNKNOWN, ProofResult, Query, \
+from .proofs import DEFAULT_TIMEOUT_MS, PROVED, UNKNOWN, ProofResult, Query, \
     decided, group_member, group_of, solve, within
 from .proofs_layout import SiteTerms, prove_site
 from .signature import Site, output_values, preimage, signature, update_sites

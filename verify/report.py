@@ -2,7 +2,7 @@
 and a caret span, or the JSON objects of DESIGN §5."""
 from __future__ import annotations
 
-from spec.diagnostics import Diagnostic, Note
+from spec.diagnostics import Diagnostic
 from spec.source import Span
 
 
@@ -44,18 +44,5 @@ def format_diagnostics(diags: list[Diagnostic], path: str, source: str) -> str:
     return "\n\n".join(format_diagnostic(d, path, source) for d in diags)
 
 
-def _span_json(span: Span | None) -> dict:
-    if span is None:
-        return {"line": None, "col": None, "end_line": None, "end_col": None}
-    return {"line": span.line, "col": span.col, "end_line": span.end_line,
-            "end_col": span.end_col}
-
-
-def _note_json(note: Note) -> dict:
-    return {"message": note.message, **_span_json(note.span)}
-
-
 def diagnostic_json(diag: Diagnostic) -> dict:
-    return {"code": diag.code, "severity": diag.severity, "message": diag.message,
-            **_span_json(diag.span), "notes": [_note_json(n) for n in diag.notes],
-            "hint": diag.hint}
+    return diag.to_json()

@@ -1,0 +1,93 @@
+"""Compile a rendered plan with PyCUDA and run it on the GPU.
+
+    outputs = run_cuda(plan, inputs)   # every tensor parameter, after the kernel
+
+Inputs are keyed by parameter name (numpy arrays of the parameter's shape, in the
+dtype's numpy storage); every parameter is copied to the device, the kernel is launched
+with the plan's grid and threads, and every parameter is copied back. bfloat16 values
+(kept in float32 arrays on the host, spec.dtypes) travel as their upper 16 bits.
+
+Modules are compiled for the device's own architecture (sm_90 on an H200) with
+`-fmad=false` and cached by source hash for the life of the process. pycuda is imported
+only here and only when needed: without it, or without a device, `CudaUnavailable`
+says which."""
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from spec.dtypes import DType
+from spec.physical import PhysicalPlan
+from .cuda import NVCC_OPTIONS, CudaSource, render
+
+
+class CudaUnavailable(RuntimeError):
+    """No way to run CUDA here: pycuda is missing, or no device answers."""
+
+
+_modules: dict[str, object] = {}
+
+
+def run_cuda(plan: PhysicalPlan, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    driver = _driver()
+    source = render(plan)
+    kernel = _module(source, driver).get_function(source.kernel_name)
+    params = plan.func.params
+    missing = [p.name for p in params if p.name not in inputs]
+    if missing:
+        raise ValueError(f"no input for parameter(s) {', '.join(missing)}")
+    host = [_to_device_layout(np.asarray(inputs[p.name]).reshape(p.shape), p.dtype)
+            for p in params]
+    device = [driver.to_device(h) for h in host]
+    kernel(*device, grid=source.grid, block=source.block)
+    driver.Context.synchronize()
+    outputs = {}
+    for p, d, h in zip(params, device, host):
+        outputs[p.name] = _from_device_layout(driver.from_device_like(d, h), p.dtype)
+        d.free()
+    return outputs
+
+
+def _driver():
+    """pycuda.driver with a context on device 0 (pycuda.autoinit's), or CudaUnavailable."""
+    try:
+        import pycuda.driver as driver
+    except ImportError as exc:
+        raise CudaUnavailable(f"the CUDA backend needs pycuda, which is not installed "
+                              f"({exc})") from exc
+    try:
+        import pycuda.autoinit  # noqa: F401  (creates the context, pops it at exit)
+    except Exception as exc:                      # pycuda raises its own driver errors
+        raise CudaUnavailable(f"no CUDA device is available: {exc}") from exc
+    return driver
+
+
+def architecture(driver) -> str:
+    major, minor = driver.Context.get_device().compute_capability()
+    return f"sm_{major}{minor}"
+
+
+def _module(source: CudaSource, driver):
+    from pycuda.compiler import SourceModule
+    arch = architecture(driver)
+    text = source.translation_unit()
+    key = hashlib.sha256(f"{arch}\0{' '.join(NVCC_OPTIONS)}\0{text}".encode()).hexdigest()
+    if key not in _modules:
+        _modules[key] = SourceModule(text, arch=arch, options=list(NVCC_OPTIONS),
+                                     no_extern_c=True)
+    return _modules[key]
+
+
+def _to_device_layout(values: np.ndarray, dtype: DType) -> np.ndarray:
+    values = dtype.quantize(values)
+    if dtype.name == "bfloat16":
+        bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+        return (bits >> np.uint32(16)).astype(np.uint16)
+    return np.ascontiguousarray(values, dtype=dtype.np)
+
+
+def _from_device_layout(values: np.ndarray, dtype: DType) -> np.ndarray:
+    if dtype.name == "bfloat16":
+        return (values.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    return values

@@ -1,0 +1,72 @@
+"""What the CUDA tests need from the machine, and the cases they run.
+
+- `nvcc`: the compiler on PATH (compile-only tests run wherever it exists);
+- `gpu`: pycuda importable and a device answering (codegen.runner's own check);
+- `cases()`: every example and every tests/programs/valid program, in every plan that
+  applies (canonical and legacy; fast and auto once codegen.plan_fast exists). A fast
+  plan the planner refuses for a program is not a case."""
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PROGRAMS = sorted(ROOT.glob("examples/*.py")) + sorted(ROOT.glob("tests/programs/valid/*.py"))
+
+
+def nvcc() -> str | None:
+    return shutil.which("nvcc")
+
+
+requires_nvcc = pytest.mark.skipif(nvcc() is None, reason="nvcc is not on PATH")
+
+
+@lru_cache(maxsize=1)
+def gpu_problem() -> str | None:
+    """Why CUDA cannot run here, or None when it can."""
+    if importlib.util.find_spec("pycuda") is None:
+        return "pycuda is not installed"
+    from codegen.runner import CudaUnavailable, _driver
+    try:
+        _driver()
+    except CudaUnavailable as exc:
+        return str(exc)
+    return None
+
+
+def planners() -> tuple[str, ...]:
+    names = ["canonical", "legacy"]
+    if importlib.util.find_spec("codegen.plan_fast") is not None:
+        names += ["fast", "auto"]
+    return tuple(names)
+
+
+def case_id(path: Path) -> str:
+    return str(path.relative_to(ROOT).with_suffix("")).replace("/", ".")
+
+
+def load(path: Path):
+    from spec.frontend import parse_file
+    return parse_file(str(path)).func()
+
+
+def plan(path: Path, planner: str):
+    """The physical plan, or pytest.skip when the planner refuses this program."""
+    from codegen.plan import plan_func
+    func = load(path)
+    if planner == "fast":
+        from codegen.plan_fast import FastPlanRefused
+        try:
+            return plan_func(func, planner)
+        except FastPlanRefused as refused:
+            pytest.skip(f"the fast plan is refused: {refused}")
+    return plan_func(func, planner)
+
+
+def cases() -> list:
+    return [pytest.param(path, planner, id=f"{case_id(path)}-{planner}")
+            for path in PROGRAMS for planner in planners()]

@@ -116,3 +116,60 @@ def test_internal_error_exits_4_with_report(capsys, monkeypatch):
     code, _, err = run_cli(capsys, "check", MINIMAL)
     assert code == 4
     assert "internal error" in err and "planted" in err and "Traceback" not in err
+
+
+TWO_SITES = str(ROOT / "examples" / "two_sites_8_16.py")
+
+
+def test_legacy_plan_reproduces_576_and_exits_3(capsys, tmp_path):
+    out_file = tmp_path / "out.npz"
+    code, out, err = run_cli(capsys, "run", MINIMAL, "--backend", "sim", "--plan",
+                             "legacy", "--output", str(out_file))
+    assert code == 3
+    assert "error[R503]" in err and "entered total[0] 16 times" in err
+    with np.load(out_file) as data:
+        assert data["out"].tolist() == [576.0]
+
+
+def test_canonical_and_fast_plans_give_36(capsys):
+    for plan in ("canonical", "fast", "auto"):
+        code, out, _ = run_cli(capsys, "run", MINIMAL, "--backend", "sim", "--plan", plan,
+                               "--json")
+        doc = json.loads(out)
+        assert code == 0 and doc["outputs"]["out"]["values"] == [36.0], plan
+        assert doc["violations"] == []
+
+
+def test_fast_plan_refused_exits_1_with_the_counterexample(capsys):
+    code, _, err = run_cli(capsys, "run", TWO_SITES, "--backend", "sim", "--plan", "fast")
+    assert code == 1
+    assert "error[R400]" in err and "k=8 is missing from group {0..7}" in err
+
+
+def test_check_json_lists_epochs_with_proofs(capsys):
+    code, out, _ = run_cli(capsys, "check", TWO_SITES, "--json")
+    doc = json.loads(out)
+    assert code == 0
+    (epoch,) = doc["epochs"]
+    assert epoch["reducer"] == "acc" and epoch["plan"] == "canonical"
+    assert epoch["notes"][0]["code"] == "R400"
+    assert all(set(p) == {"name", "result", "ms", "counterexample"} for p in epoch["proofs"])
+    assert any(p["result"] == "refuted" and p["counterexample"] for p in epoch["proofs"])
+
+
+def test_check_minimal_gets_fast_width_8(capsys):
+    code, out, _ = run_cli(capsys, "check", MINIMAL, "--json")
+    doc = json.loads(out)
+    (epoch,) = doc["epochs"]
+    assert (epoch["plan"], epoch["width"]) == ("fast", 8)
+    assert all(p["result"] == "proved" for p in epoch["proofs"])
+    assert set(doc["comparisons"]) == {"sim/auto", "sim/canonical"}
+
+
+def test_emit_layout_plan_and_smt2(capsys):
+    code, out, _ = run_cli(capsys, "emit", MINIMAL, "--what", "layout")
+    assert code == 0 and "thread = 8*rep + j, slot = 0, replicate 16" in out
+    code, out, _ = run_cli(capsys, "emit", MINIMAL, "--what", "plan", "--plan", "canonical")
+    assert code == 0 and "bar.sync 1, 128" in out and "rep == 0" in out
+    code, out, _ = run_cli(capsys, "emit", MINIMAL, "--what", "smt2")
+    assert code == 0 and "(check-sat)" in out

@@ -145,6 +145,7 @@ class _Static:
         self.copy_vars: dict[ir.Copy, tuple[str, ...] | None] = {}
         self.moves: dict[tuple, _Moves] = {}
         self.entries: dict[tuple, tuple] = {}
+        self.readers: dict[ir.ReducerFinalize, tuple] = {}
         self.flat_memo: dict = {}
         self.uniform_memo: dict = {}
         self.vars_of: dict[ir.Expr, tuple[str, ...] | None] = {}
@@ -978,11 +979,16 @@ class _Block:
         if dst is None:
             return tab.pair_cell, tab.pair_index, tab.pair_thread + offset
         if dst.scope == "fragment":
-            layout = fplan.dst_layout or self.s.layouts.fragments[dst]
-            dtab = tables(layout)
-            threads = dtab.pair_thread + layout.offset
-            outputs = dtab.pair_index
-            cells, held = p.regs.locate(threads, outputs)
+            found = self.s.readers.get(stmt)
+            if found is None:
+                # derived once: the same (stable) arrays then hit the register memos
+                layout = fplan.dst_layout or self.s.layouts.fragments[dst]
+                dtab = tables(layout)
+                threads = dtab.pair_thread + layout.offset
+                outputs = dtab.pair_index
+                cells, held = p.regs.locate(threads, outputs)
+                found = self.s.readers[stmt] = (cells, outputs, threads, held)
+            cells, outputs, threads, held = found
             if held is None:
                 return cells, outputs, threads
             i = int(np.argmax(~held))

@@ -17,6 +17,7 @@ from spec.printer import format_func
 from codegen.layout import format_layouts
 from codegen.plan_text import format_plan, plan_json
 from verify.proofs_fast import smt2_queries
+from .fuzz import fuzz
 
 from . import inputs as inputs_mod
 from . import pipeline
@@ -24,7 +25,7 @@ from .pipeline import (EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_REJECTED, EXI
                        UsageError)
 from .report import diagnostic_json, format_diagnostics
 
-SUBCOMMANDS = ("check", "run", "emit")
+SUBCOMMANDS = ("check", "run", "emit", "fuzz")
 BACKENDS = ("interp", "sim")
 EMITS = ("ir", "layout", "plan", "smt2")
 PLANS = ("auto", "canonical", "fast", "legacy")
@@ -60,6 +61,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--inputs", help=".npz of inputs keyed by parameter name")
     p.add_argument("--output", help="write every tensor parameter after the run to this .npz")
     p.add_argument("--seed", type=int, default=0, help="seed of generated inputs")
+
+    p = sub.add_parser("fuzz", help="differentially fuzz the lowerings on random kernels")
+    p.add_argument("--count", type=int, default=20, help="number of programs")
+    p.add_argument("--seed", type=int, default=0, help="seed of the program generator")
+    p.add_argument("--backend", choices=("sim", "cuda"), default="sim",
+                   help="cuda also runs every program on the GPU")
+    p.add_argument("--out", default="fuzz-findings", help="folder for the findings")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
 
     p = sub.add_parser("emit", help="print an intermediate form")
     common(p)
@@ -240,7 +249,26 @@ def cmd_emit(args) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"check": cmd_check, "run": cmd_run, "emit": cmd_emit}
+def cmd_fuzz(args) -> int:
+    backends = ("sim", "cuda") if args.backend == "cuda" else ("sim",)
+
+    def progress(case, verdict):
+        if not args.json and verdict is not None:
+            print(f"case {case}: {verdict[0]}: {verdict[1][:200]}")
+
+    findings = fuzz(args.count, args.seed, args.out, backends, progress)
+    code = EXIT_MISMATCH if findings else EXIT_OK
+    if args.json:
+        _print_json({"command": "fuzz", "count": args.count, "seed": args.seed,
+                     "backend": args.backend, "out": args.out, "exit_code": code,
+                     "findings": [f.__dict__ for f in findings]})
+    else:
+        print(f"{args.count} programs, {len(findings)} finding(s)"
+              + (f", saved in {args.out}/" if findings else ""))
+    return code
+
+
+COMMANDS = {"check": cmd_check, "run": cmd_run, "emit": cmd_emit, "fuzz": cmd_fuzz}
 
 
 def _report_rejection(args, err: DiagnosticError) -> int:

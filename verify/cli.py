@@ -15,6 +15,7 @@ from spec.diagnostics import DiagnosticError
 from spec.ir import ReducerFinalize, walk
 from spec.printer import format_func
 from codegen.layout import format_layouts
+from codegen.cuda import render
 from codegen.plan_text import format_plan, plan_json
 from verify.proofs_fast import smt2_queries
 from .fuzz import fuzz
@@ -26,8 +27,8 @@ from .pipeline import (EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_REJECTED, EXI
 from .report import diagnostic_json, format_diagnostics
 
 SUBCOMMANDS = ("check", "run", "emit", "fuzz")
-BACKENDS = ("interp", "sim")
-EMITS = ("ir", "layout", "plan", "smt2")
+BACKENDS = ("interp", "sim", "cuda")
+EMITS = ("ir", "layout", "plan", "smt2", "cuda")
 PLANS = ("auto", "canonical", "fast", "legacy")
 
 
@@ -74,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     common(p)
     p.add_argument("--what", choices=EMITS, default="ir")
     p.add_argument("--plan", choices=PLANS, default="auto",
-                   help="physical plan for --what plan")
+                   help="physical plan for --what plan and --what cuda")
     return parser
 
 
@@ -231,6 +232,8 @@ def cmd_emit(args) -> int:
                          "func": loaded.func.name, "what": "plan", "plan": plan_json(plan)})
             return EXIT_OK
         text = format_plan(plan)
+    elif args.what == "cuda":
+        text = render(pipeline.make_plan(loaded, args.plan)).translation_unit()
     elif args.what == "smt2":
         queries = smt2_queries(loaded.func, pipeline.loaded_layouts(loaded))
         if args.json:

@@ -17,6 +17,7 @@ from interp.accept import within_bound
 from codegen.layout import LayoutMap, infer_layouts
 from codegen.plan import plan_func
 from codegen.plan_fast import FastPlanRefused
+from codegen.runner import CudaUnavailable, run_cuda
 from verify.proofs import ProofResult
 from verify.proofs_fast import prove_reducer
 from interp.simulate import simulate
@@ -254,6 +255,13 @@ def run_backend(loaded: Loaded, backend: str, values: dict[str, np.ndarray],
         return BackendRun("interp", None, result.outputs, result.bounds)
     if backend == "sim":
         return simulate_plan(make_plan(loaded, planner), planner, values)
+    if backend == "cuda":
+        plan = make_plan(loaded, planner)
+        try:
+            outputs = run_cuda(plan, values)
+        except CudaUnavailable as exc:
+            raise UsageError(f"the cuda backend cannot run here: {exc}") from None
+        return BackendRun("cuda", planner, outputs, None, [], plan_notes(plan))
     raise UsageError(f"backend {backend!r} is not available")
 
 

@@ -21,6 +21,7 @@ program the logical semantics refuses (R1xx/R2xx) raises DiagnosticError as
 interp.logical does."""
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -146,6 +147,7 @@ class _Static:
         self.moves: dict[tuple, _Moves] = {}
         self.entries: dict[tuple, tuple] = {}
         self.readers: dict[ir.ReducerFinalize, tuple] = {}
+        self.iteration_hashes: dict[tuple, tuple] = {}
         self.flat_memo: dict = {}
         self.uniform_memo: dict = {}
         self.vars_of: dict[ir.Expr, tuple[str, ...] | None] = {}
@@ -158,6 +160,19 @@ class _Static:
             self.vars_of[expr] = None if impure else \
                 tuple(sorted({e.name for e in subs if isinstance(e, ir.Var)}))
         return self.vars_of[expr]
+
+    def hashes(self, site: int, block: int, iterations: np.ndarray) -> np.ndarray:
+        """The iteration hashes of a site in a block: a loop's iterations are the same
+        array in every block and every run, so each (site, block) is hashed once."""
+        key = (site, block, id(iterations))
+        found = self.iteration_hashes.get(key)
+        if found is not None and found[0] is iterations:
+            return found[1]
+        made = iteration_hashes(site, block, iterations)
+        if len(self.iteration_hashes) > 4096:
+            self.iteration_hashes.clear()
+        self.iteration_hashes[key] = (iterations, made)      # keeps iterations alive
+        return made
 
     def starts_vars(self, stmt: ir.Copy) -> tuple[str, ...] | None:
         """The variables both regions' starts read, or None if one reads memory or
@@ -241,6 +256,9 @@ class _Partials:
         self.ids = np.zeros(self.regs.values.shape, dtype=np.uint64)
         self.counts = np.zeros(self.regs.values.shape, dtype=np.int64)
         self.races = RaceTracker(max(rplan.workspace_words, 1), threads)
+        # per _Entry id: [entry, wrapping id sum per entering lane, visits] not yet
+        # added to ids / counts (see accumulate)
+        self.pending: dict[int, list] = {}
         self.ledger: Ledger | None = None
         self.seed = None
         self.readable = False
@@ -282,24 +300,42 @@ class _Partials:
         self.regs.written[...] = True
         self.ids[...] = 0
         self.counts[...] = 0
+        self.pending = {}
         self.ledger = Ledger(self.buffer.size)
         self.seed = seed
         self.readable = False
 
     def accumulate(self, entry: "_Entry", values: np.ndarray, ids: np.ndarray) -> None:
-        """Combine each entering lane's contribution, id and count into its cell."""
-        vals, id_sums = self.regs.flat_values, self.ids.reshape(-1)
-        counts = self.counts.reshape(-1)
+        """Combine each entering lane's contribution into its cell, in order (the
+        values' rounding depends on it). The accounting pair is a wrapping sum and a
+        count, which no order changes: an entry's lanes always enter the same cells,
+        so their ids are summed per lane across visits and added to the cells once,
+        before the collective reads them (`settle`)."""
+        vals = self.regs.flat_values
         if entry.rounds is None:               # every lane its own cell
             cells = entry.cells
             vals[cells] = self.combine(vals[cells], values)
-            id_sums[cells] += ids
-            counts[cells] += 1
-            return
-        for lanes, cells in entry.rounds:
-            vals[cells] = self.combine(vals[cells], values[lanes])
-            id_sums[cells] += ids[lanes]
-        counts += entry.per_cell
+        else:
+            for lanes, cells in entry.rounds:
+                vals[cells] = self.combine(vals[cells], values[lanes])
+        found = self.pending.get(id(entry))
+        if found is None:
+            self.pending[id(entry)] = [entry, ids.copy(), 1]    # keeps entry alive
+        else:
+            found[1] += ids
+            found[2] += 1
+
+    def settle(self) -> None:
+        """Add the pending id sums and counts to their cells."""
+        id_sums, counts = self.ids.reshape(-1), self.counts.reshape(-1)
+        for entry, lane_ids, visits in self.pending.values():
+            if entry.rounds is None:
+                id_sums[entry.cells] += lane_ids
+                counts[entry.cells] += visits
+            else:
+                np.add.at(id_sums, entry.cells, lane_ids)
+                counts += visits * entry.per_cell
+        self.pending = {}
 
 
 @dataclass(frozen=True)
@@ -359,7 +395,6 @@ class _Block:
         self.local: dict[ir.Buffer, LocalBuffer] = {}
         self.partials: dict[ir.Buffer, _Partials] = {}
         self.visits: dict[ir.ReducerUpdate, int] = {}
-        self.hashes: dict[ir.ReducerUpdate, tuple] = {}     # (iterations, their hashes)
         self.loop_envs: dict[ir.ParallelFor, tuple] = {}
         self.iter_names: list[str] = []      # loop variables in scope, for messages
         self.report = kernel.violations
@@ -386,10 +421,10 @@ class _Block:
                 code: str = "R102") -> np.ndarray:
         """flat() of evaluated indices, memoized on the identity of their arrays: a
         loop's variables are the same arrays every time it runs, so are the positions."""
-        arrays = tuple(i.v for i in indices)
-        key = (buffer, tuple(id(a) for a in arrays))
+        arrays = [i.v for i in indices]
+        key = (buffer, *map(id, arrays))
         found = self.s.flat_memo.get(key)
-        if found is not None and all(a is b for a, b in zip(found[0], arrays)):
+        if found is not None and all(map(operator.is_, found[0], arrays)):
             return found[1]
         for i in indices:
             if i.dtype.is_float:
@@ -903,11 +938,7 @@ class _Block:
             replica = threads - site.loop.offset
         visit = self.visits.get(stmt, 0)
         self.visits[stmt] = visit + 1
-        hashes = self.hashes.get(stmt)
-        if hashes is None or hashes[0] is not iterations:
-            hashes = self.hashes[stmt] = (iterations, iteration_hashes(
-                number, self.block_key, iterations))
-        ids = contribution_ids(hashes[1], visit)
+        ids = contribution_ids(self.s.hashes(number, self.block_key, iterations), visit)
 
         entry = self.entry(stmt, site, p, threads, outputs, replica)
         e_ids = ids if entry.lanes is None else ids[entry.lanes]
@@ -951,6 +982,7 @@ class _Block:
                 "R203", f"finalize of reducer {stmt.reducer.name} outside an open epoch",
                 stmt.span))
         what = f"finalize of {stmt.reducer.name} (line {stmt.span.line})"
+        p.settle()
         channels = [Channel(p.regs.values, p.combine, p.fold),
                     Channel(p.ids, np.add, add_fold), Channel(p.counts, np.add, add_fold)]
         checks = Checks(p.regs.written, p.races, self.report, stmt.span, what)

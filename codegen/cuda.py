@@ -47,7 +47,9 @@ class CudaSource:
                                             f"// ---- end of {RUNTIME_HEADER.name}")
 
 
-def render(plan: PhysicalPlan) -> CudaSource:
+def render(plan: PhysicalPlan, kernel_name: str | None = None) -> CudaSource:
+    """The plan's kernel as CUDA; kernel_name overrides `<func>_kernel` (e.g. to put
+    several kernels in one translation unit)."""
     func = plan.func
     kernel = func.kernel
     names = Names()
@@ -68,7 +70,7 @@ def render(plan: PhysicalPlan) -> CudaSource:
         for line in table.splitlines():
             out.line(line)
     out.line()
-    name = f"{func.name}_kernel"
+    name = kernel_name or f"{func.name}_kernel"
     signature = ",\n    ".join(_param(p, c, _written(func)) for p, c in zip(func.params, params))
     with out.block(f'extern "C" __global__ void __launch_bounds__({kernel.threads}) '
                    f'{name}(\n    {signature})'):
@@ -114,7 +116,8 @@ def _declarations(body: KernelBody) -> list[str]:
         elif buffer.scope == "local":
             lines.append(f"{ctype} {name}[{buffer.size}];")
         elif buffer.scope == "shared":
-            body.shared[name] = f"__shared__ {ctype} {name}[{buffer.size}];"
+            # 16-byte aligned: a vectorized copy moves 128 bits at a time
+            body.shared[name] = f"__shared__ __align__(16) {ctype} {name}[{buffer.size}];"
     return lines
 
 
@@ -140,7 +143,8 @@ def _param(buffer: ir.Buffer, name: str, written: set[ir.Buffer]) -> str:
 def _shared_bytes(body: KernelBody) -> int:
     total = 0
     for decl in body.shared.values():
-        ctype, rest = decl.removeprefix("__shared__ ").rsplit(" ", 1)
+        ctype, rest = decl.removeprefix("__shared__ ").removeprefix("__align__(16) ") \
+            .rsplit(" ", 1)
         count = int(rest[rest.index("[") + 1:rest.index("]")])
         total += count * _c_size(ctype)
     return total

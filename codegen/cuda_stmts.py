@@ -6,10 +6,11 @@
   slots, shared/global accesses flat memory (codegen.cuda_access).
 - A statement outside T.Parallel runs in every participant (one logical iteration,
   replicated), exactly as layout inference placed it.
-- Copies loop over their layout (a fragment side's, or the default partition of the
-  region over the participants for memory-to-memory copies), with border guards on
-  global tensors: reads outside give 0, writes outside are dropped (the interpreter's
-  rule). A copy or fill that writes shared memory is fenced by barriers before (readers
+- Copies loop over their layout (LayoutMap.copies: a fragment side's, or the
+  cooperative partition of a global/shared copy, codegen.layout_copy), with border
+  guards on global tensors: reads outside give 0, writes outside are dropped (the
+  interpreter's rule). Where a thread moves runs of 16 contiguous, provably aligned
+  bytes, each run is one 128-bit access (codegen.cuda_vector). A copy or fill that writes shared memory is fenced by barriers before (readers
   of the old contents are done) and after (the new contents are visible).
 - `T.reduce_*` goes through shared memory: replica 0 of each source element stores it,
   every holder of an output combines its row in order.
@@ -29,10 +30,13 @@ from .cuda_access import FLAT, REP, S, T, TERM, Frame, Index, affine, flat_offse
 from .cuda_exprs import C, ExprRenderer, combine, convert, from_float, is_half_like, literal, \
     to_float
 from .cuda_layouts import Inverse, inverse_of, table_literal, table_type
+from .cuda_vector import multiple_of, runs_of, vector_type
+from .layout_copy import vector_elements
 from .cuda_text import Names, Writer
 from .layout_rules import reduce_kept
 
 WARP_GROUP = 128
+LANE = "$lane"                       # the element of a run of a vectorized copy
 
 
 class Unsupported(ValueError):
@@ -344,6 +348,15 @@ class KernelBody:
         writes_shared = dst.buffer.scope == "shared"
         if writes_shared:
             self.sync(frame.participants, "earlier readers of shared memory are done")
+        if not self._vector_copy(stmt, layout, frame, one_writer):
+            self._scalar_copy(stmt, layout, frame, one_writer)
+        if writes_shared:
+            self.sync(frame.participants, "the copy into shared memory is visible")
+
+    def _scalar_copy(self, stmt: ir.Copy, layout: Layout, frame: Frame,
+                     one_writer: bool) -> None:
+        """One element per (thread, slot) of the copy's layout."""
+        src, dst = stmt.src, stmt.dst
         with self.cells(layout, frame, with_replica=one_writer) as inner:
             loop = tuple(Var(n) for n in layout.index_vars)
             src_ix = _region_indices(src, layout.shape, loop)
@@ -359,8 +372,82 @@ class KernelBody:
                                         self._inside(dst, dst_ix, inner)) if test]
             with self._maybe_block(f"if ({' && '.join(writes)})" if writes else None):
                 self.out.line(f"{target} = {value.text};")
-        if writes_shared:
-            self.sync(frame.participants, "the copy into shared memory is visible")
+
+    def _vector_copy(self, stmt: ir.Copy, layout: Layout, frame: Frame,
+                     one_writer: bool) -> bool:
+        """The copy as 128-bit accesses, one per run of V elements a thread moves, when
+        codegen.cuda_vector's conditions hold; False (nothing written) otherwise."""
+        src, dst = stmt.src, stmt.dst
+        dtype = dst.buffer.dtype
+        v = vector_elements(dtype)
+        sides = (src, dst)
+        if src.buffer.dtype != dtype or any(r.buffer.is_reducer or r.buffer.scope == "local"
+                                            for r in sides):
+            return False
+        runs = runs_of(layout, v)
+        if runs is None:
+            return False
+        first = tuple(Var(n) for n in runs.index_vars[:-1]) + (Var(runs.index_vars[-1]) * v,)
+        ranges = dict(self.var_ranges)
+        ranges.update((n, (0, e - 1)) for n, e in zip(runs.index_vars, runs.shape))
+        for region in sides:
+            if region.buffer.scope == "fragment":
+                continue
+            if tuple(region.extents)[-1] != layout.shape[-1]:
+                return False              # the run is not along the buffer's rows
+            ix = _region_indices(region, layout.shape, first)
+            offset = _flat(region.buffer.shape, ix)
+            for name in offset.free_vars():
+                ranges.setdefault(name, self._block_range(name))
+            if not multiple_of(offset, v, ranges):
+                return False
+            if region.buffer.scope == "global" and region.buffer.shape[-1] % v and \
+                    self._inside(region, ix, Frame(frame.participants, ranges=ranges)):
+                return False              # a border guard could split a run
+        ctype = dtype.c_name
+        vec, zero = vector_type(ctype)
+        with self.cells(runs, frame, with_replica=one_writer) as inner:
+            src_ix = _region_indices(src, layout.shape, first)
+            dst_ix = _region_indices(dst, layout.shape, first)
+            self.out.comment(f"{v} consecutive {dtype.name} elements as one 128-bit {vec}")
+            if src.buffer.scope == "fragment":
+                self.out.line(f"{vec} run;")
+                self.out.line(f"{ctype}* run_elements = reinterpret_cast<{ctype}*>(&run);")
+                self._lanes(src, layout.shape, first, v, inner, "run_elements[lane] = {};")
+            else:
+                address = self.element(src.buffer, src_ix, inner).text
+                load = f"*reinterpret_cast<const {vec}*>(&{address})"
+                inside = self._inside(src, src_ix, inner)
+                if inside:
+                    self.out.line(f"{vec} run = {zero};")
+                    with self._maybe_block(f"if ({inside})"):
+                        self.out.line(f"run = {load};")
+                else:
+                    self.out.line(f"const {vec} run = {load};")
+            writes = [test for test in ("rep == 0" if one_writer else None,
+                                        self._inside(dst, dst_ix, inner)) if test]
+            with self._maybe_block(f"if ({' && '.join(writes)})" if writes else None):
+                if dst.buffer.scope == "fragment":
+                    self.out.line(f"const {ctype}* run_elements = "
+                                  f"reinterpret_cast<const {ctype}*>(&run);")
+                    self._lanes(dst, layout.shape, first, v, inner, "{} = run_elements[lane];")
+                else:
+                    target = self.element(dst.buffer, dst_ix, inner).text
+                    self.out.line(f"*reinterpret_cast<{vec}*>(&{target}) = run;")
+        return True
+
+    def _lanes(self, region: ir.Region, shape: tuple[int, ...], first, v: int,
+               frame: Frame, pattern: str) -> None:
+        """`pattern` with the register of each of a run's v elements, in an unrolled
+        loop over the lanes."""
+        loop = first[:-1] + (first[-1] + Var(LANE),)
+        inner = Frame(frame.participants, frame.loop_vars,
+                      dict(frame.ranges, **{LANE: (0, v - 1)}),
+                      dict(frame.c_names, **{LANE: "lane"}))
+        self.out.line("#pragma unroll")
+        with self._maybe_block(f"for (int lane = 0; lane < {v}; ++lane)"):
+            ix = _region_indices(region, shape, loop)
+            self.out.line(pattern.format(self.element(region.buffer, ix, inner).text))
 
     def _copy_layout(self, stmt: ir.Copy, frame: Frame) -> Layout:
         if stmt in self.layouts.copies:
@@ -389,11 +476,15 @@ class KernelBody:
             if not isinstance(ix, IndexExpr):
                 tests += [f"{ix.text} >= 0", f"{ix.text} < {extent}"]
                 continue
-            expr = ix.substitute(frame.loop_vars)
-            for v in expr.free_vars():
-                if v not in ranges:
-                    ranges[v] = self._block_range(v)
-            lo, hi = expr.bounds(ranges)
+            # two valid bounds: over the cell's (thread, slot), and over the loop
+            # variables' own extents; the tighter of each holds
+            lo, hi = -float("inf"), float("inf")
+            for expr in (ix.substitute(frame.loop_vars), ix):
+                for v in expr.free_vars():
+                    if v not in ranges:
+                        ranges[v] = self._block_range(v)
+                low, high = expr.bounds(ranges)
+                lo, hi = max(lo, low), min(hi, high)
             text = render_index(ix, frame, self.var, ranges={}).text
             if lo < 0:
                 tests.append(f"{text} >= 0")
@@ -536,6 +627,16 @@ def _region_indices(region: ir.Region, loop_shape: tuple[int, ...],
     for a, b in zip(loop_dims, region_dims):
         index[b] = starts[b] + loop[a]
     return tuple(index)
+
+
+def _flat(shape: tuple[int, ...], indices: tuple[IndexExpr, ...]) -> IndexExpr:
+    """The row-major element offset of indices in a buffer of shape."""
+    flat: IndexExpr = Const(0)
+    stride = 1
+    for extent, ix in reversed(list(zip(shape, indices))):
+        flat = ix * stride + flat
+        stride *= extent
+    return flat
 
 
 def used_vars(body: ir.Body) -> set[str]:

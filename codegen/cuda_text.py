@@ -8,7 +8,7 @@ from contextlib import contextmanager
 # Names the generated code declares itself, and C/C++/CUDA words a TileLang name may
 # not shadow.
 RESERVED = frozenset("""
-    tid slot term flat rep value element auto bool break case char const continue
+    tid slot term flat rep value element run run_elements lane auto bool break case char const continue
     default do double else enum extern float for goto if inline int long register restrict
     return short signed sizeof static struct switch typedef union unsigned void volatile
     while half true false new delete class this template typename namespace operator

@@ -23,8 +23,10 @@ access is checked once all is placed.
   unplaced fragment side by the default partition of the fragment's shape (a whole
   fragment-to-fragment copy keeps the source's layout). A fragment first reached by a
   statement outside T.Parallel (one iteration run by every participant) is placed fully
-  replicated. `T.fill` and finalize destinations are not sources: both lower to any
-  layout, as in TileLang. A fragment never placed gets the default partition of its
+  replicated. A copy between global and shared memory has no fragment side: its
+  partition is codegen.layout_copy's (runs of 16 bytes per thread where the regions
+  allow, else the default partition), recorded with the other copies. `T.fill` and
+  finalize destinations are not sources: both lower to any layout, as in TileLang. A fragment never placed gets the default partition of its
   shape over the participants where it was allocated.
 - `T.reduce_*`: dst follows src with the reduced dimension removed, replicated across
   the threads that held the reduced elements; when those cannot share one replica
@@ -49,6 +51,7 @@ from spec.diagnostics import Diagnostic, DiagnosticError, Note, error
 from spec.indexexpr import Var
 from spec.layout import Layout, default_partition, fully_replicated, index_names
 from spec.source import Span
+from .layout_copy import cooperative_layout, is_cooperative
 from .layout_access import Access, Scope, bind_let, region_access, serial_scope, stmt_accesses
 from .layout_rules import check, direct_kept, follow, holders_contain, project, reduce_kept
 
@@ -62,7 +65,9 @@ class LayoutMap:
     fragments: dict[ir.Buffer, Layout] = field(default_factory=dict)
     loops: dict[ir.ParallelFor, Layout] = field(default_factory=dict)
     updates: dict[ir.ReducerUpdate, Layout] = field(default_factory=dict)
-    copies: dict[ir.Copy, Layout] = field(default_factory=dict)   # copies with a fragment side
+    # every copy with a fragment side, and every cooperative global/shared copy
+    # (codegen.layout_copy: runs of 16 bytes where the regions allow)
+    copies: dict[ir.Copy, Layout] = field(default_factory=dict)
     participants: dict[object, tuple[int, int]] = field(default_factory=dict)  # every stmt
     sources: dict[ir.Buffer, Span] = field(default_factory=dict)  # where a fragment was placed
 
@@ -271,6 +276,8 @@ class _Inference:
                  if r.buffer.scope == "fragment"]
         if sides:
             self.ops.append(_Op("copy", stmt, scope.participants, extents, names, sides))
+        elif is_cooperative(stmt):
+            self.result.copies[stmt] = cooperative_layout(stmt, scope.participants)
 
     # --- placing ---------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ class RaceTracker:
         self.write_time = np.full(words, -1, dtype=np.int64)
         self.read_thread = np.full(words, -1, dtype=np.int64)
         self.read_time = np.full(words, -1, dtype=np.int64)
-        self.barriers: list[tuple[int, np.ndarray]] = []   # (time, member mask)
+        self.barriers: list[tuple[int, np.ndarray | None]] = []   # (time, member mask)
         self.now = 0
 
     def tick(self) -> None:
@@ -40,26 +40,32 @@ class RaceTracker:
         members = np.zeros(self.threads, dtype=bool)
         members[arrived] = True
         self.tick()
-        self.barriers.append((self.now, members))
+        # None: every thread of the block passed it (then membership needs no lookup)
+        self.barriers.append((self.now, None if members.all() else members))
 
-    def _unordered(self, before: np.ndarray, when: np.ndarray,
+    def _unordered(self, before: np.ndarray, when: np.ndarray, addrs: np.ndarray,
                    after: np.ndarray) -> np.ndarray:
-        """The positions (ascending) of accesses by threads `after` not ordered after the
-        earlier access to their address by `before` at `when` (-1: none). The same
-        thread, or no earlier access, settles most of them; only the rest are tested
-        against the barriers, newest first, until none is left."""
+        """The positions (ascending) of accesses by threads `after` to `addrs` not
+        ordered after the earlier access to their address, by `before` at time
+        when[address] (-1: none). The same thread, or no earlier access, settles most
+        of them; only the rest are tested against the barriers, newest first, until
+        none is left."""
         pending = np.flatnonzero((before >= 0) & (before != after))
+        if not len(pending):
+            return pending
+        times = when[addrs[pending]]
         for time, members in reversed(self.barriers):
+            ordered = time > times
+            if members is not None:
+                ordered &= members[before[pending]] & members[after[pending]]
+            pending, times = pending[~ordered], times[~ordered]
             if not len(pending):
                 break
-            ordered = (time > when[pending]) & members[before[pending]] & \
-                members[after[pending]]
-            pending = pending[~ordered]
         return pending
 
     def read(self, threads: np.ndarray, addrs: np.ndarray) -> Race | None:
         before = self.write_thread[addrs]
-        bad = self._unordered(before, self.write_time[addrs], threads)
+        bad = self._unordered(before, self.write_time, addrs, threads)
         race = self._first(bad, addrs, before, threads, "write/read")
         self.read_thread[addrs] = threads
         self.read_time[addrs] = self.now
@@ -73,7 +79,7 @@ class RaceTracker:
                                  (self.read_thread, self.read_time, "read/write")):
             if race is None:
                 before = prev[addrs]
-                bad = self._unordered(before, when[addrs], threads)
+                bad = self._unordered(before, when, addrs, threads)
                 race = self._first(bad, addrs, before, threads, kind)
         self.write_thread[addrs] = threads
         self.write_time[addrs] = self.now

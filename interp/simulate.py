@@ -97,7 +97,7 @@ class _Moves:
     src: np.ndarray                   # flat source position per lane
     src_outside: np.ndarray | None    # lanes reading past a global tensor's border
     dst_lanes: np.ndarray | None      # the lanes that store (None: all of them)
-    dst: np.ndarray                   # flat destination per storing lane
+    dst: np.ndarray | slice           # flat destination per storing lane (see _window)
     dst_threads: np.ndarray | None
 
 
@@ -541,8 +541,9 @@ class _Block:
 
     def read_shared(self, buffer: ir.Buffer, flat: np.ndarray, span: Span) -> np.ndarray:
         sb = self.shared_buffer(buffer, span)
-        missing = ~sb.written[flat]
-        if missing.any():
+        written = sb.written[flat]
+        if not written.all():
+            missing = ~written
             self.report.add("R502", f"read of {self.element(buffer, flat[missing][0])}, "
                             "which was never written (shared memory starts "
                             "uninitialized)", span, key=buffer)
@@ -833,12 +834,13 @@ class _Block:
         writers = d_in.copy()
         if dst.buffer.scope in ("global", "shared") and threads is not None:
             writers &= replica == 0          # one write per element, by replica 0
+        outside = None if s_in.all() else np.flatnonzero(~s_in)
         if writers.all():
-            return _Moves(threads, s_flat, None if s_in.all() else np.flatnonzero(~s_in),
-                          None, d_flat, threads)
+            return _Moves(threads, s_flat, outside, None, _window(dst.buffer, d_flat),
+                          threads)
         keep = np.flatnonzero(writers)
-        return _Moves(threads, s_flat, None if s_in.all() else np.flatnonzero(~s_in),
-                      keep, d_flat[keep], None if threads is None else threads[keep])
+        return _Moves(threads, s_flat, outside, keep, _window(dst.buffer, d_flat[keep]),
+                      None if threads is None else threads[keep])
 
     def sync(self, stmt: ir.Stmt, lanes: Lanes) -> None:
         """The barrier after a cooperative shared-memory copy: __syncthreads for the
@@ -1095,6 +1097,16 @@ class _Block:
             self.write_registers(dst, threads, outputs, values, stmt.span)
         else:
             self.write(dst, None, outputs, values, stmt.span)
+
+
+def _window(buffer: ir.Buffer, flat: np.ndarray) -> np.ndarray | slice:
+    """flat as a slice when it is consecutive and the buffer is shared or global: a
+    scatter through a slice costs a fraction of one through an array. (Registers keep
+    arrays: their ownership checks look positions up by the array.)"""
+    if buffer.scope in ("shared", "global") and len(flat) > 1 and \
+            (np.diff(flat) == 1).all():
+        return slice(int(flat[0]), int(flat[-1]) + 1)
+    return flat
 
 
 def _in_box(flat: np.ndarray, shape, starts, extents) -> np.ndarray:

@@ -1,0 +1,90 @@
+"""The thread partition of a cooperative copy: a `T.copy` between global and shared
+memory (no fragment side, so no layout fixes who moves which element; the choice is
+ours). Layout inference records it in `LayoutMap.copies` like every other copy layout,
+so the simulator and the CUDA renderer run the same partition.
+
+The rule (plain data, decided from the copy's regions and dtypes alone):
+
+- **runs** of V = 16 / sizeof(dtype) elements, when both sides have the same dtype, the
+  copy's innermost extent is a multiple of V, and that innermost dimension is the
+  innermost (unit-stride) dimension of both buffers. Run `c = flat div V` (row-major
+  over the copy's extents) goes to thread `c mod P`, its elements to the thread's
+  consecutive slots `(c div P)*V + flat mod V`; with fewer runs than participants the
+  threads `>= runs` sit the copy out. A thread's run is then V consecutive elements in
+  both memories, which the renderer moves with one 128-bit access where it can prove
+  the addresses 16-byte aligned (codegen.cuda_vector), else element by element.
+- otherwise the **default partition** of the copy's extents (DESIGN §3; replicas take
+  no part in the write: replica 0 moves each element)."""
+from __future__ import annotations
+
+import math
+
+from spec import ir
+from spec.dtypes import DType
+from spec.indexexpr import Const, floordiv, mod
+from spec.layout import Layout, default_partition, flat_index, fresh_rep, index_names
+
+VECTOR_BYTES = 16
+
+COOPERATIVE = ("global", "shared")
+
+
+def is_cooperative(stmt: ir.Copy) -> bool:
+    """A copy between global and shared memory: every participant helps, nobody owns."""
+    return all(r.buffer.scope in COOPERATIVE and not r.buffer.is_reducer
+               for r in (stmt.src, stmt.dst))
+
+
+def vector_elements(dtype: DType) -> int:
+    """Elements of dtype in one 128-bit access (1: no vector of this dtype)."""
+    size = dtype.bits // 8
+    if dtype.bits % 8 or size < 1 or VECTOR_BYTES % size:
+        return 1
+    return VECTOR_BYTES // size
+
+
+def run_length(stmt: ir.Copy) -> int:
+    """V when the copy can move runs of V contiguous elements (see the module rule)."""
+    src, dst = stmt.src, stmt.dst
+    extents = tuple(dst.extents)
+    if src.buffer.dtype != dst.buffer.dtype or not extents:
+        return 1
+    v = vector_elements(dst.buffer.dtype)
+    inner = extents[-1]
+    if v == 1 or inner % v:
+        return 1
+    for region in (src, dst):
+        if tuple(region.extents)[-1] != inner:
+            return 1                  # the innermost loop dimension is not unit stride
+    return v
+
+
+def cooperative_layout(stmt: ir.Copy, participants: tuple[int, int]) -> Layout:
+    """The copy's partition over participants (offset, count), by the module rule."""
+    offset, count = participants
+    extents = tuple(int(e) for e in stmt.dst.extents)
+    names = index_names(len(extents))
+    v = run_length(stmt)
+    if v == 1:
+        return default_partition(extents, count, offset, names)
+    return run_partition(extents, v, count, offset, names)
+
+
+def run_partition(shape: tuple[int, ...], v: int, count: int, offset: int = 0,
+                  index_vars: tuple[str, ...] | None = None) -> Layout:
+    """Runs of v consecutive elements (shape[-1] % v == 0) dealt round-robin over count
+    threads: run c = flat div v to thread c mod count, slots (c div count)*v + flat mod v."""
+    index_vars = tuple(index_vars) if index_vars is not None else index_names(len(shape))
+    ranges = {name: (0, e - 1) for name, e in zip(index_vars, shape)}
+    flat = flat_index(shape, index_vars).simplify(ranges)
+    run = floordiv(flat, v, ranges)
+    lane = mod(flat, v, ranges)
+    runs = math.prod(shape) // v
+    if runs > count:
+        thread = mod(run, count, ranges)
+        slot = floordiv(run, count, ranges) * v + lane
+    else:
+        thread, slot = run, lane
+    if count == 1:
+        thread = Const(0)
+    return Layout(shape, index_vars, thread, slot, count, 1, offset, fresh_rep(index_vars))

@@ -278,7 +278,7 @@ class Exchange:
             return
         src, dst = where.addrs
         readers = np.repeat(where.rel, step.terms)
-        complete = ~self.unwritten(src.reshape(-1), readers, "a workspace reduction")
+        complete = not self.unwritten(src.reshape(-1), readers, "a workspace reduction")
         if self.checks is not None:
             races = self.checks.races
             self.race(races.read(readers + self.offset, src.reshape(-1)), step)
@@ -286,7 +286,8 @@ class Exchange:
             self.race(races.write(where.rel + self.offset, dst), step)
         for ch in self.channels:
             ch.workspace[dst] = ch.reduce(ch.workspace[src], 1)
-        self.ws_written[dst] = complete or self.ws_written[src].all(axis=1)
+        # a result word is written only when every word it reduced was
+        self.ws_written[dst] = True if complete else self.ws_written[src].all(axis=1)
 
     def _fromworkspace(self, step: FromWorkspace, slots: slice, where: _Where) -> None:
         if not len(where.rel) or self.out_of_range(where):

@@ -196,3 +196,17 @@ def test_every_violation_has_a_span():
     _, result = _codes(func, faulty)
     assert result.violations
     assert all(d.span is not None and d.severity == "error" for d in result.violations)
+
+
+def test_reduction_of_unwritten_words_leaves_its_result_unwritten():
+    # Regression: the "every source word written" flag of a workspace reduction was
+    # computed with `~` on a Python bool (always truthy), so the reduction's result was
+    # marked written even when it reduced never-written words, and the broadcast that
+    # read it went unreported. Dropping the store must poison the whole chain.
+    func, plan, inputs = _minimal()
+    planted = _with_steps(plan, lambda steps: [st for st in steps
+                                               if not isinstance(st, ToWorkspace)])
+    result = simulate(planted, inputs)
+    poisoned = [d.message for d in result.violations if d.code == "R502"]
+    assert any("workspace reduction" in m for m in poisoned)
+    assert len(poisoned) >= 2, poisoned

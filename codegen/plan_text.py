@@ -4,7 +4,6 @@ site with its loop layout and guard, each finalize with its chunks and their ste
 per line, the workspace size and the notes."""
 from __future__ import annotations
 
-from spec.diagnostics import Diagnostic
 from spec.layout import Layout
 from spec.physical import Barrier, FinalizePlan, FromWorkspace, Guard, PhysicalPlan, \
     ReduceWorkspace, ReducerPlan, Shuffle, SitePlan, Step, ToWorkspace

@@ -17,7 +17,7 @@ import numpy as np
 
 from spec import ir
 from spec.diagnostics import DiagnosticError, error
-from spec.dtypes import BOOL, FLOAT64, DType, promote
+from spec.dtypes import BOOL, DType
 
 from . import bounds as B
 from .values import THREAD, Lanes, Val, const
@@ -210,28 +210,13 @@ def _unary(e: ir.Unary, lanes, mem):
 
 # ----------------------------------------------------------------------------- comparisons
 
-def _compare_dtype(e) -> DType:
-    """Strong operands promote; an untyped literal adopts the other side's dtype, except a
-    float literal beside an integer, compared in float64 (so `i < 0.5` means what it says)."""
-    a, b = e.a, e.b
-    weak_a = isinstance(a, ir.Const) and a.weak
-    weak_b = isinstance(b, ir.Const) and b.weak
-    if weak_a and weak_b:
-        return promote(a.dtype, b.dtype)
-    if weak_a or weak_b:
-        literal, other = (a, b) if weak_a else (b, a)
-        if isinstance(literal.value, float) and not other.dtype.is_float:
-            return FLOAT64
-        return other.dtype
-    return promote(a.dtype, b.dtype)
-
 
 _COMPARE: dict[str, Callable] = {"<": np.less, "<=": np.less_equal, ">": np.greater,
                                  ">=": np.greater_equal, "==": np.equal, "!=": np.not_equal}
 
 
 def _compare(e: ir.Compare, lanes, mem):
-    dtype = _compare_dtype(e)
+    dtype = e.operand_dtype
     a = operand(e.a, dtype, lanes, mem)
     b = operand(e.b, dtype, lanes, mem)
     v = _COMPARE[e.op](a.v, b.v)

@@ -26,7 +26,7 @@ from . import bounds as B
 from .epochs import ReducerState
 from .evaluate import convert, indices_of, operand, reads_thread
 from .exact import combine
-from .memory import Storage, check_race
+from .memory import Storage, check_race, kernel_inputs
 from .values import THREAD, Lanes, Val
 
 
@@ -59,22 +59,8 @@ def run(func: ir.PrimFunc, inputs: dict[str, np.ndarray]) -> Result:
 
 
 def _global_storage(func: ir.PrimFunc, inputs: dict[str, np.ndarray]):
-    names = {p.name for p in func.params}
-    unknown = sorted(set(inputs) - names)
-    missing = [p.name for p in func.params if p.name not in inputs]
-    if unknown or missing:
-        raise DiagnosticError(error(
-            "R102", f"inputs must name every parameter of {func.name} exactly; missing "
-            f"{missing}, unknown {unknown}", func.span))
-    out = {}
-    for p in func.params:
-        arr = np.asarray(inputs[p.name])
-        if arr.size != p.size:
-            raise DiagnosticError(error(
-                "R102", f"input {p.name} has shape {list(arr.shape)}, the parameter "
-                f"{list(p.shape)}", p.span))
-        out[p] = Storage(p, arr.reshape(p.shape))   # a copy: the caller's array is untouched
-    return out
+    # Storage copies its array: the caller's inputs are untouched
+    return {p: Storage(p, arr) for p, arr in kernel_inputs(func, inputs).items()}
 
 
 class Block:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from spec.diagnostics import DiagnosticError, Note, error
-from spec.ir import Buffer
+from spec.ir import Buffer, PrimFunc
 from spec.source import Span
 
 from .values import Val
@@ -114,3 +114,25 @@ def check_race(storage: Storage, flat: np.ndarray, val: Val, span: Span) -> None
         raise DiagnosticError(error(
             "R102", f"iterations of the T.Parallel store different values ({b[k]} and "
             f"{a[k]}) to {storage.buffer.name}[{storage.point(int(f[k]))}]: a race", span))
+
+
+def kernel_inputs(func: PrimFunc, inputs: dict[str, np.ndarray]) -> dict[Buffer, np.ndarray]:
+    """Every tensor parameter's input array in the parameter's shape (the caller's
+    arrays are never aliased by what comes back to be written). R102 when the inputs
+    do not name every parameter exactly or an array has the wrong size."""
+    names = {p.name for p in func.params}
+    unknown = sorted(set(inputs) - names)
+    missing = [p.name for p in func.params if p.name not in inputs]
+    if unknown or missing:
+        raise DiagnosticError(error(
+            "R102", f"inputs must name every parameter of {func.name} exactly; missing "
+            f"{missing}, unknown {unknown}", func.span))
+    out = {}
+    for p in func.params:
+        arr = np.asarray(inputs[p.name])
+        if arr.size != p.size:
+            raise DiagnosticError(error(
+                "R102", f"input {p.name} has shape {list(arr.shape)}, the parameter "
+                f"{list(p.shape)}", p.span))
+        out[p] = arr.reshape(p.shape)
+    return out

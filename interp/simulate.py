@@ -37,6 +37,7 @@ from .accounting import Ledger, UpdateEvent, contribution_ids, describe, \
     iteration_hashes, replay_counts, wrong_contributions
 from .collective import Channel, Checks, Exchange, add_fold
 from .evaluate import convert, evaluate, operand, stored
+from .memory import kernel_inputs
 from .registers import LayoutTables, LocalBuffer, Registers, tables
 from .shared import RaceTracker, SharedBuffer
 from .values import THREAD, Lanes, Val
@@ -220,21 +221,8 @@ class _Static:
 
 
 def _global_arrays(func: ir.PrimFunc, inputs: dict[str, np.ndarray]) -> dict:
-    missing = [p.name for p in func.params if p.name not in inputs]
-    unknown = sorted(set(inputs) - {p.name for p in func.params})
-    if missing or unknown:
-        raise DiagnosticError(error(
-            "R102", f"inputs must name every parameter of {func.name} exactly; missing "
-            f"{missing}, unknown {unknown}", func.span))
-    out = {}
-    for p in func.params:
-        arr = np.asarray(inputs[p.name])
-        if arr.size != p.size:
-            raise DiagnosticError(error(
-                "R102", f"input {p.name} has shape {list(arr.shape)}, the parameter "
-                f"{list(p.shape)}", p.span))
-        out[p] = p.dtype.quantize(arr).reshape(-1).copy()
-    return out
+    return {p: p.dtype.quantize(arr).reshape(-1).copy()
+            for p, arr in kernel_inputs(func, inputs).items()}
 
 
 # ============================================================================ reducers

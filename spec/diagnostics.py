@@ -3,7 +3,7 @@
 Rendering (human and JSON) lives in verify.report; stages only build Diagnostic values."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .source import Span
 

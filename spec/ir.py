@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator, Union
 
-from .dtypes import DType, INT32, BOOL
+from .dtypes import BOOL, FLOAT64, INT32, DType, promote
 from .source import Span
 
 node = dataclass(frozen=True, eq=False)
@@ -113,6 +113,20 @@ class Compare:
     b: "Expr"
     span: Span
     dtype: DType = BOOL
+
+    @property
+    def operand_dtype(self) -> DType:
+        """The dtype the comparison is made in: strong operands promote; an untyped
+        literal adopts the other side's dtype, except a float literal beside an integer,
+        compared in float64 (so `i < 0.5` means what it says)."""
+        weak_a = isinstance(self.a, Const) and self.a.weak
+        weak_b = isinstance(self.b, Const) and self.b.weak
+        if weak_a != weak_b:
+            literal, other = (self.a, self.b) if weak_a else (self.b, self.a)
+            if isinstance(literal.value, float) and not other.dtype.is_float:
+                return FLOAT64
+            return other.dtype
+        return promote(self.a.dtype, self.b.dtype)
 
 
 @node

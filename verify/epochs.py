@@ -395,7 +395,7 @@ class _EpochJudge:
                        f"{reopen.span.line} before it is finalized, which discards its "
                        f"contributions")
                 notes.insert(0, Note("the epoch is opened again here", reopen.span))
-            hint = f"finalize the epoch with `T.finalize_reducer` before opening the next one"
+            hint = "finalize the epoch with `T.finalize_reducer` before opening the next one"
         else:
             msg = (f"the epoch of reducer `{b.name}` {where} here can reach the end of the "
                    f"kernel without being finalized")

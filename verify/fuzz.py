@@ -57,7 +57,7 @@ def _site(rng, k: _Kernel, number: int) -> _Site:
     if len(k.shape) == 2:
         rows, cols = k.shape
         extents = (rows, cols * _pick(rng, (1, 2)))
-        index = "i, j" if extents[1] == cols else f"i, j // 2"
+        index = "i, j" if extents[1] == cols else "i, j // 2"
     elif k.shape == (1,):
         extents = tuple(_pick(rng, EXTENTS) for _ in range(int(rng.integers(1, 3))))
         index = "0"

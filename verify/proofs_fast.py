@@ -131,7 +131,6 @@ def omission_query(site: Site, other: Site, part: Partition) -> Query:
     # the group first, then the missing iteration, then the one that is there
     objectives = [("u", b.thread)] + a.objectives("x_") + b.objectives("y_") + \
         [("ry", b.rep)]
-    offset = part.participants[0]
 
     def explain(w: dict[str, int]) -> str:
         x, y = a.values(w, "x_"), b.values(w, "y_")

@@ -173,3 +173,38 @@ def test_emit_layout_plan_and_smt2(capsys):
     assert code == 0 and "bar.sync 1, 128" in out and "rep == 0" in out
     code, out, _ = run_cli(capsys, "emit", MINIMAL, "--what", "smt2")
     assert code == 0 and "(check-sat)" in out
+
+
+@pytest.mark.parametrize("content", [b"", b"not a zip", b"\x93NUMPY"])
+def test_unreadable_inputs_file_is_usage_error(capsys, tmp_path, content):
+    bad = tmp_path / "in.npz"
+    bad.write_bytes(content)
+    code, _, err = run_cli(capsys, "run", MINIMAL, "--inputs", str(bad))
+    assert code == 2 and "cannot read inputs" in err
+
+
+def test_single_array_npy_as_inputs_is_usage_error(capsys, tmp_path):
+    npy = tmp_path / "x.npy"
+    np.save(npy, np.arange(8, dtype=np.float32))
+    code, _, err = run_cli(capsys, "run", MINIMAL, "--inputs", str(npy))
+    assert code == 2 and "keyed by parameter name" in err
+
+
+def test_directory_and_undecodable_file_are_usage_errors(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "check", str(tmp_path))
+    assert code == 2 and "is a directory" in err
+    binary = tmp_path / "bin.py"
+    binary.write_bytes(b"\xff\xfe\x00")
+    code, _, err = run_cli(capsys, "check", str(binary))
+    assert code == 2 and "cannot read" in err
+
+
+def test_several_prim_funcs_need_func(capsys, tmp_path):
+    prog = tmp_path / "two.py"
+    kernel = ("@T.prim_func\ndef {}(x: T.Tensor((8,), T.float32)):\n"
+              "    with T.Kernel(1, threads=32):\n        x[0] = 1.0\n")
+    prog.write_text("import tilelang.language as T\n" + kernel.format("a") + kernel.format("b"))
+    code, _, err = run_cli(capsys, "check", str(prog))
+    assert code == 2 and "--func" in err
+    code, out, _ = run_cli(capsys, "check", str(prog), "--func", "b")
+    assert code == 0 and "verdict: verified" in out

@@ -4,6 +4,7 @@ Each parameter draws from its own generator (seed, crc32 of its name), so adding
 parameter never changes the values another one gets."""
 from __future__ import annotations
 
+import zipfile
 import zlib
 
 import numpy as np
@@ -54,10 +55,14 @@ def prepare(func: PrimFunc, seed: int, given: dict[str, np.ndarray] | None = Non
 
 def load_npz(path: str) -> dict[str, np.ndarray]:
     try:
-        with np.load(path, allow_pickle=False) as data:
+        data = np.load(path, allow_pickle=False)
+        if isinstance(data, np.ndarray):
+            raise ValueError("a single array, not an .npz keyed by parameter name")
+        with data:
             return {k: data[k] for k in data.files}
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read inputs {path}: {exc}") from exc
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise InputError(f"cannot read inputs {path}: {exc or type(exc).__name__}") \
+            from exc
 
 
 def save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:

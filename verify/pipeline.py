@@ -54,6 +54,8 @@ class Loaded:
 
 
 def read_source(path: str) -> str:
+    if os.path.isdir(path):
+        raise UsageError(f"{path}: is a directory, not a program file")
     if not os.path.isfile(path):
         raise UsageError(f"{path}: no such file")
     try:

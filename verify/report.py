@@ -10,16 +10,25 @@ def _source_lines(source: str) -> list[str]:
     return source.splitlines()
 
 
-def _caret_block(lines: list[str], span: Span) -> list[str]:
-    """The source line of span and a caret line under the spanned columns."""
+def _caret_block(lines: list[str], span: Span, width: int = 100) -> list[str]:
+    """The source line of span and a caret line under the spanned columns; a line longer
+    than `width` is shown as a window around the span, elided with `...`."""
     if not (1 <= span.line <= len(lines)):
         return []
     text = lines[span.line - 1].rstrip("\n").expandtabs(4)
     end_col = span.end_col if span.end_line == span.line else len(text) + 1
-    width = max(1, end_col - span.col)
+    start, stop = span.col - 1, max(span.col, end_col - 1)
+    first = 0
+    if len(text) > width:
+        first = max(0, min(start - 20, len(text) - width))
+        shown = text[first:first + width]
+        text = ("..." if first else "") + shown + ("..." if first + width < len(text) else "")
+        first -= 3 if first else 0
+        stop = min(stop, first + width + (3 if first else 0))
+    caret = "^" + "~" * max(0, stop - start - 1)
     gutter = f"{span.line:>5} | "
     return [f"{gutter}{text}",
-            " " * (len(gutter) - 2) + "| " + " " * (span.col - 1) + "^" + "~" * (width - 1)]
+            " " * (len(gutter) - 2) + "| " + " " * (start - first) + caret]
 
 
 def _location(path: str, span: Span | None) -> str:

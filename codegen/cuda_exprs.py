@@ -208,7 +208,7 @@ class ExprRenderer:
         return cast(dtype, result) if narrow_int(dtype) else result
 
     def _compare(self, e: ir.Compare) -> C:
-        dtype = compare_dtype(e)
+        dtype = e.operand_dtype
         a, b = self.operand(e.a, dtype), self.operand(e.b, dtype)
         if is_half_like(dtype):
             a, b = to_float(a, dtype), to_float(b, dtype)
@@ -287,20 +287,3 @@ def combine(monoid: Monoid, dtype: DType, a: C, b: C) -> C:
     text = monoid.c_combine(a.at(UNARY), b.at(UNARY))
     result = C(text, ATOM if re.match(r"\w+\(.*\)$", text) else COND)
     return cast(dtype, C(f"({text})")) if narrow_int(dtype) else result
-
-
-def compare_dtype(e: ir.Compare) -> DType:
-    """The dtype a comparison is made in (interp.evaluate's rule): strong operands
-    promote; an untyped literal adopts the other side's dtype, except a float literal
-    beside an integer, compared in float64."""
-    a, b = e.a, e.b
-    weak_a = isinstance(a, ir.Const) and a.weak
-    weak_b = isinstance(b, ir.Const) and b.weak
-    if weak_a and weak_b:
-        return promote(a.dtype, b.dtype)
-    if weak_a or weak_b:
-        lit, other = (a, b) if weak_a else (b, a)
-        if isinstance(lit.value, float) and not other.dtype.is_float:
-            return FLOAT64
-        return other.dtype
-    return promote(a.dtype, b.dtype)

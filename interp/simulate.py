@@ -741,9 +741,10 @@ class _Block:
         return flat.astype(np.int64), inside
 
     def copy_pairs(self, stmt: ir.Copy, starts: dict) -> tuple | None:
-        """(absolute thread, replica, region element) of every lane of the copy: by its
-        fragment side's copy layout; for a finalized reducer side, by the reducer's
-        storage; None for a copy between shared and global (cooperative, no owner)."""
+        """(absolute thread, replica, region element) of every lane of the copy: by the
+        copy's layout in the LayoutMap (a fragment side's, or the cooperative partition
+        of a shared↔global copy — 16-byte runs where codegen.layout_copy allows); for a
+        finalized reducer side, by the reducer's storage; None when there is neither."""
         found = self.s.copy_cache.get(stmt)
         if found is not None:
             return found

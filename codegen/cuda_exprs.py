@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 
 from spec import ir
-from spec.dtypes import BOOL, FLOAT32, FLOAT64, DType, promote
+from spec.dtypes import BOOL, FLOAT32, FLOAT64, DType
 from spec.ops import Monoid
 
 # C precedence levels (higher binds tighter).

@@ -340,3 +340,22 @@ _RULES: dict[type, Callable] = {
     ir.Binary: _binary, ir.Unary: _unary, ir.Compare: _compare, ir.Logical: _logical,
     ir.Call: _call, ir.Cast: _cast, ir.Select: _select,
 }
+
+
+def serial_iterations(stmt: ir.SerialFor, lanes: Lanes, ctx):
+    """The (lanes, bound lanes) of each iteration of a serial loop, in order. Lanes whose
+    start/stop differ run different trip counts: iteration t runs the lanes with more
+    than t trips, each with var = start + t·step of its own."""
+    var = stmt.var
+    if stmt.step == 0:
+        raise DiagnosticError(error("R102", "a loop step of 0 never ends", stmt.span))
+    start = operand(stmt.start, var.dtype, lanes, ctx).v.astype(np.int64)
+    stop = operand(stmt.stop, var.dtype, lanes, ctx).v.astype(np.int64)
+    step = stmt.step
+    span = (stop - start) if step > 0 else (start - stop)
+    trips = np.maximum(-(-span // abs(step)), 0)
+    uniform = bool((trips == trips[0]).all()) if len(trips) else True
+    for t in range(int(trips.max()) if len(trips) else 0):
+        live = lanes if uniform else lanes.select(trips > t)
+        first = start if uniform else start[trips > t]
+        yield live.bind(var.name, Val(var.dtype.quantize(first + t * step), var.dtype))

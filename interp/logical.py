@@ -24,7 +24,7 @@ from spec.source import Span
 
 from . import bounds as B
 from .epochs import ReducerState
-from .evaluate import convert, indices_of, operand, reads_thread
+from .evaluate import convert, indices_of, operand, reads_thread, serial_iterations
 from .exact import combine
 from .memory import Storage, check_race, kernel_inputs
 from .values import THREAD, Lanes, Val
@@ -213,20 +213,8 @@ class Block:
         self.body(stmt.body, inner)
 
     def _serialfor(self, stmt: ir.SerialFor, lanes: Lanes):
-        var = stmt.var
-        if stmt.step == 0:
-            raise DiagnosticError(error("R102", "a loop step of 0 never ends", stmt.span))
-        start = operand(stmt.start, var.dtype, lanes, self).v.astype(np.int64)
-        stop = operand(stmt.stop, var.dtype, lanes, self).v.astype(np.int64)
-        step = stmt.step
-        span = (stop - start) if step > 0 else (start - stop)
-        trips = np.maximum(-(-span // abs(step)), 0)
-        uniform = (trips == trips[0]).all()
-        for t in range(int(trips.max()) if len(trips) else 0):
-            live = lanes if uniform else lanes.select(trips > t)
-            first = start if uniform else start[trips > t]
-            value = Val(var.dtype.quantize(first + t * step), var.dtype)
-            self.body(stmt.body, live.bind(var.name, value))
+        for bound in serial_iterations(stmt, lanes, self):
+            self.body(stmt.body, bound)
 
     def _if(self, stmt: ir.If, lanes: Lanes):
         cond = operand(stmt.cond, BOOL, lanes, self)

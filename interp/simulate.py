@@ -36,7 +36,7 @@ from spec.source import Span
 from .accounting import Ledger, UpdateEvent, contribution_ids, describe, \
     iteration_hashes, replay_counts, wrong_contributions
 from .collective import Channel, Checks, Exchange, add_fold
-from .evaluate import convert, evaluate, operand, stored
+from .evaluate import convert, evaluate, operand, serial_iterations, stored
 from .memory import kernel_inputs
 from .registers import LayoutTables, LocalBuffer, Registers, tables
 from .shared import RaceTracker, SharedBuffer
@@ -634,22 +634,10 @@ class _Block:
         return outer, env
 
     def _serialfor(self, stmt: ir.SerialFor, lanes: Lanes):
-        var = stmt.var
-        if stmt.step == 0:
-            raise DiagnosticError(error("R102", "a loop step of 0 never ends", stmt.span))
-        start = operand(stmt.start, var.dtype, lanes, self).v.astype(np.int64)
-        stop = operand(stmt.stop, var.dtype, lanes, self).v.astype(np.int64)
-        step = stmt.step
-        span = (stop - start) if step > 0 else (start - stop)
-        trips = np.maximum(-(-span // abs(step)), 0)
-        uniform = bool((trips == trips[0]).all())
-        self.iter_names.append(var.name)
+        self.iter_names.append(stmt.var.name)
         try:
-            for t in range(int(trips.max()) if len(trips) else 0):
-                live = lanes if uniform else lanes.select(trips > t)
-                first = start if uniform else start[trips > t]
-                value = Val(var.dtype.quantize(first + t * step), var.dtype)
-                self.body(stmt.body, live.bind(var.name, value))
+            for bound in serial_iterations(stmt, lanes, self):
+                self.body(stmt.body, bound)
         finally:
             self.iter_names.pop()
 

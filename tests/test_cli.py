@@ -208,3 +208,14 @@ def test_several_prim_funcs_need_func(capsys, tmp_path):
     assert code == 2 and "--func" in err
     code, out, _ = run_cli(capsys, "check", str(prog), "--func", "b")
     assert code == 0 and "verdict: verified" in out
+
+
+def test_check_exits_3_when_a_simulated_plan_breaks_exactly_once(capsys, monkeypatch):
+    from verify import pipeline
+    real = pipeline.make_plan
+    monkeypatch.setattr(pipeline, "make_plan", lambda loaded, planner: real(loaded, "legacy"))
+    code, out, err = run_cli(capsys, "check", MINIMAL)
+    assert code == 3
+    assert "verdict: mismatch" in out
+    assert "MISMATCH out[0]: got 576.0, expected 36.0" in out
+    assert "error[R503]" in err

@@ -10,7 +10,7 @@ import pytest
 
 from interp.accept import within_bound
 from verify import pipeline
-from verify.expect import parse_expectation
+from verify.expect import parse_expectation, unmatched
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = sorted([*ROOT.glob("examples/*.py"), *ROOT.glob("tests/programs/**/*.py")])
@@ -27,12 +27,13 @@ def test_program_verdict(path: Path):
     assert expected.declared, f"{_id(path)} carries no '# expect:' verdict"
 
     report = pipeline.check(str(path), given=expected.inputs or None)
-    errors = sorted((d.code, d.span.line if d.span else 0)
-                    for d in report.diagnostics if d.is_error)
-    shown = "\n".join(f"  {d.code} at {d.span.line if d.span else '?'}: {d.message}"
-                      for d in report.diagnostics)
-    assert errors == sorted(expected.errors), (
-        f"{_id(path)}: expected errors {sorted(expected.errors)}, got:\n{shown or '  none'}")
+    errors = [(d.code, d.span.line, d.span.col) if d.span else (d.code, 0, 0)
+              for d in report.diagnostics if d.is_error]
+    shown = "\n".join(f"  {d.code} at {d.span.line}:{d.span.col}: {d.message}" if d.span
+                      else f"  {d.code}: {d.message}" for d in report.diagnostics)
+    missing, unexpected = unmatched(expected.errors, errors)
+    assert not missing and not unexpected, (
+        f"{_id(path)}: expected errors {expected.errors}, got:\n{shown or '  none'}")
     if expected.errors:
         assert report.exit_code == pipeline.EXIT_REJECTED
         return

@@ -2,6 +2,7 @@
 
     # expect: ok
     # expect: error R201 at 14
+    # expect: error R101 at 11:9          (line:column, when the column matters)
     # expect: result out=[36.0]
     # input: x=[1, 2, 3, 4, 5, 6, 7, 8]
     # input: x=arange(1, 9)
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 _DIRECTIVE = re.compile(r"#\s*(expect|input)\s*:\s*(.*?)\s*$")
-_ERROR = re.compile(r"error\s+(R\d{3})\s+at\s+(\d+)$")
+_ERROR = re.compile(r"error\s+(R\d{3})\s+at\s+(\d+)(?::(\d+))?$")
 _ASSIGN = re.compile(r"([A-Za-z_]\w*)\s*=\s*(.+)$")
 _ARANGE = re.compile(r"arange\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)$")
 
@@ -30,7 +31,7 @@ class ExpectationSyntaxError(ValueError):
 @dataclass
 class Expectation:
     ok: bool = False
-    errors: list[tuple[str, int]] = field(default_factory=list)   # (code, line)
+    errors: list[tuple[str, int, int | None]] = field(default_factory=list)  # code, line, col
     results: dict[str, np.ndarray] = field(default_factory=dict)
     inputs: dict[str, np.ndarray] = field(default_factory=dict)
 
@@ -73,11 +74,28 @@ def parse_expectation(source: str, path: str = "<string>") -> Expectation:
         elif body == "ok":
             exp.ok = True
         elif _ERROR.match(body):
-            code, line_no = _ERROR.match(body).groups()
-            exp.errors.append((code, int(line_no)))
+            code, line_no, col = _ERROR.match(body).groups()
+            exp.errors.append((code, int(line_no), int(col) if col else None))
         elif body.startswith("result"):
             name, value = _assignment(body[len("result"):].strip(), where)
             exp.results[name] = value
         else:
             raise ExpectationSyntaxError(f"{where}: unknown directive {body!r}")
     return exp
+
+
+def unmatched(expected: list[tuple[str, int, int | None]],
+              got: list[tuple[str, int, int]]) -> tuple[list, list]:
+    """(expected errors nobody reported, reported errors nobody expected): each expected
+    (code, line, col) takes one reported error with that code and line, and that column
+    when the expectation names one."""
+    left = list(got)
+    missing = []
+    for code, line, col in sorted(expected, key=lambda e: e[2] is None):
+        match = next((g for g in left if g[:2] == (code, line)
+                      and (col is None or g[2] == col)), None)
+        if match is None:
+            missing.append((code, line, col))
+        else:
+            left.remove(match)
+    return missing, left

@@ -1,4 +1,4 @@
-# expect: error R100 at 11
+# expect: error R100 at 11:13
 import tilelang.language as T
 
 

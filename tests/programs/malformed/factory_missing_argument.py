@@ -1,4 +1,4 @@
-# expect: error R102 at 5
+# expect: error R102 at 5:12
 import tilelang.language as T
 
 

@@ -1,4 +1,4 @@
-# expect: error R102 at 11
+# expect: error R102 at 11:33
 import tilelang.language as T
 
 

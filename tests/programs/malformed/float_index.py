@@ -1,4 +1,4 @@
-# expect: error R102 at 10
+# expect: error R102 at 10:27
 import tilelang.language as T
 
 

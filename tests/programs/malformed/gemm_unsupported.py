@@ -1,4 +1,4 @@
-# expect: error R101 at 11
+# expect: error R101 at 11:9
 import tilelang.language as T
 
 

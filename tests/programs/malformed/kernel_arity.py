@@ -1,4 +1,4 @@
-# expect: error R102 at 7
+# expect: error R102 at 7:41
 import tilelang.language as T
 
 

@@ -1,4 +1,4 @@
-# expect: error R100 at 10
+# expect: error R100 at 10:26
 import tilelang.language as T
 
 

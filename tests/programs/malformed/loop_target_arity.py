@@ -1,4 +1,4 @@
-# expect: error R102 at 9
+# expect: error R102 at 9:13
 import tilelang.language as T
 
 

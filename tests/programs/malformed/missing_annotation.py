@@ -1,4 +1,4 @@
-# expect: error R102 at 6
+# expect: error R102 at 6:10
 import tilelang.language as T
 
 

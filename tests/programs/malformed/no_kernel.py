@@ -1,4 +1,4 @@
-# expect: error R100 at 7
+# expect: error R100 at 7:5
 import tilelang.language as T
 
 

@@ -1,4 +1,4 @@
-# expect: error R102 at 8
+# expect: error R102 at 8:36
 import tilelang.language as T
 
 

@@ -1,4 +1,4 @@
-# expect: error R101 at 9
+# expect: error R101 at 9:20
 import tilelang.language as T
 
 

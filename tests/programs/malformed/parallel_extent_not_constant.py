@@ -1,4 +1,4 @@
-# expect: error R102 at 9
+# expect: error R102 at 9:29
 import tilelang.language as T
 
 

@@ -1,4 +1,4 @@
-# expect: error R100 at 6
+# expect: error R100 at 6:43
 import tilelang.language as T
 
 

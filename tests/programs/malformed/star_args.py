@@ -1,4 +1,4 @@
-# expect: error R100 at 10
+# expect: error R100 at 10:16
 import tilelang.language as T
 
 

@@ -1,4 +1,4 @@
-# expect: error R100 at 7
+# expect: error R100 at 7:40
 import tilelang.language as T
 
 

@@ -1,5 +1,5 @@
-# expect: error R101 at 11
-# expect: error R102 at 13
+# expect: error R101 at 11:9
+# expect: error R102 at 13:13
 import tilelang.language as T
 
 

@@ -1,4 +1,4 @@
-# expect: error R101 at 5
+# expect: error R101 at 5:2
 import functools
 import tilelang.language as T
 

@@ -1,4 +1,4 @@
-# expect: error R101 at 10
+# expect: error R101 at 10:25
 import tilelang.language as T
 
 

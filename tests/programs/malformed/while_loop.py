@@ -1,4 +1,4 @@
-# expect: error R100 at 9
+# expect: error R100 at 9:9
 import tilelang.language as T
 
 

@@ -1,4 +1,4 @@
-# expect: error R101 at 8
+# expect: error R101 at 8:14
 import tilelang.language as T
 
 

@@ -1,4 +1,4 @@
-# expect: error R100 at 8
+# expect: error R100 at 8:14
 import tilelang.language as T
 
 

@@ -27,7 +27,7 @@ from .pipeline import (EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_REJECTED, EXI
 from .report import diagnostic_json, format_diagnostics
 
 SUBCOMMANDS = ("check", "run", "emit", "fuzz")
-BACKENDS = ("interp", "sim", "cuda")
+BACKENDS = ("interp", "sim", "cuda", "tilelang")
 EMITS = ("ir", "layout", "plan", "smt2", "cuda")
 PLANS = ("auto", "canonical", "fast", "legacy")
 
@@ -45,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def common(p):
-        p.add_argument("program", help="TileLang source file (parsed, never executed)")
+        p.add_argument("program", help="TileLang source file (parsed, never executed, "
+                       "except by `run --backend tilelang`)")
         p.add_argument("--func", help="prim_func to use (default: main, or the only one)")
         p.add_argument("--json", action="store_true", help="print one JSON document")
 
@@ -56,7 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="run the kernel on one backend")
     common(p)
-    p.add_argument("--backend", choices=BACKENDS, default="interp")
+    p.add_argument("--backend", choices=BACKENDS, default="interp",
+                   help="tilelang imports the file and runs it through TileLang on the "
+                        "GPU, then compares with the interpreter")
     p.add_argument("--plan", choices=PLANS, default="auto",
                    help="physical plan for sim/cuda (default auto: fast where proved)")
     p.add_argument("--inputs", help=".npz of inputs keyed by parameter name")
@@ -162,15 +165,18 @@ def _check_text(report: pipeline.CheckReport) -> str:
         for note in epoch.notes:
             lines.append(f"                 {note.code}: {note.message}")
     for label, comps in report.comparisons.items():
-        bad = [c for c in comps if not c.ok]
-        unchecked = sum(c.unchecked for c in comps)
-        caveat = f" ({unchecked} element(s) unchecked: infinite bound)" if unchecked else ""
-        status = "== interpreter" + caveat if not bad else "MISMATCH " + "; ".join(
-            f"{c.name}{list(c.first_index)}: got {c.got}, expected {c.expected} "
-            f"(bound {c.bound:g}), {c.mismatches} element(s)" for c in bad)
-        lines.append(f"  {label:<14} {status}")
+        lines.append(f"  {label:<14} {_comparison_status(comps)}")
     lines.append(f"verdict: {report.verdict}")
     return "\n".join(lines)
+
+
+def _comparison_status(comps: list[pipeline.Comparison]) -> str:
+    bad = [c for c in comps if not c.ok]
+    unchecked = sum(c.unchecked for c in comps)
+    caveat = f" ({unchecked} element(s) unchecked: infinite bound)" if unchecked else ""
+    return "== interpreter" + caveat if not bad else "MISMATCH " + "; ".join(
+        f"{c.name}{list(c.first_index)}: got {c.got}, expected {c.expected} "
+        f"(bound {c.bound:g}), {c.mismatches} element(s)" for c in bad)
 
 
 def _check_json(args, report: pipeline.CheckReport) -> dict:
@@ -194,8 +200,16 @@ def _check_json(args, report: pipeline.CheckReport) -> dict:
 def cmd_run(args) -> int:
     loaded = pipeline.load(args.program, args.func)
     values = loaded.inputs(args.seed, _given_inputs(args.inputs), args.inputs or "inputs")
-    run = pipeline.run_backend(loaded, args.backend, values, args.plan)
-    code = EXIT_MISMATCH if run.violations else EXIT_OK
+    try:
+        run = pipeline.run_backend(loaded, args.backend, values, args.plan)
+    except pipeline.TileLangFailed as failed:
+        return _report_tilelang_failure(args, loaded, pipeline.oracle(loaded, values), failed)
+    # TileLang is the backend this oracle exists to judge: its outputs are compared with
+    # the interpreter's, and a disagreement is a mismatch (exit 3)
+    comparisons = (pipeline.compare_outputs(run.outputs, pipeline.oracle(loaded, values))
+                   if args.backend == "tilelang" else None)
+    bad = comparisons is not None and any(not c.ok for c in comparisons)
+    code = EXIT_MISMATCH if run.violations or bad else EXIT_OK
     if args.output:
         inputs_mod.save_npz(args.output, run.outputs)
     if args.json:
@@ -207,6 +221,8 @@ def cmd_run(args) -> int:
                "notes": [diagnostic_json(d) for d in run.notes]}
         if run.bounds is not None:
             doc["bounds"] = {n: _array_json(b) for n, b in run.bounds.items()}
+        if comparisons is not None:
+            doc["comparisons"] = {pipeline.run_label(run): [c.__dict__ for c in comparisons]}
         _print_json(doc)
         return code
     if run.violations or run.notes:
@@ -214,9 +230,28 @@ def cmd_run(args) -> int:
               file=sys.stderr)
     for name, value in run.outputs.items():
         print(f"{name} = {_summary(value)}")
+    if comparisons is not None:
+        print(f"{pipeline.run_label(run)} {_comparison_status(comparisons)}")
     if args.output:
         print(f"wrote {args.output}")
     return code
+
+
+def _report_tilelang_failure(args, loaded, reference, failed) -> int:
+    """TileLang refused or crashed on a program the oracle accepts and answers: a
+    disagreement, so exit 3 (codegen.tilelang_backend says why), with TileLang's message
+    and the answer it should have given."""
+    if args.json:
+        _print_json({"command": "run", "program": args.program, "func": loaded.func.name,
+                     "backend": "tilelang", "plan": None, "exit_code": EXIT_MISMATCH,
+                     "tilelang_error": {"stage": failed.stage, "message": failed.detail},
+                     "expected": {n: _array_json(v) for n, v in reference.outputs.items()}})
+        return EXIT_MISMATCH
+    print(f"verify-reducer: {failed}", file=sys.stderr)
+    for name, value in reference.outputs.items():
+        print(f"interpreter: {name} = {_summary(value)}")
+    print("tilelang MISMATCH: TileLang failed on a program the interpreter accepts")
+    return EXIT_MISMATCH
 
 
 # ----------------------------------------------------------------------------- emit

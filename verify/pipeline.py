@@ -18,6 +18,8 @@ from codegen.layout import LayoutMap, infer_layouts
 from codegen.plan import plan_func
 from codegen.plan_fast import FastPlanRefused
 from codegen.runner import CudaUnavailable, run_cuda
+from codegen.tilelang_backend import (PrimFuncNotFound, TileLangFailed,  # noqa: F401
+                                      TileLangUnavailable, run_tilelang)  # (re-exported)
 from verify.proofs import ProofResult
 from verify.proofs_fast import prove_reducer
 from interp.simulate import simulate
@@ -264,7 +266,32 @@ def run_backend(loaded: Loaded, backend: str, values: dict[str, np.ndarray],
         except CudaUnavailable as exc:
             raise UsageError(f"the cuda backend cannot run here: {exc}") from None
         return BackendRun("cuda", planner, outputs, None, [], plan_notes(plan))
+    if backend == "tilelang":
+        return run_tilelang_backend(loaded, values)
     raise UsageError(f"backend {backend!r} is not available")
+
+
+def run_tilelang_backend(loaded: Loaded, values: dict[str, np.ndarray]) -> BackendRun:
+    """Run the program through TileLang itself. The only path that executes the user's
+    file, so it first requires that our verifier accepts the program (DiagnosticError
+    otherwise): TileLang's answer is only judged, and the file only run, where the
+    oracle has an answer. TileLangFailed (TileLang refused or crashed) propagates: the
+    caller reports it as a mismatch."""
+    errors = [d for d in static_diagnostics(loaded) if d.is_error]
+    if errors:
+        raise DiagnosticError(errors)
+    try:
+        outputs = run_tilelang(loaded.path, loaded.func, values)
+    except TileLangUnavailable as exc:
+        raise UsageError(f"the tilelang backend cannot run here: {exc}") from None
+    except PrimFuncNotFound as exc:
+        raise UsageError(f"{loaded.path}: {exc}") from None
+    return BackendRun("tilelang", None, outputs)
+
+
+def oracle(loaded: Loaded, values: dict[str, np.ndarray]) -> logical.Result:
+    """The interpreter's answer, which a foreign backend's outputs are compared with."""
+    return logical.run(loaded.func, values)
 
 
 def simulate_plan(plan: PhysicalPlan, planner: str, values: dict[str, np.ndarray]) -> BackendRun:

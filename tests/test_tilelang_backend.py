@@ -26,6 +26,26 @@ ROOT = Path(__file__).resolve().parent.parent
 MINIMAL = str(ROOT / "examples" / "minimal_legacy.py")
 EXAMPLES = sorted(ROOT.glob("examples/*.py"))
 
+# Disagreements of TileLang 0.1.15 with the oracle, triaged on the GPU machine
+# (2026-11-29, docs/gpu-runs/): a replicated update loop (more threads than iterations)
+# is finalized with no cross-thread reduction — TileLang's CUDA copies each thread's own
+# partial (`mx_frag[0] = mx[0];`), so every output is a single contribution.
+# tests/programs/valid/replicated_loop_row_max.py is the minimal reproducer. Strict: when
+# TileLang fixes it, these tests fail and this table must shrink.
+TILELANG_0_1_15_BUGS = {
+    "max_min": "T.Parallel(4, 8) on 128 threads: no all-reduce, row_max = x[:, 0]",
+    "serial_epochs": "T.Parallel(4, 4) on 64 threads: no all-reduce, out = x[c, 4g]",
+    "replicated_loop_row_max": "T.Parallel(4, 8) on 128 threads: no all-reduce",
+}
+REPRODUCERS = [ROOT / "tests" / "programs" / "valid" / "replicated_loop_row_max.py"]
+
+
+def _case(path):
+    reason = TILELANG_0_1_15_BUGS.get(path.stem)
+    marks = [pytest.mark.xfail(strict=True, reason=f"TileLang 0.1.15 bug: {reason}")] \
+        if reason else []
+    return pytest.param(path, id=path.stem, marks=marks)
+
 
 @lru_cache(maxsize=1)
 def tilelang_problem() -> str | None:
@@ -229,7 +249,7 @@ def _is_legacy(func) -> bool:
 
 @pytest.mark.gpu
 @pytest.mark.skipif(tilelang_problem() is not None, reason=tilelang_problem() or "")
-@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+@pytest.mark.parametrize("path", [_case(p) for p in EXAMPLES + REPRODUCERS])
 def test_example_through_tilelang_matches_the_interpreter(path):
     loaded = pipeline.load(str(path))
     values = loaded.inputs(0)

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spec import ir
-from spec.dtypes import DTYPES
 from spec.physical import PhysicalPlan
 from . import cuda_collectives as collectives
 from .cuda_access import Frame
@@ -38,7 +37,6 @@ class CudaSource:
     params: tuple[str, ...]            # tensor parameters, in launch order
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
-    shared_bytes: int                  # static shared memory the kernel declares
 
     def translation_unit(self) -> str:
         """The source with the runtime header inlined: compiles on its own."""
@@ -90,8 +88,7 @@ def render(plan: PhysicalPlan, kernel_name: str | None = None) -> CudaSource:
         out.line()
         out.lines.extend(_trim(body_text.lines))
     grid = tuple(kernel.grid) + (1,) * (3 - len(kernel.grid))
-    return CudaSource(name, out.text(), tuple(params), grid, (kernel.threads, 1, 1),
-                      _shared_bytes(body))
+    return CudaSource(name, out.text(), tuple(params), grid, (kernel.threads, 1, 1))
 
 
 def _declarations(body: KernelBody) -> list[str]:
@@ -138,20 +135,6 @@ def _written(func: ir.PrimFunc) -> set[ir.Buffer]:
 def _param(buffer: ir.Buffer, name: str, written: set[ir.Buffer]) -> str:
     const = "" if buffer in written else "const "
     return f"{const}{buffer.dtype.c_name}* __restrict__ {name}"
-
-
-def _shared_bytes(body: KernelBody) -> int:
-    total = 0
-    for decl in body.shared.values():
-        ctype, rest = decl.removeprefix("__shared__ ").removeprefix("__align__(16) ") \
-            .rsplit(" ", 1)
-        count = int(rest[rest.index("[") + 1:rest.index("]")])
-        total += count * _c_size(ctype)
-    return total
-
-
-def _c_size(ctype: str) -> int:
-    return next(max(1, d.bits // 8) for d in DTYPES.values() if d.c_name == ctype)
 
 
 def _trim(lines: list[str]) -> list[str]:

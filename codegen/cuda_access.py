@@ -14,9 +14,8 @@ from spec import ir
 from spec.indexexpr import Const, IndexExpr, Var
 from spec.layout import Layout
 from .cuda_exprs import ADD, ATOM, C
+from .cuda_layouts import S
 from .layout_access import Scope, index_expr
-
-from .cuda_layouts import S, T  # noqa: F401  (T: the thread, for importers)
 
 FLAT, REP, TERM = "$flat", "$rep", "$term"
 

@@ -26,10 +26,11 @@ from spec.layout import Layout, default_partition, index_names
 from spec.ops import MONOIDS, REDUCE_KINDS
 from spec.physical import PhysicalPlan
 from . import cuda_collectives as collectives
-from .cuda_access import FLAT, REP, S, T, TERM, Frame, Index, affine, flat_offset, register_slot, render_index
+from .cuda_access import (FLAT, REP, TERM, Frame, Index, affine, flat_offset, register_slot,
+                          render_index)
 from .cuda_exprs import C, ExprRenderer, combine, convert, from_float, is_half_like, literal, \
     to_float
-from .cuda_layouts import Inverse, inverse_of, table_literal, table_type
+from .cuda_layouts import S, T, Inverse, inverse_of, table_literal, table_type
 from .cuda_vector import multiple_of, runs_of, vector_type
 from .layout_copy import vector_elements
 from .cuda_text import Names, Writer

@@ -271,12 +271,11 @@ class _Partials:
                 acc = self.combine(acc, term)
             return acc
         if dtype.is_float:
-            ufunc = self.monoid.float_ufunc
             if self.monoid.name in ("sum", "product"):
-                return dtype.quantize(ufunc.accumulate(terms, axis=axis, dtype=terms.dtype)
+                return dtype.quantize(self.ufunc.accumulate(terms, axis=axis, dtype=terms.dtype)
                                       .take(-1, axis=axis))
-            return dtype.quantize(ufunc.reduce(terms, axis=axis))
-        return dtype.quantize(self.monoid.ufunc.reduce(terms, axis=axis, dtype=terms.dtype))
+            return dtype.quantize(self.ufunc.reduce(terms, axis=axis))
+        return dtype.quantize(self.ufunc.reduce(terms, axis=axis, dtype=terms.dtype))
 
     def open(self, seed) -> None:
         # Every partial register of every participant starts at the identity, also the

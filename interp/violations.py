@@ -41,6 +41,3 @@ class Violations:
             return
         self._seen.add(seen)
         self.items.append(error(code, message, span, *notes))
-
-    def has(self, code: str, span: Span | None) -> bool:
-        return any(d.code == code and d.span == span for d in self.items)

@@ -37,8 +37,7 @@ class DType:
     @property
     def unit_roundoff(self) -> float:
         """u = 2^-p for a p-bit significand (0 for exact integer dtypes)."""
-        return {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24,
-                "float64": 2.0 ** -53}.get(self.name, 0.0)
+        return 2.0 ** -_SIGNIFICAND_BITS[self.name] if self.is_float else 0.0
 
     @property
     def lowest(self):
@@ -120,6 +119,9 @@ def _round_to_bfloat16(values: np.ndarray) -> np.ndarray:
     return rounded.astype(np.uint32).view(np.float32)
 
 
+# p, the significand's precision in bits (the implicit leading bit included)
+_SIGNIFICAND_BITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
+
 _ALL = [
     DType("bool", "bool", 8, "bool", "bool"),
     DType("int8", "int", 8, "int8", "signed char"),
@@ -186,8 +188,7 @@ def converts_exactly(src: DType, dst: DType) -> bool:
                 return dst.name in ("float32", "float64")
             return dst.bits >= src.bits and dst.name != "bfloat16"
         # an integer fits when its magnitude fits the significand
-        significand = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}[dst.name]
-        return src.bits - (1 if src.kind == "int" else 0) <= significand
+        return src.bits - (1 if src.kind == "int" else 0) <= _SIGNIFICAND_BITS[dst.name]
     if src.is_float or dst.is_bool:
         return False
     if src.kind == dst.kind:

@@ -30,8 +30,6 @@ from .indexexpr import IndexExpr
 from .ir import Buffer, PrimFunc, ReducerFinalize, ReducerUpdate
 from .layout import Layout
 
-PLANNERS = ("canonical", "fast", "legacy")
-
 # Names the step expressions may use.
 T, S, K = "t", "s", "k"
 

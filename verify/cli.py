@@ -24,7 +24,7 @@ from . import inputs as inputs_mod
 from . import pipeline
 from .pipeline import (EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
                        UsageError)
-from .report import diagnostic_json, format_diagnostics
+from .report import format_diagnostics
 
 SUBCOMMANDS = ("check", "run", "emit", "fuzz")
 BACKENDS = ("interp", "sim", "cuda", "tilelang")
@@ -183,14 +183,14 @@ def _check_json(args, report: pipeline.CheckReport) -> dict:
     doc = {"command": "check", "program": args.program,
            "func": report.loaded.func.name if report.loaded else None,
            "verdict": report.verdict, "exit_code": report.exit_code, "seed": report.seed,
-           "diagnostics": [diagnostic_json(d) for d in report.diagnostics]}
+           "diagnostics": [d.to_json() for d in report.diagnostics]}
     if report.reference is not None:
         doc["finalized"] = [{"reducer": e.reducer, "line": e.span.line if e.span else None,
                              "block": list(e.block), "contributions": int(e.counts.sum())}
                             for e in report.reference.epochs]
         doc["outputs"] = {n: _array_json(v) for n, v in report.reference.outputs.items()}
     doc["epochs"] = [e.to_json() for e in report.epochs]
-    doc["violations"] = [diagnostic_json(d) for d in report.violations]
+    doc["violations"] = [d.to_json() for d in report.violations]
     doc["comparisons"] = {b: [c.__dict__ for c in cs] for b, cs in report.comparisons.items()}
     return doc
 
@@ -217,8 +217,8 @@ def cmd_run(args) -> int:
                "backend": args.backend, "plan": run.plan, "exit_code": code,
                "output_file": args.output,
                "outputs": {n: _array_json(v) for n, v in run.outputs.items()},
-               "violations": [diagnostic_json(d) for d in run.violations],
-               "notes": [diagnostic_json(d) for d in run.notes]}
+               "violations": [d.to_json() for d in run.violations],
+               "notes": [d.to_json() for d in run.notes]}
         if run.bounds is not None:
             doc["bounds"] = {n: _array_json(b) for n, b in run.bounds.items()}
         if comparisons is not None:
@@ -258,13 +258,14 @@ def _report_tilelang_failure(args, loaded, reference, failed) -> int:
 
 def cmd_emit(args) -> int:
     loaded = pipeline.load(args.program, args.func)
+    head = {"command": "emit", "program": args.program, "func": loaded.func.name,
+            "what": args.what}
     if args.what == "layout":
         text = format_layouts(pipeline.loaded_layouts(loaded), loaded.func)
     elif args.what == "plan":
         plan = pipeline.make_plan(loaded, args.plan)
         if args.json:
-            _print_json({"command": "emit", "program": args.program,
-                         "func": loaded.func.name, "what": "plan", "plan": plan_json(plan)})
+            _print_json({**head, "plan": plan_json(plan)})
             return EXIT_OK
         text = format_plan(plan)
     elif args.what == "cuda":
@@ -272,16 +273,13 @@ def cmd_emit(args) -> int:
     elif args.what == "smt2":
         queries = smt2_queries(loaded.func, pipeline.loaded_layouts(loaded))
         if args.json:
-            _print_json({"command": "emit", "program": args.program,
-                         "func": loaded.func.name, "what": "smt2",
-                         "queries": [{"name": n, "smt2": t} for n, t in queries]})
+            _print_json({**head, "queries": [{"name": n, "smt2": t} for n, t in queries]})
             return EXIT_OK
         text = "\n".join(f"; ---- {name}\n{smt2}" for name, smt2 in queries)
     else:
         text = format_func(loaded.func)
     if args.json:
-        _print_json({"command": "emit", "program": args.program, "func": loaded.func.name,
-                     "what": args.what, "text": text})
+        _print_json({**head, "text": text})
     else:
         print(text)
     return EXIT_OK
@@ -313,7 +311,7 @@ def _report_rejection(args, err: DiagnosticError) -> int:
     if getattr(args, "json", False):
         _print_json({"command": args.command, "program": args.program, "verdict": "rejected",
                      "exit_code": EXIT_REJECTED,
-                     "diagnostics": [diagnostic_json(d) for d in err.diagnostics]})
+                     "diagnostics": [d.to_json() for d in err.diagnostics]})
     else:
         print(format_diagnostics(err.diagnostics, args.program, _safe_source(args.program)),
               file=sys.stderr)

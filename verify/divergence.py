@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spec import ir
+from spec.printer import format_expr
 
-from .exprtext import show
 from .scopes import Context, Frame
 
 _PER_THREAD_SCOPES = ("fragment", "local", "reducer")
@@ -39,7 +39,7 @@ def divergent_cause(e: ir.Expr, ctx: Context, depth: int = 0) -> str | None:
         if isinstance(sub, ir.ThreadBinding):
             return "it depends on the thread index `T.get_thread_binding()`"
         if isinstance(sub, ir.Load) and sub.buffer.scope in _PER_THREAD_SCOPES:
-            return (f"it reads `{show(sub)}`, and {sub.buffer.scope} buffer "
+            return (f"it reads `{format_expr(sub)}`, and {sub.buffer.scope} buffer "
                     f"`{sub.buffer.name}` holds per-thread values")
         if isinstance(sub, ir.Var):
             why = _var_cause(sub, ctx, depth)
@@ -59,7 +59,7 @@ def _var_cause(v: ir.Var, ctx: Context, depth: int) -> str | None:
         if isinstance(b.let.value, ir.ThreadBinding):
             return f"`{v.name}` is the thread index `T.get_thread_binding()`"
         inner = divergent_cause(b.let.value, ctx, depth + 1)
-        return f"`{v.name}` is `{show(b.let.value)}`, and {inner}" if inner else None
+        return f"`{v.name}` is `{format_expr(b.let.value)}`, and {inner}" if inner else None
     for bound in (b.loop.start, b.loop.stop):
         inner = divergent_cause(bound, ctx, depth + 1)
         if inner:
@@ -77,7 +77,7 @@ def divergence(ctx: Context) -> Divergence | None:
         if isinstance(s, ir.If):
             why = divergent_cause(s.cond, ctx)
             if why:
-                return Divergence(frame, f"its condition `{show(s.cond)}` is not the "
+                return Divergence(frame, f"its condition `{format_expr(s.cond)}` is not the "
                                          f"same for all threads: {why}")
         if isinstance(s, ir.SerialFor):
             for bound in (s.start, s.stop):

@@ -51,11 +51,11 @@ from __future__ import annotations
 
 from spec import ir
 from spec.diagnostics import Diagnostic, Note, error
+from spec.printer import format_expr
 
 from . import rules
 from .cfg import CFG, build
 from .divergence import divergence
-from .exprtext import show
 from .scopes import (Context, Frame, describe_epoch_scope, describe_participants,
                      epoch_scope, participants, same_epoch_scope)
 from .states import (ALLOCATED, CLOSED_STATES, FINALIZED, FINALIZED_IN_PLACE, OPEN_STATES,
@@ -133,9 +133,9 @@ class _EpochJudge:
         notes = []
         for kind, s in labels:
             if kind == "then":
-                text = f"on the path where `{show(s.cond)}` is true"
+                text = f"on the path where `{format_expr(s.cond)}` is true"
             elif kind == "else":
-                text = f"on the path where `{show(s.cond)}` is false"
+                text = f"on the path where `{format_expr(s.cond)}` is false"
             elif kind == "skip":
                 text = (f"when the loop over {s.var.name} runs zero times (its bounds are "
                         f"not known to give at least one iteration)")
@@ -193,21 +193,21 @@ class _EpochJudge:
         opens = self.origins(facts, OPEN_STATES)
         if finals and not opens and not any(f.state == ALLOCATED for f in facts):
             dst = self.stmt(finals[0]).dst
-            return [error("R200", f"`{show(load)}` reads reducer `{b.name}` after it was "
+            return [error("R200", f"`{format_expr(load)}` reads reducer `{b.name}` after it was "
                           f"finalized into `{dst.name}`: the result is in `{dst.name}`; the "
                           f"reducer itself holds per-thread partial values and is never "
                           f"readable", load.span,
                           Note(f"`{b.name}` is finalized into `{dst.name}` here",
                                self.stmt(finals[0]).span),
-                          hint=f"read `{dst.name}[{', '.join(show(i) for i in load.indices)}]`"
-                               f" instead")]
+                          hint=f"read `{dst.name}[{', '.join(map(format_expr, load.indices))}]` "
+                               f"instead")]
         notes = []
         if opens:
             notes.append(Note(f"the epoch of `{b.name}` is opened here", self.stmt(opens[0]).span))
         notes += self.unreadable_path(node, b, facts)
-        return [error("R200", f"`{show(load)}` reads reducer `{b.name}` before it is finalized: "
-                      f"until `T.finalize_reducer` a reducer holds each thread's partial "
-                      f"value, not the result", load.span, *notes,
+        return [error("R200", f"`{format_expr(load)}` reads reducer `{b.name}` before it is "
+                      f"finalized: until `T.finalize_reducer` a reducer holds each thread's "
+                      f"partial value, not the result", load.span, *notes,
                       hint=f"read the result after `{_finalize_text(b)}`"
                            + ("" if b.reducer.legacy else f", from `{b.name}_out`"))]
 
@@ -215,8 +215,8 @@ class _EpochJudge:
         if _readable(facts):
             return []
         b = s.buffer
-        idx = ", ".join(show(i) for i in s.indices)
-        return [error("R205", f"`{b.name}[{idx}] = {show(s.value)}` stores into reducer "
+        idx = ", ".join(format_expr(i) for i in s.indices)
+        return [error("R205", f"`{b.name}[{idx}] = {format_expr(s.value)}` stores into reducer "
                       f"`{b.name}`, but it is not an update: a reducer only accepts values "
                       f"combined with its op ({rules.op_name(b)}), and a plain store would "
                       f"overwrite other contributions", s.span,

@@ -223,7 +223,7 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
         return report
     values = loaded.inputs(seed, given)
     try:
-        report.reference = logical.run(loaded.func, values)
+        report.reference = oracle(loaded, values)
         auto = make_plan(loaded, "auto")
         report.epochs = epoch_reports(loaded, auto)
         # Simulate the default plan, and canonical too when the default chose a fast
@@ -255,7 +255,7 @@ def make_plan(loaded: Loaded, planner: str) -> PhysicalPlan:
 def run_backend(loaded: Loaded, backend: str, values: dict[str, np.ndarray],
                 planner: str = "canonical") -> BackendRun:
     if backend == "interp":
-        result = logical.run(loaded.func, values)
+        result = oracle(loaded, values)
         return BackendRun("interp", None, result.outputs, result.bounds)
     if backend == "sim":
         return simulate_plan(make_plan(loaded, planner), planner, values)

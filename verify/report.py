@@ -1,13 +1,9 @@
-"""Diagnostics as people and tools read them: compiler-style text with the source line
-and a caret span, or the JSON objects of DESIGN §5."""
+"""Diagnostics as people read them: compiler-style text with the source line and a caret
+span. Tools get the JSON objects of DESIGN §5 from `Diagnostic.to_json`."""
 from __future__ import annotations
 
 from spec.diagnostics import Diagnostic
 from spec.source import Span
-
-
-def _source_lines(source: str) -> list[str]:
-    return source.splitlines()
 
 
 def _caret_block(lines: list[str], span: Span, width: int = 100) -> list[str]:
@@ -36,7 +32,7 @@ def _location(path: str, span: Span | None) -> str:
 
 
 def format_diagnostic(diag: Diagnostic, path: str, source: str) -> str:
-    lines = _source_lines(source)
+    lines = source.splitlines()
     out = [f"{_location(path, diag.span)}: {diag.severity}[{diag.code}]: {diag.message}"]
     if diag.span:
         out += _caret_block(lines, diag.span)
@@ -51,7 +47,3 @@ def format_diagnostic(diag: Diagnostic, path: str, source: str) -> str:
 
 def format_diagnostics(diags: list[Diagnostic], path: str, source: str) -> str:
     return "\n\n".join(format_diagnostic(d, path, source) for d in diags)
-
-
-def diagnostic_json(diag: Diagnostic) -> dict:
-    return diag.to_json()

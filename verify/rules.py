@@ -15,9 +15,9 @@ from spec import ir
 from spec.diagnostics import Diagnostic, Note, error
 from spec.dtypes import DType, converts_exactly
 from spec.ops import MONOIDS, OP_ALIASES
+from spec.printer import format_expr
 
 from .bounds import check_index
-from .exprtext import show
 from .scopes import Context
 
 # how each written update form reads in the program
@@ -132,7 +132,7 @@ def _index_in_bounds(u: ir.ReducerUpdate, ctx: Context) -> list[Diagnostic]:
     out = []
     for oob in check_index(u.indices, b.shape, ctx):
         idx = u.indices[oob.dim]
-        which = f"index `{show(idx)}`"
+        which = f"index `{format_expr(idx)}`"
         if len(b.shape) > 1:
             which += f" (dimension {oob.dim})"
         valid = f"0..{oob.extent - 1}"
@@ -151,7 +151,7 @@ def _index_in_bounds(u: ir.ReducerUpdate, ctx: Context) -> list[Diagnostic]:
                          Note(f"`{b.name}` is allocated with shape {_shape(b.shape)} here",
                               b.span),
                          hint=f"fix the loop bounds, or guard the update with "
-                              f"`if {show(idx)} < {oob.extent}:`"))
+                              f"`if {format_expr(idx)} < {oob.extent}:`"))
     return out
 
 
@@ -178,10 +178,11 @@ def _contribution_dtype(b: ir.Buffer, value: ir.Expr, what: str, span) -> list[D
     if converts_exactly(value.dtype, d):
         return []
     loss = _loss(value.dtype, d)
-    return [error("R210", f"{what} `{show(value)}` is {value.dtype}, but `{b.name}` is {_a(d)} "
+    shown = format_expr(value)
+    return [error("R210", f"{what} `{shown}` is {value.dtype}, but `{b.name}` is {_a(d)} "
                   f"reducer: {loss}", span,
                   Note(f"`{b.name}` is allocated as {d} here", b.span),
-                  hint=f"convert it explicitly with `T.cast({show(value)}, T.{d.name})` if "
+                  hint=f"convert it explicitly with `T.cast({shown}, T.{d.name})` if "
                        f"that loss is intended, or allocate `{b.name}` with dtype "
                        f"{value.dtype}")]
 
@@ -244,7 +245,7 @@ def _legacy_fill(init: ir.ReducerInit) -> list[Diagnostic]:
         # v ⊕ (contributions): a seed applied once, independent of the thread count.
         # Accepted (see the module doc of verify.epochs).
         return []
-    shown = show(init.fill_value)
+    shown = format_expr(init.fill_value)
     effect = {"sum": f"every result got P · {shown} added",
               "product": f"every result got multiplied by ({shown})^P",
               "bitxor": f"every result got {shown} XORed in P times (so it depended on "

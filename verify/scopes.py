@@ -23,8 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from spec import ir
-
-from .exprtext import show
+from spec.printer import format_expr
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,8 +45,8 @@ class Frame:
             return f"the loop over {s.var.name} at line {line}"
         if isinstance(s, ir.If):
             if self.arm == "then":
-                return f"the `if {show(s.cond)}` branch at line {line}"
-            return f"the `else` branch of the `if {show(s.cond)}` at line {line}"
+                return f"the `if {format_expr(s.cond)}` branch at line {line}"
+            return f"the `else` branch of the `if {format_expr(s.cond)}` at line {line}"
         groups = ", ".join(str(g) for g in s.groups)
         return f"the `with T.ws({groups})` block at line {line}"
 

@@ -33,7 +33,7 @@ from codegen.layout_rules import project
 from spec import ir
 from spec.indexexpr import Const, IndexExpr, Var, floordiv, mod
 from spec.layout import Layout, index_names
-from verify.exprtext import show
+from spec.printer import format_expr
 
 NUMPY_OPS = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
              "==": np.equal, "!=": np.not_equal}
@@ -111,7 +111,7 @@ def site_of(update: ir.ReducerUpdate, layout: Layout, participants: tuple[int, i
     problems: list[str] = []
     output = tuple(index_expr(e, loop_vars) for e in update.indices)
     if any(e is None for e in output):
-        bad = next(show(e) for e, c in zip(update.indices, output) if c is None)
+        bad = next(format_expr(e) for e, c in zip(update.indices, output) if c is None)
         problems.append(f"the output index `{bad}` is not an affine expression of the "
                         f"loop variables {', '.join(loop_vars)}")
         output = None
@@ -123,14 +123,14 @@ def site_of(update: ir.ReducerUpdate, layout: Layout, participants: tuple[int, i
     for cond, positive in conditions:
         for part, pos in _conjuncts(cond, positive):
             if _mentions_thread(part):
-                problems.append(f"the predicate `{show(part)}` depends on the thread: "
+                problems.append(f"the predicate `{format_expr(part)}` depends on the thread: "
                                 f"replicas of one iteration may disagree")
                 continue
             found = _constraint(part, pos, loop_vars)
             if found is not None:
                 constraints.append(found)
             else:
-                opaque.append(show(part) if pos else f"not ({show(part)})")
+                opaque.append(format_expr(part) if pos else f"not ({format_expr(part)})")
     return Site(update, update.span.line, layout, participants, output, tuple(constraints),
                 tuple(opaque), tuple(problems), update.reducer.name,
                 tuple(update.reducer.shape))

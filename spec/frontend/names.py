@@ -49,9 +49,5 @@ class Imports:
             return rest if "." not in rest else None
         return None
 
-    def is_tilelang(self, node: ast.AST) -> bool:
-        path = self.dotted(node)
-        return bool(path) and (path == "tilelang" or path.startswith("tilelang."))
-
     def binds(self, name: str) -> bool:
         return name in self.paths

@@ -24,6 +24,7 @@ import numpy as np
 
 from spec import ir
 from spec.dtypes import BOOL, FLOAT32, FLOAT64, DType
+from spec.intrinsics import INTRINSICS
 from spec.ops import Monoid
 
 # C precedence levels (higher binds tighter).
@@ -257,11 +258,6 @@ def float_binary(op: str, a: C, b: C, dtype: DType) -> C:
     return binary(op, a, b)
 
 
-_FLOAT_FUNCS = {"exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "sqrt",
-                "rsqrt": "rsqrt", "floor": "floor", "ceil": "ceil", "tanh": "tanh",
-                "pow": "pow", "max": "fmax", "min": "fmin", "abs": "fabs"}
-
-
 def intrinsic(func: str, args: list[C], dtype: DType) -> C:
     """A T.<func> call on operands already in dtype (float or double for floats)."""
     if not dtype.is_float:
@@ -275,7 +271,7 @@ def intrinsic(func: str, args: list[C], dtype: DType) -> C:
     if func == "sigmoid":
         exp = call("exp" + suffix, C(f"-{args[0].at(UNARY)}", UNARY))
         return binary("/", one, C(f"({binary('+', one, exp).text})"))
-    return call(_FLOAT_FUNCS[func] + suffix, *args)
+    return call(INTRINSICS[func].c_name + suffix, *args)
 
 
 def combine(monoid: Monoid, dtype: DType, a: C, b: C) -> C:

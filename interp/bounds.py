@@ -18,19 +18,12 @@ work. Rules, in the words of the brief:
   rounded operation (CUDA code is compiled without FMA contraction).
 - Library functions (exp, log, ...) are not correctly rounded and numpy's differ from
   CUDA's: even exact inputs get an allowance in ulps of the result, CUDA's documented
-  maximum error (CUDA C Programming Guide, "Mathematical Functions", without
-  --use_fast_math) plus one ulp for numpy's own error."""
+  maximum error plus one ulp for numpy's own error (`cuda_ulps` of spec.intrinsics)."""
 from __future__ import annotations
 
 import numpy as np
 
 from spec.dtypes import DType
-
-# CUDA's documented max ulp error + 1 for numpy; floor/ceil/abs are exact everywhere.
-LIBRARY_ULPS: dict[str, int] = {
-    "exp": 3, "exp2": 3, "log": 2, "log2": 2, "sqrt": 1, "rsqrt": 3, "tanh": 3,
-    "sigmoid": 5, "pow": 5, "floor": 0, "ceil": 0,
-}
 
 # Half the smallest subnormal: the absolute error of rounding near zero.
 _ETA = {"float16": 2.0 ** -25, "bfloat16": 2.0 ** -134, "float32": 2.0 ** -150,

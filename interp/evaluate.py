@@ -18,6 +18,7 @@ import numpy as np
 from spec import ir
 from spec.diagnostics import DiagnosticError, error
 from spec.dtypes import BOOL, DType
+from spec.intrinsics import INTRINSICS
 
 from . import bounds as B
 from .values import THREAD, Lanes, Val, const
@@ -249,17 +250,15 @@ def _logical(e: ir.Logical, lanes, mem):
 
 # ----------------------------------------------------------------------------- calls
 
-_UNARY_FN: dict[str, Callable] = {
-    "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
-    "rsqrt": lambda x: 1 / np.sqrt(x), "floor": np.floor, "ceil": np.ceil,
-    "tanh": np.tanh, "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
-}
 
 
 def _call(e: ir.Call, lanes, mem):
     dtype = e.dtype
     args = [operand(a, dtype, lanes, mem) for a in e.args]
-    arity = 2 if e.func in ("max", "min", "pow") else 1
+    intrinsic = INTRINSICS.get(e.func)
+    if intrinsic is None:
+        raise DiagnosticError(error("R101", f"unknown intrinsic T.{e.func}", e.span))
+    arity = intrinsic.arity
     if len(args) != arity:
         raise DiagnosticError(error(
             "R102", f"T.{e.func} takes {arity} operand(s), got {len(args)}", e.span))
@@ -267,8 +266,8 @@ def _call(e: ir.Call, lanes, mem):
         if e.func in ("max", "min"):
             a, b = args
             if dtype.is_float:
-                fn = np.fmax if e.func == "max" else np.fmin
-                return Val(dtype.quantize(fn(a.v, b.v)), dtype, B.widest(a.b, b.b))
+                return Val(dtype.quantize(intrinsic.numpy(a.v, b.v)), dtype,
+                           B.widest(a.b, b.b))
             fn = np.maximum if e.func == "max" else np.minimum
             return Val(fn(a.v, b.v), dtype, B.taint(a.b, b.b))
         if e.func == "abs":
@@ -278,20 +277,18 @@ def _call(e: ir.Call, lanes, mem):
         if not dtype.is_float:
             raise DiagnosticError(error(
                 "R102", f"T.{e.func} needs a float operand, not {dtype}", e.span))
+        fn = intrinsic.numpy
         if e.func == "pow":
             a, b = args
-            v = dtype.quantize(np.power(a.v, b.v))
-            spread = B.corner_spread(np.power, a.v, a.b, b.v, b.b)
+            v = dtype.quantize(fn(a.v, b.v))
+            spread = B.corner_spread(fn, a.v, a.b, b.v, b.b)
             if spread is not None:
                 spread = np.where(a.v.astype(np.float64) - _zero(a.b) > 0, spread, np.inf)
-        elif e.func in _UNARY_FN:
+        else:
             (a,) = args
-            fn = _UNARY_FN[e.func]
             v = dtype.quantize(fn(a.v))
             spread = B.monotone_spread(fn, a.v, a.b)
-        else:
-            raise DiagnosticError(error("R101", f"unknown intrinsic T.{e.func}", e.span))
-    bound = B.total(B.rounded(dtype, spread, v), B.ulps(dtype, v, B.LIBRARY_ULPS[e.func]))
+    bound = B.total(B.rounded(dtype, spread, v), B.ulps(dtype, v, intrinsic.cuda_ulps))
     return Val(v, dtype, bound)
 
 

@@ -138,10 +138,7 @@ class Logical:
     dtype: DType = BOOL
 
 
-# Intrinsics of Call: "max", "min" (two operands), "abs", "exp", "exp2", "log", "log2",
-# "sqrt", "rsqrt", "floor", "ceil", "tanh", "sigmoid" (one operand), "pow" (two).
-INTRINSICS = ("max", "min", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "floor",
-              "ceil", "tanh", "sigmoid", "pow")
+# The intrinsics of Call (their arity, meaning and C names) are spec.intrinsics.
 
 
 @node

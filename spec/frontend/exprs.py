@@ -10,6 +10,7 @@ import math
 from ..dtypes import BOOL, INT32, DType, lookup as lookup_dtype
 from ..ir import (Binary, Buffer, Call, Cast, Compare, Const, Expr, Load, Logical, Select,
                   ThreadBinding, Unary, Var)
+from ..intrinsics import INTRINSICS
 from ..source import Span
 from .constants import COMPARES, NotConstant, apply_binop, ceildiv
 from .context import POISON, Constant, FuncContext, Opaque
@@ -205,8 +206,6 @@ def make_select(cond: Expr, a: Expr, b: Expr, node: ast.AST) -> Expr:
 
 # ----------------------------------------------------------------------------- calls
 
-UNARY_FLOAT = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "floor", "ceil", "tanh",
-               "sigmoid")
 
 
 def _args(node: ast.Call, count: int | tuple[int, ...], what: str) -> list[ast.expr]:
@@ -254,15 +253,14 @@ def call_args(node: ast.Call, positional: tuple[str, ...], required: int,
 
 def _intrinsic(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
     span = Span.of(node)
-    if name in ("max", "min", "pow"):
+    if INTRINSICS[name].arity == 2:
         a, b = (lower_expr(ctx, n) for n in _args(node, 2, f"T.{name}"))
         a, b, dtype = unify(a, b)
         return Call(name, (a, b), dtype, span)
     (a_node,) = _args(node, 1, f"T.{name}")
     a = lower_expr(ctx, a_node)
-    if name == "abs":
-        return Call("abs", (a,), a.dtype, span)
-    a = as_float(a, f"T.{name}", node)
+    if INTRINSICS[name].float_only:
+        a = as_float(a, f"T.{name}", node)
     return Call(name, (a,), a.dtype, span)
 
 
@@ -332,7 +330,7 @@ def _thread_binding(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
 
 
 CALLS = {
-    **{n: _intrinsic for n in ("max", "min", "pow", "abs", *UNARY_FLOAT)},
+    **{n: _intrinsic for n in INTRINSICS},
     "ceildiv": _integer_binary, "floordiv": _integer_binary, "floormod": _integer_binary,
     "cast": _cast, "Cast": _cast, "if_then_else": _if_then_else,
     "infinity": _special_value, "max_value": _special_value, "min_value": _special_value,

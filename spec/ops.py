@@ -42,15 +42,20 @@ class Monoid:
     def c_combine(self, a: str, b: str) -> str:
         return self.c_template.format(a=a, b=b)
 
-    def z3_combine(self, a, b):
-        """a ⊕ b on Z3 terms (bit-vectors for integers, reals or FP for floats)."""
+    def z3_combine(self, dtype: DType, a, b):
+        """a ⊕ b on Z3 terms of dtype: bit-vectors of its width for integers (wrapping,
+        unsigned comparisons for unsigned dtypes), reals or floating-point terms for
+        floats. The verifier's proofs of the monoid laws read the op from here."""
         import z3
         if self.name == "sum":
             return a + b
         if self.name == "product":
             return a * b
         if self.name in ("max", "min"):
-            pick_a = a >= b if self.name == "max" else a <= b
+            if dtype.kind == "uint":
+                pick_a = z3.UGE(a, b) if self.name == "max" else z3.ULE(a, b)
+            else:
+                pick_a = a >= b if self.name == "max" else a <= b
             return z3.If(pick_a, a, b)
         return {"bitand": a & b, "bitor": a | b, "bitxor": a ^ b}[self.name]
 

@@ -8,6 +8,7 @@ import os
 import sys
 import tempfile
 import traceback
+from collections import Counter
 
 import numpy as np
 
@@ -157,11 +158,13 @@ def _check_text(report: pipeline.CheckReport) -> str:
         for name, value in report.reference.outputs.items():
             lines.append(f"                 {name} = {_summary(value)}")
     for epoch in report.epochs:
-        proved = sum(p.proved for p in epoch.proofs)
+        results = Counter(p.result for p in epoch.proofs)
+        tally = ", ".join(f"{results[r]} {r}" for r in ("proved", "refuted", "unknown")
+                          if results[r])
         ms = sum(p.ms for p in epoch.proofs)
         width = f", all-reduce width {epoch.width}" if epoch.width else ""
         lines.append(f"  plan           {epoch.reducer} (line {epoch.line}): {epoch.plan}"
-                     f"{width}; {proved}/{len(epoch.proofs)} proofs proved in {ms:.0f} ms")
+                     f"{width}; proofs: {tally or 'none'} in {ms:.0f} ms")
         for note in epoch.notes:
             lines.append(f"                 {note.code}: {note.message}")
     for label, comps in report.comparisons.items():

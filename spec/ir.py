@@ -97,6 +97,9 @@ class Binary:
     dtype: DType
     span: Span
 
+    def __post_init__(self):
+        assert self.op in BINARY_OPS, self.op
+
 
 @node
 class Unary:
@@ -127,6 +130,9 @@ class Compare:
                 return FLOAT64
             return other.dtype
         return promote(self.a.dtype, self.b.dtype)
+
+    def __post_init__(self):
+        assert self.op in COMPARE_OPS, self.op
 
 
 @node
@@ -230,6 +236,9 @@ class SerialFor:
     span: Span
     num_stages: int | None = None
 
+    def __post_init__(self):
+        assert self.kind in SERIAL_KINDS, self.kind
+
 
 @node
 class If:
@@ -279,6 +288,9 @@ class ReducerInit:
     span: Span
     fill_value: Expr | None = None
 
+    def __post_init__(self):
+        assert self.form in INIT_FORMS, self.form
+
 
 UPDATE_FORMS = ("reducer_update", "+=", "-=", "store-add", "store-max", "store-min",
                 "store-mul", "*=", "&=", "|=", "^=",
@@ -298,6 +310,9 @@ class ReducerUpdate:
     form: str
     form_op: str
     span: Span
+
+    def __post_init__(self):
+        assert self.form in UPDATE_FORMS, self.form
 
 
 @node

@@ -83,14 +83,17 @@ def rounded(dtype: DType, spread, result: np.ndarray):
     return clean(np.where(spread > 0, grown, 0.0))
 
 
+def _magnitudes(a, ba, b, bb):
+    """|a|, b_a, |b|, b_b in float64, a missing bound read as 0."""
+    return (np.abs(a.astype(np.float64)), 0.0 if ba is None else ba,
+            np.abs(b.astype(np.float64)), 0.0 if bb is None else bb)
+
+
 def product_spread(a, ba, b, bb):
     """|ã·b̃ − a·b| ≤ |a|·b_b + |b|·b_a + b_a·b_b."""
     if ba is None and bb is None:
         return None
-    a = np.abs(a.astype(np.float64))
-    b = np.abs(b.astype(np.float64))
-    ba = 0.0 if ba is None else ba
-    bb = 0.0 if bb is None else bb
+    a, ba, b, bb = _magnitudes(a, ba, b, bb)
     with np.errstate(all="ignore"):
         return clean(np.asarray(a * bb + b * ba + ba * bb, dtype=np.float64))
 
@@ -99,10 +102,7 @@ def quotient_spread(a, ba, b, bb):
     """|ã/b̃ − a/b| ≤ (|b|·b_a + |a|·b_b) / (|b|·(|b| − b_b)) while b's interval excludes 0."""
     if ba is None and bb is None:
         return None
-    a = np.abs(a.astype(np.float64))
-    b = np.abs(b.astype(np.float64))
-    ba = 0.0 if ba is None else ba
-    bb = 0.0 if bb is None else bb
+    a, ba, b, bb = _magnitudes(a, ba, b, bb)
     with np.errstate(all="ignore"):
         spread = (b * ba + a * bb) / (b * (b - bb))
         return clean(np.where(b > bb, spread, np.inf))

@@ -99,7 +99,8 @@ def _float_sum(dtype, flat, values, bounds, size):
             s64[o] = g[0]
             continue
         if not np.isfinite(g).all():
-            s64[o] = float(np.sum(g))   # IEEE: inf + finite = inf, inf − inf = NaN, NaN wins
+            with np.errstate(invalid="ignore"):  # inf − inf is NaN on purpose, as IEEE says
+                s64[o] = float(np.sum(g))   # IEEE: inf + finite = inf, NaN wins
             continue
         s64[o], residual[o] = _fsum_with_residual(g.tolist())
     result = round_once(s64, residual, dtype)

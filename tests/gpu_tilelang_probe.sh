@@ -1,8 +1,9 @@
 #!/bin/bash
 # TileLang against the oracle, on the GPU machine, in one call from the project root:
 #   bash tests/gpu_tilelang_probe.sh
-# (carry .gpu/ holding setup-device.sh, site-cp312.tar.xz and
-# tilelang-0.1.15-site-cp312.tar.xz). Prints what TileLang returns for the RFC's example.
+# (carry .gpu/ holding setup-device.sh, site-cp312.tar.xz, tilelang-0.1.15-site-cp312.tar.xz
+# and tldeps-site-cp312.tar.xz — README "On the GPU machine" says how to make the last).
+# Prints what TileLang returns for the RFC's example.
 source .gpu/setup-device.sh
 set +e                       # setup-device.sh sets -e: run both steps whatever the first says
 python3 -m pytest -m gpu tests/test_tilelang_backend.py -q -rs

@@ -13,7 +13,7 @@ from .context import POISON, Constant, Entry, FuncContext
 from .errors import FrontendError, construct_name, shape_error, unsupported
 from .exprs import call_args
 from .names import Imports
-from .stmts import lower_block
+from .stmts import lower_block, target_names
 
 _TENSOR_TYPES = ("Tensor", "Buffer")
 _BLOCK_NAMES = ("_bx", "_by", "_bz")
@@ -182,10 +182,7 @@ def _block_vars(ctx: FuncContext, target: ast.AST | None, rank: int,
     if target is None:
         return [], tuple(Var(ctx.fresh_name(_BLOCK_NAMES[d]), span, INT32)
                          for d in range(rank))
-    names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
-    for n in names:
-        if not isinstance(n, ast.Name):
-            unsupported(f"`{ast.unparse(n)}` cannot name a block index", n)
+    names = target_names(target, "`{}` cannot name a block index")
     if len(names) != rank:
         shape_error(f"T.Kernel with {rank} grid dimension(s) binds {rank} block "
                     f"index name(s), got {len(names)}", target)

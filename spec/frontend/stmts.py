@@ -210,12 +210,19 @@ def _for(ctx: FuncContext, node: ast.For) -> list[Stmt]:
     unknown(f"loops over `{ast.unparse(it.func)}(...)` are not supported", it.func)
 
 
-def _loop_vars(ctx: FuncContext, target: ast.AST, count: int) -> list[tuple[str, Var]]:
-    """(source name, Var) per loop variable."""
+def target_names(target: ast.AST, refusal: str) -> list[ast.Name]:
+    """The names a `for`/`with ... as` target binds (one, or a tuple of them); anything
+    else is R100 with `refusal` ({} is the offending target's text)."""
     names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
     for n in names:
         if not isinstance(n, ast.Name):
-            unsupported(f"loop target `{ast.unparse(n)}` is not supported", n)
+            unsupported(refusal.format(ast.unparse(n)), n)
+    return names
+
+
+def _loop_vars(ctx: FuncContext, target: ast.AST, count: int) -> list[tuple[str, Var]]:
+    """(source name, Var) per loop variable."""
+    names = target_names(target, "loop target `{}` is not supported")
     if len(names) != count:
         shape_error(f"the loop binds {len(names)} variable(s) but iterates over "
                     f"{count} dimension(s)", target)
@@ -240,16 +247,8 @@ def _parallel(ctx: FuncContext, node: ast.For, it: ast.Call) -> ParallelFor:
     for kw in it.keywords:
         if kw.arg not in _PARALLEL_HINTS:
             shape_error(f"`T.Parallel` got an unexpected keyword `{kw.arg}`", kw)
-    if not it.args:
-        shape_error("`T.Parallel` needs at least one extent", it)
-    extents = []
-    for a in it.args:
-        if isinstance(a, ast.Starred):
-            unsupported("star-arguments are not supported", a)
-        extent = ctx.folder.fold_int(a, "a T.Parallel extent")
-        if extent < 1:
-            shape_error(f"a T.Parallel extent must be positive, got {extent}", a)
-        extents.append(extent)
+    extents = constant_ints(ctx, it, "`T.Parallel` needs at least one extent",
+                            "a T.Parallel extent", 1, "positive")
     bound = _loop_vars(ctx, node.target, len(extents))
     body = _loop_body(ctx, bound, node.body)
     return ParallelFor(tuple(v for _, v in bound), tuple(extents), body, Span.of(node))
@@ -308,17 +307,25 @@ def _with(ctx: FuncContext, node: ast.With) -> list[Stmt]:
 def _warp_group(ctx: FuncContext, node: ast.With, call: ast.Call) -> WarpGroup:
     for kw in call.keywords:
         shape_error(f"`T.ws` got an unexpected keyword `{kw.arg}`", kw)
+    groups = constant_ints(ctx, call, "`T.ws` needs at least one warp-group index",
+                           "a warp-group index", 0, "non-negative")
+    return WarpGroup(tuple(groups), lower_block(ctx, node.body), Span.of(node))
+
+
+def constant_ints(ctx: FuncContext, call: ast.Call, none_given: str, what: str,
+                  minimum: int, adjective: str) -> list[int]:
+    """The call's positional arguments folded to integers of at least `minimum`."""
     if not call.args:
-        shape_error("`T.ws` needs at least one warp-group index", call)
-    groups = []
+        shape_error(none_given, call)
+    values = []
     for a in call.args:
         if isinstance(a, ast.Starred):
             unsupported("star-arguments are not supported", a)
-        g = ctx.folder.fold_int(a, "a warp-group index")
-        if g < 0:
-            shape_error(f"a warp-group index must be non-negative, got {g}", a)
-        groups.append(g)
-    return WarpGroup(tuple(groups), lower_block(ctx, node.body), Span.of(node))
+        value = ctx.folder.fold_int(a, what)
+        if value < minimum:
+            shape_error(f"{what} must be {adjective}, got {value}", a)
+        values.append(value)
+    return values
 
 
 _STMTS = {

@@ -24,6 +24,7 @@ from spec.physical import K, S, T, Barrier, FinalizePlan, FromWorkspace, Guard, 
     ReduceWorkspace, ReducerPlan, Shuffle, ToWorkspace
 from .cuda_access import Frame, register_slot
 from .cuda_exprs import C, combine, literal, narrow_int
+from .cuda_text import term_loop
 
 FULL_MASK = "0xffffffff"
 
@@ -231,7 +232,7 @@ def _fold(body, rp: ReducerPlan, target: str, term, terms: int, dtype, monoid) -
         return
     with body._maybe_block(""):
         body.out.line(f"{dtype.c_name} value = {term(Const(0))};")
-        with body._maybe_block(f"for (int term = 1; term < {terms}; ++term)"):
+        with body._maybe_block(term_loop(body.out, 1, terms)):
             folded = combine(monoid, dtype, C("value"), C(term(Var(K))))
             body.out.line(f"value = {folded.text};")
         body.out.line(f"{target} = value;")

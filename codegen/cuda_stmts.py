@@ -33,7 +33,7 @@ from .cuda_exprs import C, ExprRenderer, combine, convert, from_float, is_half_l
 from .cuda_layouts import S, T, Inverse, inverse_of, table_literal, table_type
 from .cuda_vector import multiple_of, runs_of, vector_type
 from .layout_copy import vector_elements
-from .cuda_text import Names, Writer
+from .cuda_text import Names, Writer, term_loop
 from .layout_rules import reduce_kept
 
 WARP_GROUP = 128
@@ -586,8 +586,7 @@ class KernelBody:
             else:
                 start, begin = target, 0
             self.out.line(f"{dst.dtype.c_name} value = {start};")
-            terms = f"for (int term = {begin}; term < {src.shape[dim]}; ++term)"
-            with self._maybe_block(terms):
+            with self._maybe_block(term_loop(self.out, begin, src.shape[dim])):
                 element = C(f"{scratch}[{flat_offset(src.shape, tuple(row), inner, self.var).text}]")
                 self.out.line(f"value = {combine(monoid, dst.dtype, C('value'), element).text};")
             self.out.line(f"{target} = value;")

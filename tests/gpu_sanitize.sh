@@ -7,23 +7,27 @@
 #
 #   bash tests/gpu_sanitize.sh                         # python3 -m pytest -m gpu -q
 #   bash tests/gpu_sanitize.sh --tools memcheck -- python3 -m verify fuzz --backend cuda --count 300
-#   bash tests/gpu_sanitize.sh --out /tmp/logs
+#   bash tests/gpu_sanitize.sh --out /tmp/logs --shards 2   # the suite split in 2 per tool
 #
 # Needs CUDA's compute-sanitizer (found on PATH, else under $CUDA_HOME or /usr/local/cuda) and
 # what the GPU suite needs (pycuda and a device).
 set -uo pipefail
 tools="memcheck,racecheck,synccheck,initcheck"
 out="${OUT:-.}"
+shards=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --tools) tools="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
+    --shards) shards="$2"; shift 2 ;;
     --) shift; break ;;
     -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "gpu_sanitize.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+suite=0
 if [ $# -eq 0 ]; then
+  suite=1
   set -- python3 -m pytest -m gpu -q -p no:cacheprovider
 fi
 sanitizer=$(command -v compute-sanitizer || true)
@@ -36,20 +40,34 @@ if [ -z "$sanitizer" ]; then
 fi
 mkdir -p "$out"
 start=$(date +%s)
+# The suite's test ids, dealt round-robin into shards (each shard is one process per tool).
+declare -a shard_args
+if [ "$suite" -eq 1 ] && [ "$shards" -gt 1 ]; then
+  mapfile -t ids < <("$@" --collect-only -q 2>/dev/null | grep "::")
+  for ((k = 0; k < shards; k++)); do shard_args[k]=""; done
+  for i in "${!ids[@]}"; do shard_args[i % shards]+=" ${ids[i]}"; done
+else
+  shards=1; shard_args[0]=""
+fi
 pids=()
 for tool in ${tools//,/ }; do
-  # --error-exitcode makes a finding fail the process even where the command itself passed.
-  "$sanitizer" --tool "$tool" --error-exitcode 99 --print-limit 100 "$@" \
-    > "$out/sanitize-$tool.log" 2>&1 &
-  pids+=("$tool:$!")
+  for ((k = 0; k < shards; k++)); do
+    log="$out/sanitize-$tool$([ "$shards" -gt 1 ] && echo "-$k").log"
+    # --error-exitcode makes a finding fail the process even where the command itself passed.
+    # shellcheck disable=SC2086
+    "$sanitizer" --tool "$tool" --error-exitcode 99 --print-limit 100 "$@" ${shard_args[k]} \
+      > "$log" 2>&1 &
+    pids+=("$log:$!")
+  done
 done
 status=0
 for entry in "${pids[@]}"; do
-  tool=${entry%%:*}; pid=${entry#*:}
+  log=${entry%%:*}; pid=${entry#*:}
   wait "$pid"; rc=$?
-  summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitize-$tool.log" | tail -1)
-  result=$(grep -E "^[0-9]+ (passed|failed)|passed|failed" "$out/sanitize-$tool.log" | tail -1)
-  printf '%-10s exit %-3s %s | %s\n' "$tool" "$rc" "${summary:-no summary (see log)}" "$result"
+  summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1)
+  result=$(grep -E "[0-9]+ (passed|failed|skipped|errors?)( |,|$)" "$log" | grep -v "=====" | tail -1)
+  printf '%-28s exit %-3s %s | %s\n' "$(basename "$log" .log)" "$rc" \
+    "${summary:-no summary (see log)}" "$result"
   [ "$rc" -eq 0 ] || status=1
 done
 echo "wall time: $(( $(date +%s) - start )) s; logs in $out/sanitize-*.log"

@@ -43,7 +43,7 @@ start=$(date +%s)
 # The suite's test ids, dealt round-robin into shards (each shard is one process per tool).
 declare -a shard_args
 if [ "$suite" -eq 1 ] && [ "$shards" -gt 1 ]; then
-  mapfile -t ids < <("$@" --collect-only -q 2>/dev/null | grep "::")
+  mapfile -t ids < <("$@" --collect-only 2>/dev/null | grep "::")
   for ((k = 0; k < shards; k++)); do shard_args[k]=""; done
   for i in "${!ids[@]}"; do shard_args[i % shards]+=" ${ids[i]}"; done
 else

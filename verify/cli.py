@@ -16,7 +16,7 @@ from spec.diagnostics import DiagnosticError
 from spec.ir import ReducerFinalize, walk
 from spec.printer import format_func
 from codegen.layout import format_layouts
-from codegen.cuda import render
+from codegen.cuda import Unsupported, render
 from codegen.plan_text import format_plan, plan_json
 from verify.proofs_fast import smt2_queries
 from .fuzz import fuzz
@@ -357,6 +357,11 @@ def main(argv: list[str] | None = None) -> int:
         return _report_rejection(args, err)
     except (UsageError, inputs_mod.InputError) as err:
         return _report_usage(args, str(err))
+    except Unsupported as err:
+        # a construct the verifier accepts but the CUDA renderer does not lower: the
+        # backend cannot run this program (like a missing device), not a crash of ours
+        return _report_usage(args, f"{getattr(args, 'program', '')}: the CUDA backend does not "
+                                   f"lower this program: {err}")
     except Exception as exc:  # the contract: exit 4 with a report, never a bare traceback
         return _report_internal(args, exc)
 

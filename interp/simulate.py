@@ -41,7 +41,7 @@ from .memory import kernel_inputs
 from .registers import LayoutTables, LocalBuffer, Registers, tables
 from .shared import RaceTracker, SharedBuffer
 from .values import THREAD, Lanes, Val
-from .violations import Violations, threads_text
+from .violations import Violations, register_array, slot_outside, threads_text
 
 SLOT, ITER, REP = "@slot", "@iter", "@rep"     # lane facts inside a T.Parallel
 
@@ -239,7 +239,7 @@ class _Partials:
         self.np_dtype = dtype.np
         self.ufunc = self.monoid.float_ufunc if dtype.is_float else self.monoid.ufunc
         self.direct = dtype.name != "bfloat16" and not dtype.is_bool
-        self.regs = Registers(rplan.storage, buffer.dtype.np)
+        self.regs = Registers(rplan.storage, buffer.dtype.np, buffer.shape)
         self.tables: LayoutTables = self.regs.tables
         self.ids = np.zeros(self.regs.values.shape, dtype=np.uint64)
         self.counts = np.zeros(self.regs.values.shape, dtype=np.int64)
@@ -333,6 +333,7 @@ class _Entry:
     threads: np.ndarray            # thread and output of every lane the guard admits
     outputs: np.ndarray
     unheld: int | None             # the first of those with no partial of its output
+    beyond: np.ndarray | None      # those whose storage slot is past the partial array
     cells: np.ndarray              # per entering lane: its partial cell
     # a thread combines its lanes one after another in slot order (an unrolled loop),
     # so lanes sharing a cell go in rounds: the r-th lane of every cell in round r —
@@ -347,16 +348,18 @@ class _Entry:
         e_threads = threads if admitted is None else threads[admitted]
         e_outputs = outputs if admitted is None else outputs[admitted]
         cells, held = p.regs.locate(e_threads, e_outputs)
+        beyond = p.regs.beyond(e_outputs)
         unheld = None
         lanes = admitted
         if held is not None:
-            unheld = int(np.argmax(~held))
+            missing = ~held if beyond is None else ~held & ~beyond
+            unheld = int(np.argmax(missing)) if missing.any() else None
             kept = np.flatnonzero(held)
             cells = cells[kept]
             lanes = kept if admitted is None else admitted[kept]
         per_cell = np.bincount(cells, minlength=p.regs.values.size)
         if per_cell.max(initial=0) <= 1:
-            return _Entry(lanes, e_threads, e_outputs, unheld, cells, None, None)
+            return _Entry(lanes, e_threads, e_outputs, unheld, beyond, cells, None, None)
         order = np.argsort(cells, kind="stable")
         sorted_cells = cells[order]
         starts = np.r_[0, np.nonzero(sorted_cells[1:] != sorted_cells[:-1])[0] + 1]
@@ -366,7 +369,7 @@ class _Entry:
         for r in range(int(rank.max()) + 1):
             members = order[rank == r]
             rounds.append((members, cells[members]))
-        return _Entry(lanes, e_threads, e_outputs, unheld, cells, rounds, per_cell)
+        return _Entry(lanes, e_threads, e_outputs, unheld, beyond, cells, rounds, per_cell)
 
 
 # ============================================================================ a block
@@ -467,6 +470,7 @@ class _Block:
                        span: Span) -> np.ndarray:
         """Each thread reads its own register of element flat."""
         regs = self.registers(buffer, span)
+        beyond = self.slots_beyond(buffer, regs, threads, flat, "read", span)
         index, held = regs.window(threads, flat)
         if held is None:
             out = regs.flat_values[index]
@@ -476,7 +480,7 @@ class _Block:
                 return out
             poisoned = ~regs.flat_written[index]
         else:
-            self.not_held(buffer, regs, threads, flat, held, "reads", span)
+            self.not_held(buffer, regs, threads, flat, held, beyond, "reads", span)
             out = np.zeros(len(flat), dtype=regs.values.dtype)
             out[held] = regs.flat_values[index[held]]
             poisoned = held & ~regs.flat_written[index]
@@ -491,20 +495,39 @@ class _Block:
     def write_registers(self, buffer: ir.Buffer, threads: np.ndarray, flat: np.ndarray,
                         values: np.ndarray, span: Span) -> None:
         regs = self.registers(buffer, span)
+        beyond = self.slots_beyond(buffer, regs, threads, flat, "write", span)
         index, held = regs.window(threads, flat)
         if held is not None:
-            self.not_held(buffer, regs, threads, flat, held, "writes", span)
+            self.not_held(buffer, regs, threads, flat, held, beyond, "writes", span)
             index, values = index[held], values[held]
         regs.flat_values[index] = stored(buffer.dtype, values)
         regs.flat_written[index] = True
 
-    def not_held(self, buffer, regs, threads, flat, held, verb, span) -> None:
-        i = int(np.argmax(~held))
+    def not_held(self, buffer, regs, threads, flat, held, beyond, verb, span) -> None:
+        """R300 for the first lane that does not hold its element (a slot past the
+        array is R505, reported by slots_beyond, not this)."""
+        unheld = ~held if beyond is None else ~held & ~beyond
+        if not unheld.any():
+            return
+        i = int(np.argmax(unheld))
         holders = regs.tables.holders(int(flat[i]))
         self.report.add("R300", f"thread {int(threads[i])} {verb} "
                         f"{self.element(buffer, flat[i])}, which it does not hold: "
                         f"{buffer.name} puts it on {threads_text(holders)} "
                         f"({regs.layout.describe()})", span, key=(buffer, verb))
+
+    def slots_beyond(self, buffer: ir.Buffer, regs: Registers, threads: np.ndarray,
+                     flat: np.ndarray, verb: str, span: Span) -> np.ndarray | None:
+        """R505 when an element's slot is past the thread's register array (a layout
+        that does not fit its buffer): which lanes, or None."""
+        beyond = regs.beyond(flat)
+        if beyond is not None:
+            i = int(np.argmax(beyond))
+            self.report.add("R505", slot_outside(
+                f"register {verb} of {self.element(buffer, flat[i])}", int(threads[i]),
+                int(regs.slot_of[flat[i]]), register_array(buffer), regs,
+                threads[beyond]), span, key=(buffer, verb, "slot"))
+        return beyond
 
     def load(self, load: ir.Load, indices: list[Val], lanes: Lanes) -> Val:
         """Memory for interp.evaluate: a Load in every lane."""
@@ -581,7 +604,7 @@ class _Block:
             self.local[buffer] = LocalBuffer(self.s.threads, buffer.size, buffer.dtype.np)
         elif buffer.scope == "fragment":
             self.regs[buffer] = Registers(self.s.layouts.fragments[buffer],
-                                          buffer.dtype.np)
+                                          buffer.dtype.np, buffer.shape)
 
     def _let(self, stmt: ir.Let, lanes: Lanes) -> Lanes:
         return lanes.bind(stmt.var.name, operand(stmt.value, stmt.var.dtype, lanes, self))
@@ -927,6 +950,13 @@ class _Block:
                             f"{self.element(stmt.reducer, entry.outputs[i])} in the "
                             f"storage layout ({p.plan.storage.describe()}): its "
                             "contribution is lost", stmt.span, key="unheld")
+        if entry.beyond is not None:
+            i = int(np.argmax(entry.beyond))
+            self.report.add("R505", slot_outside(
+                f"update of {self.element(stmt.reducer, entry.outputs[i])}",
+                int(entry.threads[i]), int(p.regs.slot_of[entry.outputs[i]]),
+                register_array(stmt.reducer), p.regs, entry.threads[entry.beyond]),
+                stmt.span, key="slot")
         cells = entry.cells
         if not p.regs.flat_written[cells].all():
             self.report.add("R502", f"an update of {stmt.reducer.name} combines into a "
@@ -963,7 +993,8 @@ class _Block:
         p.settle()
         channels = [Channel(p.regs.values, p.combine, p.fold),
                     Channel(p.ids, np.add, add_fold), Channel(p.counts, np.add, add_fold)]
-        checks = Checks(p.regs.written, p.races, self.report, stmt.span, what)
+        checks = Checks(p.regs.written, p.races, self.report, stmt.span, what,
+                        stmt.reducer.name)
         with np.errstate(over="ignore"):
             Exchange(fplan, p.plan.participants, self.s.threads, p.plan.workspace_words,
                      channels, checks).run()
@@ -1001,7 +1032,18 @@ class _Block:
             cells, outputs, threads, held = found
             if held is None:
                 return cells, outputs, threads
-            i = int(np.argmax(~held))
+            beyond = p.regs.beyond(outputs)
+            if beyond is not None:
+                i = int(np.argmax(beyond))
+                self.report.add("R505", slot_outside(
+                    f"result read of {self.element(stmt.reducer, outputs[i])}",
+                    int(threads[i]), int(p.regs.slot_of[outputs[i]]),
+                    register_array(stmt.reducer), p.regs, threads[beyond]),
+                    stmt.span, key="result-slot")
+            missing = ~held if beyond is None else ~held & ~beyond
+            if not missing.any():
+                return cells[held], outputs[held], threads[held]
+            i = int(np.argmax(missing))
             self.report.add("R503", f"thread {int(threads[i])} must write "
                             f"{self.element(dst, outputs[i])} but holds no partial of "
                             f"{self.element(stmt.reducer, outputs[i])}", stmt.span,

@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from codegen.cuda_access import affine
 from spec import ir
+from spec.addressing import border_guards, flat_offset, region_indices, statement_ranges
 from spec.diagnostics import Diagnostic, DiagnosticError, Note, error
 from spec.dtypes import BOOL, INT64
 from spec.ops import REDUCE_KINDS, MONOIDS, monoid as monoid_named
@@ -100,6 +102,7 @@ class _Moves:
     dst_lanes: np.ndarray | None      # the lanes that store (None: all of them)
     dst: np.ndarray | slice           # flat destination per storing lane (see _window)
     dst_threads: np.ndarray | None
+    faults: tuple[str, ...] = ()      # R505: accesses outside their buffer (not made)
 
 
 class _Kernel:
@@ -152,6 +155,23 @@ class _Static:
         self.flat_memo: dict = {}
         self.uniform_memo: dict = {}
         self.vars_of: dict[ir.Expr, tuple[str, ...] | None] = {}
+        self.scopes = statement_ranges(func)
+        self.guards_memo: dict[tuple, tuple] = {}
+
+    def guards(self, stmt: ir.Stmt, region: ir.Region, loop_shape) -> tuple:
+        """The border tests the kernel makes on a global region's elements
+        (spec.addressing.border_guards, as the renderer asks it); a start that is no
+        affine expression is tested on both sides of every dimension."""
+        key = (stmt, region, tuple(loop_shape))
+        found = self.guards_memo.get(key)
+        if found is None:
+            starts = tuple(affine(e) for e in region.starts)
+            if any(e is None for e in starts):
+                found = tuple((True, True) for _ in region.buffer.shape)
+            else:
+                found = border_guards(region, starts, loop_shape, self.scopes[stmt])
+            self.guards_memo[key] = found
+        return found
 
     def pure_vars(self, expr: ir.Expr) -> tuple[str, ...] | None:
         """The variables expr reads, or None if it reads memory or the thread."""
@@ -692,7 +712,13 @@ class _Block:
                                  value[lane_of[threads[inside]]], stmt.span)
             return
         e = np.arange(int(np.prod(region.extents)))
-        flat, inside = self.region_flat(region, starts, e, stmt.span)
+        flat, guarded, beyond = self.region_flat(stmt, region, starts, region.extents, e)
+        inside = ~guarded
+        if beyond is not None:
+            offset, count = self.s.layouts.participants[stmt]
+            fault = _outside("write", region.buffer, flat, beyond, offset + e % count)
+            self.report.add("R505", fault + self.block_text, stmt.span, key="fill")
+            inside &= ~beyond
         if buffer.scope == "local":
             for lane, thread in enumerate(lanes.env[THREAD].v):
                 self.write(buffer, np.full(int(inside.sum()), thread), flat[inside],
@@ -729,39 +755,54 @@ class _Block:
             self._first = (lanes, Lanes(1, env, lanes.parallel))
         return self._first[1]
 
-    def region_flat(self, region: ir.Region, starts: list[int], e: np.ndarray,
-                    span: Span) -> tuple[np.ndarray, np.ndarray]:
-        """Flat positions of region elements e (row-major in the region) and whether
-        they lie inside the buffer. Only a global tensor may be left (TileLang guards
-        its border: reads give 0, writes are dropped)."""
+    def region_flat(self, stmt: ir.Stmt, region: ir.Region, starts: list[int], loop_shape,
+                    e: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """(flat offset, guarded, beyond) of the elements that iterations e (flat over
+        loop_shape) touch, computed as the kernel computes them (spec.addressing):
+        `guarded` elements fail a border test of a global tensor (read as 0, not
+        written: TileLang's rule); `beyond` ones (None: none) pass every test the kernel
+        makes yet lie outside the buffer (R505: the kernel would touch another
+        allocation). Their flat offsets are clamped so the caller may still gather.
+        The region itself must lie inside a non-global buffer (the logical rule, R102)."""
         buffer = region.buffer
-        coords = np.unravel_index(e, region.extents)
-        inside = np.ones(len(e), dtype=bool)
-        clipped = []
-        for c, s, extent in zip(coords, starts, buffer.shape):
-            c = c + s
-            inside &= (c >= 0) & (c < extent)
-            clipped.append(np.clip(c, 0, extent - 1))
-        if buffer.scope != "global" and not inside.all():
-            raise DiagnosticError(error(
-                "R102", f"region {starts} + {list(region.extents)} is out of bounds of "
-                f"{buffer.name} {list(buffer.shape)}", region.span))
-        flat = np.ravel_multi_index(tuple(clipped), buffer.shape) if clipped else \
-            np.zeros(len(e), dtype=np.int64)
-        return flat.astype(np.int64), inside
+        if buffer.scope != "global":
+            for s, extent, size in zip(starts, region.extents, buffer.shape):
+                if s < 0 or s + extent > size:
+                    raise DiagnosticError(error(
+                        "R102", f"region {starts} + {list(region.extents)} is out of "
+                        f"bounds of {buffer.name} {list(buffer.shape)}", region.span))
+        loop = np.unravel_index(e, tuple(loop_shape))
+        index = [np.broadcast_to(np.asarray(ix, dtype=np.int64), e.shape)
+                 for ix in region_indices(starts, region.extents, loop_shape, loop)]
+        guarded = np.zeros(len(e), dtype=bool)
+        if buffer.scope == "global":
+            for ix, extent, (low, high) in zip(index, buffer.shape,
+                                               self.s.guards(stmt, region, loop_shape)):
+                if low:
+                    guarded |= ix < 0
+                if high:
+                    guarded |= ix >= extent
+        flat = flat_offset(buffer.shape, index) if index else np.zeros(len(e), np.int64)
+        flat = np.asarray(flat, dtype=np.int64)
+        beyond = ~guarded & ((flat < 0) | (flat >= buffer.size))
+        if guarded.any() or beyond.any():
+            flat = np.where(guarded, np.clip(flat, 0, buffer.size - 1), flat)
+        return flat, guarded, (beyond if beyond.any() else None)
 
     def copy_pairs(self, stmt: ir.Copy, starts: dict) -> tuple | None:
-        """(absolute thread, replica, region element) of every lane of the copy: by the
-        copy's layout in the LayoutMap (a fragment side's, or the cooperative partition
-        of a shared↔global copy — 16-byte runs where codegen.layout_copy allows); for a
-        finalized reducer side, by the reducer's storage; None when there is neither."""
+        """(absolute thread, replica, iteration, the iterations' shape) of every lane
+        of the copy: by the copy's layout in the LayoutMap (a fragment side's, or the
+        cooperative partition of a shared↔global copy — 16-byte runs where
+        codegen.layout_copy allows); for a finalized reducer side, by the reducer's
+        storage; None when there is neither."""
         found = self.s.copy_cache.get(stmt)
         if found is not None:
             return found
         layout = self.s.layouts.copies.get(stmt)
         if layout is not None:
             tab = tables(layout)
-            pairs = tab.pair_thread + layout.offset, tab.pair_replica, tab.pair_index
+            pairs = (tab.pair_thread + layout.offset, tab.pair_replica, tab.pair_index,
+                     layout.shape)
             self.s.copy_cache[stmt] = pairs
             return pairs
         for region in (stmt.src, stmt.dst):
@@ -775,7 +816,7 @@ class _Block:
                     keep &= (r >= 0) & (r < extent)
                 e = np.ravel_multi_index(tuple(r[keep] for r in rel), region.extents)
                 return (tab.pair_thread[keep] + regs.layout.offset,
-                        tab.pair_replica[keep], e)
+                        tab.pair_replica[keep], e, tuple(region.extents))
         return None
 
     def _copy(self, stmt: ir.Copy, lanes: Lanes):
@@ -785,6 +826,9 @@ class _Block:
                 "R100", "a T.copy inside a T.Parallel is not supported by the simulator",
                 stmt.span))
         moves = self.copy_moves(stmt, lanes)
+        for fault in moves.faults:
+            self.report.add("R505", fault + self.block_text, stmt.span,
+                            key=" ".join(fault.split()[:2]))     # "global read"
         # the reads and writes still go through the checked accessors every time:
         # poison, ownership and read-before-finalize depend on the state, not the moves
         if src.scope == "global":
@@ -825,21 +869,31 @@ class _Block:
         pairs = self.copy_pairs(stmt, starts)
         if pairs is None:
             threads, replica = None, None
-            e = np.arange(int(np.prod(dst.extents)))
+            shape = tuple(dst.extents)
+            e = np.arange(int(np.prod(shape)))
         else:
-            threads, replica, e = pairs
-        s_flat, s_in = self.region_flat(src, starts[src], e, stmt.span)
-        d_flat, d_in = self.region_flat(dst, starts[dst], e, stmt.span)
-        writers = d_in.copy()
+            threads, replica, e, shape = pairs
+        s_flat, s_guarded, s_beyond = self.region_flat(stmt, src, starts[src], shape, e)
+        d_flat, d_guarded, d_beyond = self.region_flat(stmt, dst, starts[dst], shape, e)
+        writers = ~d_guarded
         if dst.buffer.scope in ("global", "shared") and threads is not None:
             writers &= replica == 0          # one write per element, by replica 0
-        outside = None if s_in.all() else np.flatnonzero(~s_in)
+        faults = []
+        skipped = s_guarded
+        if s_beyond is not None:
+            faults.append(_outside("read", src.buffer, s_flat, s_beyond, threads))
+            skipped = skipped | s_beyond
+            s_flat = np.where(s_beyond, 0, s_flat)
+        if d_beyond is not None and (d_beyond & writers).any():
+            faults.append(_outside("write", dst.buffer, d_flat, d_beyond & writers, threads))
+            writers &= ~d_beyond
+        outside = np.flatnonzero(skipped) if skipped.any() else None
         if writers.all():
             return _Moves(threads, s_flat, outside, None, _window(dst.buffer, d_flat),
-                          threads)
+                          threads, tuple(faults))
         keep = np.flatnonzero(writers)
         return _Moves(threads, s_flat, outside, keep, _window(dst.buffer, d_flat[keep]),
-                      None if threads is None else threads[keep])
+                      None if threads is None else threads[keep], tuple(faults))
 
     def sync(self, stmt: ir.Stmt, lanes: Lanes) -> None:
         """The barrier after a cooperative shared-memory copy: __syncthreads for the
@@ -1125,6 +1179,17 @@ def _window(buffer: ir.Buffer, flat: np.ndarray) -> np.ndarray | slice:
             (np.diff(flat) == 1).all():
         return slice(int(flat[0]), int(flat[-1]) + 1)
     return flat
+
+
+def _outside(verb: str, buffer: ir.Buffer, flat: np.ndarray, bad: np.ndarray,
+             threads: np.ndarray | None) -> str:
+    """The R505 message of the first access marked bad: the flat offset the kernel
+    computes, the thread, and the buffer's extent."""
+    i = int(np.argmax(bad))
+    who = "the block" if threads is None else f"thread {int(threads[i])}"
+    return (f"{buffer.scope} {verb} {buffer.name}[{int(flat[i])}] by {who} is outside "
+            f"{buffer.name}[{buffer.size}] ({int(bad.sum())} access"
+            f"{'es' if bad.sum() > 1 else ''} of this statement)")
 
 
 def _in_box(flat: np.ndarray, shape, starts, extents) -> np.ndarray:

@@ -100,3 +100,71 @@ def test_fragment_layout_narrower_than_its_buffer_is_r505():
     assert "register write of x_frag[4] by thread 4 uses slot 4, outside x_frag[4]" in \
         write.message
     assert "register read of x_frag[4] by thread 4" in read.message
+
+
+# ---------------------------------------------------------------- copies and fills
+
+TILE = '''
+import tilelang.language as T
+
+@T.prim_func
+def main(x: T.Tensor((64,), T.float32), out: T.Tensor((64,), T.float32)):
+    with T.Kernel(8, threads=128) as bx:
+        s = T.alloc_shared((8,), T.float32)
+        T.copy(x[bx * 8:bx * 8 + 8], s)
+        T.copy(s, out[bx * 8:bx * 8 + 8])
+'''
+
+
+def _program(source: str, name: str):
+    from codegen.plan import plan_func
+    from spec.frontend import parse_source
+    func = parse_source(source, name).func()
+    return func, plan_func(func, "canonical")
+
+
+def test_copy_layout_overrunning_a_shared_tile_is_r505():
+    """The copy x -> s planted with a partition of 12 elements: the kernel's loop over
+    it would store s[8..11], past the 8-element shared tile."""
+    func, plan = _program(TILE, "tile.py")
+    copy = next(c for c in plan.layouts.copies if c.dst.buffer.name == "s")
+    copies = dict(plan.layouts.copies)
+    copies[copy] = default_partition((12,), 128)
+    codes, result = _codes(func, replace(plan, layouts=replace(plan.layouts, copies=copies)))
+    (fault,) = _r505(result)
+    assert fault.span.line == 8
+    assert fault.message.startswith("shared write s[8] by thread 8 is outside s[8] "
+                                    "(4 accesses of this statement)")
+
+
+def test_unguarded_global_read_past_the_tensor_is_r505(monkeypatch):
+    """A kernel that tests none of the tensor's borders (the guard decision planted to
+    say no test is needed) reads x[-4] in block 0: R505, not TileLang's guarded 0."""
+    import interp.simulate as simulate_module
+    from pathlib import Path
+    source = (Path(__file__).parent / "programs/valid/copy_start_below_zero.py").read_text()
+    func, plan = _program(source, "copy_start_below_zero.py")
+    assert _codes(func, plan)[0] == []                       # guarded: in bounds
+    monkeypatch.setattr(simulate_module, "border_guards",
+                        lambda region, starts, shape, ranges:
+                        tuple((False, False) for _ in region.buffer.shape))
+    func, plan = _program(source, "copy_start_below_zero.py")    # fresh per-plan caches
+    codes, result = _codes(func, plan)
+    (fault,) = _r505(result)
+    assert fault.span.line == 17
+    assert fault.message == ("global read x[-4] by thread 0 is outside x[64] "
+                             "(64 accesses of this statement) in block 0")
+
+
+def test_the_renderer_tests_the_borders_the_simulator_assumes():
+    """Both executors take border tests from spec.addressing.border_guards: a negative
+    Let start gets its `>= 0` test, a run straddling the tensor's end stays scalar."""
+    from pathlib import Path
+    from codegen.cuda import render
+    root = Path(__file__).parent / "programs/valid"
+    func, plan = _program((root / "copy_start_below_zero.py").read_text(), "a.py")
+    assert "base + i >= 0 && base + i < 64 ? x[base + i] : 0.0f" in render(plan).source
+    func, plan = _program((root / "copy_tail_not_vectorized.py").read_text(), "b.py")
+    text = render(plan).source
+    assert "4*bx + i < 10 ? x[4*bx + i] : 0.0f" in text
+    assert "reinterpret_cast<const float4*>(&x[" not in text

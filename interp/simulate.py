@@ -16,7 +16,9 @@ elsewhere), each site's contributions from the replicas its guard admits into th
 executing thread's storage slot, and at finalize the plan's collective
 (interp.collective), the seed once, the destination write. Accounting (interp.accounting)
 checks that every logically enabled contribution entered every observed copy of its
-output exactly once. Violations (R300, R500–R504) are collected, never raised; a
+output exactly once. Every address is the one the kernel computes (spec.addressing,
+the layouts' slot expressions, the plan's step expressions) and is checked against its
+allocation (R505). Violations (R300, R500–R505) are collected, never raised; a
 program the logical semantics refuses (R1xx/R2xx) raises DiagnosticError as
 interp.logical does."""
 from __future__ import annotations

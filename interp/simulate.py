@@ -764,8 +764,9 @@ class _Block:
         `guarded` elements fail a border test of a global tensor (read as 0, not
         written: TileLang's rule); `beyond` ones (None: none) pass every test the kernel
         makes yet lie outside the buffer (R505: the kernel would touch another
-        allocation). Their flat offsets are clamped so the caller may still gather.
-        The region itself must lie inside a non-global buffer (the logical rule, R102)."""
+        allocation; the caller makes no such access). Guarded offsets are clamped so
+        the caller may still gather. The region itself must lie inside a non-global
+        buffer (the logical rule, R102)."""
         buffer = region.buffer
         if buffer.scope != "global":
             for s, extent, size in zip(starts, region.extents, buffer.shape):
@@ -837,16 +838,25 @@ class _Block:
             values = self.k.globals[src][moves.src]
             if moves.src_outside is not None:
                 values[moves.src_outside] = 0      # TileLang's guarded border reads 0
-        elif src.scope == "shared":
-            values = self.read_shared(src, moves.src, stmt.span)
-        else:
-            values = self.read_registers(src, moves.threads, moves.src, stmt.span)
+        elif moves.src_outside is None:
+            values = self.read_on_chip(src, moves.threads, moves.src, stmt.span)
+        else:                                      # R505 lanes: not read, 0
+            kept = np.setdiff1d(np.arange(len(moves.src)), moves.src_outside)
+            values = np.zeros(len(moves.src), dtype=src.dtype.np)
+            values[kept] = self.read_on_chip(
+                src, None if moves.threads is None else moves.threads[kept],
+                moves.src[kept], stmt.span)
         values = convert(Val(values, src.dtype), dst.dtype).v
         if moves.dst_lanes is not None:
             values = values[moves.dst_lanes]
         self.write(dst, moves.dst_threads, moves.dst, values, stmt.span)
         if "shared" in (src.scope, dst.scope):
             self.sync(stmt, lanes)
+
+    def read_on_chip(self, buffer: ir.Buffer, threads, flat: np.ndarray, span: Span):
+        if buffer.scope == "shared":
+            return self.read_shared(buffer, flat, span)
+        return self.read_registers(buffer, threads, flat, span)
 
     def copy_moves(self, stmt: ir.Copy, lanes: Lanes) -> _Moves:
         """The copy's moves at the current starts, memoized on the values of the

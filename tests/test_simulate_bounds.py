@@ -3,7 +3,8 @@ faults planted into correct plans (dataclasses.replace of one piece) come back n
 the statement, the thread, the index and the allocation's extent: a workspace address
 shifted past the workspace (each of the three workspace steps), a chunk shifted past
 the partial array, a storage or fragment layout narrower than its buffer (slots past
-the register array), and a copy that writes past a shared tile."""
+the register array), copies that run past a shared tile or a fragment, and a global
+read on a side the kernel does not test."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -135,6 +136,21 @@ def test_copy_layout_overrunning_a_shared_tile_is_r505():
     assert fault.span.line == 8
     assert fault.message.startswith("shared write s[8] by thread 8 is outside s[8] "
                                     "(4 accesses of this statement)")
+
+
+def test_copy_layout_overrunning_a_fragment_is_r505_not_a_crash():
+    """The copy a -> out planted with a partition of 12 elements reads a[8..11] of an
+    8-element fragment: R505, and those lanes are not read (no IndexError)."""
+    from pathlib import Path
+    source = (Path(__file__).parent / "programs/valid/copy_start_below_zero.py").read_text()
+    func, plan = _program(source, "copy_start_below_zero.py")
+    copy = next(c for c in plan.layouts.copies if c.src.buffer.name == "a")
+    copies = dict(plan.layouts.copies)
+    copies[copy] = default_partition((12,), 128)
+    codes, result = _codes(func, replace(plan, layouts=replace(plan.layouts, copies=copies)))
+    (fault,) = _r505(result)
+    assert fault.span.line == 18
+    assert fault.message.startswith("fragment read a[8] by thread 8 is outside a[8]")
 
 
 def test_unguarded_global_read_past_the_tensor_is_r505(monkeypatch):

@@ -10,8 +10,8 @@ an access that follows the loop's own layout comes out as `x_frag[slot]`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from spec import ir
-from spec.indexexpr import Const, IndexExpr, Var
+from spec import addressing, ir
+from spec.indexexpr import IndexExpr, Var
 from spec.layout import Layout
 from .cuda_exprs import ADD, ATOM, C
 from .cuda_layouts import S
@@ -70,14 +70,11 @@ def register_slot(layout: Layout, indices: tuple[Index, ...], frame: Frame, var_
 
 def flat_offset(shape: tuple[int, ...], indices: tuple[Index, ...], frame: Frame,
                 var_name) -> C:
-    """Row-major flat position of an element of a buffer of shape."""
+    """Row-major flat position of an element of a buffer of shape (the simulator
+    computes the same spec.addressing.flat_offset)."""
     if all(isinstance(ix, IndexExpr) for ix in indices):
-        flat: IndexExpr = Const(0)
-        stride = 1
-        for extent, ix in reversed(list(zip(shape, indices))):
-            flat = ix * stride + flat
-            stride *= extent
-        return render_index(flat, frame, var_name, ranges={})
+        return render_index(addressing.flat_offset(shape, indices), frame, var_name,
+                            ranges={})
     text = None
     for extent, ix in zip(shape, indices):
         part = ix if isinstance(ix, C) else render_index(ix, frame, var_name, ranges={})

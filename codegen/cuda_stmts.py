@@ -28,7 +28,8 @@ from spec.layout import Layout, default_partition, index_names
 from spec.ops import MONOIDS, REDUCE_KINDS
 from spec.physical import PhysicalPlan
 from . import cuda_collectives as collectives
-from .cuda_access import (FLAT, REP, TERM, Frame, Index, affine, flat_offset, register_slot,
+from spec.addressing import affine
+from .cuda_access import (FLAT, REP, TERM, Frame, Index, flat_offset, register_slot,
                           render_index)
 from .cuda_exprs import C, ExprRenderer, combine, convert, from_float, is_half_like, literal, \
     to_float

@@ -28,9 +28,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from codegen.cuda_access import affine
 from spec import ir
-from spec.addressing import border_guards, flat_offset, region_indices, statement_ranges
+from spec.addressing import affine, border_guards, flat_offset, region_indices, statement_ranges
 from spec.diagnostics import Diagnostic, DiagnosticError, Note, error
 from spec.dtypes import BOOL, INT64
 from spec.ops import REDUCE_KINDS, MONOIDS, monoid as monoid_named

@@ -17,8 +17,53 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+from typing import Callable
+
 from . import ir
-from .indexexpr import Const, IndexExpr, Ranges, Var
+from .indexexpr import Const, IndexExpr, Ranges, Var, floordiv, mod
+
+
+def integer_index(e: ir.Expr, lookup: Callable[[str], IndexExpr | None],
+                  ranges: Ranges) -> IndexExpr | None:
+    """e as an integer IndexExpr, each variable replaced by lookup(name), or None where
+    e is not an affine-with-floordiv/mod function of integer names (a load, a float, a
+    division by a non-constant). `ranges` bounds the names for the one rule that needs
+    them: integer `/` truncates (C), which is floor division only when the numerator is
+    provably >= 0. Layout inference, the renderer and the simulator all read indices
+    through this function."""
+    if isinstance(e, ir.Const):
+        v = e.value
+        return Const(int(v)) if isinstance(v, int) and not isinstance(v, bool) else None
+    if isinstance(e, ir.Var):
+        return lookup(e.name)
+    if isinstance(e, ir.Cast):
+        return integer_index(e.a, lookup, ranges) if e.dtype.is_int else None
+    if isinstance(e, ir.Unary):
+        a = integer_index(e.a, lookup, ranges)
+        return -a if e.op == "neg" and a is not None else None
+    if not isinstance(e, ir.Binary) or e.op not in ("+", "-", "*", "//", "%", "/"):
+        return None
+    a, b = integer_index(e.a, lookup, ranges), integer_index(e.b, lookup, ranges)
+    if a is None or b is None:
+        return None
+    if e.op == "+":
+        return a + b
+    if e.op == "-":
+        return a - b
+    if e.op == "*":
+        return a * b
+    if not (isinstance(b, Const) and b.value > 0):
+        return None
+    if e.op == "/":
+        if not e.dtype.is_int or a.bounds(ranges)[0] < 0:
+            return None
+        return floordiv(a, b.value)
+    return floordiv(a, b.value) if e.op == "//" else mod(a, b.value)
+
+
+def affine(e: ir.Expr) -> IndexExpr | None:
+    """e over free names: every integer variable stands for itself, unbounded."""
+    return integer_index(e, Var, {})
 
 
 def region_indices(starts: Sequence, extents: Sequence[int], loop_shape: Sequence[int],

@@ -133,7 +133,8 @@ def resource_diagnostics(func: ir.PrimFunc, res: Resources,
             "R506", WARNING,
             f"about {res.register_words} registers per thread ({parts}, ...) exceed the "
             f"budget of {res.register_budget} for {res.threads} threads on {target.name}: "
-            f"ptxas will spill to local memory (correct, but slower)", kernel.span,
+            f"expect ptxas to keep arrays in local memory or spill (correct, but slower)",
+            kernel.span,
             hint="fewer elements per thread: smaller tiles or more threads"))
     return tuple(out)
 

@@ -95,7 +95,7 @@ def test_r506_warning_does_not_reject():
 
 
 def test_r506_errors_name_the_numbers():
-    plan = _plan(ROOT / "tests" / "programs" / "invalid" / "r506_shared_too_large.py")
+    plan = _plan(ROOT / "tests" / "programs" / "resources" / "r506_shared_too_large.py")
     [err] = [d for d in plan.notes if d.is_error]
     assert err.message.startswith("shared memory 288.2 KB (A_shared 256 KB, acc workspace")
     assert "227 KB" in err.message and "sm_90" in err.message
@@ -105,7 +105,7 @@ def test_r506_errors_name_the_numbers():
 @pytest.mark.parametrize("command", [["check"], ["run", "--backend", "sim"],
                                      ["emit", "--what", "plan"], ["emit", "--what", "cuda"]])
 def test_r506_exits_1_from_every_command(capsys, command):
-    program = str(ROOT / "tests" / "programs" / "invalid" / "r506_too_many_threads.py")
+    program = str(ROOT / "tests" / "programs" / "resources" / "r506_too_many_threads.py")
     code = main([command[0], program, *command[1:]])
     _, err = capsys.readouterr()
     assert code == 1
@@ -115,7 +115,7 @@ def test_r506_exits_1_from_every_command(capsys, command):
 def test_runner_refuses_a_plan_over_the_limits():
     from codegen.runner import run_cuda
     from spec.diagnostics import DiagnosticError
-    plan = _plan(ROOT / "tests" / "programs" / "invalid" / "r506_grid_y.py")
+    plan = _plan(ROOT / "tests" / "programs" / "resources" / "r506_grid_y.py")
     with pytest.raises(DiagnosticError, match="R506"):
         run_cuda(plan, {})
 

@@ -236,7 +236,7 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
         # it is simulated even where it would not fit the target).
         plans = {"auto": auto}
         if any(rp.planner != "canonical" for rp in auto.reducers):
-            plans["canonical"] = make_plan(loaded, "canonical", within_limits=False)
+            plans["canonical"] = plan_over_limits(loaded, "canonical")
         for name, plan in plans.items():
             run = simulate_plan(plan, name, values)
             report.runs.append(run)
@@ -247,20 +247,27 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
     return report
 
 
-def make_plan(loaded: Loaded, planner: str, within_limits: bool = True) -> PhysicalPlan:
-    """The physical plan of the loaded function. R300 from layouts raises
-    DiagnosticError; a fast plan that is not proved legal raises DiagnosticError with
-    the R400 refusal as an error (the user asked for it by name); so does a plan over a
-    hard limit of the target (R506 errors), unless within_limits is False."""
+def make_plan(loaded: Loaded, planner: str) -> PhysicalPlan:
+    """The physical plan of the loaded function, which must fit the target: a plan over
+    a hard limit raises DiagnosticError with its R506 errors (plan_over_limits for
+    the rest)."""
+    plan = plan_over_limits(loaded, planner)
+    over = [d for d in plan.notes if d.is_error]
+    if over:
+        raise DiagnosticError(over)
+    return plan
+
+
+def plan_over_limits(loaded: Loaded, planner: str) -> PhysicalPlan:
+    """The physical plan of the loaded function, even where it does not fit the target
+    (R506 errors stay among its notes). R300 from layouts raises DiagnosticError; a
+    fast plan that is not proved legal raises DiagnosticError with the R400 refusal as
+    an error (the user asked for it by name)."""
     try:
-        plan = plan_func(loaded.func, planner, loaded_layouts(loaded))
+        return plan_func(loaded.func, planner, loaded_layouts(loaded))
     except FastPlanRefused as refused:
         raise DiagnosticError(dataclasses.replace(refused.diagnostic, severity=ERROR)) \
             from None
-    over = [d for d in plan.notes if d.is_error]
-    if over and within_limits:
-        raise DiagnosticError(over)
-    return plan
 
 
 def run_backend(loaded: Loaded, backend: str, values: dict[str, np.ndarray],

@@ -39,6 +39,11 @@ def workspace_name(body, reducer: ir.Buffer) -> str:
     return body.names.get(("workspace", reducer), f"{reducer.name}_workspace")
 
 
+def reduce_rows_name(body, stmt: ir.Reduce) -> str:
+    """The shared rows a T.reduce_* statement goes through (codegen.cuda_stmts)."""
+    return body.names.get(("scratch", stmt), f"{stmt.src.name}_{stmt.kind}_rows")
+
+
 def seed_name(body, reducer: ir.Buffer) -> str:
     return body.names.get(("seed", reducer), f"{reducer.name}_seed")
 
@@ -75,15 +80,14 @@ def seeded_reducers(func: ir.PrimFunc) -> set[ir.Buffer]:
 # ----------------------------------------------------------------------------- declarations
 
 def declarations(body, rp: ReducerPlan, seeded: bool) -> list[str]:
+    """The reducer's registers: its partials and its seed. Its workspace is declared
+    with the other shared arrays, from the plan's resource model (codegen.cuda)."""
     reducer = rp.reducer
     ctype = reducer.dtype.c_name
     lines = [f"{ctype} {partial_name(body, reducer)}[{rp.storage.slots_per_thread}];"
              f"  // {rp.planner} plan: {rp.storage.describe()}"]
     if seeded:
         lines.append(f"{ctype} {seed_name(body, reducer)};")
-    if rp.workspace_words:
-        body.shared[workspace_name(body, reducer)] = \
-            f"__shared__ {ctype} {workspace_name(body, reducer)}[{rp.workspace_words}];"
     return lines
 
 

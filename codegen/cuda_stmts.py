@@ -555,8 +555,7 @@ class KernelBody:
         if src.scope != "fragment" or kept is None:
             raise Unsupported(f"line {stmt.span.line}: T.reduce_{stmt.kind} of a "
                               f"{src.scope} buffer")
-        scratch = self.names.get(("scratch", stmt), f"{src.name}_{stmt.kind}_rows")
-        self.shared[scratch] = f"__shared__ {dst.dtype.c_name} {scratch}[{src.size}];"
+        scratch = collectives.reduce_rows_name(self, stmt)   # declared by codegen.cuda
         src_layout = self.layouts.fragment(src)
         self.out.comment(f"line {stmt.span.line}: T.reduce_{stmt.kind}({src.name}, "
                          f"{dst.name}, dim={stmt.dim}) through shared memory")

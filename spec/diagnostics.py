@@ -34,6 +34,7 @@ CODES: dict[str, str] = {
     "R503": "exactly-once violated",
     "R504": "shared-memory race",
     "R505": "simulated access outside its allocation",
+    "R506": "kernel over a target resource limit",
 }
 
 ERROR, WARNING, NOTE = "error", "warning", "note"

@@ -17,7 +17,8 @@ from spec.ir import ReducerFinalize, walk
 from spec.printer import format_func
 from codegen.layout import format_layouts
 from codegen.cuda import Unsupported, render
-from codegen.plan_text import format_plan, plan_json
+from codegen import ptxas
+from codegen.plan_text import format_plan, plan_json, resources_json
 from verify.proofs_fast import smt2_queries
 from .fuzz import fuzz
 
@@ -80,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--what", choices=EMITS, default="ir")
     p.add_argument("--plan", choices=PLANS, default="auto",
                    help="physical plan for --what plan and --what cuda")
+    p.add_argument("--ptxas", action="store_true",
+                   help="with --what plan: compile the kernel (nvcc -Xptxas -v) and "
+                        "append ptxas's registers, shared memory, stack and spills")
     return parser
 
 
@@ -192,6 +196,7 @@ def _check_json(args, report: pipeline.CheckReport) -> dict:
                              "block": list(e.block), "contributions": int(e.counts.sum())}
                             for e in report.reference.epochs]
         doc["outputs"] = {n: _array_json(v) for n, v in report.reference.outputs.items()}
+    doc["resources"] = resources_json(report.resources) if report.resources else None
     doc["epochs"] = [e.to_json() for e in report.epochs]
     doc["violations"] = [d.to_json() for d in report.violations]
     doc["comparisons"] = {b: [c.__dict__ for c in cs] for b, cs in report.comparisons.items()}
@@ -267,10 +272,11 @@ def cmd_emit(args) -> int:
         text = format_layouts(pipeline.loaded_layouts(loaded), loaded.func)
     elif args.what == "plan":
         plan = pipeline.make_plan(loaded, args.plan)
+        figures = _ptxas_figures(plan) if args.ptxas else None
         if args.json:
-            _print_json({**head, "plan": plan_json(plan)})
+            _print_json({**head, "plan": plan_json(plan, figures)})
             return EXIT_OK
-        text = format_plan(plan)
+        text = format_plan(plan, figures)
     elif args.what == "cuda":
         text = render(pipeline.make_plan(loaded, args.plan)).translation_unit()
     elif args.what == "smt2":
@@ -286,6 +292,15 @@ def cmd_emit(args) -> int:
     else:
         print(text)
     return EXIT_OK
+
+
+def _ptxas_figures(plan):
+    """ptxas's figures for the plan's kernel (codegen.ptxas); UsageError without nvcc."""
+    source = render(plan)
+    try:
+        return ptxas.compile_figures(source.translation_unit())[source.kernel_name]
+    except ptxas.PtxasUnavailable as exc:
+        raise UsageError(f"--ptxas: {exc}") from None
 
 
 def cmd_fuzz(args) -> int:

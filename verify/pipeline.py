@@ -23,7 +23,7 @@ from codegen.tilelang_backend import (PrimFuncNotFound, TileLangFailed,  # noqa:
 from verify.proofs import ProofResult
 from verify.proofs_fast import prove_reducer
 from interp.simulate import simulate
-from spec.physical import PhysicalPlan
+from spec.physical import PhysicalPlan, Resources
 
 from . import inputs as inputs_mod
 from .epochs import check_func
@@ -157,6 +157,7 @@ class CheckReport:
     comparisons: dict[str, list[Comparison]] = field(default_factory=dict)  # by run label
     epochs: list[EpochReport] = field(default_factory=list)
     seed: int = 0
+    resources: Resources | None = None          # the default (auto) plan's
 
     @property
     def violations(self) -> list[Diagnostic]:
@@ -223,14 +224,19 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
         return report
     values = loaded.inputs(seed, given)
     try:
-        report.reference = oracle(loaded, values)
+        # planned first: a kernel over the target's limits (R506) is rejected before
+        # the interpreter runs its grid, however large
         auto = make_plan(loaded, "auto")
+        report.resources = auto.resources
+        report.diagnostics += [d for d in auto.notes if d.code == "R506"]
+        report.reference = oracle(loaded, values)
         report.epochs = epoch_reports(loaded, auto)
         # Simulate the default plan, and canonical too when the default chose a fast
-        # plan somewhere (canonical is the always-correct baseline it must agree with).
+        # plan somewhere (canonical is the always-correct baseline it must agree with;
+        # it is simulated even where it would not fit the target).
         plans = {"auto": auto}
         if any(rp.planner != "canonical" for rp in auto.reducers):
-            plans["canonical"] = make_plan(loaded, "canonical")
+            plans["canonical"] = plan_over_limits(loaded, "canonical")
         for name, plan in plans.items():
             run = simulate_plan(plan, name, values)
             report.runs.append(run)
@@ -242,9 +248,21 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
 
 
 def make_plan(loaded: Loaded, planner: str) -> PhysicalPlan:
-    """The physical plan of the loaded function. R300 from layouts raises
-    DiagnosticError; a fast plan that is not proved legal raises DiagnosticError with
-    the R400 refusal as an error (the user asked for it by name)."""
+    """The physical plan of the loaded function, which must fit the target: a plan over
+    a hard limit raises DiagnosticError with its R506 errors (plan_over_limits for
+    the rest)."""
+    plan = plan_over_limits(loaded, planner)
+    over = [d for d in plan.notes if d.is_error]
+    if over:
+        raise DiagnosticError(over)
+    return plan
+
+
+def plan_over_limits(loaded: Loaded, planner: str) -> PhysicalPlan:
+    """The physical plan of the loaded function, even where it does not fit the target
+    (R506 errors stay among its notes). R300 from layouts raises DiagnosticError; a
+    fast plan that is not proved legal raises DiagnosticError with the R400 refusal as
+    an error (the user asked for it by name)."""
     try:
         return plan_func(loaded.func, planner, loaded_layouts(loaded))
     except FastPlanRefused as refused:

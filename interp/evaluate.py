@@ -35,6 +35,11 @@ def evaluate(expr: ir.Expr, lanes: Lanes, mem: Memory) -> Val:
 def operand(expr: ir.Expr, dtype: DType, lanes: Lanes, mem: Memory) -> Val:
     """expr converted to dtype; an untyped literal is made in dtype from its Python value."""
     if isinstance(expr, ir.Const) and expr.weak:
+        if dtype.is_int and not isinstance(expr.value, float) \
+                and not dtype.lowest <= expr.value <= dtype.highest:
+            # constants are exact: one the dtype cannot hold is an error, never a wrap
+            raise DiagnosticError(error(
+                "R102", f"integer constant {expr.value} does not fit in {dtype}", expr.span))
         return const(expr.value, dtype, lanes.n)
     return convert(evaluate(expr, lanes, mem), dtype)
 

@@ -33,6 +33,7 @@ CODES: dict[str, str] = {
     "R502": "read of a poisoned register or uninitialized shared memory",
     "R503": "exactly-once violated",
     "R504": "shared-memory race",
+    "R506": "launch or resources beyond the target's limits",
 }
 
 ERROR, WARNING, NOTE = "error", "warning", "note"

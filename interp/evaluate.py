@@ -92,7 +92,8 @@ def _const(e: ir.Const, lanes, mem):
 
 def _var(e: ir.Var, lanes, mem):
     if e.name in lanes.deferred:
-        return operand(lanes.deferred[e.name], e.dtype, lanes, mem)
+        let = lanes.deferred[e.name]
+        return convert(operand(let.value, let.var.dtype, lanes, mem), e.dtype)
     val = lanes.env.get(e.name)
     if val is None:
         raise DiagnosticError(error("R101", f"unknown name {e.name!r}", e.span))

@@ -59,6 +59,7 @@ def _assignment(text: str, where: str) -> tuple[str, np.ndarray]:
 
 def parse_expectation(source: str, path: str = "<string>") -> Expectation:
     exp = Expectation()
+    source = source.removeprefix("\ufeff")          # a byte-order mark is not a character
     for lineno, line in enumerate(source.splitlines(), start=1):
         stripped = line.strip()
         if stripped and not stripped.startswith("#"):

@@ -61,7 +61,7 @@ def read_source(path: str) -> str:
     if not os.path.isfile(path):
         raise UsageError(f"{path}: no such file")
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:     # a leading BOM is dropped
             return f.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read: {exc}") from exc

@@ -241,6 +241,21 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
     return report
 
 
+def verifier_errors(loaded: Loaded, values: dict[str, np.ndarray],
+                    interpret: bool = True) -> list[Diagnostic]:
+    """The errors `check` would reject the program with on these inputs: the static
+    checkers' first, else (when interpret) the interpreter's. `run` and `emit` refuse
+    such a program (one gate: no backend runs or prints what the verifier rejects)."""
+    errors = [d for d in static_diagnostics(loaded) if d.is_error]
+    if errors or not interpret:
+        return errors
+    try:
+        oracle(loaded, values)
+    except DiagnosticError as err:
+        return [d for d in err.diagnostics if d.is_error]
+    return []
+
+
 def make_plan(loaded: Loaded, planner: str) -> PhysicalPlan:
     """The physical plan of the loaded function. R300 from layouts raises
     DiagnosticError; a fast plan that is not proved legal raises DiagnosticError with

@@ -19,6 +19,7 @@ from spec import ir
 from spec.diagnostics import DiagnosticError, error
 from spec.dtypes import BOOL, DType
 from spec.intrinsics import INTRINSICS
+from spec.limits import MAX_ITERATIONS, power_of_two
 
 from . import bounds as B
 from .values import THREAD, Lanes, Val, const
@@ -357,6 +358,11 @@ def serial_iterations(stmt: ir.SerialFor, lanes: Lanes, ctx):
     step = stmt.step
     span = (stop - start) if step > 0 else (start - stop)
     trips = np.maximum(-(-span // abs(step)), 0)
+    if len(trips) and int(trips.max()) > MAX_ITERATIONS:
+        # bounds read at run time: the frontend could not check them (docs/limits.md)
+        raise DiagnosticError(error(
+            "R102", f"this loop would run {int(trips.max())} times; at most "
+            f"{power_of_two(MAX_ITERATIONS)} iterations are supported", stmt.span))
     uniform = bool((trips == trips[0]).all()) if len(trips) else True
     for t in range(int(trips.max()) if len(trips) else 0):
         live = lanes if uniform else lanes.select(trips > t)

@@ -22,9 +22,12 @@ GRID_AXES = ("x", "y", "z")
 MAX_ELEMENTS = 2**26
 # Elements of all tensor parameters together (they live at the same time).
 MAX_TOTAL_ELEMENTS = 2**27
+# Blocks of the grid: the interpreter and the simulator run each one in Python (about a
+# millisecond per stage for a small block), so 2**14 blocks already take a while.
+MAX_BLOCKS = 2**14
 # Iterations of the innermost body: grid blocks × the trip counts of the serial loops
-# around it (each block runs every serial loop in Python, one iteration at a time).
-MAX_ITERATIONS = 2**24
+# around it (each one runs in Python, some 50 µs per iteration and stage).
+MAX_ITERATIONS = 2**20
 
 # Nesting depth of one expression (every IR walker recurses on it, a few Python frames
 # per level) and of statements (bodies of loops, ifs and T.ws inside each other). Python

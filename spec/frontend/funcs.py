@@ -13,7 +13,7 @@ from .context import POISON, Constant, Entry, FuncContext
 from .errors import FrontendError, construct_name, shape_error, unsupported
 from .exprs import call_args
 from .names import Imports
-from .sizes import check_func_sizes, check_grid_extent, check_threads
+from .sizes import check_blocks, check_func_sizes, check_grid_extent, check_threads
 from .stmts import lower_block, target_names
 
 _TENSOR_TYPES = ("Tensor", "Buffer")
@@ -150,6 +150,7 @@ def _kernel(ctx: FuncContext, node: ast.With) -> Kernel:
         if g < 1:
             shape_error(f"a grid extent must be positive, got {g}", a)
         check_grid_extent(axis, g, a)
+    check_blocks(grid, call)
     threads = 128                                   # TileLang's default
     for kw in call.keywords:
         if kw.arg != "threads":

@@ -12,9 +12,9 @@ import ast
 
 from ..diagnostics import Diagnostic, error
 from ..ir import Const, Kernel, ParallelFor, PrimFunc, SerialFor, Stmt, children
-from ..limits import (GRID_AXES, MAX_ELEMENTS, MAX_EXPR_DEPTH, MAX_GRID, MAX_ITERATIONS,
-                      MAX_STMT_DEPTH, MAX_THREADS_PER_BLOCK, MAX_TOTAL_ELEMENTS, TARGET,
-                      power_of_two)
+from ..limits import (GRID_AXES, MAX_BLOCKS, MAX_ELEMENTS, MAX_EXPR_DEPTH, MAX_GRID,
+                      MAX_ITERATIONS, MAX_STMT_DEPTH, MAX_THREADS_PER_BLOCK,
+                      MAX_TOTAL_ELEMENTS, TARGET, power_of_two)
 from .errors import fail, shape_error, unsupported
 
 
@@ -24,6 +24,13 @@ def check_threads(threads: int, node: ast.AST) -> None:
     if threads > MAX_THREADS_PER_BLOCK:
         fail("R506", f"threads={threads} exceeds {MAX_THREADS_PER_BLOCK} threads per block "
              f"on {TARGET}", node)
+
+
+def check_blocks(grid: tuple[int, ...], node: ast.AST) -> None:
+    blocks = _product(grid)
+    if blocks > MAX_BLOCKS:
+        shape_error(f"the grid {grid} has {blocks} blocks; at most "
+                    f"{power_of_two(MAX_BLOCKS)} are supported (docs/limits.md)", node)
 
 
 def check_grid_extent(axis: int, extent: int, node: ast.AST) -> None:

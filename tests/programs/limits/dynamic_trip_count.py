@@ -2,7 +2,7 @@
 # input: n=[1073741824]
 #
 # A loop bound read at run time is checked when the interpreter reaches it: 2**30
-# iterations are more than it runs (2**24, docs/limits.md), so R102, not a hang.
+# iterations are more than it runs (2**20, docs/limits.md), so R102, not a hang.
 import tilelang.language as T
 
 

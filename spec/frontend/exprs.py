@@ -39,6 +39,10 @@ def lower_index(ctx: FuncContext, node: ast.AST) -> Expr:
     e = lower_expr(ctx, node)
     if not (e.dtype.is_int or e.dtype.is_bool):
         shape_error(f"an index must be an integer, got {e.dtype}", node)
+    if is_weak(e) and not INT32.lowest <= e.value <= INT32.highest:
+        # indices and loop variables are int32: a constant beyond it would wrap
+        shape_error(f"integer constant {e.value} does not fit in int32, the dtype of "
+                    f"indices and loop bounds", node)
     return e
 
 

@@ -15,7 +15,7 @@ def main(x: T.Tensor((8,), T.float32),
     with T.Kernel(1, threads=128) as bx:
         frag = T.alloc_fragment((2**40,), T.float32)
         shared = T.alloc_shared((2**20, 2**20), T.float32)
-        for i in T.serial(2**40):
+        for i in T.serial(2**30):
             x[0] = 1.0
         for i, j in T.Parallel(2**13, 2**14):
             x[0] = 1.0

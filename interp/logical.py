@@ -163,7 +163,8 @@ class Block:
         # known: each reads only earlier ones, so a chain of any length is this loop,
         # not a recursion through evaluate
         for let in list(lanes.deferred.values()):
-            forked = forked.bind(let.var.name, operand(let.value, let.var.dtype, forked, self))
+            value = operand(let.value, let.var.dtype, forked, self)
+            forked = forked.bind(let.var.name, value)
         return forked
 
     def _thread_if(self, stmt: ir.If, lanes: Lanes) -> None:

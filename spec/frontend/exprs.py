@@ -222,7 +222,8 @@ def _compare_link(name: str, op: type, left: Expr, right: Expr, node: ast.AST) -
     for weak, typed in ((left, right), (right, left)):
         dtype = typed.dtype
         if is_weak(weak) and not is_weak(typed) and not dtype.is_float \
-                and not weak.dtype.is_float and not dtype.lowest <= weak.value <= dtype.highest:
+                and not weak.dtype.is_float \
+                and not dtype.lowest <= weak.value <= dtype.highest:
             sample = int(dtype.lowest)
             a, b = (weak.value, sample) if weak is left else (sample, weak.value)
             return weak_const(bool(COMPARES[op](a, b)), Span.of(node), node)

@@ -140,7 +140,7 @@ class Block:
         run = getattr(self, "_" + type(stmt).__name__.lower())
         if THREAD not in lanes.env and reads_thread(ir.stmt_exprs(stmt), lanes):
             if isinstance(stmt, ir.Let):
-                return lanes.defer(stmt.var.name, stmt.value)
+                return lanes.defer(stmt.var.name, stmt)
             if isinstance(stmt, ir.If):
                 self._thread_if(stmt, lanes)
             else:
@@ -158,7 +158,14 @@ class Block:
     def _per_thread(self, lanes: Lanes) -> Lanes:
         lane, thread = np.nonzero(lanes.thread_mask(self.kernel.threads))
         forked = replace(lanes.gather(lane), parallel=True, threads=None, divergent=True)
-        return forked.bind(THREAD, Val(INT32.quantize(thread), INT32))
+        forked = forked.bind(THREAD, Val(INT32.quantize(thread), INT32))
+        # the deferred Lets, in the order they were defined, now that the thread is
+        # known: each reads only earlier ones, so a chain of any length is this loop,
+        # not a recursion through evaluate
+        for let in list(lanes.deferred.values()):
+            value = operand(let.value, let.var.dtype, forked, self)
+            forked = forked.bind(let.var.name, value)
+        return forked
 
     def _thread_if(self, stmt: ir.If, lanes: Lanes) -> None:
         mask = lanes.thread_mask(self.kernel.threads)

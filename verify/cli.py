@@ -40,6 +40,18 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
+def _natural(text: str) -> int:
+    """A non-negative integer flag (--seed, --count): argparse reports anything else."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") \
+            from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="verify-reducer", description=(
         "Check that every contribution of a TileLang deferred reduction enters its output "
@@ -54,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check", help="parse, verify, interpret and compare (the default)")
     common(p)
-    p.add_argument("--seed", type=int, default=0, help="seed of generated inputs")
+    p.add_argument("--seed", type=_natural, default=0, help="seed of generated inputs")
     p.add_argument("--inputs", help=".npz of inputs keyed by parameter name")
 
     p = sub.add_parser("run", help="run the kernel on one backend")
@@ -65,12 +77,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plan", choices=PLANS, default="auto",
                    help="physical plan for sim/cuda (default auto: fast where proved)")
     p.add_argument("--inputs", help=".npz of inputs keyed by parameter name")
-    p.add_argument("--output", help="write every tensor parameter after the run to this .npz")
-    p.add_argument("--seed", type=int, default=0, help="seed of generated inputs")
+    p.add_argument("--output", help="write every tensor parameter after the run to this "
+                   ".npz (.npz is appended when missing)")
+    p.add_argument("--no-verify", action="store_true",
+                   help="run a program the verifier rejects (the output says so)")
+    p.add_argument("--seed", type=_natural, default=0, help="seed of generated inputs")
 
     p = sub.add_parser("fuzz", help="differentially fuzz the lowerings on random kernels")
-    p.add_argument("--count", type=int, default=20, help="number of programs")
-    p.add_argument("--seed", type=int, default=0, help="seed of the program generator")
+    p.add_argument("--count", type=_natural, default=20, help="number of programs")
+    p.add_argument("--seed", type=_natural, default=0, help="seed of the program generator")
     p.add_argument("--backend", choices=("sim", "cuda"), default="sim",
                    help="cuda also runs every program on the GPU")
     p.add_argument("--out", default="fuzz-findings", help="folder for the findings")
@@ -84,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ptxas", action="store_true",
                    help="with --what plan: compile the kernel (nvcc -Xptxas -v) and "
                         "append ptxas's registers, shared memory, stack and spills")
+    p.add_argument("--no-verify", action="store_true",
+                   help="emit a program the verifier rejects (the output says so)")
     return parser
 
 
@@ -126,17 +143,58 @@ def _given_inputs(path: str | None) -> dict[str, np.ndarray] | None:
 # ----------------------------------------------------------------------------- check
 
 def cmd_check(args) -> int:
-    report = pipeline.check(args.program, args.func, args.seed, _given_inputs(args.inputs))
+    given = _given_inputs(args.inputs)
+    report = pipeline.check(args.program, args.func, args.seed, given)
     source = report.loaded.source if report.loaded else _safe_source(args.program)
+    notes = inputs_mod.special_values(report.loaded.inputs(args.seed, given)) \
+        if report.reference is not None else []
     if args.json:
-        _print_json(_check_json(args, report))
+        _print_json({**_check_json(args, report), "input_notes": notes})
         return report.exit_code
     shown = report.diagnostics + report.violations
     if shown:
         print(format_diagnostics(shown, args.program, source), file=sys.stderr)
+    _print_notes(notes)
     if report.loaded is not None:
         print(_check_text(report))
     return report.exit_code
+
+
+def _print_notes(notes: list[str]) -> None:
+    for note in notes:
+        print(f"verify-reducer: note: {note}", file=sys.stderr)
+
+
+NO_VERIFY_NOTE = ("--no-verify: the verifier was not consulted; this output may belong "
+                  "to a program `check` rejects")
+
+
+def _gate(args, loaded, values, interpret: bool = True) -> None:
+    """`run` and `emit` refuse what `check` rejects (DiagnosticError: exit 1 with the
+    same diagnostics), unless --no-verify, which the output then states. interpret=False
+    where the caller runs the interpreter anyway (its errors raise there)."""
+    if args.no_verify:
+        if not args.json:
+            _print_notes([NO_VERIFY_NOTE])
+        return
+    errors = pipeline.verifier_errors(loaded, values, interpret)
+    if errors:
+        raise DiagnosticError(errors)
+
+
+def _output_path(path: str | None) -> str | None:
+    """Where `run --output` writes (numpy appends .npz), checked before the run."""
+    if path is None:
+        return None
+    written = path if path.endswith(".npz") else path + ".npz"
+    folder = os.path.dirname(written) or "."
+    if not os.path.isdir(folder):
+        raise UsageError(f"--output {path}: no such directory {folder}")
+    if os.path.isdir(written):
+        raise UsageError(f"--output {path}: {written} is a directory")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"--output {path}: cannot write in {folder}")
+    return written
 
 
 def _safe_source(path: str) -> str:
@@ -206,8 +264,11 @@ def _check_json(args, report: pipeline.CheckReport) -> dict:
 # ----------------------------------------------------------------------------- run
 
 def cmd_run(args) -> int:
+    output = _output_path(args.output)
     loaded = pipeline.load(args.program, args.func)
     values = loaded.inputs(args.seed, _given_inputs(args.inputs), args.inputs or "inputs")
+    _gate(args, loaded, values, interpret=args.backend != "interp")
+    notes = inputs_mod.special_values(values)
     try:
         run = pipeline.run_backend(loaded, args.backend, values, args.plan)
     except pipeline.TileLangFailed as failed:
@@ -218,12 +279,13 @@ def cmd_run(args) -> int:
                    if args.backend == "tilelang" else None)
     bad = comparisons is not None and any(not c.ok for c in comparisons)
     code = EXIT_MISMATCH if run.violations or bad else EXIT_OK
-    if args.output:
-        inputs_mod.save_npz(args.output, run.outputs)
+    if output:
+        output = inputs_mod.save_npz(output, run.outputs)
     if args.json:
         doc = {"command": "run", "program": args.program, "func": loaded.func.name,
                "backend": args.backend, "plan": run.plan, "exit_code": code,
-               "output_file": args.output,
+               "verified": not args.no_verify, "input_notes": notes,
+               "output_file": output,
                "outputs": {n: _array_json(v) for n, v in run.outputs.items()},
                "violations": [d.to_json() for d in run.violations],
                "notes": [d.to_json() for d in run.notes]}
@@ -233,6 +295,7 @@ def cmd_run(args) -> int:
             doc["comparisons"] = {pipeline.run_label(run): [c.__dict__ for c in comparisons]}
         _print_json(doc)
         return code
+    _print_notes(notes)
     if run.violations or run.notes:
         print(format_diagnostics(run.notes + run.violations, args.program, loaded.source),
               file=sys.stderr)
@@ -240,8 +303,8 @@ def cmd_run(args) -> int:
         print(f"{name} = {_summary(value)}")
     if comparisons is not None:
         print(f"{pipeline.run_label(run)} {_comparison_status(comparisons)}")
-    if args.output:
-        print(f"wrote {args.output}")
+    if output:
+        print(f"wrote {output}")
     return code
 
 
@@ -266,8 +329,10 @@ def _report_tilelang_failure(args, loaded, reference, failed) -> int:
 
 def cmd_emit(args) -> int:
     loaded = pipeline.load(args.program, args.func)
+    # the gate judges the program as `check` does by default: on the inputs of seed 0
+    _gate(args, loaded, loaded.inputs(0))
     head = {"command": "emit", "program": args.program, "func": loaded.func.name,
-            "what": args.what}
+            "what": args.what, "verified": not args.no_verify}
     if args.what == "layout":
         text = format_layouts(pipeline.loaded_layouts(loaded), loaded.func)
     elif args.what == "plan":
@@ -301,9 +366,21 @@ def _ptxas_figures(plan):
         return ptxas.compile_figures(source.translation_unit())[source.kernel_name]
     except ptxas.PtxasUnavailable as exc:
         raise UsageError(f"--ptxas: {exc}") from None
+def _findings_folder(path: str) -> None:
+    """`fuzz --out` must be a folder we can write (made if missing), checked first."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"--out {path}: exists and is not a directory")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {path}: cannot create the directory ({exc.strerror})") \
+            from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {path}: cannot write in the directory")
 
 
 def cmd_fuzz(args) -> int:
+    _findings_folder(args.out)
     backends = ("sim", "cuda") if args.backend == "cuda" else ("sim",)
 
     def progress(case, verdict):

@@ -61,7 +61,7 @@ def read_source(path: str) -> str:
     if not os.path.isfile(path):
         raise UsageError(f"{path}: no such file")
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:     # a leading BOM is dropped
             return f.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read: {exc}") from exc
@@ -245,6 +245,21 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
     except DiagnosticError as err:
         report.diagnostics += err.diagnostics
     return report
+
+
+def verifier_errors(loaded: Loaded, values: dict[str, np.ndarray],
+                    interpret: bool = True) -> list[Diagnostic]:
+    """The errors `check` would reject the program with on these inputs: the static
+    checkers' first, else (when interpret) the interpreter's. `run` and `emit` refuse
+    such a program (one gate: no backend runs or prints what the verifier rejects)."""
+    errors = [d for d in static_diagnostics(loaded) if d.is_error]
+    if errors or not interpret:
+        return errors
+    try:
+        oracle(loaded, values)
+    except DiagnosticError as err:
+        return [d for d in err.diagnostics if d.is_error]
+    return []
 
 
 def make_plan(loaded: Loaded, planner: str) -> PhysicalPlan:

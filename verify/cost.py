@@ -1,0 +1,108 @@
+"""What a run will cost in memory, estimated before it starts (so a run that cannot fit
+is refused with the number, not killed by the system halfway).
+
+The model follows where the interpreter and simulator keep data. Per global tensor
+element, held whole or as a block's window: the input array, the interpreter's storage
+and its result copy, the simulator's storage (each the element's own size) and the
+interpreter's float64 bound array; a written tensor also pays the comparison's
+temporaries. Per block (blocks run one after another, so the largest counts): every
+on-chip buffer with its written flags and bounds, and the lanes of the widest
+`T.Parallel` (each lane carries loop variables, values, bounds and accounting ids)."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from spec import ir
+
+from interp.memory import Window
+
+LANE_BYTES = 256              # per T.Parallel lane: env, temporaries, accounting ids
+BUFFER_BYTES = 24             # per on-chip element beyond its value: flags, bound, pair
+COMPARE_BYTES = 16            # per written element: the comparison's temporaries
+
+
+@dataclass(frozen=True)
+class Estimate:
+    data: int                 # global tensors (or their windows)
+    working: int              # one block's working set
+
+    @property
+    def total(self) -> int:
+        return self.data + self.working
+
+    def describe(self) -> str:
+        from .pipeline import format_bytes
+        return (f"{format_bytes(self.total)} (tensors {format_bytes(self.data)}, "
+                f"per-block working set {format_bytes(self.working)})")
+
+    def to_json(self) -> dict:
+        return {"bytes": self.total, "tensors": self.data, "working_set": self.working}
+
+
+def estimate(func: ir.PrimFunc, windows: list[dict[str, Window]] | None = None) -> Estimate:
+    """The memory of a run of the whole grid (windows None), or of blocks run one by one
+    against windows (one dict per block)."""
+    written = {b.name for b in _written(func)}
+    if windows is None:
+        sizes = [{p.name: p.size for p in func.params}]
+    else:
+        sizes = [{name: w.size for name, w in per_block.items()} for per_block in windows]
+    data = max((sum(_tensor_bytes(p, size[p.name], p.name in written)
+                    for p in func.params) for size in sizes), default=0)
+    return Estimate(data, _working_set(func))
+
+
+def _tensor_bytes(p: ir.Buffer, elements: int, written: bool) -> int:
+    per = 4 * np.dtype(p.dtype.np).itemsize + 8 + (COMPARE_BYTES if written else 0)
+    return elements * per
+
+
+def _written(func: ir.PrimFunc):
+    for stmt in ir.walk(func.kernel.body):
+        if isinstance(stmt, ir.Store):
+            yield stmt.buffer
+        elif isinstance(stmt, ir.Copy):
+            yield stmt.dst.buffer
+        elif isinstance(stmt, ir.Fill):
+            yield stmt.region.buffer
+        elif isinstance(stmt, ir.Reduce):
+            yield stmt.dst
+        elif isinstance(stmt, ir.ReducerFinalize) and stmt.dst is not None:
+            yield stmt.dst
+
+
+def _working_set(func: ir.PrimFunc) -> int:
+    threads = func.kernel.threads
+    buffers = lanes = 0
+    for stmt in ir.walk(func.kernel.body):
+        if isinstance(stmt, ir.Alloc):
+            b = stmt.buffer
+            copies = threads if b.scope == "local" else 1
+            buffers += b.size * copies * (np.dtype(b.dtype.np).itemsize + BUFFER_BYTES)
+        elif isinstance(stmt, ir.ParallelFor):
+            n = 1
+            for e in stmt.extents:
+                n *= e
+            lanes = max(lanes, max(n, threads))
+    return buffers + max(lanes, threads) * LANE_BYTES
+
+
+def physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def parse_size(text: str) -> int:
+    """512M, 4G, 1.5G, 100000 (bytes): ValueError otherwise."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    scale = units.get(t[-1:], 1)
+    number = float(t[:-1] if t[-1:] in units else t)
+    if not number > 0:
+        raise ValueError(text)
+    return int(number * scale)

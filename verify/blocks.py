@@ -281,10 +281,18 @@ def _binary_span(e: ir.Binary, ctx: Context, rec) -> Span2 | None:
     if e.op == "-":
         return a_lo - b_hi, a_hi - b_lo
     if e.op == "*":
-        with np.errstate(invalid="ignore"):
-            products = [np.where((x == 0) | (y == 0), 0.0, x * y)
-                        for x in (a_lo, a_hi) for y in (b_lo, b_hi)]
-        return np.minimum.reduce(products), np.maximum.reduce(products)
+        a = interval(e.a, ctx)
+        scale = const if const is not None else \
+            int(a.lo) if a.lo == a.hi and not math.isinf(a.lo) else None
+        if scale is not None:                 # by a constant: the common case, cheap
+            lo, hi = (a_lo, a_hi) if const is not None else (b_lo, b_hi)
+            lo, hi = lo * scale, hi * scale
+            return (lo, hi) if scale >= 0 else (hi, lo)
+        with np.errstate(invalid="ignore"):   # 0 * inf is 0: a zero factor pins it
+            p = [np.nan_to_num(x * y, nan=0.0, posinf=np.inf, neginf=-np.inf)
+                 for x in (a_lo, a_hi) for y in (b_lo, b_hi)]
+        return (np.minimum(np.minimum(p[0], p[1]), np.minimum(p[2], p[3])),
+                np.maximum(np.maximum(p[0], p[1]), np.maximum(p[2], p[3])))
     if e.op == "<<" and const is not None and 0 <= const < 63:
         return a_lo * (1 << const), a_hi * (1 << const)
     if const is None or const <= 0:
@@ -433,7 +441,7 @@ def block_classes(func: ir.PrimFunc, accesses: list[Access]) -> list[BlockClass]
                                np.full(extent, (g - 1) if fixed else 0)
                                for k, g in enumerate(grid)])
             signature = _signature(features, dict(zip(names, coords)), extent)
-            _, first = np.unique(signature, axis=0, return_index=True)
+            _, first = np.unique(_row_keys(signature), return_index=True)
             reps.update(int(i) for i in first)
         per_dim.append(sorted(reps))
     firsts = np.array(np.meshgrid(*per_dim, indexing="ij")).reshape(len(grid), -1)
@@ -442,14 +450,27 @@ def block_classes(func: ir.PrimFunc, accesses: list[Access]) -> list[BlockClass]
 
 
 def _signature(features, blocks, n) -> np.ndarray:
-    if not features:
-        return np.zeros((n, 1), dtype=np.int8)
-    return np.stack([f.compute(blocks) for f in features], axis=1)
+    out = np.zeros((n, max(1, len(features))), dtype=np.int8)
+    for k, f in enumerate(features):
+        out[:, k] = f.compute(blocks)
+    return out
+
+
+def _row_keys(signature: np.ndarray) -> np.ndarray:
+    """One sortable key per row (every value is 0..3: two bits each when they fit in
+    an int64, which makes np.unique over millions of blocks fast)."""
+    if signature.shape[1] <= 31:
+        key = np.zeros(signature.shape[0], dtype=np.int64)
+        for k in range(signature.shape[1]):
+            key |= signature[:, k].astype(np.int64) << (2 * k)
+        return key
+    return np.unique(signature, axis=0, return_inverse=True)[1].reshape(-1)
 
 
 def _group(features, signature, coords, grid, sized=True) -> list[BlockClass]:
-    rows, first, inverse, counts = np.unique(signature, axis=0, return_index=True,
-                                             return_inverse=True, return_counts=True)
+    _, first, counts = np.unique(_row_keys(signature), return_index=True,
+                                 return_counts=True)
+    rows = signature[first]
     varying = [k for k in range(signature.shape[1])
                if features and not (signature[:, k] == signature[0, k]).all()]
     out = []

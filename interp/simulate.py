@@ -48,6 +48,7 @@ from .values import THREAD, Lanes, Val
 from .violations import Violations, register_array, slot_outside, threads_text
 
 SLOT, ITER, REP = "@slot", "@iter", "@rep"     # lane facts inside a T.Parallel
+MOVES_CACHE_LANES = 1 << 21                    # about 100 MB of cached copy moves
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,7 @@ class _Static:
         self.copy_cache: dict[ir.Copy, tuple] = {}
         self.copy_vars: dict[ir.Copy, tuple[str, ...] | None] = {}
         self.moves: dict[tuple, _Moves] = {}
+        self.moves_lanes = 0      # lanes held by moves: the cache is bounded by memory
         self.entries: dict[tuple, tuple] = {}
         self.readers: dict[ir.ReducerFinalize, tuple] = {}
         self.iteration_hashes: dict[tuple, tuple] = {}
@@ -890,9 +892,13 @@ class _Block:
                 return found
         made = self.derive_moves(stmt, lanes)
         if key is not None:
-            if len(self.s.moves) > 4096:
+            # a copy whose starts read the block index meets new keys in every block:
+            # bounded by lanes, not entries, memory stays flat however many blocks run
+            if len(self.s.moves) > 4096 or self.s.moves_lanes > MOVES_CACHE_LANES:
                 self.s.moves.clear()
+                self.s.moves_lanes = 0
             self.s.moves[key] = made
+            self.s.moves_lanes += len(made.src)
         return made
 
     def derive_moves(self, stmt: ir.Copy, lanes: Lanes) -> _Moves:

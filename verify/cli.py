@@ -225,6 +225,8 @@ def _blocks_text(report: pipeline.CheckReport) -> list[str]:
     proof = (f"independence proved ({queries})" if ind.proved
              else f"independence NOT proved: {ind.reason}; every block runs")
     memory = f"memory estimate {report.estimate.describe()}" if report.estimate else ""
+    if sel.total == 1:
+        return [f"  blocks         1 of 1; {memory}"]
     if sel.blocks is None:
         why = "" if not ind.proved else f" ({sel.why_all})"
         return [f"  blocks         all {sel.total}{why}; {proof}",

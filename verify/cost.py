@@ -6,8 +6,10 @@ element, held whole or as a block's window: the input array, the interpreter's s
 and its result copy, the simulator's storage (each the element's own size) and the
 interpreter's float64 bound array; a written tensor also pays the comparison's
 temporaries. Per block (blocks run one after another, so the largest counts): every
-on-chip buffer with its written flags and bounds, and the lanes of the widest
-`T.Parallel` (each lane carries loop variables, values, bounds and accounting ids)."""
+on-chip buffer with its written flags and bounds, the lanes of the widest
+`T.Parallel` (each lane carries loop variables, values, bounds and accounting ids), and
+every contribution of the largest epoch, which the interpreter keeps until finalize to
+sum exactly (value, output index, their sorted copies)."""
 from __future__ import annotations
 
 import os
@@ -19,9 +21,13 @@ from spec import ir
 
 from interp.memory import Window
 
+from .bounds import trip_range
+from .scopes import Context, Frame, kernel_context
+
 LANE_BYTES = 256              # per T.Parallel lane: env, temporaries, accounting ids
 BUFFER_BYTES = 24             # per on-chip element beyond its value: flags, bound, pair
 COMPARE_BYTES = 16            # per written element: the comparison's temporaries
+CONTRIBUTION_BYTES = 64       # per contribution of an epoch, held until its finalize
 
 
 @dataclass(frozen=True)
@@ -87,7 +93,39 @@ def _working_set(func: ir.PrimFunc) -> int:
             for e in stmt.extents:
                 n *= e
             lanes = max(lanes, max(n, threads))
-    return buffers + max(lanes, threads) * LANE_BYTES
+    return buffers + max(lanes, threads) * LANE_BYTES + \
+        _largest_epoch(func) * CONTRIBUTION_BYTES
+
+
+def _largest_epoch(func: ir.PrimFunc) -> int:
+    """The most contributions one reducer can collect in a block: every update site's
+    T.Parallel lanes times the trips of the serial loops around it (an unbounded trip
+    count is left out: the estimate then undercounts, it never refuses for it)."""
+    per_reducer: dict[str, int] = {}
+
+    def visit(body: ir.Body, ctx: Context, times: int) -> None:
+        for stmt in body:
+            if isinstance(stmt, ir.ReducerUpdate):
+                name = stmt.reducer.name
+                per_reducer[name] = per_reducer.get(name, 0) + times
+            elif isinstance(stmt, ir.ParallelFor):
+                n = 1
+                for e in stmt.extents:
+                    n *= e
+                visit(stmt.body, ctx.enter(Frame(stmt, "body")), times * n)
+            elif isinstance(stmt, ir.SerialFor):
+                most = trip_range(stmt, ctx)[1]
+                trips = int(most) if most != float("inf") else 1
+                visit(stmt.body, ctx.enter(Frame(stmt, "body")), times * trips)
+            elif isinstance(stmt, ir.If):
+                visit(stmt.then, ctx.enter(Frame(stmt, "then")), times)
+                visit(stmt.orelse, ctx.enter(Frame(stmt, "else")), times)
+            elif isinstance(stmt, ir.WarpGroup):
+                visit(stmt.body, ctx.enter(Frame(stmt, "body")), times)
+            elif isinstance(stmt, ir.Let):
+                ctx = ctx.bind_let(stmt)
+    visit(func.kernel.body, kernel_context(func.kernel), 1)
+    return max(per_reducer.values(), default=0)
 
 
 def physical_memory() -> int | None:

@@ -856,10 +856,14 @@ class _Block:
                             key=" ".join(fault.split()[:2]))     # "global read"
         # the reads and writes still go through the checked accessors every time:
         # poison, ownership and read-before-finalize depend on the state, not the moves
-        if src.scope == "global":
+        if src.scope == "global" and moves.src_outside is None:
             values = self.k.globals[src][moves.src]
-            if moves.src_outside is not None:
-                values[moves.src_outside] = 0      # TileLang's guarded border reads 0
+        elif src.scope == "global":                # TileLang's guarded border reads 0
+            values = np.zeros(len(moves.src), dtype=src.dtype.np)
+            kept = np.setdiff1d(np.arange(len(moves.src)), moves.src_outside)
+            # only the lanes that read: a guarded lane's clamped position may lie
+            # outside the block's window of the tensor
+            values[kept] = self.k.globals[src][moves.src[kept]]
         elif moves.src_outside is None:
             values = self.read_on_chip(src, moves.threads, moves.src, stmt.span)
         else:                                      # R505 lanes: not read, 0

@@ -194,6 +194,41 @@ def _programs():
 def test_windowed_blocks_equal_the_whole_run(path):
     """Each block alone against its windows computes, on every element it writes, what
     the whole run computes there (interpreter and simulated plan)."""
+    windowed_equals_whole(path)
+
+
+# Tiles over both dimensions of A, neither dividing: a tail tile's guarded lanes have
+# positions past the end of a row, outside the block's window of A.
+TILES_2D = """import tilelang.language as T
+
+
+@T.prim_func
+def main(A: T.Tensor((40, 36), T.float32), out: T.Tensor((40, 3), T.float32)):
+    with T.Kernel(3, 3, threads=64) as (bx, by):
+        tile = T.alloc_shared((16, 16), T.float32)
+        T.copy(A[by * 16, bx * 16], tile)
+        frag = T.alloc_fragment((16, 16), T.float32)
+        T.copy(tile, frag)
+        acc = T.alloc_reducer((16,), T.float32, op="sum")
+        T.reducer_init(acc)
+        for i, j in T.Parallel(16, 16):
+            T.reducer_update(acc[i], frag[i, j])
+        row = T.alloc_fragment((16,), T.float32)
+        T.finalize_reducer(acc, row)
+        for i in T.Parallel(16):
+            if by * 16 + i < 40:
+                out[by * 16 + i, bx] = row[i]
+"""
+
+
+def test_windowed_tail_tiles_in_two_dimensions_equal_the_whole_run(tmp_path):
+    path = write(tmp_path, TILES_2D)
+    windows = blocks.windows(func_of(path), blocks.global_accesses(func_of(path)), (2, 2))
+    assert windows["A"].box == ((32, 40), (32, 36))
+    windowed_equals_whole(path)
+
+
+def windowed_equals_whole(path):
     loaded = pipeline.load(str(path))
     func = loaded.func
     accesses = blocks.global_accesses(func)

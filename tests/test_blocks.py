@@ -369,9 +369,12 @@ def test_run_over_max_memory_is_refused_before_it_starts(tmp_path, capsys):
     assert code == 2 and out == ""
     assert "over --max-memory 1.0 KiB; raise --max-memory" in err
     code, out, _ = cli(capsys, "run", path, "--max-memory", "1K", "--json")
-    assert code == 2 and "estimated" not in json.loads(out)["error"]
+    assert code == 2 and "this run would need about" in json.loads(out)["error"]
+    assert "use `check`, which runs a sample of the blocks" in err
     code, _, err = cli(capsys, "check", path, "--max-memory", "1K", "--blocks", "all")
     assert code == 2 and "drop --blocks all" in err
+    code, _, err = cli(capsys, "check", write(tmp_path, SAME_OUTPUT), "--max-memory", "1K")
+    assert code == 2 and err.rstrip().endswith("raise --max-memory")
     for argv, message in ((("run", path, "--max-memory", "lots"), "a size like 512M"),
                           (("check", path, "--blocks", "some"), "all or a count")):
         with pytest.raises(SystemExit) as exited:

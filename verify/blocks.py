@@ -510,6 +510,8 @@ def select(func: ir.PrimFunc, mode: str | int | None = None, seed: int = 0) -> S
     total = math.prod(grid)
     accesses = global_accesses(func)
     independence = prove_independent(func, accesses)
+    if total <= 1:
+        return Selection(total, independence, [], accesses, why_all="one block")
     if not independence.proved:
         return Selection(total, independence, [], accesses,
                          why_all="independence not proved")

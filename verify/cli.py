@@ -286,7 +286,9 @@ def _check_json(args, report: pipeline.CheckReport) -> dict:
 
 def cmd_run(args) -> int:
     loaded = pipeline.load(args.program, args.func)
-    pipeline.refuse_over(estimate(loaded.func), _max_memory(args), "this run")
+    if args.backend != "cuda":      # the interpreter runs the whole grid (tilelang: too)
+        pipeline.refuse_over(estimate(loaded.func), _max_memory(args), "this run",
+                             "use `check`, which runs a sample of the blocks")
     values = loaded.inputs(args.seed, _given_inputs(args.inputs), args.inputs or "inputs")
     progress = _progress(args.backend) if sys.stderr.isatty() else None
     try:

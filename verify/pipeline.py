@@ -265,7 +265,9 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
     boxes = None if selection.blocks is None else \
         [blocks_mod.windows(loaded.func, selection.accesses, b) for b in selection.blocks]
     report.estimate = estimate(loaded.func, boxes)
-    refuse_over(report.estimate, max_memory, "check")
+    refuse_over(report.estimate, max_memory, "check",
+                "let check sample blocks (drop --blocks all)"
+                if selection.why_all == "--blocks all" else None)
     try:
         auto = make_plan(loaded, "auto")
         report.epochs = epoch_reports(loaded, auto)
@@ -319,14 +321,14 @@ def _check_windows(report: CheckReport, plans: dict[str, PhysicalPlan],
     report.runs = list(runs.values())
 
 
-def refuse_over(est: Estimate, max_memory: int | None, what: str) -> None:
-    """UsageError (exit 2) when the estimate is over the limit, before anything runs."""
+def refuse_over(est: Estimate, max_memory: int | None, what: str,
+                instead: str | None = None) -> None:
+    """UsageError (exit 2) when the estimate is over the limit, before anything runs;
+    `instead` names another way out than a larger limit."""
     if max_memory is not None and est.total > max_memory:
         raise UsageError(f"{what} would need about {est.describe()}, over --max-memory "
                          f"{format_bytes(max_memory)}; raise --max-memory"
-                         + (" or let check sample blocks (drop --blocks all)"
-                            if what == "check" else
-                            " or use `check`, which runs a sample of the blocks"))
+                         + (f" or {instead}" if instead else ""))
 
 
 def format_bytes(n: float) -> str:

@@ -8,15 +8,16 @@ beside `--blocks all` (every block, whole tensors) at 4096 for comparison.
 Per run: wall time, the child's CPU time (user + sys: the machine is shared, and CPU
 time is what other processes disturb least), its peak RSS (the rusage of that child,
 from os.wait4: RUSAGE_CHILDREN's maximum over every child would hide the smaller runs
-behind the largest), check's own memory estimate and how many blocks it ran. Then the
+behind the largest), check's own memory estimate and how many blocks it ran, read from
+its report. Then the
 static part in this process (parse, epoch verifier, layouts, block independence and
 classes, plans and proofs), which must stay under a second whatever the size.
 At 65536 A alone is 8 GiB of fp16: a check that materialized it would show here."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -43,21 +44,28 @@ def gemv_source(m: int, k: int) -> str:
 
 
 def run_child(path: str, extra: list[str]) -> dict:
+    """One `check` in a child process (the text report, as people run it: `--json` of a
+    whole run spells every tensor out), its wall and CPU time and peak RSS."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     start = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        child = subprocess.Popen([sys.executable, "-m", "verify", "check", path, "--json",
-                                  *extra], stdout=out, stderr=err, env=env, cwd=ROOT)
+        child = subprocess.Popen([sys.executable, "-m", "verify", "check", path, *extra],
+                                 stdout=out, stderr=err, env=env, cwd=ROOT)
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - start
         out.seek(0)
         err.seek(0)
-        text = out.read()
-        doc = json.loads(text) if text.strip().startswith(b"{") else \
-            {"verdict": err.read().decode().strip()[-300:]}
+        text = out.read().decode() + err.read().decode()
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
-            "rss": usage.ru_maxrss * 1024, "doc": doc,
-            "code": os.waitstatus_to_exitcode(status)}
+            "rss": usage.ru_maxrss * 1024, "code": os.waitstatus_to_exitcode(status),
+            "verdict": _field(text, r"^verdict: (\w+)"),
+            "blocks": _field(text, r"^  blocks +(all \d+|\d+ of \d+)"),
+            "estimate": _field(text, r"memory estimate ([\d.]+ \w+)")}
+
+
+def _field(text: str, pattern: str) -> str:
+    found = re.search(pattern, text, re.MULTILINE)
+    return found.group(1) if found else "?"
 
 
 def static_seconds(path: str) -> float:
@@ -93,13 +101,8 @@ def main() -> int:
             path = os.path.join(folder, f"gemv_{n}.py")
             Path(path).write_text(gemv_source(n, n))
             r = run_child(path, extra)
-            doc = r["doc"]
-            sel = doc.get("blocks") or {}
-            ran = f"all {sel.get('total')}" if sel.get("all") else \
-                f"{len(sel.get('ran') or [])} of {sel.get('total')}"
-            estimate = (doc.get("memory_estimate") or {}).get("bytes", 0)
-            print(f"{n:>7} {ran:>14} {str(doc.get('verdict'))[:9]:>9} {r['wall']:7.2f}s "
-                  f"{r['cpu']:7.2f}s {mib(r['rss']):>12} {mib(estimate):>12}")
+            print(f"{n:>7} {r['blocks']:>14} {r['verdict'][:9]:>9} {r['wall']:7.2f}s "
+                  f"{r['cpu']:7.2f}s {mib(r['rss']):>12} {r['estimate']:>12}")
         print("static part (parse, verify, layouts, independence and classes, plans and "
               "proofs), in this process:")
         for n in args.sizes:

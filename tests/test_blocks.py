@@ -228,6 +228,37 @@ def test_windowed_tail_tiles_in_two_dimensions_equal_the_whole_run(tmp_path):
     windowed_equals_whole(path)
 
 
+# A gather: which x a block reads depends on data, so its window of x is all of x.
+GATHER = """\
+import tilelang.language as T
+
+
+@T.prim_func
+def main(idx: T.Tensor((16,), T.int32), x: T.Tensor((8,), T.float32),
+         out: T.Tensor((16,), T.float32)):
+    with T.Kernel(4, threads=32) as bx:
+        acc = T.alloc_reducer((4,), T.float32, op="sum")
+        T.reducer_init(acc)
+        for i, k in T.Parallel(4, 2):
+            T.reducer_update(acc[i], x[(idx[bx * 4 + i] + 8 + k) % 8] * 2.0)
+        r = T.alloc_fragment((4,), T.float32)
+        T.finalize_reducer(acc, r)
+        for i in T.Parallel(4):
+            out[bx * 4 + i] = r[i]
+"""
+
+
+def test_a_data_dependent_index_windows_the_whole_dimension(tmp_path):
+    path = write(tmp_path, GATHER)
+    func = func_of(path)
+    accesses = blocks.global_accesses(func)
+    assert blocks.prove_independent(func, accesses).proved
+    windows = blocks.windows(func, accesses, (1,))
+    assert windows["x"].box == ((0, 8),) and windows["idx"].box == ((4, 8),)
+    assert windows["out"].box == ((4, 8),)
+    windowed_equals_whole(path)
+
+
 def windowed_equals_whole(path):
     loaded = pipeline.load(str(path))
     func = loaded.func

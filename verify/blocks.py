@@ -312,14 +312,17 @@ def footprint(access: Access, blocks: dict[str, np.ndarray]) -> list[Span2]:
     shape = access.buffer.shape
     n = len(next(iter(blocks.values()))) if blocks else 1
     if access.indices is not None:
-        return [_span(i, access.ctx, blocks) for i in access.indices]
-    if access.region is not None:
-        out = []
+        spans = [_span(i, access.ctx, blocks) for i in access.indices]
+    elif access.region is not None:
+        spans = []
         for start, extent in zip(access.region.starts, access.region.extents):
             lo, hi = _span(start, access.ctx, blocks)
-            out.append((lo, hi + extent - 1))
-        return out
-    return [(np.zeros(n), np.full(n, float(extent - 1))) for extent in shape]
+            spans.append((lo, hi + extent - 1))
+    else:
+        return [(np.zeros(n), np.full(n, float(extent - 1))) for extent in shape]
+    # inf - inf on the way is NaN: no bound on that side
+    return [(np.where(np.isnan(lo), -np.inf, lo), np.where(np.isnan(hi), np.inf, hi))
+            for lo, hi in spans]
 
 
 def windows(func: ir.PrimFunc, accesses: list[Access],

@@ -15,7 +15,7 @@ from interp import logical
 from interp.memory import Window
 from interp.simulate import simulate
 from verify import blocks, pipeline
-from verify.cli import main
+from verify.cli import _progress, main
 from verify.cost import estimate, parse_size
 from verify.expect import parse_expectation
 from verify.inputs import generate, in_windows
@@ -423,3 +423,11 @@ def test_run_reports_progress_per_block(tmp_path):
     pipeline.run_backend(loaded, "interp", loaded.inputs(0), "auto",
                          lambda done, total: seen.append((done, total)))
     assert seen[-1] == (4, 4)
+
+
+def test_progress_lines_on_stderr(capsys):
+    show = _progress("sim", lines=2)
+    for done in range(1, 5):
+        show(done, 4)
+    err = capsys.readouterr().err
+    assert err == "\rsim: block 2 of 4\rsim: block 4 of 4\n"

@@ -40,13 +40,14 @@ from .accounting import Ledger, UpdateEvent, contribution_ids, describe, \
     iteration_hashes, replay_counts, wrong_contributions
 from .collective import Channel, Checks, Exchange, add_fold
 from .evaluate import convert, evaluate, operand, serial_iterations, stored
-from .memory import kernel_inputs
+from .memory import Window, WindowArray, kernel_inputs
 from .registers import LayoutTables, LocalBuffer, Registers, tables
 from .shared import RaceTracker, SharedBuffer
 from .values import THREAD, Lanes, Val
 from .violations import Violations, register_array, slot_outside, threads_text
 
 SLOT, ITER, REP = "@slot", "@iter", "@rep"     # lane facts inside a T.Parallel
+MOVES_CACHE_LANES = 1 << 21                    # about 100 MB of cached copy moves
 
 
 @dataclass(frozen=True)
@@ -63,9 +64,10 @@ class FinalizeSummary:
 
 @dataclass
 class SimResult:
-    outputs: dict[str, np.ndarray]
+    outputs: dict[str, np.ndarray]         # in the tensor's shape, or its window's
     violations: list[Diagnostic]
     finalizes: list[FinalizeSummary] = field(default_factory=list)
+    written: dict[str, np.ndarray] | None = None   # with windows: what the run wrote
 
     @property
     def contributions(self) -> int:
@@ -76,12 +78,26 @@ class SimResult:
         return not self.violations
 
 
-def simulate(plan: PhysicalPlan, inputs: dict[str, np.ndarray]) -> SimResult:
-    kernel = _Kernel(plan, inputs)
-    for block in np.ndindex(*plan.func.kernel.grid):
+def simulate(plan: PhysicalPlan, inputs: dict[str, np.ndarray], blocks=None,
+             windows: dict[str, Window] | None = None, progress=None) -> SimResult:
+    """Simulates blocks (default: every block of the grid, in order), with each global
+    tensor held whole or, given windows, as its window (inputs then hold the windows).
+    progress(done, total) is called after each block."""
+    kernel = _Kernel(plan, inputs, windows)
+    grid = plan.func.kernel.grid
+    chosen = list(np.ndindex(*grid)) if blocks is None else list(blocks)
+    for done, block in enumerate(chosen, 1):
         _Block(kernel, tuple(int(b) for b in block)).run()
-    outputs = {p.name: kernel.globals[p].reshape(p.shape).copy() for p in plan.func.params}
-    return SimResult(outputs, kernel.violations.items, kernel.finalizes)
+        if progress is not None:
+            progress(done, len(chosen))
+    params = plan.func.params
+    if windows is None:
+        outputs = {p.name: kernel.globals[p].reshape(p.shape).copy() for p in params}
+        return SimResult(outputs, kernel.violations.items, kernel.finalizes)
+    shape = {p.name: windows[p.name].shape for p in params}
+    outputs = {p.name: kernel.globals[p].values.reshape(shape[p.name]).copy() for p in params}
+    written = {p.name: kernel.globals[p].wrote.reshape(shape[p.name]) for p in params}
+    return SimResult(outputs, kernel.violations.items, kernel.finalizes, written)
 
 
 # ============================================================================ the kernel
@@ -109,9 +125,10 @@ class _Moves:
 class _Kernel:
     """One simulation: global tensors and findings, over the plan's shared cache."""
 
-    def __init__(self, plan: PhysicalPlan, inputs: dict[str, np.ndarray]):
+    def __init__(self, plan: PhysicalPlan, inputs: dict[str, np.ndarray],
+                 windows: dict[str, Window] | None = None):
         self.static = _Static.of(plan)
-        self.globals = _global_arrays(plan.func, inputs)
+        self.globals = _global_arrays(plan.func, inputs, windows)
         self.violations = Violations()
         self.finalizes: list[FinalizeSummary] = []
 
@@ -150,6 +167,7 @@ class _Static:
         self.copy_cache: dict[ir.Copy, tuple] = {}
         self.copy_vars: dict[ir.Copy, tuple[str, ...] | None] = {}
         self.moves: dict[tuple, _Moves] = {}
+        self.moves_lanes = 0      # lanes held by moves: the cache is bounded by memory
         self.entries: dict[tuple, tuple] = {}
         self.readers: dict[ir.ReducerFinalize, tuple] = {}
         self.iteration_hashes: dict[tuple, tuple] = {}
@@ -241,9 +259,13 @@ class _Static:
         return found
 
 
-def _global_arrays(func: ir.PrimFunc, inputs: dict[str, np.ndarray]) -> dict:
-    return {p: p.dtype.quantize(arr).reshape(-1).copy()
-            for p, arr in kernel_inputs(func, inputs).items()}
+def _global_arrays(func: ir.PrimFunc, inputs: dict[str, np.ndarray],
+                   windows: dict[str, Window] | None = None) -> dict:
+    arrays = {p: p.dtype.quantize(arr).reshape(-1).copy()
+              for p, arr in kernel_inputs(func, inputs, windows).items()}
+    if windows is None:
+        return arrays
+    return {p: WindowArray(arr, windows[p.name]) for p, arr in arrays.items()}
 
 
 # ============================================================================ reducers
@@ -833,10 +855,14 @@ class _Block:
                             key=" ".join(fault.split()[:2]))     # "global read"
         # the reads and writes still go through the checked accessors every time:
         # poison, ownership and read-before-finalize depend on the state, not the moves
-        if src.scope == "global":
+        if src.scope == "global" and moves.src_outside is None:
             values = self.k.globals[src][moves.src]
-            if moves.src_outside is not None:
-                values[moves.src_outside] = 0      # TileLang's guarded border reads 0
+        elif src.scope == "global":                # TileLang's guarded border reads 0
+            values = np.zeros(len(moves.src), dtype=src.dtype.np)
+            kept = np.setdiff1d(np.arange(len(moves.src)), moves.src_outside)
+            # only the lanes that read: a guarded lane's clamped position may lie
+            # outside the block's window of the tensor
+            values[kept] = self.k.globals[src][moves.src[kept]]
         elif moves.src_outside is None:
             values = self.read_on_chip(src, moves.threads, moves.src, stmt.span)
         else:                                      # R505 lanes: not read, 0
@@ -869,9 +895,13 @@ class _Block:
                 return found
         made = self.derive_moves(stmt, lanes)
         if key is not None:
-            if len(self.s.moves) > 4096:
+            # a copy whose starts read the block index meets new keys in every block:
+            # bounded by lanes, not entries, memory stays flat however many blocks run
+            if len(self.s.moves) > 4096 or self.s.moves_lanes > MOVES_CACHE_LANES:
                 self.s.moves.clear()
+                self.s.moves_lanes = 0
             self.s.moves[key] = made
+            self.s.moves_lanes += len(made.src)
         return made
 
     def derive_moves(self, stmt: ir.Copy, lanes: Lanes) -> _Moves:

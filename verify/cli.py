@@ -24,6 +24,7 @@ from .fuzz import fuzz
 
 from . import inputs as inputs_mod
 from . import pipeline
+from .cost import estimate, parse_size, physical_memory
 from .pipeline import (EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
                        UsageError)
 from .report import format_diagnostics
@@ -68,6 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
     common(p)
     p.add_argument("--seed", type=_natural, default=0, help="seed of generated inputs")
     p.add_argument("--inputs", help=".npz of inputs keyed by parameter name")
+    p.add_argument("--blocks", type=_blocks_flag, default=None, metavar="all|N",
+                   help="blocks to run: all, or the block classes plus N random blocks "
+                        "(default: the classes plus 2, when blocks are proved "
+                        "independent)")
+    memory_flag(p)
 
     p = sub.add_parser("run", help="run the kernel on one backend")
     common(p)
@@ -82,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-verify", action="store_true",
                    help="run a program the verifier rejects (the output says so)")
     p.add_argument("--seed", type=_natural, default=0, help="seed of generated inputs")
+    memory_flag(p)
 
     p = sub.add_parser("fuzz", help="differentially fuzz the lowerings on random kernels")
     p.add_argument("--count", type=_natural, default=20, help="number of programs")
@@ -102,6 +109,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-verify", action="store_true",
                    help="emit a program the verifier rejects (the output says so)")
     return parser
+
+
+def _blocks_flag(text: str) -> str | int:
+    if text == "all":
+        return "all"
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected all or a count, not {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a count >= 0, not {n}")
+    return n
+
+
+def _size_flag(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a size like 512M or 4G, not {text!r}") from None
+
+
+def memory_flag(p) -> None:
+    p.add_argument("--max-memory", type=_size_flag, default=None, metavar="SIZE",
+                   help="refuse a run whose estimated memory is over SIZE (512M, 4G; "
+                        "default: half of physical memory)")
+
+
+def _max_memory(args) -> int | None:
+    if args.max_memory is not None:
+        return args.max_memory
+    physical = physical_memory()
+    return None if physical is None else physical // 2
 
 
 def _normalize_argv(argv: list[str]) -> list[str]:
@@ -144,9 +184,12 @@ def _given_inputs(path: str | None) -> dict[str, np.ndarray] | None:
 
 def cmd_check(args) -> int:
     given = _given_inputs(args.inputs)
-    report = pipeline.check(args.program, args.func, args.seed, given)
+    report = pipeline.check(args.program, args.func, args.seed, given, args.blocks,
+                            _max_memory(args))
     source = report.loaded.source if report.loaded else _safe_source(args.program)
-    notes = inputs_mod.special_values(report.loaded.inputs(args.seed, given)) \
+    # generated values are finite: only the given ones (and `# input:` lines) can hold
+    # NaN or inf, and materializing every input here would undo the block windows
+    notes = inputs_mod.special_values(report.loaded.given(given)) \
         if report.reference is not None else []
     if args.json:
         _print_json({**_check_json(args, report), "input_notes": notes})
@@ -213,6 +256,8 @@ def _check_text(report: pipeline.CheckReport) -> str:
     lines = [f"{report.loaded.path}: {func.name} (grid {grid}, {k.threads} threads, "
              f"{finalizes} finalize site{'s' * (finalizes != 1)})"]
     lines.append(f"  verify         {'ok' if not errors else f'{errors} error(s)'}")
+    if report.selection is not None:
+        lines += _blocks_text(report)
     if report.reference is not None:
         per_epoch = report.reference.epochs
         lines.append(f"  interpret      ok: seed {report.seed}, {len(per_epoch)} epoch(s) "
@@ -235,6 +280,43 @@ def _check_text(report: pipeline.CheckReport) -> str:
     return "\n".join(lines)
 
 
+def _blocks_text(report: pipeline.CheckReport) -> list[str]:
+    """Which blocks ran and why: the independence proof, the classes, the sample, the
+    memory estimate, and how much of each output the comparisons covered."""
+    sel = report.selection
+    ind = sel.independence
+    queries = f"{ind.queries} quer{'y' if ind.queries == 1 else 'ies'}, {ind.ms:.0f} ms"
+    proof = (f"independence proved ({queries})" if ind.proved
+             else f"independence NOT proved: {ind.reason}; every block runs")
+    memory = f"memory estimate {report.estimate.describe()}" if report.estimate else ""
+    if sel.total == 1:
+        return [f"  blocks         1 of 1; {memory}"]
+    if sel.blocks is None:
+        why = "" if not ind.proved else f" ({sel.why_all})"
+        return [f"  blocks         all {sel.total}{why}; {proof}",
+                f"                 {memory}"]
+    lines = [f"  blocks         {len(sel.blocks)} of {sel.total}: {_block_list(sel.blocks)}; "
+             f"{proof}"]
+    lines.append("                 classes: " + "; ".join(
+        f"{c.first}" + (f" x{c.size}" if c.size else "") + f" {', '.join(c.traits)}"
+        for c in sel.classes))
+    if sel.sampled:
+        lines.append(f"                 random sample (seed {report.seed}): "
+                     f"{_block_list(sel.sampled)}")
+    compared = [c for c in next(iter(report.comparisons.values()), []) if c.compared]
+    if compared:
+        sizes = {p.name: p.size for p in report.loaded.func.params}
+        lines.append("                 compared " + ", ".join(
+            f"{c.name}: {c.compared} of {sizes[c.name]} elements" for c in compared))
+    lines.append(f"                 {memory}")
+    return lines
+
+
+def _block_list(blocks, limit: int = 8) -> str:
+    shown = ", ".join(str(b) for b in blocks[:limit])
+    return shown + (f", ... ({len(blocks)} blocks)" if len(blocks) > limit else "")
+
+
 def _comparison_status(comps: list[pipeline.Comparison]) -> str:
     bad = [c for c in comps if not c.ok]
     unchecked = sum(c.unchecked for c in comps)
@@ -255,6 +337,10 @@ def _check_json(args, report: pipeline.CheckReport) -> dict:
                             for e in report.reference.epochs]
         doc["outputs"] = {n: _array_json(v) for n, v in report.reference.outputs.items()}
     doc["resources"] = resources_json(report.resources) if report.resources else None
+    if report.selection is not None:
+        doc["blocks"] = report.selection.to_json()
+    if report.estimate is not None:
+        doc["memory_estimate"] = report.estimate.to_json()
     doc["epochs"] = [e.to_json() for e in report.epochs]
     doc["violations"] = [d.to_json() for d in report.violations]
     doc["comparisons"] = {b: [c.__dict__ for c in cs] for b, cs in report.comparisons.items()}
@@ -266,11 +352,15 @@ def _check_json(args, report: pipeline.CheckReport) -> dict:
 def cmd_run(args) -> int:
     output = _output_path(args.output)
     loaded = pipeline.load(args.program, args.func)
+    if args.backend != "cuda":      # the interpreter runs the whole grid (tilelang: too)
+        pipeline.refuse_over(estimate(loaded.func), _max_memory(args), "this run",
+                             "use `check`, which runs a sample of the blocks")
     values = loaded.inputs(args.seed, _given_inputs(args.inputs), args.inputs or "inputs")
     _gate(args, loaded, values, interpret=args.backend != "interp")
     notes = inputs_mod.special_values(values)
+    progress = _progress(args.backend) if sys.stderr.isatty() else None
     try:
-        run = pipeline.run_backend(loaded, args.backend, values, args.plan)
+        run = pipeline.run_backend(loaded, args.backend, values, args.plan, progress)
     except pipeline.TileLangFailed as failed:
         return _report_tilelang_failure(args, loaded, pipeline.oracle(loaded, values), failed)
     # TileLang is the backend this oracle exists to judge: its outputs are compared with
@@ -306,6 +396,16 @@ def cmd_run(args) -> int:
     if output:
         print(f"wrote {output}")
     return code
+
+
+def _progress(backend: str, lines: int = 100):
+    """A stderr line about every 1/lines of the blocks (for a terminal only)."""
+    def show(done: int, total: int) -> None:
+        if done == total or done % max(1, total // lines) == 0:
+            end = "\n" if done == total else ""
+            print(f"\r{backend}: block {done} of {total}", end=end, file=sys.stderr,
+                  flush=True)
+    return show
 
 
 def _report_tilelang_failure(args, loaded, reference, failed) -> int:

@@ -109,21 +109,12 @@ def _register_uses(plan: PhysicalPlan) -> tuple[RegisterUse, ...]:
 
 def resource_diagnostics(func: ir.PrimFunc, res: Resources,
                          target: Target) -> tuple[Diagnostic, ...]:
-    """R506: an error for every hard limit the kernel goes over (threads, grid, shared
-    memory); a warning when the register estimate is over the per-thread budget."""
+    """R506 for what the plan adds to a block: an error when its shared memory is over
+    the target's, a warning when the register estimate is over the per-thread budget.
+    (Threads and grid extents are the program's own: the frontend checks them against
+    the same target table, spec.limits, before anything is planned.)"""
     kernel = func.kernel
     out = []
-    if res.threads > target.threads_per_block:
-        out.append(error(
-            "R506", f"{res.threads} threads per block exceed the {target.threads_per_block} "
-                    f"a block can have on {target.name}", kernel.span,
-            hint=f"use threads={target.threads_per_block} or fewer in T.Kernel"))
-    for axis, extent, limit in zip("xyz", res.grid, target.grid):
-        if extent > limit:
-            out.append(error(
-                "R506", f"grid extent {extent} in {axis} exceeds the {limit} blocks "
-                        f"{target.name} allows in {axis}", kernel.span,
-                hint="use larger tiles (fewer blocks), or move blocks to the x extent"))
     if res.shared_bytes > target.dynamic_shared_bytes:
         out.append(_shared_too_large(res, target))
     if res.register_words > res.register_budget:

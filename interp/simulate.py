@@ -299,7 +299,9 @@ class _Partials:
         operands are already stored in it (numpy's integer ops wrap as the GPU's do)."""
         if self.direct and isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and \
                 a.dtype == self.np_dtype and b.dtype == self.np_dtype:
-            return self.ufunc(a, b)
+            # inf - inf is NaN and a NaN input propagates, on the GPU too: no warning
+            with np.errstate(invalid="ignore", over="ignore"):
+                return self.ufunc(a, b)
         return self.monoid.combine(self.buffer.dtype, a, b)
 
     def fold(self, terms: np.ndarray, axis: int) -> np.ndarray:

@@ -11,22 +11,29 @@ Two kinds:
 """
 from __future__ import annotations
 
-TARGET = "sm_90"
-MAX_THREADS_PER_BLOCK = 1024
-MAX_GRID = (2**31 - 1, 65535, 65535)     # gridDim.x, .y, .z
+from .target import DEFAULT_TARGET, target
+
+# The launch limits are the target's own (spec.target holds the one table).
+TARGET = DEFAULT_TARGET
+MAX_THREADS_PER_BLOCK = target(TARGET).threads_per_block
+MAX_GRID = target(TARGET).grid            # gridDim.x, .y, .z
 GRID_AXES = ("x", "y", "z")
 
-# Elements of one buffer or tensor (parameters, allocations, inputs) and lanes of one
-# T.Parallel nest. The interpreter keeps a float64 error bound beside every value, so
+# Elements of what one block holds or runs at once: an on-chip buffer (fragment,
+# shared, local, reducer), the lanes of one T.Parallel nest, and a given input array
+# (held whole). The interpreter keeps a float64 error bound beside every value, so
 # 2**26 elements of float64 are 1 GiB with their bounds.
 MAX_ELEMENTS = 2**26
-# Elements of all tensor parameters together (they live at the same time).
-MAX_TOTAL_ELEMENTS = 2**27
-# Blocks of the grid: the interpreter and the simulator run each one in Python (about a
-# millisecond per stage for a small block), so 2**14 blocks already take a while.
+# Elements of one declared T.Tensor parameter. `check` holds only the windows of the
+# blocks it runs (verify.blocks) and `run` refuses what is over --max-memory before it
+# starts, so the declared size only has to keep every flat index far inside int64.
+MAX_TENSOR_ELEMENTS = 2**40
+# Blocks one run executes: the interpreter and the simulator run each in Python (about a
+# millisecond per stage for a small block), so 2**14 blocks already take a while. `check`
+# runs a sample when the blocks are proved independent; all of them otherwise.
 MAX_BLOCKS = 2**14
-# Iterations of the innermost body: grid blocks × the trip counts of the serial loops
-# around it (each one runs in Python, some 50 µs per iteration and stage).
+# Runs of the innermost body: the blocks executed × the trip counts of the serial loops
+# around it in one block (each one runs in Python, some 50 µs per iteration and stage).
 MAX_ITERATIONS = 2**20
 
 # Nesting depth of one expression (every IR walker recurses on it, a few Python frames

@@ -109,13 +109,13 @@ def test_r506_exits_1_from_every_command(capsys, command):
     code = main([command[0], program, *command[1:]])
     _, err = capsys.readouterr()
     assert code == 1
-    assert "error[R506]: 2048 threads per block exceed the 1024" in err
+    assert "error[R506]: threads=2048 exceeds 1024 threads per block on sm_90" in err
 
 
 def test_runner_refuses_a_plan_over_the_limits():
     from codegen.runner import run_cuda
     from spec.diagnostics import DiagnosticError
-    plan = _plan(ROOT / "tests" / "programs" / "resources" / "r506_grid_y.py")
+    plan = _plan(ROOT / "tests" / "programs" / "resources" / "r506_shared_too_large.py")
     with pytest.raises(DiagnosticError, match="R506"):
         run_cuda(plan, {})
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from spec.diagnostics import ERROR, Diagnostic, DiagnosticError
 from spec.frontend import parse_source
+from spec.frontend.sizes import check_run_size
 from spec.ir import PrimFunc, Program
 from interp import logical
 from interp.accept import within_bound
@@ -263,6 +264,11 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
     if any(d.is_error for d in report.diagnostics):
         return report
     selection = report.selection = blocks_mod.select(loaded.func, blocks, seed)
+    executed = selection.total if selection.blocks is None else len(selection.blocks)
+    too_long = check_run_size(loaded.func, executed, selection.why_all or "the sample")
+    if too_long is not None:
+        report.diagnostics.append(too_long)
+        return report
     boxes = None if selection.blocks is None else \
         [blocks_mod.windows(loaded.func, selection.accesses, b) for b in selection.blocks]
     report.estimate = estimate(loaded.func, boxes)

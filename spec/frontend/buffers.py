@@ -11,6 +11,7 @@ from .context import FuncContext
 from .errors import shape_error
 from .exprs import call_args
 from .reducers import reducer_info
+from ..limits import MAX_ELEMENTS
 from .sizes import check_elements
 
 SCOPES = {"alloc_shared": "shared", "alloc_fragment": "fragment", "alloc_local": "local",
@@ -19,8 +20,9 @@ SCOPES = {"alloc_shared": "shared", "alloc_fragment": "fragment", "alloc_local":
 _IGNORED = ("scope", "layout")
 
 
-def fold_shape(ctx: FuncContext, node: ast.AST) -> tuple[int, ...]:
-    """`(M, N)`, `[M, N]` or a bare `M`: positive compile-time integers."""
+def fold_shape(ctx: FuncContext, node: ast.AST, limit: int = MAX_ELEMENTS) -> tuple[int, ...]:
+    """`(M, N)`, `[M, N]` or a bare `M`: positive compile-time integers, at most `limit`
+    elements (an on-chip buffer's by default; a tensor parameter passes its own)."""
     try:
         value = ctx.folder.fold(node)
     except NotConstant as exc:
@@ -34,7 +36,7 @@ def fold_shape(ctx: FuncContext, node: ast.AST) -> tuple[int, ...]:
             shape_error(f"shape must be integers, got {value!r}", node)
         if d <= 0:
             shape_error(f"shape extents must be positive, got {value!r}", node)
-    check_elements(tuple(dims), "shape", node)
+    check_elements(tuple(dims), "shape", node, limit)
     return tuple(dims)
 
 

@@ -25,8 +25,8 @@ def span_of(where: ast.AST | Span) -> Span:
     return where if isinstance(where, Span) else Span.of(where)
 
 
-def fail(code: str, message: str, where: ast.AST | Span) -> NoReturn:
-    raise FrontendError(error(code, message, span_of(where)))
+def fail(code: str, message: str, where: ast.AST | Span, hint: str | None = None) -> NoReturn:
+    raise FrontendError(error(code, message, span_of(where), hint=hint))
 
 
 def unsupported(message: str, where: ast.AST | Span) -> NoReturn:

@@ -13,7 +13,8 @@ from .context import POISON, Constant, Entry, FuncContext
 from .errors import FrontendError, construct_name, shape_error, unsupported
 from .exprs import call_args
 from .names import Imports
-from .sizes import check_blocks, check_func_sizes, check_grid_extent, check_threads
+from ..limits import MAX_TENSOR_ELEMENTS
+from .sizes import check_func_sizes, check_grid_extent, check_threads
 from .stmts import lower_block, target_names
 
 _TENSOR_TYPES = ("Tensor", "Buffer")
@@ -77,7 +78,7 @@ def _param(ctx: FuncContext, arg: ast.arg) -> Buffer:
         shape_error(f"parameter `{arg.arg}` must be annotated `T.Tensor(shape, dtype)`, "
                     f"got `{ast.unparse(ann)}`", ann)
     args = call_args(ann, ("shape", "dtype"), 2, f"T.{kind}")
-    shape = fold_shape(ctx, args["shape"])
+    shape = fold_shape(ctx, args["shape"], MAX_TENSOR_ELEMENTS)
     dtype = ctx.folder.fold_dtype(args["dtype"])
     buffer = Buffer(ctx.fresh_name(arg.arg), shape, dtype, "global", Span.of(arg))
     ctx.bind(arg.arg, buffer)
@@ -150,7 +151,6 @@ def _kernel(ctx: FuncContext, node: ast.With) -> Kernel:
         if g < 1:
             shape_error(f"a grid extent must be positive, got {g}", a)
         check_grid_extent(axis, g, a)
-    check_blocks(grid, call)
     threads = 128                                   # TileLang's default
     for kw in call.keywords:
         if kw.arg != "threads":

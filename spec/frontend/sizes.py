@@ -11,10 +11,10 @@ from __future__ import annotations
 import ast
 
 from ..diagnostics import Diagnostic, error
-from ..ir import Const, Kernel, ParallelFor, PrimFunc, SerialFor, Stmt, children
+from ..ir import Const, ParallelFor, PrimFunc, SerialFor, Stmt, children
 from ..limits import (GRID_AXES, MAX_BLOCKS, MAX_ELEMENTS, MAX_EXPR_DEPTH, MAX_GRID,
-                      MAX_ITERATIONS, MAX_STMT_DEPTH, MAX_THREADS_PER_BLOCK,
-                      MAX_TOTAL_ELEMENTS, TARGET, power_of_two)
+                      MAX_ITERATIONS, MAX_STMT_DEPTH, MAX_THREADS_PER_BLOCK, TARGET,
+                      power_of_two)
 from .errors import fail, shape_error, unsupported
 
 
@@ -23,29 +23,25 @@ from .errors import fail, shape_error, unsupported
 def check_threads(threads: int, node: ast.AST) -> None:
     if threads > MAX_THREADS_PER_BLOCK:
         fail("R506", f"threads={threads} exceeds {MAX_THREADS_PER_BLOCK} threads per block "
-             f"on {TARGET}", node)
-
-
-def check_blocks(grid: tuple[int, ...], node: ast.AST) -> None:
-    blocks = _product(grid)
-    if blocks > MAX_BLOCKS:
-        shape_error(f"the grid {grid} has {blocks} blocks; at most "
-                    f"{power_of_two(MAX_BLOCKS)} are supported (docs/limits.md)", node)
+             f"on {TARGET}", node,
+             hint=f"use threads={MAX_THREADS_PER_BLOCK} or fewer in T.Kernel")
 
 
 def check_grid_extent(axis: int, extent: int, node: ast.AST) -> None:
     if extent > MAX_GRID[axis]:
         fail("R506", f"grid extent {extent} exceeds the largest gridDim.{GRID_AXES[axis]} "
-             f"on {TARGET} ({MAX_GRID[axis]})", node)
+             f"on {TARGET} ({MAX_GRID[axis]})", node,
+             hint="use larger tiles (fewer blocks), or move blocks to the x extent")
 
 
 # ----------------------------------------------------------------------------- sizes
 
-def check_elements(shape: tuple[int, ...], what: str, node: ast.AST) -> None:
+def check_elements(shape: tuple[int, ...], what: str, node: ast.AST,
+                   limit: int = MAX_ELEMENTS) -> None:
     count = _product(shape)
-    if count > MAX_ELEMENTS:
+    if count > limit:
         shape_error(f"{what} {shape} has {count} elements; at most "
-                    f"{power_of_two(MAX_ELEMENTS)} are supported (docs/limits.md)", node)
+                    f"{power_of_two(limit)} are supported (docs/limits.md)", node)
 
 
 def constant_trip_count(start: int, stop: int, step: int) -> int:
@@ -62,21 +58,44 @@ def check_trip_count(trips: int, node: ast.AST) -> None:
 
 
 def check_func_sizes(func: PrimFunc) -> list[Diagnostic]:
-    """Limits that involve several constructs: all tensors together, T.Parallel lanes
-    across nested loops, iterations across the grid and nested serial loops, and the
-    depth of nested statements."""
+    """Limits of one block that involve several constructs: T.Parallel lanes across
+    nested loops, runs of a body across nested serial loops, and the depth of nested
+    statements. How many blocks a run executes is the run's business (check_run_size)."""
     found: list[Diagnostic] = []
-    total = sum(p.size for p in func.params)
-    if total > MAX_TOTAL_ELEMENTS:
-        found.append(error("R102", f"the tensor parameters have {total} elements together; "
-                           f"at most {power_of_two(MAX_TOTAL_ELEMENTS)} are supported "
-                           f"(docs/limits.md)", func.span))
-    kernel = func.kernel
-    _walk(kernel.body, 1, _product(kernel.grid), 1, kernel, found)
+    _walk(func.kernel.body, 1, 1, 1, found)
     return found
 
 
-def _walk(body: tuple[Stmt, ...], depth: int, iterations: int, lanes: int, kernel: Kernel,
+def body_runs_per_block(func: PrimFunc) -> int:
+    """The most runs of any statement body in one block: the product of the constant
+    trip counts of the serial loops around it."""
+    best = 1
+    stack = [(func.kernel.body, 1)]
+    while stack:
+        body, runs = stack.pop()
+        best = max(best, runs)
+        for stmt in body:
+            inner = runs * max(_static_trips(stmt), 1) if isinstance(stmt, SerialFor) else runs
+            stack.extend((sub, inner) for sub in children(stmt))
+    return best
+
+
+def check_run_size(func: PrimFunc, blocks: int, why: str) -> Diagnostic | None:
+    """R102 at T.Kernel when a run would execute more blocks, or more body runs, than
+    the interpreter and the simulator finish in minutes; `why` says why that many."""
+    runs = blocks * body_runs_per_block(func)
+    span = func.kernel.span
+    if blocks > MAX_BLOCKS:
+        return error("R102", f"this run would execute {blocks} blocks ({why}); at most "
+                     f"{power_of_two(MAX_BLOCKS)} are supported (docs/limits.md)", span)
+    if runs > MAX_ITERATIONS:
+        return error("R102", f"this run would execute a loop body {runs} times ({blocks} "
+                     f"block(s) × the serial trip counts around it; {why}); at most "
+                     f"{power_of_two(MAX_ITERATIONS)} are supported (docs/limits.md)", span)
+    return None
+
+
+def _walk(body: tuple[Stmt, ...], depth: int, iterations: int, lanes: int,
           found: list[Diagnostic]) -> None:
     for stmt in body:
         if depth > MAX_STMT_DEPTH:
@@ -90,10 +109,10 @@ def _walk(body: tuple[Stmt, ...], depth: int, iterations: int, lanes: int, kerne
             inner_iterations = iterations * max(trips, 1)
             if trips > 0 and inner_iterations > MAX_ITERATIONS:
                 found.append(error(
-                    "R102", f"this loop's body would run {inner_iterations} times "
-                    f"({_product(kernel.grid)} block(s) × the trip counts of the serial "
-                    f"loops around it); at most {power_of_two(MAX_ITERATIONS)} are "
-                    f"supported (docs/limits.md)", stmt.span))
+                    "R102", f"this loop's body would run {inner_iterations} times in one "
+                    f"block (the trip counts of the serial loops around it); at most "
+                    f"{power_of_two(MAX_ITERATIONS)} are supported (docs/limits.md)",
+                    stmt.span))
                 continue
         elif isinstance(stmt, ParallelFor):
             inner_lanes = lanes * _product(stmt.extents)
@@ -104,7 +123,7 @@ def _walk(body: tuple[Stmt, ...], depth: int, iterations: int, lanes: int, kerne
                     stmt.span))
                 continue
         for sub in children(stmt):
-            _walk(sub, depth + 1, inner_iterations, inner_lanes, kernel, found)
+            _walk(sub, depth + 1, inner_iterations, inner_lanes, found)
 
 
 def _static_trips(loop: SerialFor) -> int:

@@ -1,7 +1,8 @@
-# expect: error R102 at 11:9
+# expect: error R102 at 11:5
 #
-# The grid and the serial loop are each within the limits, not their product: the body
-# would run 2**10 × 2**11 = 2**21 times (at most 2**20, docs/limits.md).
+# The grid and the serial loop are each within the limits, not their product: every
+# block writes x[0], so the blocks are not independent and check must run all of them,
+# and the body would run 2**10 × 2**11 = 2**21 times (at most 2**20, docs/limits.md).
 import tilelang.language as T
 
 

@@ -1,7 +1,8 @@
-# expect: error R102 at 10:10
+# expect: error R102 at 11:5
 #
 # A legal launch (gridDim.x up to 2**31 - 1) with more blocks than the interpreter and
-# the simulator run one by one (2**14, docs/limits.md).
+# the simulator run one by one (2**14, docs/limits.md): every block writes all of x, so
+# the blocks are not independent and check cannot sample them.
 import tilelang.language as T
 
 

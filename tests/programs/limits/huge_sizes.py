@@ -11,7 +11,7 @@ import tilelang.language as T
 
 @T.prim_func
 def main(x: T.Tensor((8,), T.float32),
-         big: T.Tensor((2**40,), T.float32)):
+         big: T.Tensor((2**41,), T.float32)):
     with T.Kernel(1, threads=128) as bx:
         frag = T.alloc_fragment((2**40,), T.float32)
         shared = T.alloc_shared((2**20, 2**20), T.float32)

@@ -200,11 +200,8 @@ def minimize(source: bytes, crash: str, time_limit: float = 20.0, memory_mb: int
                 chunk //= 2
         return parts
 
-    lines = shrink(source.splitlines(keepends=True))
-    text = b"".join(lines)
-    if len(text) <= 400:       # bytes only once the lines are few: each try is a run
-        text = b"".join(shrink([text[i:i + 1] for i in range(len(text))]))
-    return text
+    text = b"".join(shrink(source.splitlines(keepends=True)))
+    return b"".join(shrink([text[i:i + 1] for i in range(len(text))]))
 
 
 @dataclass
@@ -225,6 +222,7 @@ class Summary:
     max_rss_mb: float = 0.0
     max_seconds: float = 0.0
     cpu_seconds: float = 0.0        # all children together
+    mismatches: list[int] = field(default_factory=list)   # exit 3: answers worth a look
     classes: dict[str, CrashClass] = field(default_factory=dict)
 
 
@@ -237,6 +235,8 @@ def summarize(outcomes: list[Outcome], slow_seconds: float = 20.0) -> Summary:
         summary.max_rss_mb = max(summary.max_rss_mb, o.peak_rss_mb)
         summary.max_seconds = max(summary.max_seconds, o.seconds)
         summary.cpu_seconds += o.cpu_seconds
+        if o.exit_code == 3:
+            summary.mismatches.append(i)
         if o.failed:
             cls = summary.classes.setdefault(o.crash, CrashClass(o.crash, 0, i, o.detail))
             cls.count += 1
@@ -261,6 +261,9 @@ def format_summary(summary: Summary, slow_seconds: float = 20.0) -> str:
              f"{summary.slow}; slowest {summary.max_seconds:.1f} s; max peak RSS "
              f"{summary.max_rss_mb:.0f} MB; CPU time {summary.cpu_seconds:.0f} s in all",
              f"crash classes: {len(summary.classes)}"]
+    if summary.mismatches:
+        lines.insert(2, "mismatches (exit 3, not failures; each one deserves a look): " +
+                     ", ".join(f"#{i}" for i in summary.mismatches[:20]))
     for cls in sorted(summary.classes.values(), key=lambda c: -c.count):
         lines.append(f"- {cls.name}: {cls.count} program(s), first #{cls.first}: "
                      f"{cls.detail}")

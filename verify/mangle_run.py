@@ -120,13 +120,18 @@ def _reap(status: int, rusage, seconds: float, result_path: str, killed: bool) -
 
 def run_programs(sources: list[bytes], jobs: int = 2, time_limit: float = 20.0,
                  memory_mb: int = 4096, on_outcome=None) -> list[Outcome]:
-    """Check every source in its own child, `jobs` at a time. on_outcome(index,
-    outcome) is called as each finishes (progress reports)."""
-    outcomes: list[Outcome | None] = [None] * len(sources)
+    """Check every source in its own child, `jobs` at a time; identical sources are
+    checked once (the check reads nothing but the bytes). on_outcome(index, outcome)
+    is called as each distinct source finishes (progress reports)."""
+    first: dict[bytes, int] = {}
+    for i, source in enumerate(sources):
+        first.setdefault(source, i)
+    distinct = list(first.values())
+    done: dict[int, Outcome] = {}
     with tempfile.TemporaryDirectory(prefix="mangle-") as workdir:
         running: dict[int, tuple[int, float, str]] = {}    # pid -> (index, start, result)
         killed: set[int] = set()
-        queue = iter(range(len(sources)))
+        queue = iter(distinct)
         next_index = next(queue, None)
         while running or next_index is not None:
             while next_index is not None and len(running) < jobs:
@@ -134,7 +139,7 @@ def run_programs(sources: list[bytes], jobs: int = 2, time_limit: float = 20.0,
                 pid = _fork(sources[next_index], workdir, result_path, memory_mb)
                 running[pid] = (next_index, time.monotonic(), result_path)
                 next_index = next(queue, None)
-            pid, status, rusage = os.wait4(-1, os.WNOHANG)
+            pid, status, rusage = _wait_any(running)
             if pid == 0:
                 now = time.monotonic()
                 for child, (_, start, _) in running.items():
@@ -144,13 +149,22 @@ def run_programs(sources: list[bytes], jobs: int = 2, time_limit: float = 20.0,
                 time.sleep(0.002)
                 continue
             index, start, result_path = running.pop(pid)
-            outcome = _reap(status, rusage, time.monotonic() - start, result_path,
-                            pid in killed)
+            done[index] = _reap(status, rusage, time.monotonic() - start, result_path,
+                                pid in killed)
             killed.discard(pid)
-            outcomes[index] = outcome
             if on_outcome is not None:
-                on_outcome(index, outcome)
-    return outcomes
+                on_outcome(index, done[index])
+    return [done[first[source]] for source in sources]
+
+
+def _wait_any(running) -> tuple[int, int, object]:
+    """The first of our children that has exited, or (0, 0, None): only our own pids
+    are waited for, so a caller's other children are left alone."""
+    for child in running:
+        pid, status, rusage = os.wait4(child, os.WNOHANG)
+        if pid:
+            return pid, status, rusage
+    return 0, 0, None
 
 
 def _fork(source: bytes, workdir: str, result_path: str, memory_mb: int) -> int:

@@ -495,10 +495,12 @@ class Budget:
 
 
 def search_fast(sites_of: ReducerSites, timeout_ms: int = DEFAULT_TIMEOUT_MS,
-                budget_s: float = DEFAULT_BUDGET_S) -> FastSearch:
-    """Try every candidate partition of the reducer's participants, cheapest first.
-    The planner and the report both ask; the answer is computed once per (layouts,
-    reducer) and kept while those objects live."""
+                budget_s: float | None = None) -> FastSearch:
+    """Try every candidate partition of the reducer's participants, cheapest first,
+    within budget_s seconds (default DEFAULT_BUDGET_S, read at call time). The planner
+    and the report both ask; the answer is computed once per (layouts, reducer) and
+    kept while those objects live."""
+    budget_s = DEFAULT_BUDGET_S if budget_s is None else budget_s
     key = (id(sites_of.layouts), id(sites_of.reducer), timeout_ms, budget_s)
     found = _SEARCHES.get(key)
     if found is not None and found[0] is sites_of.layouts:

@@ -6,9 +6,9 @@ Each program runs in its own child, forked from this process after the tool is i
 program cannot touch the next). The child calls the CLI's `main(["check", PATH,
 "--json"])` — the exact code path of the command — with stdout captured; the parent
 keeps up to `jobs` children running, kills one that passes its time limit, and reads
-each child's peak RSS from wait4. A child's address space is capped (`memory_mb`) so a
-program that asks for 2**40 elements fails inside the tool (MemoryError: an internal
-error) instead of taking the machine down.
+each child's peak RSS from wait4. A child may map `memory_mb` beyond what it inherited,
+so a program that asks for 2**40 elements fails inside the tool (MemoryError: an
+internal error) instead of taking the machine down.
 
 A run is a *failure* when the tool exits 4 (its internal-error report: the class is the
 exception type and the innermost frame of our code), dies from a signal, or passes the
@@ -55,7 +55,9 @@ def _child(source: bytes, workdir: str, result_path: str, memory_mb: int) -> Non
     """Runs in the forked child: check the program as the CLI does and write what
     happened to result_path as JSON."""
     if memory_mb:
-        limit = memory_mb * 1024 * 1024
+        # on top of what the child already maps (it is a copy of a parent that may
+        # have grown, e.g. pytest late in a run)
+        limit = _mapped_bytes() + memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     path = os.path.join(workdir, f"prog_{os.getpid()}.py")
     with open(path, "wb") as f:
@@ -73,6 +75,11 @@ def _child(source: bytes, workdir: str, result_path: str, memory_mb: int) -> Non
         result["crash"], result["detail"] = _classify_report(out.getvalue())
     with open(result_path, "w") as f:
         json.dump(result, f)
+
+
+def _mapped_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * resource.getpagesize()
 
 
 def _classify_report(stdout: str) -> tuple[str, str]:

@@ -10,12 +10,11 @@ an access that follows the loop's own layout comes out as `x_frag[slot]`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from spec import ir
-from spec.indexexpr import Const, IndexExpr, Var
+from spec import addressing
+from spec.indexexpr import IndexExpr, Var
 from spec.layout import Layout
 from .cuda_exprs import ADD, ATOM, C
 from .cuda_layouts import S
-from .layout_access import Scope, index_expr
 
 FLAT, REP, TERM = "$flat", "$rep", "$term"
 
@@ -35,17 +34,6 @@ class Frame:
               ranges: dict[str, tuple[int, int]], c_names: dict[str, str]) -> "Frame":
         return Frame(layout.participants, dict(self.loop_vars, **loop_vars),
                      dict(self.ranges, **ranges), dict(self.c_names, **c_names))
-
-
-class _EveryName(dict):
-    """index_expr's environment: every integer name stands for its own C variable."""
-
-    def get(self, key, default=None):
-        return Var(key)
-
-
-def affine(e: ir.Expr) -> IndexExpr | None:
-    return index_expr(e, Scope((0, 1), env=_EveryName()))
 
 
 def render_index(ix: IndexExpr, frame: Frame, var_name, ranges=None) -> C:
@@ -70,14 +58,11 @@ def register_slot(layout: Layout, indices: tuple[Index, ...], frame: Frame, var_
 
 def flat_offset(shape: tuple[int, ...], indices: tuple[Index, ...], frame: Frame,
                 var_name) -> C:
-    """Row-major flat position of an element of a buffer of shape."""
+    """Row-major flat position of an element of a buffer of shape (the simulator
+    computes the same spec.addressing.flat_offset)."""
     if all(isinstance(ix, IndexExpr) for ix in indices):
-        flat: IndexExpr = Const(0)
-        stride = 1
-        for extent, ix in reversed(list(zip(shape, indices))):
-            flat = ix * stride + flat
-            stride *= extent
-        return render_index(flat, frame, var_name, ranges={})
+        return render_index(addressing.flat_offset(shape, indices), frame, var_name,
+                            ranges={})
     text = None
     for extent, ix in zip(shape, indices):
         part = ix if isinstance(ix, C) else render_index(ix, frame, var_name, ranges={})

@@ -24,6 +24,7 @@ from spec.physical import K, S, T, Barrier, FinalizePlan, FromWorkspace, Guard, 
     ReduceWorkspace, ReducerPlan, Shuffle, ToWorkspace
 from .cuda_access import Frame, register_slot
 from .cuda_exprs import C, combine, literal, narrow_int
+from .cuda_text import term_loop
 
 FULL_MASK = "0xffffffff"
 
@@ -36,6 +37,11 @@ def partial_name(body, reducer: ir.Buffer) -> str:
 
 def workspace_name(body, reducer: ir.Buffer) -> str:
     return body.names.get(("workspace", reducer), f"{reducer.name}_workspace")
+
+
+def reduce_rows_name(body, stmt: ir.Reduce) -> str:
+    """The shared rows a T.reduce_* statement goes through (codegen.cuda_stmts)."""
+    return body.names.get(("scratch", stmt), f"{stmt.src.name}_{stmt.kind}_rows")
 
 
 def seed_name(body, reducer: ir.Buffer) -> str:
@@ -74,15 +80,14 @@ def seeded_reducers(func: ir.PrimFunc) -> set[ir.Buffer]:
 # ----------------------------------------------------------------------------- declarations
 
 def declarations(body, rp: ReducerPlan, seeded: bool) -> list[str]:
+    """The reducer's registers: its partials and its seed. Its workspace is declared
+    with the other shared arrays, from the plan's resource model (codegen.cuda)."""
     reducer = rp.reducer
     ctype = reducer.dtype.c_name
     lines = [f"{ctype} {partial_name(body, reducer)}[{rp.storage.slots_per_thread}];"
              f"  // {rp.planner} plan: {rp.storage.describe()}"]
     if seeded:
         lines.append(f"{ctype} {seed_name(body, reducer)};")
-    if rp.workspace_words:
-        body.shared[workspace_name(body, reducer)] = \
-            f"__shared__ {ctype} {workspace_name(body, reducer)}[{rp.workspace_words}];"
     return lines
 
 
@@ -231,7 +236,7 @@ def _fold(body, rp: ReducerPlan, target: str, term, terms: int, dtype, monoid) -
         return
     with body._maybe_block(""):
         body.out.line(f"{dtype.c_name} value = {term(Const(0))};")
-        with body._maybe_block(f"for (int term = 1; term < {terms}; ++term)"):
+        with body._maybe_block(term_loop(body.out, 1, terms)):
             folded = combine(monoid, dtype, C("value"), C(term(Var(K))))
             body.out.line(f"value = {folded.text};")
         body.out.line(f"{target} = value;")

@@ -21,19 +21,22 @@ import re
 from contextlib import contextmanager
 
 from spec import ir
+from spec.addressing import border_guards, flat_offset as flat_of, region_indices, \
+    statement_ranges
 from spec.indexexpr import Const, IndexExpr, Var
 from spec.layout import Layout, default_partition, index_names
 from spec.ops import MONOIDS, REDUCE_KINDS
 from spec.physical import PhysicalPlan
 from . import cuda_collectives as collectives
-from .cuda_access import (FLAT, REP, TERM, Frame, Index, affine, flat_offset, register_slot,
+from spec.addressing import affine
+from .cuda_access import (FLAT, REP, TERM, Frame, Index, flat_offset, register_slot,
                           render_index)
 from .cuda_exprs import C, ExprRenderer, combine, convert, from_float, is_half_like, literal, \
     to_float
 from .cuda_layouts import S, T, Inverse, inverse_of, table_literal, table_type
 from .cuda_vector import multiple_of, runs_of, vector_type
 from .layout_copy import vector_elements
-from .cuda_text import Names, Writer
+from .cuda_text import Names, Writer, term_loop
 from .layout_rules import reduce_kept
 
 WARP_GROUP = 128
@@ -58,6 +61,8 @@ class KernelBody:
         self.table_text: list[str] = []              # their file-scope declarations
         self.shared: dict[str, str] = {}             # C name -> declaration
         self.var_ranges: dict[str, tuple[int, int]] = {}
+        # what each statement's integer names are known to range over (border guards)
+        self.scopes = statement_ranges(plan.func)
         self.declared: list[set[str]] = [set()]
         self.divergent = 0                           # depth of thread-dependent ifs
         self.reducer_plans = {rp.reducer: rp for rp in plan.reducers}
@@ -363,14 +368,15 @@ class KernelBody:
             src_ix = _region_indices(src, layout.shape, loop)
             dst_ix = _region_indices(dst, layout.shape, loop)
             value = self.element(src.buffer, src_ix, inner)
-            inside_src = self._inside(src, src_ix, inner)
+            inside_src = self._inside(stmt, src, src_ix, layout.shape, inner)
             if inside_src:
                 value = C(f"{inside_src} ? {value.text} : {literal(0, src.buffer.dtype).text}",
                           10)
             value = convert(value, src.buffer.dtype, dst.buffer.dtype)
             target = self.element(dst.buffer, dst_ix, inner).text
             writes = [test for test in ("rep == 0" if one_writer else None,
-                                        self._inside(dst, dst_ix, inner)) if test]
+                                        self._inside(stmt, dst, dst_ix, layout.shape, inner))
+                      if test]
             with self._maybe_block(f"if ({' && '.join(writes)})" if writes else None):
                 self.out.line(f"{target} = {value.text};")
 
@@ -397,13 +403,16 @@ class KernelBody:
             if tuple(region.extents)[-1] != layout.shape[-1]:
                 return False              # the run is not along the buffer's rows
             ix = _region_indices(region, layout.shape, first)
-            offset = _flat(region.buffer.shape, ix)
+            offset = flat_of(region.buffer.shape, ix)
             for name in offset.free_vars():
                 ranges.setdefault(name, self._block_range(name))
             if not multiple_of(offset, v, ranges):
                 return False
-            if region.buffer.scope == "global" and region.buffer.shape[-1] % v and \
-                    self._inside(region, ix, Frame(frame.participants, ranges=ranges)):
+            # the guards of the elements (not only of a run's first): a run is then
+            # wholly inside or wholly outside when the innermost extent is a multiple
+            # of v, and the test of its first element decides it
+            guards = self._guards(stmt, region, layout.shape)
+            if region.buffer.shape[-1] % v and any(any(g) for g in guards):
                 return False              # a border guard could split a run
         ctype = dtype.c_name
         vec, zero = vector_type(ctype)
@@ -418,7 +427,7 @@ class KernelBody:
             else:
                 address = self.element(src.buffer, src_ix, inner).text
                 load = f"*reinterpret_cast<const {vec}*>(&{address})"
-                inside = self._inside(src, src_ix, inner)
+                inside = self._inside(stmt, src, src_ix, layout.shape, inner)
                 if inside:
                     self.out.line(f"{vec} run = {zero};")
                     with self._maybe_block(f"if ({inside})"):
@@ -426,7 +435,8 @@ class KernelBody:
                 else:
                     self.out.line(f"const {vec} run = {load};")
             writes = [test for test in ("rep == 0" if one_writer else None,
-                                        self._inside(dst, dst_ix, inner)) if test]
+                                        self._inside(stmt, dst, dst_ix, layout.shape, inner))
+                      if test]
             with self._maybe_block(f"if ({' && '.join(writes)})" if writes else None):
                 if dst.buffer.scope == "fragment":
                     self.out.line(f"const {ctype}* run_elements = "
@@ -467,29 +477,22 @@ class KernelBody:
         offset, count = frame.participants
         return default_partition(extents, count, offset)
 
-    def _inside(self, region: ir.Region, indices, frame: Frame) -> str | None:
+    def _guards(self, stmt, region: ir.Region, loop_shape) -> tuple[tuple[bool, bool], ...]:
+        """Which border tests the elements of a global region need
+        (spec.addressing.border_guards: the simulator asks the same question)."""
+        return border_guards(region, _affine_starts(region), loop_shape, self.scopes[stmt])
+
+    def _inside(self, stmt, region: ir.Region, indices, loop_shape, frame: Frame) -> str | None:
         """The border test of a global region's element, None when it always holds."""
         if region.buffer.scope != "global":
             return None
         tests = []
-        ranges = dict(self.var_ranges, **frame.ranges)
-        for ix, extent in zip(indices, region.buffer.shape):
-            if not isinstance(ix, IndexExpr):
-                tests += [f"{ix.text} >= 0", f"{ix.text} < {extent}"]
-                continue
-            # two valid bounds: over the cell's (thread, slot), and over the loop
-            # variables' own extents; the tighter of each holds
-            lo, hi = -float("inf"), float("inf")
-            for expr in (ix.substitute(frame.loop_vars), ix):
-                for v in expr.free_vars():
-                    if v not in ranges:
-                        ranges[v] = self._block_range(v)
-                low, high = expr.bounds(ranges)
-                lo, hi = max(lo, low), min(hi, high)
+        for ix, extent, (low, high) in zip(indices, region.buffer.shape,
+                                           self._guards(stmt, region, loop_shape)):
             text = render_index(ix, frame, self.var, ranges={}).text
-            if lo < 0:
+            if low:
                 tests.append(f"{text} >= 0")
-            if hi >= extent:
+            if high:
                 tests.append(f"{text} < {extent}")
         return " && ".join(tests) or None
 
@@ -526,7 +529,7 @@ class KernelBody:
                 inside = None if whole else self._in_region(region, loop, inner)
             else:
                 ix = _region_indices(region, layout.shape, loop)
-                inside = self._inside(region, ix, inner)
+                inside = self._inside(stmt, region, ix, layout.shape, inner)
             target = self.element(buffer, ix, inner).text
             with self._maybe_block(f"if ({inside})" if inside else None):
                 self.out.line(f"{target} = {value};")
@@ -552,8 +555,7 @@ class KernelBody:
         if src.scope != "fragment" or kept is None:
             raise Unsupported(f"line {stmt.span.line}: T.reduce_{stmt.kind} of a "
                               f"{src.scope} buffer")
-        scratch = self.names.get(("scratch", stmt), f"{src.name}_{stmt.kind}_rows")
-        self.shared[scratch] = f"__shared__ {dst.dtype.c_name} {scratch}[{src.size}];"
+        scratch = collectives.reduce_rows_name(self, stmt)   # declared by codegen.cuda
         src_layout = self.layouts.fragment(src)
         self.out.comment(f"line {stmt.span.line}: T.reduce_{stmt.kind}({src.name}, "
                          f"{dst.name}, dim={stmt.dim}) through shared memory")
@@ -586,8 +588,7 @@ class KernelBody:
             else:
                 start, begin = target, 0
             self.out.line(f"{dst.dtype.c_name} value = {start};")
-            terms = f"for (int term = {begin}; term < {src.shape[dim]}; ++term)"
-            with self._maybe_block(terms):
+            with self._maybe_block(term_loop(self.out, begin, src.shape[dim])):
                 element = C(f"{scratch}[{flat_offset(src.shape, tuple(row), inner, self.var).text}]")
                 self.out.line(f"value = {combine(monoid, dst.dtype, C('value'), element).text};")
             self.out.line(f"{target} = value;")
@@ -614,30 +615,19 @@ def _abs(value: C, dtype) -> C:
     return C(f"{'fabs' if dtype.name == 'float64' else 'fabsf'}({value.text})")
 
 
-def _region_indices(region: ir.Region, loop_shape: tuple[int, ...],
-                    loop: tuple[Var, ...]) -> tuple[Index, ...]:
-    """The element of region touched by loop iteration `loop` (over loop_shape): the
-    non-unit dimensions of both are matched in order; a unit dimension stays at its start."""
-    starts = [affine(s) for s in region.starts]
+def _affine_starts(region: ir.Region) -> tuple[IndexExpr, ...]:
+    starts = tuple(affine(s) for s in region.starts)
     if any(s is None for s in starts):
         raise Unsupported(f"line {region.span.line}: a region start of "
                           f"{region.buffer.name} that is not an integer affine expression")
-    loop_dims = [d for d, e in enumerate(loop_shape) if e > 1]
-    region_dims = [d for d, e in enumerate(region.extents) if e > 1]
-    index = list(starts)
-    for a, b in zip(loop_dims, region_dims):
-        index[b] = starts[b] + loop[a]
-    return tuple(index)
+    return starts
 
 
-def _flat(shape: tuple[int, ...], indices: tuple[IndexExpr, ...]) -> IndexExpr:
-    """The row-major element offset of indices in a buffer of shape."""
-    flat: IndexExpr = Const(0)
-    stride = 1
-    for extent, ix in reversed(list(zip(shape, indices))):
-        flat = ix * stride + flat
-        stride *= extent
-    return flat
+def _region_indices(region: ir.Region, loop_shape: tuple[int, ...],
+                    loop: tuple[Var, ...]) -> tuple[Index, ...]:
+    """The element of region touched by loop iteration `loop` (over loop_shape):
+    spec.addressing.region_indices over the region's starts as IndexExprs."""
+    return region_indices(_affine_starts(region), region.extents, loop_shape, loop)
 
 
 def used_vars(body: ir.Body) -> set[str]:

@@ -41,6 +41,20 @@ class Writer:
         return "\n".join(self.lines) + "\n"
 
 
+def term_loop(out: Writer, begin: int, end: int) -> str:
+    """Writes the pragma of a fold loop over `term` in [begin, end) and returns its header.
+
+    A fold reads one shared word per term (a workspace column, a T.reduce_* row). These loops
+    are kept rolled (`#pragma unroll 1`): left to itself NVVM unrolls a 255-term fold by 16
+    with 8- and 4-term remainder blocks, and ptxas -O3 of CUDA 13.0 (V13.0.88, sm_90)
+    addresses three loads of the 8-term block 16 words too far. That read past the end of
+    the workspace (compute-sanitizer: "Invalid __shared__ read") and summed wrong words;
+    ptxas -O0 on the same PTX is correct, and a rolled loop never has such blocks.
+    tests/programs/valid/canonical_batched_in_place.py is the kernel that showed it."""
+    out.line("#pragma unroll 1")
+    return f"for (int term = {begin}; term < {end}; ++term)"
+
+
 class Names:
     """C identifiers: each distinct thing gets one, derived from its own name."""
 

@@ -81,7 +81,8 @@ def multiple_of(expr: IndexExpr, v: int, ranges: dict[str, tuple[float, float]])
     grids = np.meshgrid(*[np.arange(int(lo), int(hi) + 1) for lo, hi in bounds],
                         indexing="ij")
     env = {n: g.reshape(-1) for n, g in zip(names, grids)}
-    return bool((np.asarray(expr.evaluate(env)) % v == 0).all())
+    # rest ≡ expr (mod v), over only the names left in it (expr may have more)
+    return bool((np.asarray(rest.evaluate(env)) % v == 0).all())
 
 
 def vector_type(c_name: str) -> tuple[str, str]:

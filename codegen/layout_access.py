@@ -13,7 +13,8 @@ from typing import Iterator, Mapping
 import numpy as np
 
 from spec import ir
-from spec.indexexpr import Const, IndexExpr, Var, floordiv, mod
+from spec.addressing import integer_index
+from spec.indexexpr import Const, IndexExpr, Var
 from spec.source import Span
 
 
@@ -57,35 +58,7 @@ class Access:
 
 def index_expr(e: ir.Expr, scope: Scope) -> IndexExpr | None:
     """e as an IndexExpr over the scope's variables, or None."""
-    if isinstance(e, ir.Const):
-        v = e.value
-        return Const(int(v)) if isinstance(v, int) and not isinstance(v, bool) else None
-    if isinstance(e, ir.Var):
-        return scope.env.get(e.name)
-    if isinstance(e, ir.Cast):
-        return index_expr(e.a, scope) if e.dtype.is_int else None
-    if isinstance(e, ir.Unary):
-        a = index_expr(e.a, scope)
-        return -a if e.op == "neg" and a is not None else None
-    if not isinstance(e, ir.Binary) or e.op not in ("+", "-", "*", "//", "%", "/"):
-        return None
-    a, b = index_expr(e.a, scope), index_expr(e.b, scope)
-    if a is None or b is None:
-        return None
-    if e.op == "+":
-        return a + b
-    if e.op == "-":
-        return a - b
-    if e.op == "*":
-        return a * b
-    if not (isinstance(b, Const) and b.value > 0):
-        return None
-    if e.op == "/":
-        # Integer `/` truncates (C); it is floor division only for a numerator >= 0.
-        if not e.dtype.is_int or a.bounds(scope.ranges())[0] < 0:
-            return None
-        return floordiv(a, b.value)
-    return floordiv(a, b.value) if e.op == "//" else mod(a, b.value)
+    return integer_index(e, scope.env.get, scope.ranges())
 
 
 def _context_domains(index: tuple[IndexExpr, ...] | None, scope: Scope):

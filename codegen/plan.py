@@ -2,7 +2,7 @@
 asked for. Ordinary work needs no choice here: it is placed by the LayoutMap the plan
 carries (spec.physical).
 
-    plan_func(func, planner, layouts=None) -> PhysicalPlan
+    plan_func(func, planner, layouts=None, target="sm_90") -> PhysicalPlan
 
 A planner is a function ReducerSites -> ReducerPlan registered in PLANNERS; the shared
 gathering (participants, update sites, barrier ids) is codegen.plan_sites and the
@@ -10,15 +10,18 @@ collectives are codegen.collectives, so a new planner only decides storage, guar
 the collective. The text and JSON forms are codegen.plan_text."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
 from spec import ir
 from spec.physical import PhysicalPlan, ReducerPlan
+from spec.target import DEFAULT_TARGET, target as target_named
 from .layout import LayoutMap, infer_layouts
 from .plan_canonical import plan_canonical
 from .plan_fast import plan_auto, plan_fast
 from .plan_legacy import plan_legacy
 from .plan_sites import ReducerSites, gather_reducers
+from .resources import plan_resources, resource_diagnostics
 
 Planner = Callable[[ReducerSites], ReducerPlan]
 
@@ -33,10 +36,12 @@ PLANNERS: dict[str, Planner] = {
 
 
 def plan_func(func: ir.PrimFunc, planner: str = "auto",
-              layouts: LayoutMap | None = None) -> PhysicalPlan:
-    """The physical plan of func under planner. Raises ValueError for a planner that
-    is not registered, DiagnosticError (R300) from layout inference or when an update
-    runs outside its reducer's participant set."""
+              layouts: LayoutMap | None = None, target: str = DEFAULT_TARGET) -> PhysicalPlan:
+    """The physical plan of func under planner, with its resources on target. Raises
+    ValueError for a planner or target that is not registered, DiagnosticError (R300)
+    from layout inference or when an update runs outside its reducer's participant set.
+    A plan over the target's limits is still returned, with R506 among its notes (an
+    error note for a hard limit: verify.pipeline.make_plan refuses it)."""
     if planner not in PLANNERS:
         raise ValueError(f"unknown planner {planner!r}; available: "
                          f"{', '.join(PLANNERS)}")
@@ -44,4 +49,8 @@ def plan_func(func: ir.PrimFunc, planner: str = "auto",
         layouts = infer_layouts(func)
     plan_reducer = PLANNERS[planner]
     reducers = tuple(plan_reducer(sites) for sites in gather_reducers(func, layouts))
-    return PhysicalPlan(func, planner, layouts, reducers)
+    plan = PhysicalPlan(func, planner, layouts, reducers)
+    limits = target_named(target)
+    resources = plan_resources(plan, limits)
+    return dataclasses.replace(plan, resources=resources,
+                               notes=plan.notes + resource_diagnostics(func, resources, limits))

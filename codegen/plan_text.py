@@ -1,23 +1,51 @@
 """The physical plan as text (`verify-reducer emit --what plan`) and as plain JSON
 (`--json`): one block per reducer — planner, participants, storage layout, each update
 site with its loop layout and guard, each finalize with its chunks and their steps one
-per line, the workspace size and the notes."""
+per line, the workspace size and the notes; then the kernel's resources (every shared
+array at its offset, the register estimate, threads, grid, the target limits used) and,
+when given, ptxas's own figures (codegen.ptxas)."""
 from __future__ import annotations
 
 from spec.layout import Layout
 from spec.physical import Barrier, FinalizePlan, FromWorkspace, Guard, PhysicalPlan, \
-    ReduceWorkspace, ReducerPlan, Shuffle, SitePlan, Step, ToWorkspace
+    ReduceWorkspace, ReducerPlan, Resources, Shuffle, SitePlan, Step, ToWorkspace
+from spec.target import target as target_named
+from .resources import kib
 
 
 # ----------------------------------------------------------------------------- text
 
-def format_plan(plan: PhysicalPlan) -> str:
+def format_plan(plan: PhysicalPlan, ptxas=None) -> str:
+    """The plan as text; ptxas: the kernel's codegen.ptxas.PtxasFigures, to append."""
     head = f"physical plan of {plan.func.name}: planner {plan.planner}"
     if not plan.reducers:
-        return head + "\n  (no reducers: ordinary work follows the layouts)"
+        head += "\n  (no reducers: ordinary work follows the layouts)"
     blocks = [head] + [_reducer_text(r) for r in plan.reducers]
-    blocks += [f"note[{d.code}]: {d.message}" for d in plan.notes]
+    if plan.resources is not None:
+        blocks.append("\n".join(resources_text(plan.resources, ptxas)))
+    blocks += [f"{d.severity}[{d.code}]: {d.message}" for d in plan.notes]
     return "\n\n".join(blocks)
+
+
+def resources_text(res: Resources, ptxas=None) -> list[str]:
+    limits = target_named(res.target)
+    kind = "dynamic: one extern buffer, launched with that many bytes" if res.dynamic \
+        else f"static: at most {kib(limits.static_shared_bytes)}"
+    grid = "×".join(str(g) for g in res.grid)
+    lines = [f"resources on {res.target}: {res.threads} threads per block (at most "
+             f"{limits.threads_per_block}), grid {grid}",
+             f"  shared memory: {res.shared_bytes} bytes ({kind}; at most "
+             f"{kib(limits.dynamic_shared_bytes)} per block)"]
+    lines += [f"    {a.name}: {a.what}, {a.elements} × {a.dtype}, {a.bytes} bytes at "
+              f"offset {a.offset}" for a in res.shared]
+    parts = ", ".join(f"{r.name} {r.words}" + (" (seed)" if r.what == "reducer seed" else "")
+                      for r in res.registers)
+    lines.append(f"  registers: about {res.register_words} per thread (budget "
+                 f"{res.register_budget}){': ' + parts if parts else ''}")
+    if ptxas is not None:
+        from .ptxas import figures_text
+        lines += figures_text(ptxas)
+    return lines
 
 
 def _reducer_text(rp: ReducerPlan) -> str:
@@ -103,12 +131,35 @@ def _guard_text(guard: Guard) -> str:
 
 # ----------------------------------------------------------------------------- JSON
 
-def plan_json(plan: PhysicalPlan) -> dict:
-    return {
+def plan_json(plan: PhysicalPlan, ptxas=None) -> dict:
+    doc = {
         "func": plan.func.name,
         "planner": plan.planner,
         "reducers": [_reducer_json(r) for r in plan.reducers],
+        "resources": resources_json(plan.resources) if plan.resources else None,
         "notes": [d.to_json() for d in plan.notes],
+    }
+    if ptxas is not None:
+        doc["ptxas"] = ptxas.to_json()
+    return doc
+
+
+def resources_json(res: Resources) -> dict:
+    return {
+        "target": res.target,
+        "threads": res.threads,
+        "grid": list(res.grid),
+        "shared": [{"name": a.name, "what": a.what, "dtype": str(a.dtype),
+                    "elements": a.elements, "bytes": a.bytes, "offset": a.offset}
+                   for a in res.shared],
+        "shared_bytes": res.shared_bytes,
+        "static_shared_bytes": res.static_shared_bytes,
+        "dynamic_shared_bytes": res.dynamic_shared_bytes,
+        "registers": [{"name": r.name, "what": r.what, "words": r.words}
+                      for r in res.registers],
+        "register_words": res.register_words,
+        "register_budget": res.register_budget,
+        "limits": target_named(res.target).to_json(),
     }
 
 

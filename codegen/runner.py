@@ -7,6 +7,11 @@ dtype's numpy storage); every parameter is copied to the device, the kernel is l
 with the plan's grid and threads, and every parameter is copied back. bfloat16 values
 (kept in float32 arrays on the host, spec.dtypes) travel as their upper 16 bits.
 
+A kernel whose shared memory is dynamic (over the static 48 KB, codegen.resources) is
+allowed that much with the MAX_DYNAMIC_SHARED_SIZE_BYTES attribute and launched with it
+(`launch_arguments`); a plan over a hard limit of the target (R506) is refused with its
+diagnostics before anything is compiled.
+
 Modules are compiled for the device's own architecture (sm_90 on an H200) with
 `-fmad=false` and cached by source hash for the life of the process. pycuda is imported
 only here and only when needed: without it, or without a device, `CudaUnavailable`
@@ -17,6 +22,7 @@ import hashlib
 
 import numpy as np
 
+from spec.diagnostics import DiagnosticError
 from spec.dtypes import DType
 from spec.physical import PhysicalPlan
 from .cuda import NVCC_OPTIONS, CudaSource, render
@@ -30,9 +36,11 @@ _modules: dict[str, object] = {}
 
 
 def run_cuda(plan: PhysicalPlan, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    _refuse_over_limits(plan)
     driver = _driver()
     source = render(plan)
     kernel = _module(source, driver).get_function(source.kernel_name)
+    launch = launch_arguments(source, kernel, driver)
     params = plan.func.params
     missing = [p.name for p in params if p.name not in inputs]
     if missing:
@@ -40,7 +48,7 @@ def run_cuda(plan: PhysicalPlan, inputs: dict[str, np.ndarray]) -> dict[str, np.
     host = [_to_device_layout(np.asarray(inputs[p.name]).reshape(p.shape), p.dtype)
             for p in params]
     device = [driver.to_device(h) for h in host]
-    kernel(*device, grid=source.grid, block=source.block)
+    kernel(*device, **launch)
     driver.Context.synchronize()
     outputs = {}
     for p, d, h in zip(params, device, host):
@@ -52,23 +60,41 @@ def run_cuda(plan: PhysicalPlan, inputs: dict[str, np.ndarray]) -> dict[str, np.
 def time_cuda(plan: PhysicalPlan, inputs: dict[str, np.ndarray], repeat: int = 50) -> float:
     """Median kernel time in microseconds over `repeat` launches (CUDA events around each
     launch, after one warm-up launch); the inputs stay on the device between launches."""
+    _refuse_over_limits(plan)
     driver = _driver()
     source = render(plan)
     kernel = _module(source, driver).get_function(source.kernel_name)
+    launch = launch_arguments(source, kernel, driver)
     device = [driver.to_device(_to_device_layout(np.asarray(inputs[p.name]).reshape(p.shape),
                                                  p.dtype)) for p in plan.func.params]
-    kernel(*device, grid=source.grid, block=source.block)
+    kernel(*device, **launch)
     times = []
     for _ in range(repeat):
         start, stop = driver.Event(), driver.Event()
         start.record()
-        kernel(*device, grid=source.grid, block=source.block)
+        kernel(*device, **launch)
         stop.record()
         stop.synchronize()
         times.append(stop.time_since(start) * 1000.0)
     for d in device:
         d.free()
     return float(np.median(times))
+
+
+def launch_arguments(source: CudaSource, kernel, driver) -> dict:
+    """The keyword arguments of every launch of kernel: grid, block and the dynamic shared
+    bytes, which the kernel is first allowed to use (the driver refuses a launch over
+    48 KB without the attribute)."""
+    shared = source.dynamic_shared_bytes
+    if shared:
+        kernel.set_attribute(driver.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+    return {"grid": source.grid, "block": source.block, "shared": shared}
+
+
+def _refuse_over_limits(plan: PhysicalPlan) -> None:
+    over = [d for d in plan.notes if d.is_error]
+    if over:
+        raise DiagnosticError(over)
 
 
 def _driver():

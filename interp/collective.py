@@ -10,7 +10,9 @@ accounting sees exactly the data flow the values see.
 Checks (only on the checked run, `Checks` given): a shuffle needs all 32 lanes of each
 warp it touches (R501); a named barrier completes only when exactly `count` threads
 arrive (R500); a poisoned partial or a workspace word this finalize never wrote is
-R502; conflicting workspace accesses between barriers are R504."""
+R502; conflicting workspace accesses between barriers are R504; a workspace address
+outside [0, words) or a chunk slot outside the partial array is R505 (the step, or the
+part of the chunk, is then not executed: on a GPU it would touch another allocation)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -60,6 +62,7 @@ class Checks:
     violations: Violations
     span: Span
     what: str                              # "finalize of acc (line 20)"
+    reducer: str                           # names the arrays: acc_partial, acc_workspace
 
 
 @dataclass
@@ -69,11 +72,39 @@ class _Where:
     rel: np.ndarray                        # active participants (relative)
     rows: object                           # rel as an index: slice(None) when everyone
     addrs: np.ndarray | None = None        # the step's word addresses (None: out of range)
-    bad_addr: int | None = None
+    bad: str | None = None                 # the first address outside: "read W[9] by ..."
     partner: np.ndarray | None = None      # shuffle: the lanes read, per row of rel
     inactive: np.ndarray | None = None     # shuffle: lanes of touched warps left out
     warps: np.ndarray | None = None
     same_step: Race | None = None          # two threads storing one word in this step
+
+
+@dataclass(frozen=True)
+class _At:
+    """Where a step runs, to name an access in a message."""
+    step: object
+    index: int                             # its position in the chunk
+    first: int
+    count: int
+    threads: np.ndarray                    # absolute, per row of the addresses
+    slots: np.ndarray
+    terms: np.ndarray
+
+    def describe(self, verb: str, addrs: np.ndarray, bad: np.ndarray, axes: str) -> str:
+        """`read {ws}[1060] by thread 0 (slot 2, chunk slots 0..3, step 3:
+        FromWorkspace)` for the first address marked bad; axes names the array's axes
+        (t: thread, s: slot, k: term)."""
+        pos = tuple(int(p) for p in np.argwhere(bad)[0])
+        axis = dict(zip(axes, pos))
+        where = []
+        if "s" in axis:
+            where.append(f"slot {int(self.slots[axis['s']])}")
+        if "k" in axis:
+            where.append(f"term {int(self.terms[axis['k']])}")
+        where.append(f"chunk slots {self.first}..{self.first + self.count - 1}")
+        where.append(f"step {self.index}: {type(self.step).__name__}")
+        return (f"{verb} {{ws}}[{int(addrs[pos])}] by thread "
+                f"{int(self.threads[axis['t']])} ({', '.join(where)})")
 
 
 _WHERE: dict = {}
@@ -96,19 +127,37 @@ class Exchange:
         self.ws_written = np.zeros(words, dtype=bool)
 
     def run(self) -> None:
-        for chunk in self.plan.chunks:
-            slots = slice(chunk.first, chunk.first + chunk.count)
-            for step in chunk.steps:
+        for number, chunk in enumerate(self.plan.chunks):
+            first, count = self.inside_partials(number, chunk.first, chunk.count)
+            if count <= 0:
+                continue
+            slots = slice(first, first + count)
+            for index, step in enumerate(chunk.steps):
                 if self.checks is not None:
                     self.checks.races.tick()
-                where = self.where(step, chunk.first, chunk.count)
+                where = self.where(step, index, first, count)
                 run = getattr(self, "_" + type(step).__name__.lower())
                 run(step, slots, where)
 
+    def inside_partials(self, number: int, first: int, count: int) -> tuple[int, int]:
+        """The part of a chunk's slots [first, first + count) inside the partial array
+        (R505 for the rest: the renderer's loop over them would run past it)."""
+        slots = self.channels[0].cells.shape[1]
+        low, high = max(first, 0), min(first + count, slots)
+        if (low, high) != (first, first + count) and self.checks is not None:
+            bad = first if first < 0 or first >= slots else slots
+            everyone = np.arange(self.offset, self.offset + self.count)
+            self.report("R505", f"chunk {number} (slots {first}..{first + count - 1}) "
+                        f"by thread {self.offset} reaches partial slot {bad}, outside "
+                        f"{self.checks.reducer}_partial[{slots}] (slots per thread; "
+                        f"{threads_text(everyone)})", key=("chunk", number))
+        return low, high - low
+
     # ------------------------------------------------------------------ geometry
 
-    def where(self, step, first: int, count: int) -> _Where:
-        key = (id(step), first, count, self.offset, self.count, self.threads, self.words)
+    def where(self, step, index: int, first: int, count: int) -> _Where:
+        key = (id(step), index, first, count, self.offset, self.count, self.threads,
+               self.words)
         found = _WHERE.get(key)
         if found is not None and found[0] is step:
             return found[1]
@@ -117,18 +166,19 @@ class Exchange:
         where = _Where(rel, rows)
         slots = np.arange(first, first + count, dtype=np.int64)
         k = np.arange(getattr(step, "terms", 1), dtype=np.int64)
+        at = _At(step, index, first, count, rel + self.offset, slots, k)
         if isinstance(step, Shuffle):
             self.shuffle_lanes(step, where)
         elif isinstance(step, ToWorkspace):
             where.addrs = self.addresses(step.addr, {T: rel[:, None], S: slots[None, :]},
-                                         (len(rel), count), where)
+                                         (len(rel), count), where, at, "write", "ts")
             if where.addrs is not None:
                 writers = np.repeat(rel + self.offset, count)
                 where.same_step = RaceTracker.same_step(writers, where.addrs.reshape(-1))
         elif isinstance(step, ReduceWorkspace):
             src = self.addresses(step.src, {T: rel[:, None], K: k[None, :]},
-                                 (len(rel), step.terms), where)
-            dst = self.addresses(step.dst, {T: rel}, (len(rel),), where)
+                                 (len(rel), step.terms), where, at, "read", "tk")
+            dst = self.addresses(step.dst, {T: rel}, (len(rel),), where, at, "write", "t")
             if src is not None and dst is not None:
                 where.addrs = (src, dst)
                 where.same_step = RaceTracker.same_step(rel + self.offset, dst)
@@ -136,7 +186,8 @@ class Exchange:
             where.addrs = self.addresses(step.addr, {T: rel[:, None, None],
                                                      S: slots[None, :, None],
                                                      K: k[None, None, :]},
-                                         (len(rel), count, step.terms), where)
+                                         (len(rel), count, step.terms), where, at, "read",
+                                         "tsk")
         if len(_WHERE) > 4096:
             _WHERE.clear()
         _WHERE[key] = (step, where)                # keeps the step alive: ids stay unique
@@ -150,11 +201,15 @@ class Exchange:
             keep &= (value == g.value) if g.op == "==" else (value < g.value)
         return self.t[keep]
 
-    def addresses(self, expr: IndexExpr, env: dict, shape, where: _Where):
+    def addresses(self, expr: IndexExpr, env: dict, shape, where: _Where, at: "_At",
+                  verb: str, axes: str):
+        """The step's addresses over its (thread, slot, term) axes; None, with the
+        first one outside the workspace described in where.bad, if any is."""
         addrs = np.broadcast_to(expr.evaluate(env), shape).astype(np.int64)
         bad = (addrs < 0) | (addrs >= self.words)
         if bad.any():
-            where.bad_addr = int(addrs[bad][0])
+            if where.bad is None:
+                where.bad = at.describe(verb, addrs, bad, axes)
             return None
         return addrs
 
@@ -192,9 +247,10 @@ class Exchange:
     def out_of_range(self, where: _Where) -> bool:
         if where.addrs is not None:
             return False
-        if where.bad_addr is not None and self.checks is not None:
-            self.report("R504", f"workspace address {where.bad_addr} is outside the "
-                        f"{self.words}-word workspace", key="bounds")
+        if where.bad is not None and self.checks is not None:
+            ws = f"{self.checks.reducer}_workspace"
+            self.report("R505", f"workspace {where.bad.format(ws=ws)} is outside "
+                        f"{ws}[{self.words}]", key="bounds")
         return True
 
     def poisoned(self, rows, slots: slice, what: str) -> None:

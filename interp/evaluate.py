@@ -19,6 +19,7 @@ from spec import ir
 from spec.diagnostics import DiagnosticError, error
 from spec.dtypes import BOOL, DType
 from spec.intrinsics import INTRINSICS
+from spec.limits import MAX_ITERATIONS, power_of_two
 
 from . import bounds as B
 from .values import THREAD, Lanes, Val, const
@@ -35,6 +36,11 @@ def evaluate(expr: ir.Expr, lanes: Lanes, mem: Memory) -> Val:
 def operand(expr: ir.Expr, dtype: DType, lanes: Lanes, mem: Memory) -> Val:
     """expr converted to dtype; an untyped literal is made in dtype from its Python value."""
     if isinstance(expr, ir.Const) and expr.weak:
+        if dtype.is_int and not isinstance(expr.value, float) \
+                and not dtype.lowest <= expr.value <= dtype.highest:
+            # constants are exact: one the dtype cannot hold is an error, never a wrap
+            raise DiagnosticError(error(
+                "R102", f"integer constant {expr.value} does not fit in {dtype}", expr.span))
         return const(expr.value, dtype, lanes.n)
     return convert(evaluate(expr, lanes, mem), dtype)
 
@@ -87,7 +93,8 @@ def _const(e: ir.Const, lanes, mem):
 
 def _var(e: ir.Var, lanes, mem):
     if e.name in lanes.deferred:
-        return operand(lanes.deferred[e.name], e.dtype, lanes, mem)
+        let = lanes.deferred[e.name]
+        return convert(operand(let.value, let.var.dtype, lanes, mem), e.dtype)
     val = lanes.env.get(e.name)
     if val is None:
         raise DiagnosticError(error("R101", f"unknown name {e.name!r}", e.span))
@@ -351,6 +358,11 @@ def serial_iterations(stmt: ir.SerialFor, lanes: Lanes, ctx):
     step = stmt.step
     span = (stop - start) if step > 0 else (start - stop)
     trips = np.maximum(-(-span // abs(step)), 0)
+    if len(trips) and int(trips.max()) > MAX_ITERATIONS:
+        # bounds read at run time: the frontend could not check them (docs/limits.md)
+        raise DiagnosticError(error(
+            "R102", f"this loop would run {int(trips.max())} times; at most "
+            f"{power_of_two(MAX_ITERATIONS)} iterations are supported", stmt.span))
     uniform = bool((trips == trips[0]).all()) if len(trips) else True
     for t in range(int(trips.max()) if len(trips) else 0):
         live = lanes if uniform else lanes.select(trips > t)

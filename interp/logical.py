@@ -12,6 +12,7 @@ accumulate every contribution exactly once per epoch and combine exactly at fina
 (`interp.exact`). Decisions the design leaves open are stated where they are made."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -26,7 +27,7 @@ from . import bounds as B
 from .epochs import ReducerState
 from .evaluate import convert, indices_of, operand, reads_thread, serial_iterations
 from .exact import combine
-from .memory import Storage, check_race, kernel_inputs
+from .memory import Storage, Window, WindowStorage, check_race, kernel_inputs
 from .values import THREAD, Lanes, Val
 
 
@@ -43,24 +44,41 @@ class EpochRecord:
 
 @dataclass(frozen=True)
 class Result:
+    """Outputs and bounds in each tensor's shape, or in its window's shape when the run
+    had windows; `written` then says which window elements the run wrote."""
     outputs: dict[str, np.ndarray]
     bounds: dict[str, np.ndarray]
     epochs: list[EpochRecord]
+    written: dict[str, np.ndarray] | None = None
 
 
-def run(func: ir.PrimFunc, inputs: dict[str, np.ndarray]) -> Result:
-    globals_ = _global_storage(func, inputs)
+def run(func: ir.PrimFunc, inputs: dict[str, np.ndarray], blocks=None,
+        windows: dict[str, Window] | None = None, progress=None) -> Result:
+    """Runs blocks (default: every block of the grid, in order). With windows, inputs
+    hold each tensor's window only (verify.blocks proves that the chosen blocks cannot
+    see each other's writes before a run is cut down this way). progress(done, total)
+    is called after each block."""
+    globals_ = _global_storage(func, inputs, windows)
     epochs: list[EpochRecord] = []
     kernel = func.kernel
-    for block in np.ndindex(*kernel.grid):
+    chosen = list(np.ndindex(*kernel.grid)) if blocks is None else list(blocks)
+    for done, block in enumerate(chosen, 1):
         Block(kernel, block, globals_, epochs).run()
+        if progress is not None:
+            progress(done, len(chosen))
+    written = None if windows is None else \
+        {p.name: globals_[p].wrote.reshape(windows[p.name].shape) for p in func.params}
     return Result({p.name: globals_[p].array() for p in func.params},
-                     {p.name: globals_[p].bound_array() for p in func.params}, epochs)
+                  {p.name: globals_[p].bound_array() for p in func.params}, epochs, written)
 
 
-def _global_storage(func: ir.PrimFunc, inputs: dict[str, np.ndarray]):
+def _global_storage(func: ir.PrimFunc, inputs: dict[str, np.ndarray],
+                    windows: dict[str, Window] | None = None):
     # Storage copies its array: the caller's inputs are untouched
-    return {p: Storage(p, arr) for p, arr in kernel_inputs(func, inputs).items()}
+    arrays = kernel_inputs(func, inputs, windows)
+    if windows is None:
+        return {p: Storage(p, arr) for p, arr in arrays.items()}
+    return {p: WindowStorage(p, arr, windows[p.name]) for p, arr in arrays.items()}
 
 
 class Block:
@@ -140,7 +158,7 @@ class Block:
         run = getattr(self, "_" + type(stmt).__name__.lower())
         if THREAD not in lanes.env and reads_thread(ir.stmt_exprs(stmt), lanes):
             if isinstance(stmt, ir.Let):
-                return lanes.defer(stmt.var.name, stmt.value)
+                return lanes.defer(stmt.var.name, stmt)
             if isinstance(stmt, ir.If):
                 self._thread_if(stmt, lanes)
             else:
@@ -158,7 +176,14 @@ class Block:
     def _per_thread(self, lanes: Lanes) -> Lanes:
         lane, thread = np.nonzero(lanes.thread_mask(self.kernel.threads))
         forked = replace(lanes.gather(lane), parallel=True, threads=None, divergent=True)
-        return forked.bind(THREAD, Val(INT32.quantize(thread), INT32))
+        forked = forked.bind(THREAD, Val(INT32.quantize(thread), INT32))
+        # the deferred Lets, in the order they were defined, now that the thread is
+        # known: each reads only earlier ones, so a chain of any length is this loop,
+        # not a recursion through evaluate
+        for let in list(lanes.deferred.values()):
+            value = operand(let.value, let.var.dtype, forked, self)
+            forked = forked.bind(let.var.name, value)
+        return forked
 
     def _thread_if(self, stmt: ir.If, lanes: Lanes) -> None:
         mask = lanes.thread_mask(self.kernel.threads)
@@ -292,6 +317,11 @@ class Block:
             raise DiagnosticError(error(
                 "R102", f"a region of {region.buffer.name} needs {len(shape)} dimensions",
                 region.span))
+        if shape and all(0 <= s and s + e <= n
+                         for s, e, n in zip(starts, region.extents, shape)):
+            # the common case, a box inside its buffer: one add to cached offsets
+            offsets, inside = _box_offsets(tuple(shape), tuple(region.extents))
+            return offsets + int(np.ravel_multi_index(starts, shape)), inside
         coords = np.indices(region.extents).reshape(len(shape), -1) \
             + np.array(starts, dtype=np.int64)[:, None]
         inside = np.ones(coords.shape[1], dtype=bool)
@@ -429,6 +459,17 @@ class Block:
             seed, seed_bound = old.v, old.b
         result, bound, _ = combine(monoid, dtype, flat, values, b, outputs, seed, seed_bound)
         dst_store.write_all(result, bound)
+
+
+@functools.lru_cache(maxsize=256)
+def _box_offsets(shape: tuple[int, ...], extents: tuple[int, ...]):
+    """Row-major offsets of a box's elements from its first, and an all-inside mask
+    (read-only: shared by every call)."""
+    rel = np.indices(extents).reshape(len(shape), -1)
+    offsets = np.ravel_multi_index(tuple(rel), shape).astype(np.int64)
+    inside = np.ones(offsets.shape[0], dtype=bool)
+    offsets.flags.writeable = inside.flags.writeable = False
+    return offsets, inside
 
 
 def _scope(lanes: Lanes, threads: int) -> bytes:

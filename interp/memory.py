@@ -2,7 +2,9 @@
 buffers, which elements were ever written (reading one that was not is R502).
 
 Global tensors are shared by all blocks and count as written (inputs are data);
-fragment, shared, local and reducer storage is fresh per allocation."""
+fragment, shared, local and reducer storage is fresh per allocation. A run of chosen
+blocks holds each global tensor as a *window* (`Window`): only the box of elements those
+blocks can touch is stored, addressed by the tensor's own flat positions."""
 from __future__ import annotations
 
 import numpy as np
@@ -68,7 +70,7 @@ class Storage:
         self.values[flat] = self.buffer.dtype.quantize(val.v)
         if val.b is not None and val.b.any():
             if self.bounds is None:
-                self.bounds = np.zeros(self.buffer.size)
+                self.bounds = np.zeros(len(self.values))
             self.bounds[flat] = val.b
         elif self.bounds is not None:
             self.bounds[flat] = 0.0
@@ -82,7 +84,7 @@ class Storage:
 
     def uncertain_everywhere(self) -> None:
         """A store through an uncertain index could have landed anywhere."""
-        self.bounds = np.full(self.buffer.size, np.inf)
+        self.bounds = np.full(len(self.values), np.inf)
 
     def array(self) -> np.ndarray:
         return self.values.reshape(self.buffer.shape).copy()
@@ -91,6 +93,119 @@ class Storage:
         if self.bounds is None:
             return np.zeros(self.buffer.shape)
         return self.bounds.reshape(self.buffer.shape).copy()
+
+
+Box = tuple[tuple[int, int], ...]     # per dimension [lo, hi)
+
+
+class Window:
+    """The box of a global tensor that a run of chosen blocks may touch, and the map
+    from the tensor's flat positions to the box's own row-major positions. A position
+    outside the box means the footprint analysis that chose it was wrong: our bug, so
+    it raises (exit 4), never a diagnostic about the program."""
+
+    def __init__(self, buffer: Buffer, box: Box):
+        self.buffer = buffer
+        self.box = box
+        self.lo = np.array([lo for lo, _ in box], dtype=np.int64)
+        self.shape = tuple(hi - lo for lo, hi in box)
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+        full = buffer.shape[1:] == self.shape[1:]
+        # a window whole in every dimension but the first is one run of the tensor:
+        # positions map by a subtraction
+        self.start = int(np.ravel_multi_index(tuple(self.lo), buffer.shape)) \
+            if full and self.size else None
+
+    def local(self, flat: np.ndarray | slice) -> np.ndarray:
+        if isinstance(flat, slice):
+            flat = np.arange(flat.start, flat.stop, flat.step or 1)
+        flat = np.asarray(flat, dtype=np.int64)
+        if not self.shape:
+            return flat
+        if self.start is not None:
+            local = flat - self.start
+            if len(local) == 0 or (local.min() >= 0 and local.max() < self.size):
+                return local
+        coords = np.unravel_index(flat, self.buffer.shape)
+        rel = [c - lo for c, lo in zip(coords, self.lo)]
+        inside = np.ones(flat.shape, dtype=bool)
+        for r, n in zip(rel, self.shape):
+            inside &= (r >= 0) & (r < n)
+        if not inside.all():
+            at = int(flat[np.argmax(~inside)])
+            raise RuntimeError(
+                f"{self.buffer.name} position {at} lies outside the window {list(self.box)} "
+                "of the blocks being run (the block footprint analysis missed an access)")
+        return np.ravel_multi_index(tuple(rel), self.shape)
+
+    def origin(self, local_index: tuple[int, ...]) -> tuple[int, ...]:
+        """The tensor index of an index inside the window."""
+        return tuple(int(i + lo) for i, lo in zip(local_index, self.lo))
+
+
+class WindowStorage(Storage):
+    """A global tensor's Storage restricted to a window; remembers which elements were
+    written, so a comparison can cover exactly those."""
+
+    def __init__(self, buffer: Buffer, values: np.ndarray, window: Window):
+        super().__init__(buffer, values)
+        self.window = window
+        self.wrote = np.zeros(window.size, dtype=bool)
+
+    def read(self, flat: np.ndarray, span: Span, stmt_span: Span | None = None) -> Val:
+        return super().read(self.window.local(flat), span, stmt_span)
+
+    def write(self, flat: np.ndarray, val: Val) -> None:
+        local = self.window.local(flat)
+        super().write(local, val)
+        self.wrote[local] = True
+
+    def write_all(self, values: np.ndarray, bounds: np.ndarray | None) -> None:
+        if self.window.size != self.buffer.size:
+            raise RuntimeError(f"a whole-tensor write of {self.buffer.name} in a window")
+        super().write_all(values, bounds)
+        self.wrote[:] = True
+
+    def uncertain_everywhere(self) -> None:
+        self.bounds = np.full(self.window.size, np.inf)
+
+    def array(self) -> np.ndarray:
+        return self.values.reshape(self.window.shape).copy()
+
+    def bound_array(self) -> np.ndarray:
+        if self.bounds is None:
+            return np.zeros(self.window.shape)
+        return self.bounds.reshape(self.window.shape).copy()
+
+
+class WindowArray:
+    """The simulator's flat global array, restricted to a window: indexed by the
+    tensor's flat positions like the whole array it stands for."""
+
+    def __init__(self, values: np.ndarray, window: Window):
+        self.values = values.reshape(-1)
+        self.window = window
+        self.wrote = np.zeros(window.size, dtype=bool)
+
+    def __len__(self) -> int:
+        return self.window.buffer.size
+
+    @property
+    def size(self) -> int:
+        return self.window.buffer.size
+
+    def __getitem__(self, flat) -> np.ndarray:
+        return self.values[self.window.local(flat)]
+
+    def __setitem__(self, flat, values) -> None:
+        local = self.window.local(flat)
+        self.values[local] = values
+        self.wrote[local] = True
+
+    def copy(self) -> np.ndarray:
+        if self.window.size != self.window.buffer.size:
+            raise RuntimeError(f"a whole-tensor read of {self.window.buffer.name} in a window")
+        return self.values.copy()
 
 
 def check_race(storage: Storage, flat: np.ndarray, val: Val, span: Span) -> None:
@@ -116,10 +231,12 @@ def check_race(storage: Storage, flat: np.ndarray, val: Val, span: Span) -> None
             f"{a[k]}) to {storage.buffer.name}[{storage.point(int(f[k]))}]: a race", span))
 
 
-def kernel_inputs(func: PrimFunc, inputs: dict[str, np.ndarray]) -> dict[Buffer, np.ndarray]:
-    """Every tensor parameter's input array in the parameter's shape (the caller's
-    arrays are never aliased by what comes back to be written). R102 when the inputs
-    do not name every parameter exactly or an array has the wrong size."""
+def kernel_inputs(func: PrimFunc, inputs: dict[str, np.ndarray],
+                  windows: dict[str, Window] | None = None) -> dict[Buffer, np.ndarray]:
+    """Every tensor parameter's input array in the parameter's shape, or its window's
+    when windows are given (the caller's arrays are never aliased by what comes back
+    to be written). R102 when the inputs do not name every parameter exactly or an
+    array has the wrong size."""
     names = {p.name for p in func.params}
     unknown = sorted(set(inputs) - names)
     missing = [p.name for p in func.params if p.name not in inputs]
@@ -130,6 +247,9 @@ def kernel_inputs(func: PrimFunc, inputs: dict[str, np.ndarray]) -> dict[Buffer,
     out = {}
     for p in func.params:
         arr = np.asarray(inputs[p.name])
+        if windows is not None:
+            out[p] = arr.reshape(windows[p.name].shape)
+            continue
         if arr.size != p.size:
             raise DiagnosticError(error(
                 "R102", f"input {p.name} has shape {list(arr.shape)}, the parameter "

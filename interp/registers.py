@@ -38,18 +38,6 @@ class LayoutTables:
     def pair_cell(self) -> np.ndarray:
         return self.pair_thread * self.index.shape[1] + self.pair_slot
 
-    def cells(self, rel: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(cell, held) per entry: the register cell `rel * slots + slot` where
-        relative thread rel keeps element flat, and whether it does hold it there."""
-        count, slots = self.index.shape
-        key = rel * slots + self.slot_of[flat]
-        if len(rel) and (rel.min() < 0 or rel.max() >= count):
-            inside = (rel >= 0) & (rel < count)
-            held = np.zeros(len(rel), dtype=bool)
-            held[inside] = self.index_flat[key[inside]] == flat[inside]
-            return np.where(inside, key, 0), held
-        return key, self.index_flat[key] == flat
-
     def holders(self, flat: int) -> np.ndarray:
         """Absolute threads holding element flat (every replica)."""
         rel = np.nonzero((self.index == flat).any(axis=1))[0]
@@ -74,14 +62,29 @@ def tables(layout: Layout) -> LayoutTables:
 
 
 class Registers:
-    """One buffer's registers in every thread of its layout."""
+    """One buffer's registers in every thread of its layout: `slots_per_thread` per
+    thread, as the renderer declares the array. An element's slot is the layout's slot
+    expression evaluated at the element's own indices, as the renderer computes it; a
+    slot past the array (a layout that does not fit its buffer) is no cell at all:
+    `beyond` names those elements, and the caller reports them (R505)."""
 
-    def __init__(self, layout: Layout, np_dtype: np.dtype):
+    def __init__(self, layout: Layout, np_dtype: np.dtype, shape: tuple[int, ...]):
         self.layout = layout
         self.tables = tables(layout)
-        shape = (layout.count, layout.slots_per_thread)
-        self.values = np.zeros(shape, dtype=np_dtype)
-        self.written = np.zeros(shape, dtype=bool)
+        self.slots = layout.slots_per_thread
+        cells = (layout.count, self.slots)
+        self.values = np.zeros(cells, dtype=np_dtype)
+        self.written = np.zeros(cells, dtype=bool)
+        self.slot_of, self.layout_flat = _element_slots(layout, tuple(shape))
+        outside = self.slot_of >= self.slots
+        self.outside = outside if outside.any() else None
+
+    def beyond(self, flat: np.ndarray) -> np.ndarray | None:
+        """Which of elements flat have a slot past the array; None: none of them."""
+        if self.outside is None:
+            return None
+        bad = self.outside[flat]
+        return bad if bad.any() else None
 
     def locate(self, threads: np.ndarray, flat: np.ndarray):
         """(cell, held) of element flat in each absolute thread: cells index the
@@ -100,10 +103,12 @@ class Registers:
 
     def _place(self, threads: np.ndarray, flat: np.ndarray):
         memo = self.tables.memo
-        found = memo.get((id(threads), id(flat)))
-        if found is not None and found[0] is threads and found[1] is flat:
+        key = (id(threads), id(flat), id(self.slot_of))
+        found = memo.get(key)
+        if found is not None and found[0] is threads and found[1] is flat and \
+                found[3] is self.slot_of:
             return found[2]
-        cells, held = self.tables.cells(threads - self.layout.offset, flat)
+        cells, held = self._cells(threads - self.layout.offset, flat)
         if not held.all():
             result = (cells, held, cells)
         elif len(cells) > 1 and (np.diff(cells) == 1).all():
@@ -112,8 +117,28 @@ class Registers:
             result = (cells, None, cells)
         if len(memo) > 64:
             memo.clear()
-        memo[(id(threads), id(flat))] = (threads, flat, result)   # keeps both alive
+        memo[key] = (threads, flat, result, self.slot_of)   # keeps the keys alive
         return result
+
+    def _cells(self, rel: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(cell, held) per entry: the register cell `rel * slots + slot` where relative
+        thread rel keeps element flat, and whether it does hold it there (a thread
+        outside the layout, or a slot past the array, holds nothing: cell 0)."""
+        count = self.layout.count
+        slot = self.slot_of[flat]
+        key = rel * self.slots + slot
+        wanted = flat if self.layout_flat is None else self.layout_flat[flat]
+        inside = None
+        if len(rel) and (rel.min() < 0 or rel.max() >= count):
+            inside = (rel >= 0) & (rel < count)
+        if self.outside is not None:
+            fits = ~self.outside[flat]
+            inside = fits if inside is None else inside & fits
+        if inside is None:
+            return key, self.tables.index_flat[key] == wanted
+        held = np.zeros(len(rel), dtype=bool)
+        held[inside] = self.tables.index_flat[key[inside]] == wanted[inside]
+        return np.where(inside, key, 0), held
 
     @property
     def flat_values(self) -> np.ndarray:
@@ -122,6 +147,33 @@ class Registers:
     @property
     def flat_written(self) -> np.ndarray:
         return self.written.reshape(-1)
+
+
+def _element_slots(layout: Layout, shape: tuple[int, ...]):
+    """(slot of every element of a buffer of shape, the element's flat index in the
+    layout's own index space or None when the two spaces are the same). The slot is
+    the layout's slot expression at the element's indices — what the renderer
+    computes — so a layout narrower than its buffer gives slots past the array."""
+    tab = tables(layout)
+    if shape == layout.shape:
+        return tab.slot_of, None
+    size = int(np.prod(shape))
+    if len(shape) == len(layout.shape):
+        coords = np.unravel_index(np.arange(size), shape)
+        slot = layout.slots_of(coords)
+        inside = np.ones(size, dtype=bool)
+        for c, extent in zip(coords, layout.shape):
+            inside &= c < extent
+        mapped = np.full(size, -1, dtype=np.int64)
+        mapped[inside] = np.ravel_multi_index(tuple(c[inside] for c in coords),
+                                              layout.shape)
+        return slot, mapped
+    # another rank over the same row-major order (unit dimensions added or dropped)
+    flat = np.arange(size)
+    slot = np.full(size, layout.slots_per_thread, dtype=np.int64)
+    known = flat < layout.size
+    slot[known] = tab.slot_of[flat[known]]
+    return slot, np.where(known, flat, -1)
 
 
 class LocalBuffer:

@@ -16,7 +16,9 @@ elsewhere), each site's contributions from the replicas its guard admits into th
 executing thread's storage slot, and at finalize the plan's collective
 (interp.collective), the seed once, the destination write. Accounting (interp.accounting)
 checks that every logically enabled contribution entered every observed copy of its
-output exactly once. Violations (R300, R500–R504) are collected, never raised; a
+output exactly once. Every address is the one the kernel computes (spec.addressing,
+the layouts' slot expressions, the plan's step expressions) and is checked against its
+allocation (R505). Violations (R300, R500–R505) are collected, never raised; a
 program the logical semantics refuses (R1xx/R2xx) raises DiagnosticError as
 interp.logical does."""
 from __future__ import annotations
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from spec import ir
+from spec.addressing import affine, border_guards, flat_offset, region_indices, statement_ranges
 from spec.diagnostics import Diagnostic, DiagnosticError, Note, error
 from spec.dtypes import BOOL, INT64
 from spec.ops import REDUCE_KINDS, MONOIDS, monoid as monoid_named
@@ -37,13 +40,14 @@ from .accounting import Ledger, UpdateEvent, contribution_ids, describe, \
     iteration_hashes, replay_counts, wrong_contributions
 from .collective import Channel, Checks, Exchange, add_fold
 from .evaluate import convert, evaluate, operand, serial_iterations, stored
-from .memory import kernel_inputs
+from .memory import Window, WindowArray, kernel_inputs
 from .registers import LayoutTables, LocalBuffer, Registers, tables
 from .shared import RaceTracker, SharedBuffer
 from .values import THREAD, Lanes, Val
-from .violations import Violations, threads_text
+from .violations import Violations, register_array, slot_outside, threads_text
 
 SLOT, ITER, REP = "@slot", "@iter", "@rep"     # lane facts inside a T.Parallel
+MOVES_CACHE_LANES = 1 << 21                    # about 100 MB of cached copy moves
 
 
 @dataclass(frozen=True)
@@ -60,9 +64,10 @@ class FinalizeSummary:
 
 @dataclass
 class SimResult:
-    outputs: dict[str, np.ndarray]
+    outputs: dict[str, np.ndarray]         # in the tensor's shape, or its window's
     violations: list[Diagnostic]
     finalizes: list[FinalizeSummary] = field(default_factory=list)
+    written: dict[str, np.ndarray] | None = None   # with windows: what the run wrote
 
     @property
     def contributions(self) -> int:
@@ -73,12 +78,26 @@ class SimResult:
         return not self.violations
 
 
-def simulate(plan: PhysicalPlan, inputs: dict[str, np.ndarray]) -> SimResult:
-    kernel = _Kernel(plan, inputs)
-    for block in np.ndindex(*plan.func.kernel.grid):
+def simulate(plan: PhysicalPlan, inputs: dict[str, np.ndarray], blocks=None,
+             windows: dict[str, Window] | None = None, progress=None) -> SimResult:
+    """Simulates blocks (default: every block of the grid, in order), with each global
+    tensor held whole or, given windows, as its window (inputs then hold the windows).
+    progress(done, total) is called after each block."""
+    kernel = _Kernel(plan, inputs, windows)
+    grid = plan.func.kernel.grid
+    chosen = list(np.ndindex(*grid)) if blocks is None else list(blocks)
+    for done, block in enumerate(chosen, 1):
         _Block(kernel, tuple(int(b) for b in block)).run()
-    outputs = {p.name: kernel.globals[p].reshape(p.shape).copy() for p in plan.func.params}
-    return SimResult(outputs, kernel.violations.items, kernel.finalizes)
+        if progress is not None:
+            progress(done, len(chosen))
+    params = plan.func.params
+    if windows is None:
+        outputs = {p.name: kernel.globals[p].reshape(p.shape).copy() for p in params}
+        return SimResult(outputs, kernel.violations.items, kernel.finalizes)
+    shape = {p.name: windows[p.name].shape for p in params}
+    outputs = {p.name: kernel.globals[p].values.reshape(shape[p.name]).copy() for p in params}
+    written = {p.name: kernel.globals[p].wrote.reshape(shape[p.name]) for p in params}
+    return SimResult(outputs, kernel.violations.items, kernel.finalizes, written)
 
 
 # ============================================================================ the kernel
@@ -100,14 +119,16 @@ class _Moves:
     dst_lanes: np.ndarray | None      # the lanes that store (None: all of them)
     dst: np.ndarray | slice           # flat destination per storing lane (see _window)
     dst_threads: np.ndarray | None
+    faults: tuple[str, ...] = ()      # R505: accesses outside their buffer (not made)
 
 
 class _Kernel:
     """One simulation: global tensors and findings, over the plan's shared cache."""
 
-    def __init__(self, plan: PhysicalPlan, inputs: dict[str, np.ndarray]):
+    def __init__(self, plan: PhysicalPlan, inputs: dict[str, np.ndarray],
+                 windows: dict[str, Window] | None = None):
         self.static = _Static.of(plan)
-        self.globals = _global_arrays(plan.func, inputs)
+        self.globals = _global_arrays(plan.func, inputs, windows)
         self.violations = Violations()
         self.finalizes: list[FinalizeSummary] = []
 
@@ -146,12 +167,30 @@ class _Static:
         self.copy_cache: dict[ir.Copy, tuple] = {}
         self.copy_vars: dict[ir.Copy, tuple[str, ...] | None] = {}
         self.moves: dict[tuple, _Moves] = {}
+        self.moves_lanes = 0      # lanes held by moves: the cache is bounded by memory
         self.entries: dict[tuple, tuple] = {}
         self.readers: dict[ir.ReducerFinalize, tuple] = {}
         self.iteration_hashes: dict[tuple, tuple] = {}
         self.flat_memo: dict = {}
         self.uniform_memo: dict = {}
         self.vars_of: dict[ir.Expr, tuple[str, ...] | None] = {}
+        self.scopes = statement_ranges(func)
+        self.guards_memo: dict[tuple, tuple] = {}
+
+    def guards(self, stmt: ir.Stmt, region: ir.Region, loop_shape) -> tuple:
+        """The border tests the kernel makes on a global region's elements
+        (spec.addressing.border_guards, as the renderer asks it); a start that is no
+        affine expression is tested on both sides of every dimension."""
+        key = (stmt, region, tuple(loop_shape))
+        found = self.guards_memo.get(key)
+        if found is None:
+            starts = tuple(affine(e) for e in region.starts)
+            if any(e is None for e in starts):
+                found = tuple((True, True) for _ in region.buffer.shape)
+            else:
+                found = border_guards(region, starts, loop_shape, self.scopes[stmt])
+            self.guards_memo[key] = found
+        return found
 
     def pure_vars(self, expr: ir.Expr) -> tuple[str, ...] | None:
         """The variables expr reads, or None if it reads memory or the thread."""
@@ -220,9 +259,13 @@ class _Static:
         return found
 
 
-def _global_arrays(func: ir.PrimFunc, inputs: dict[str, np.ndarray]) -> dict:
-    return {p: p.dtype.quantize(arr).reshape(-1).copy()
-            for p, arr in kernel_inputs(func, inputs).items()}
+def _global_arrays(func: ir.PrimFunc, inputs: dict[str, np.ndarray],
+                   windows: dict[str, Window] | None = None) -> dict:
+    arrays = {p: p.dtype.quantize(arr).reshape(-1).copy()
+              for p, arr in kernel_inputs(func, inputs, windows).items()}
+    if windows is None:
+        return arrays
+    return {p: WindowArray(arr, windows[p.name]) for p, arr in arrays.items()}
 
 
 # ============================================================================ reducers
@@ -239,7 +282,7 @@ class _Partials:
         self.np_dtype = dtype.np
         self.ufunc = self.monoid.float_ufunc if dtype.is_float else self.monoid.ufunc
         self.direct = dtype.name != "bfloat16" and not dtype.is_bool
-        self.regs = Registers(rplan.storage, buffer.dtype.np)
+        self.regs = Registers(rplan.storage, buffer.dtype.np, buffer.shape)
         self.tables: LayoutTables = self.regs.tables
         self.ids = np.zeros(self.regs.values.shape, dtype=np.uint64)
         self.counts = np.zeros(self.regs.values.shape, dtype=np.int64)
@@ -333,6 +376,7 @@ class _Entry:
     threads: np.ndarray            # thread and output of every lane the guard admits
     outputs: np.ndarray
     unheld: int | None             # the first of those with no partial of its output
+    beyond: np.ndarray | None      # those whose storage slot is past the partial array
     cells: np.ndarray              # per entering lane: its partial cell
     # a thread combines its lanes one after another in slot order (an unrolled loop),
     # so lanes sharing a cell go in rounds: the r-th lane of every cell in round r —
@@ -347,16 +391,18 @@ class _Entry:
         e_threads = threads if admitted is None else threads[admitted]
         e_outputs = outputs if admitted is None else outputs[admitted]
         cells, held = p.regs.locate(e_threads, e_outputs)
+        beyond = p.regs.beyond(e_outputs)
         unheld = None
         lanes = admitted
         if held is not None:
-            unheld = int(np.argmax(~held))
+            missing = ~held if beyond is None else ~held & ~beyond
+            unheld = int(np.argmax(missing)) if missing.any() else None
             kept = np.flatnonzero(held)
             cells = cells[kept]
             lanes = kept if admitted is None else admitted[kept]
         per_cell = np.bincount(cells, minlength=p.regs.values.size)
         if per_cell.max(initial=0) <= 1:
-            return _Entry(lanes, e_threads, e_outputs, unheld, cells, None, None)
+            return _Entry(lanes, e_threads, e_outputs, unheld, beyond, cells, None, None)
         order = np.argsort(cells, kind="stable")
         sorted_cells = cells[order]
         starts = np.r_[0, np.nonzero(sorted_cells[1:] != sorted_cells[:-1])[0] + 1]
@@ -366,7 +412,7 @@ class _Entry:
         for r in range(int(rank.max()) + 1):
             members = order[rank == r]
             rounds.append((members, cells[members]))
-        return _Entry(lanes, e_threads, e_outputs, unheld, cells, rounds, per_cell)
+        return _Entry(lanes, e_threads, e_outputs, unheld, beyond, cells, rounds, per_cell)
 
 
 # ============================================================================ a block
@@ -467,6 +513,7 @@ class _Block:
                        span: Span) -> np.ndarray:
         """Each thread reads its own register of element flat."""
         regs = self.registers(buffer, span)
+        beyond = self.slots_beyond(buffer, regs, threads, flat, "read", span)
         index, held = regs.window(threads, flat)
         if held is None:
             out = regs.flat_values[index]
@@ -476,7 +523,7 @@ class _Block:
                 return out
             poisoned = ~regs.flat_written[index]
         else:
-            self.not_held(buffer, regs, threads, flat, held, "reads", span)
+            self.not_held(buffer, regs, threads, flat, held, beyond, "reads", span)
             out = np.zeros(len(flat), dtype=regs.values.dtype)
             out[held] = regs.flat_values[index[held]]
             poisoned = held & ~regs.flat_written[index]
@@ -491,20 +538,39 @@ class _Block:
     def write_registers(self, buffer: ir.Buffer, threads: np.ndarray, flat: np.ndarray,
                         values: np.ndarray, span: Span) -> None:
         regs = self.registers(buffer, span)
+        beyond = self.slots_beyond(buffer, regs, threads, flat, "write", span)
         index, held = regs.window(threads, flat)
         if held is not None:
-            self.not_held(buffer, regs, threads, flat, held, "writes", span)
+            self.not_held(buffer, regs, threads, flat, held, beyond, "writes", span)
             index, values = index[held], values[held]
         regs.flat_values[index] = stored(buffer.dtype, values)
         regs.flat_written[index] = True
 
-    def not_held(self, buffer, regs, threads, flat, held, verb, span) -> None:
-        i = int(np.argmax(~held))
+    def not_held(self, buffer, regs, threads, flat, held, beyond, verb, span) -> None:
+        """R300 for the first lane that does not hold its element (a slot past the
+        array is R505, reported by slots_beyond, not this)."""
+        unheld = ~held if beyond is None else ~held & ~beyond
+        if not unheld.any():
+            return
+        i = int(np.argmax(unheld))
         holders = regs.tables.holders(int(flat[i]))
         self.report.add("R300", f"thread {int(threads[i])} {verb} "
                         f"{self.element(buffer, flat[i])}, which it does not hold: "
                         f"{buffer.name} puts it on {threads_text(holders)} "
                         f"({regs.layout.describe()})", span, key=(buffer, verb))
+
+    def slots_beyond(self, buffer: ir.Buffer, regs: Registers, threads: np.ndarray,
+                     flat: np.ndarray, verb: str, span: Span) -> np.ndarray | None:
+        """R505 when an element's slot is past the thread's register array (a layout
+        that does not fit its buffer): which lanes, or None."""
+        beyond = regs.beyond(flat)
+        if beyond is not None:
+            i = int(np.argmax(beyond))
+            self.report.add("R505", slot_outside(
+                f"register {verb} of {self.element(buffer, flat[i])}", int(threads[i]),
+                int(regs.slot_of[flat[i]]), register_array(buffer), regs,
+                threads[beyond]), span, key=(buffer, verb, "slot"))
+        return beyond
 
     def load(self, load: ir.Load, indices: list[Val], lanes: Lanes) -> Val:
         """Memory for interp.evaluate: a Load in every lane."""
@@ -581,7 +647,7 @@ class _Block:
             self.local[buffer] = LocalBuffer(self.s.threads, buffer.size, buffer.dtype.np)
         elif buffer.scope == "fragment":
             self.regs[buffer] = Registers(self.s.layouts.fragments[buffer],
-                                          buffer.dtype.np)
+                                          buffer.dtype.np, buffer.shape)
 
     def _let(self, stmt: ir.Let, lanes: Lanes) -> Lanes:
         return lanes.bind(stmt.var.name, operand(stmt.value, stmt.var.dtype, lanes, self))
@@ -669,7 +735,13 @@ class _Block:
                                  value[lane_of[threads[inside]]], stmt.span)
             return
         e = np.arange(int(np.prod(region.extents)))
-        flat, inside = self.region_flat(region, starts, e, stmt.span)
+        flat, guarded, beyond = self.region_flat(stmt, region, starts, region.extents, e)
+        inside = ~guarded
+        if beyond is not None:
+            offset, count = self.s.layouts.participants[stmt]
+            fault = _outside("write", region.buffer, flat, beyond, offset + e % count)
+            self.report.add("R505", fault + self.block_text, stmt.span, key="fill")
+            inside &= ~beyond
         if buffer.scope == "local":
             for lane, thread in enumerate(lanes.env[THREAD].v):
                 self.write(buffer, np.full(int(inside.sum()), thread), flat[inside],
@@ -706,39 +778,55 @@ class _Block:
             self._first = (lanes, Lanes(1, env, lanes.parallel))
         return self._first[1]
 
-    def region_flat(self, region: ir.Region, starts: list[int], e: np.ndarray,
-                    span: Span) -> tuple[np.ndarray, np.ndarray]:
-        """Flat positions of region elements e (row-major in the region) and whether
-        they lie inside the buffer. Only a global tensor may be left (TileLang guards
-        its border: reads give 0, writes are dropped)."""
+    def region_flat(self, stmt: ir.Stmt, region: ir.Region, starts: list[int], loop_shape,
+                    e: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """(flat offset, guarded, beyond) of the elements that iterations e (flat over
+        loop_shape) touch, computed as the kernel computes them (spec.addressing):
+        `guarded` elements fail a border test of a global tensor (read as 0, not
+        written: TileLang's rule); `beyond` ones (None: none) pass every test the kernel
+        makes yet lie outside the buffer (R505: the kernel would touch another
+        allocation; the caller makes no such access). Guarded offsets are clamped so
+        the caller may still gather. The region itself must lie inside a non-global
+        buffer (the logical rule, R102)."""
         buffer = region.buffer
-        coords = np.unravel_index(e, region.extents)
-        inside = np.ones(len(e), dtype=bool)
-        clipped = []
-        for c, s, extent in zip(coords, starts, buffer.shape):
-            c = c + s
-            inside &= (c >= 0) & (c < extent)
-            clipped.append(np.clip(c, 0, extent - 1))
-        if buffer.scope != "global" and not inside.all():
-            raise DiagnosticError(error(
-                "R102", f"region {starts} + {list(region.extents)} is out of bounds of "
-                f"{buffer.name} {list(buffer.shape)}", region.span))
-        flat = np.ravel_multi_index(tuple(clipped), buffer.shape) if clipped else \
-            np.zeros(len(e), dtype=np.int64)
-        return flat.astype(np.int64), inside
+        if buffer.scope != "global":
+            for s, extent, size in zip(starts, region.extents, buffer.shape):
+                if s < 0 or s + extent > size:
+                    raise DiagnosticError(error(
+                        "R102", f"region {starts} + {list(region.extents)} is out of "
+                        f"bounds of {buffer.name} {list(buffer.shape)}", region.span))
+        loop = np.unravel_index(e, tuple(loop_shape))
+        index = [np.broadcast_to(np.asarray(ix, dtype=np.int64), e.shape)
+                 for ix in region_indices(starts, region.extents, loop_shape, loop)]
+        guarded = np.zeros(len(e), dtype=bool)
+        if buffer.scope == "global":
+            for ix, extent, (low, high) in zip(index, buffer.shape,
+                                               self.s.guards(stmt, region, loop_shape)):
+                if low:
+                    guarded |= ix < 0
+                if high:
+                    guarded |= ix >= extent
+        flat = flat_offset(buffer.shape, index) if index else np.zeros(len(e), np.int64)
+        flat = np.asarray(flat, dtype=np.int64)
+        beyond = ~guarded & ((flat < 0) | (flat >= buffer.size))
+        if guarded.any() or beyond.any():
+            flat = np.where(guarded, np.clip(flat, 0, buffer.size - 1), flat)
+        return flat, guarded, (beyond if beyond.any() else None)
 
     def copy_pairs(self, stmt: ir.Copy, starts: dict) -> tuple | None:
-        """(absolute thread, replica, region element) of every lane of the copy: by the
-        copy's layout in the LayoutMap (a fragment side's, or the cooperative partition
-        of a shared↔global copy — 16-byte runs where codegen.layout_copy allows); for a
-        finalized reducer side, by the reducer's storage; None when there is neither."""
+        """(absolute thread, replica, iteration, the iterations' shape) of every lane
+        of the copy: by the copy's layout in the LayoutMap (a fragment side's, or the
+        cooperative partition of a shared↔global copy — 16-byte runs where
+        codegen.layout_copy allows); for a finalized reducer side, by the reducer's
+        storage; None when there is neither."""
         found = self.s.copy_cache.get(stmt)
         if found is not None:
             return found
         layout = self.s.layouts.copies.get(stmt)
         if layout is not None:
             tab = tables(layout)
-            pairs = tab.pair_thread + layout.offset, tab.pair_replica, tab.pair_index
+            pairs = (tab.pair_thread + layout.offset, tab.pair_replica, tab.pair_index,
+                     layout.shape)
             self.s.copy_cache[stmt] = pairs
             return pairs
         for region in (stmt.src, stmt.dst):
@@ -752,7 +840,7 @@ class _Block:
                     keep &= (r >= 0) & (r < extent)
                 e = np.ravel_multi_index(tuple(r[keep] for r in rel), region.extents)
                 return (tab.pair_thread[keep] + regs.layout.offset,
-                        tab.pair_replica[keep], e)
+                        tab.pair_replica[keep], e, tuple(region.extents))
         return None
 
     def _copy(self, stmt: ir.Copy, lanes: Lanes):
@@ -762,22 +850,38 @@ class _Block:
                 "R100", "a T.copy inside a T.Parallel is not supported by the simulator",
                 stmt.span))
         moves = self.copy_moves(stmt, lanes)
+        for fault in moves.faults:
+            self.report.add("R505", fault + self.block_text, stmt.span,
+                            key=" ".join(fault.split()[:2]))     # "global read"
         # the reads and writes still go through the checked accessors every time:
         # poison, ownership and read-before-finalize depend on the state, not the moves
-        if src.scope == "global":
+        if src.scope == "global" and moves.src_outside is None:
             values = self.k.globals[src][moves.src]
-            if moves.src_outside is not None:
-                values[moves.src_outside] = 0      # TileLang's guarded border reads 0
-        elif src.scope == "shared":
-            values = self.read_shared(src, moves.src, stmt.span)
-        else:
-            values = self.read_registers(src, moves.threads, moves.src, stmt.span)
+        elif src.scope == "global":                # TileLang's guarded border reads 0
+            values = np.zeros(len(moves.src), dtype=src.dtype.np)
+            kept = np.setdiff1d(np.arange(len(moves.src)), moves.src_outside)
+            # only the lanes that read: a guarded lane's clamped position may lie
+            # outside the block's window of the tensor
+            values[kept] = self.k.globals[src][moves.src[kept]]
+        elif moves.src_outside is None:
+            values = self.read_on_chip(src, moves.threads, moves.src, stmt.span)
+        else:                                      # R505 lanes: not read, 0
+            kept = np.setdiff1d(np.arange(len(moves.src)), moves.src_outside)
+            values = np.zeros(len(moves.src), dtype=src.dtype.np)
+            values[kept] = self.read_on_chip(
+                src, None if moves.threads is None else moves.threads[kept],
+                moves.src[kept], stmt.span)
         values = convert(Val(values, src.dtype), dst.dtype).v
         if moves.dst_lanes is not None:
             values = values[moves.dst_lanes]
         self.write(dst, moves.dst_threads, moves.dst, values, stmt.span)
         if "shared" in (src.scope, dst.scope):
             self.sync(stmt, lanes)
+
+    def read_on_chip(self, buffer: ir.Buffer, threads, flat: np.ndarray, span: Span):
+        if buffer.scope == "shared":
+            return self.read_shared(buffer, flat, span)
+        return self.read_registers(buffer, threads, flat, span)
 
     def copy_moves(self, stmt: ir.Copy, lanes: Lanes) -> _Moves:
         """The copy's moves at the current starts, memoized on the values of the
@@ -791,9 +895,13 @@ class _Block:
                 return found
         made = self.derive_moves(stmt, lanes)
         if key is not None:
-            if len(self.s.moves) > 4096:
+            # a copy whose starts read the block index meets new keys in every block:
+            # bounded by lanes, not entries, memory stays flat however many blocks run
+            if len(self.s.moves) > 4096 or self.s.moves_lanes > MOVES_CACHE_LANES:
                 self.s.moves.clear()
+                self.s.moves_lanes = 0
             self.s.moves[key] = made
+            self.s.moves_lanes += len(made.src)
         return made
 
     def derive_moves(self, stmt: ir.Copy, lanes: Lanes) -> _Moves:
@@ -802,21 +910,31 @@ class _Block:
         pairs = self.copy_pairs(stmt, starts)
         if pairs is None:
             threads, replica = None, None
-            e = np.arange(int(np.prod(dst.extents)))
+            shape = tuple(dst.extents)
+            e = np.arange(int(np.prod(shape)))
         else:
-            threads, replica, e = pairs
-        s_flat, s_in = self.region_flat(src, starts[src], e, stmt.span)
-        d_flat, d_in = self.region_flat(dst, starts[dst], e, stmt.span)
-        writers = d_in.copy()
+            threads, replica, e, shape = pairs
+        s_flat, s_guarded, s_beyond = self.region_flat(stmt, src, starts[src], shape, e)
+        d_flat, d_guarded, d_beyond = self.region_flat(stmt, dst, starts[dst], shape, e)
+        writers = ~d_guarded
         if dst.buffer.scope in ("global", "shared") and threads is not None:
             writers &= replica == 0          # one write per element, by replica 0
-        outside = None if s_in.all() else np.flatnonzero(~s_in)
+        faults = []
+        skipped = s_guarded
+        if s_beyond is not None:
+            faults.append(_outside("read", src.buffer, s_flat, s_beyond, threads))
+            skipped = skipped | s_beyond
+            s_flat = np.where(s_beyond, 0, s_flat)
+        if d_beyond is not None and (d_beyond & writers).any():
+            faults.append(_outside("write", dst.buffer, d_flat, d_beyond & writers, threads))
+            writers &= ~d_beyond
+        outside = np.flatnonzero(skipped) if skipped.any() else None
         if writers.all():
             return _Moves(threads, s_flat, outside, None, _window(dst.buffer, d_flat),
-                          threads)
+                          threads, tuple(faults))
         keep = np.flatnonzero(writers)
         return _Moves(threads, s_flat, outside, keep, _window(dst.buffer, d_flat[keep]),
-                      None if threads is None else threads[keep])
+                      None if threads is None else threads[keep], tuple(faults))
 
     def sync(self, stmt: ir.Stmt, lanes: Lanes) -> None:
         """The barrier after a cooperative shared-memory copy: __syncthreads for the
@@ -927,6 +1045,13 @@ class _Block:
                             f"{self.element(stmt.reducer, entry.outputs[i])} in the "
                             f"storage layout ({p.plan.storage.describe()}): its "
                             "contribution is lost", stmt.span, key="unheld")
+        if entry.beyond is not None:
+            i = int(np.argmax(entry.beyond))
+            self.report.add("R505", slot_outside(
+                f"update of {self.element(stmt.reducer, entry.outputs[i])}",
+                int(entry.threads[i]), int(p.regs.slot_of[entry.outputs[i]]),
+                register_array(stmt.reducer), p.regs, entry.threads[entry.beyond]),
+                stmt.span, key="slot")
         cells = entry.cells
         if not p.regs.flat_written[cells].all():
             self.report.add("R502", f"an update of {stmt.reducer.name} combines into a "
@@ -963,7 +1088,8 @@ class _Block:
         p.settle()
         channels = [Channel(p.regs.values, p.combine, p.fold),
                     Channel(p.ids, np.add, add_fold), Channel(p.counts, np.add, add_fold)]
-        checks = Checks(p.regs.written, p.races, self.report, stmt.span, what)
+        checks = Checks(p.regs.written, p.races, self.report, stmt.span, what,
+                        stmt.reducer.name)
         with np.errstate(over="ignore"):
             Exchange(fplan, p.plan.participants, self.s.threads, p.plan.workspace_words,
                      channels, checks).run()
@@ -1001,7 +1127,18 @@ class _Block:
             cells, outputs, threads, held = found
             if held is None:
                 return cells, outputs, threads
-            i = int(np.argmax(~held))
+            beyond = p.regs.beyond(outputs)
+            if beyond is not None:
+                i = int(np.argmax(beyond))
+                self.report.add("R505", slot_outside(
+                    f"result read of {self.element(stmt.reducer, outputs[i])}",
+                    int(threads[i]), int(p.regs.slot_of[outputs[i]]),
+                    register_array(stmt.reducer), p.regs, threads[beyond]),
+                    stmt.span, key="result-slot")
+            missing = ~held if beyond is None else ~held & ~beyond
+            if not missing.any():
+                return cells[held], outputs[held], threads[held]
+            i = int(np.argmax(missing))
             self.report.add("R503", f"thread {int(threads[i])} must write "
                             f"{self.element(dst, outputs[i])} but holds no partial of "
                             f"{self.element(stmt.reducer, outputs[i])}", stmt.span,
@@ -1083,6 +1220,17 @@ def _window(buffer: ir.Buffer, flat: np.ndarray) -> np.ndarray | slice:
             (np.diff(flat) == 1).all():
         return slice(int(flat[0]), int(flat[-1]) + 1)
     return flat
+
+
+def _outside(verb: str, buffer: ir.Buffer, flat: np.ndarray, bad: np.ndarray,
+             threads: np.ndarray | None) -> str:
+    """The R505 message of the first access marked bad: the flat offset the kernel
+    computes, the thread, and the buffer's extent."""
+    i = int(np.argmax(bad))
+    who = "the block" if threads is None else f"thread {int(threads[i])}"
+    return (f"{buffer.scope} {verb} {buffer.name}[{int(flat[i])}] by {who} is outside "
+            f"{buffer.name}[{buffer.size}] ({int(bad.sum())} access"
+            f"{'es' if bad.sum() > 1 else ''} of this statement)")
 
 
 def _in_box(flat: np.ndarray, shape, starts, extents) -> np.ndarray:

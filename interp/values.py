@@ -37,7 +37,8 @@ class Lanes:
     - threads: (lanes × block threads) bool, which physical threads reach each lane's
       statements (None: all of them); narrowed by T.ws and by ifs on the thread index;
     - divergent: an if on the thread index narrowed `threads` (finalize there is R207);
-    - deferred: Let names bound to thread-dependent expressions, evaluated where used."""
+    - deferred: Let statements (by name) whose value reads the thread index, evaluated
+      where used."""
     n: int
     env: dict[str, Val]
     parallel: bool = False

@@ -1,4 +1,4 @@
-"""The simulator's findings: R500–R504 (and R300 for an access a layout cannot place)
+"""The simulator's findings: R500–R505 (and R300 for an access a layout cannot place)
 collected as spec.diagnostics.Diagnostic values, never raised, so a caller can print
 them all. One statement that goes wrong for many threads is reported once, naming the
 first threads; `threads_text` prints thread sets the way a person reads them."""
@@ -41,3 +41,16 @@ class Violations:
             return
         self._seen.add(seen)
         self.items.append(error(code, message, span, *notes))
+
+
+def register_array(buffer) -> str:
+    """The name of a buffer's register array in the generated kernel (a reducer's
+    partials are `<name>_partial`)."""
+    return f"{buffer.name}_partial" if buffer.is_reducer else buffer.name
+
+
+def slot_outside(access: str, thread: int, slot: int, array: str, regs, threads) -> str:
+    """The R505 message of a register slot past its array."""
+    return (f"{access} by thread {thread} uses slot {slot}, outside {array}[{regs.slots}] "
+            f"({regs.slots} slots per thread, layout {regs.layout.describe()}; "
+            f"{threads_text(threads)})")

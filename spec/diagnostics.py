@@ -33,6 +33,8 @@ CODES: dict[str, str] = {
     "R502": "read of a poisoned register or uninitialized shared memory",
     "R503": "exactly-once violated",
     "R504": "shared-memory race",
+    "R505": "simulated access outside its allocation",
+    "R506": "kernel over a target resource limit",
 }
 
 ERROR, WARNING, NOTE = "error", "warning", "note"

@@ -137,6 +137,55 @@ class PhysicalPlan:
     layouts: object                  # codegen.layout.LayoutMap (plain data of Layouts)
     reducers: tuple[ReducerPlan, ...]
     notes: tuple[Diagnostic, ...] = field(default=())
+    resources: Resources | None = None    # codegen.resources: what the kernel occupies
 
     def reducer_plan(self, reducer: Buffer) -> ReducerPlan:
         return next(p for p in self.reducers if p.reducer is reducer)
+
+
+# ----------------------------------------------------------------------------- resources
+
+@dataclass(frozen=True)
+class SharedArray:
+    """One array of the kernel's shared memory, at its byte offset (16-byte aligned: a
+    vectorized copy moves 128 bits at a time)."""
+    name: str                        # the buffer's name; "<reducer> workspace"; "<src> <kind> rows"
+    what: str                        # "shared buffer" | "reducer workspace" | "reduce rows"
+    owner: object                    # the ir.Buffer (its own, or the workspace's reducer)
+                                     # or the ir.Reduce statement of the rows
+    dtype: object                    # spec.dtypes.DType of the elements
+    elements: int
+    bytes: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class RegisterUse:
+    """32-bit register words one thread needs for one array (an estimate: ptxas decides)."""
+    name: str
+    what: str                        # "fragment" | "local" | "reducer partials" | "reducer seed"
+    words: int
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What the kernel asks of one block, and the target limits it was measured against.
+    Shared arrays are static `__shared__` arrays when the total fits the static limit,
+    otherwise one dynamic buffer at the same offsets (the launch passes the byte count)."""
+    target: str                      # spec.target name
+    threads: int
+    grid: tuple[int, int, int]
+    shared: tuple[SharedArray, ...]
+    shared_bytes: int                # the total, padding included
+    dynamic: bool                    # one `extern __shared__` buffer, launched with shared_bytes
+    registers: tuple[RegisterUse, ...]
+    register_words: int              # the estimate per thread: arrays plus a fixed overhead
+    register_budget: int             # min(registers per thread, registers per block / threads)
+
+    @property
+    def static_shared_bytes(self) -> int:
+        return 0 if self.dynamic else self.shared_bytes
+
+    @property
+    def dynamic_shared_bytes(self) -> int:
+        return self.shared_bytes if self.dynamic else 0

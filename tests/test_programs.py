@@ -30,7 +30,9 @@ def test_program_verdict(path: Path):
     expected = parse_expectation(source, str(path))
     assert expected.declared, f"{_id(path)} carries no '# expect:' verdict"
 
-    report = pipeline.check(str(path), given=expected.inputs or None)
+    # a result line pins whole outputs: every block runs
+    report = pipeline.check(str(path), given=expected.inputs or None,
+                            blocks="all" if expected.results else None)
     errors = [(d.code, d.span.line, d.span.col) if d.span else (d.code, 0, 0)
               for d in report.diagnostics if d.is_error]
     shown = "\n".join(f"  {d.code} at {d.span.line}:{d.span.col}: {d.message}" if d.span

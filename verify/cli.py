@@ -16,13 +16,15 @@ from spec.diagnostics import DiagnosticError
 from spec.ir import ReducerFinalize, walk
 from spec.printer import format_func
 from codegen.layout import format_layouts
-from codegen.cuda import render
-from codegen.plan_text import format_plan, plan_json
+from codegen.cuda import Unsupported, render
+from codegen import ptxas
+from codegen.plan_text import format_plan, plan_json, resources_json
 from verify.proofs_fast import smt2_queries
 from .fuzz import fuzz
 
 from . import inputs as inputs_mod
 from . import pipeline
+from .cost import estimate, parse_size, physical_memory
 from .pipeline import (EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
                        UsageError)
 from .report import format_diagnostics
@@ -39,6 +41,18 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
+def _natural(text: str) -> int:
+    """A non-negative integer flag (--seed, --count): argparse reports anything else."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") \
+            from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="verify-reducer", description=(
         "Check that every contribution of a TileLang deferred reduction enters its output "
@@ -53,8 +67,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check", help="parse, verify, interpret and compare (the default)")
     common(p)
-    p.add_argument("--seed", type=int, default=0, help="seed of generated inputs")
+    p.add_argument("--seed", type=_natural, default=0, help="seed of generated inputs")
     p.add_argument("--inputs", help=".npz of inputs keyed by parameter name")
+    p.add_argument("--blocks", type=_blocks_flag, default=None, metavar="all|N",
+                   help="blocks to run: all, or the block classes plus N random blocks "
+                        "(default: the classes plus 2, when blocks are proved "
+                        "independent)")
+    memory_flag(p)
 
     p = sub.add_parser("run", help="run the kernel on one backend")
     common(p)
@@ -64,12 +83,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plan", choices=PLANS, default="auto",
                    help="physical plan for sim/cuda (default auto: fast where proved)")
     p.add_argument("--inputs", help=".npz of inputs keyed by parameter name")
-    p.add_argument("--output", help="write every tensor parameter after the run to this .npz")
-    p.add_argument("--seed", type=int, default=0, help="seed of generated inputs")
+    p.add_argument("--output", help="write every tensor parameter after the run to this "
+                   ".npz (.npz is appended when missing)")
+    p.add_argument("--no-verify", action="store_true",
+                   help="run a program the verifier rejects (the output says so)")
+    p.add_argument("--seed", type=_natural, default=0, help="seed of generated inputs")
+    memory_flag(p)
 
     p = sub.add_parser("fuzz", help="differentially fuzz the lowerings on random kernels")
-    p.add_argument("--count", type=int, default=20, help="number of programs")
-    p.add_argument("--seed", type=int, default=0, help="seed of the program generator")
+    p.add_argument("--count", type=_natural, default=20, help="number of programs")
+    p.add_argument("--seed", type=_natural, default=0, help="seed of the program generator")
     p.add_argument("--backend", choices=("sim", "cuda"), default="sim",
                    help="cuda also runs every program on the GPU")
     p.add_argument("--out", default="fuzz-findings", help="folder for the findings")
@@ -80,7 +103,45 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--what", choices=EMITS, default="ir")
     p.add_argument("--plan", choices=PLANS, default="auto",
                    help="physical plan for --what plan and --what cuda")
+    p.add_argument("--ptxas", action="store_true",
+                   help="with --what plan: compile the kernel (nvcc -Xptxas -v) and "
+                        "append ptxas's registers, shared memory, stack and spills")
+    p.add_argument("--no-verify", action="store_true",
+                   help="emit a program the verifier rejects (the output says so)")
     return parser
+
+
+def _blocks_flag(text: str) -> str | int:
+    if text == "all":
+        return "all"
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected all or a count, not {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a count >= 0, not {n}")
+    return n
+
+
+def _size_flag(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a size like 512M or 4G, not {text!r}") from None
+
+
+def memory_flag(p) -> None:
+    p.add_argument("--max-memory", type=_size_flag, default=None, metavar="SIZE",
+                   help="refuse a run whose estimated memory is over SIZE (512M, 4G; "
+                        "default: half of physical memory)")
+
+
+def _max_memory(args) -> int | None:
+    if args.max_memory is not None:
+        return args.max_memory
+    physical = physical_memory()
+    return None if physical is None else physical // 2
 
 
 def _normalize_argv(argv: list[str]) -> list[str]:
@@ -122,17 +183,61 @@ def _given_inputs(path: str | None) -> dict[str, np.ndarray] | None:
 # ----------------------------------------------------------------------------- check
 
 def cmd_check(args) -> int:
-    report = pipeline.check(args.program, args.func, args.seed, _given_inputs(args.inputs))
+    given = _given_inputs(args.inputs)
+    report = pipeline.check(args.program, args.func, args.seed, given, args.blocks,
+                            _max_memory(args))
     source = report.loaded.source if report.loaded else _safe_source(args.program)
+    # generated values are finite: only the given ones (and `# input:` lines) can hold
+    # NaN or inf, and materializing every input here would undo the block windows
+    notes = inputs_mod.special_values(report.loaded.given(given)) \
+        if report.reference is not None else []
     if args.json:
-        _print_json(_check_json(args, report))
+        _print_json({**_check_json(args, report), "input_notes": notes})
         return report.exit_code
     shown = report.diagnostics + report.violations
     if shown:
         print(format_diagnostics(shown, args.program, source), file=sys.stderr)
+    _print_notes(notes)
     if report.loaded is not None:
         print(_check_text(report))
     return report.exit_code
+
+
+def _print_notes(notes: list[str]) -> None:
+    for note in notes:
+        print(f"verify-reducer: note: {note}", file=sys.stderr)
+
+
+NO_VERIFY_NOTE = ("--no-verify: the verifier was not consulted; this output may belong "
+                  "to a program `check` rejects")
+
+
+def _gate(args, loaded, values, interpret: bool = True) -> None:
+    """`run` and `emit` refuse what `check` rejects (DiagnosticError: exit 1 with the
+    same diagnostics), unless --no-verify, which the output then states. interpret=False
+    where the caller runs the interpreter anyway (its errors raise there)."""
+    if args.no_verify:
+        if not args.json:
+            _print_notes([NO_VERIFY_NOTE])
+        return
+    errors = pipeline.verifier_errors(loaded, values, interpret)
+    if errors:
+        raise DiagnosticError(errors)
+
+
+def _output_path(path: str | None) -> str | None:
+    """Where `run --output` writes (numpy appends .npz), checked before the run."""
+    if path is None:
+        return None
+    written = path if path.endswith(".npz") else path + ".npz"
+    folder = os.path.dirname(written) or "."
+    if not os.path.isdir(folder):
+        raise UsageError(f"--output {path}: no such directory {folder}")
+    if os.path.isdir(written):
+        raise UsageError(f"--output {path}: {written} is a directory")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"--output {path}: cannot write in {folder}")
+    return written
 
 
 def _safe_source(path: str) -> str:
@@ -151,6 +256,8 @@ def _check_text(report: pipeline.CheckReport) -> str:
     lines = [f"{report.loaded.path}: {func.name} (grid {grid}, {k.threads} threads, "
              f"{finalizes} finalize site{'s' * (finalizes != 1)})"]
     lines.append(f"  verify         {'ok' if not errors else f'{errors} error(s)'}")
+    if report.selection is not None:
+        lines += _blocks_text(report)
     if report.reference is not None:
         per_epoch = report.reference.epochs
         lines.append(f"  interpret      ok: seed {report.seed}, {len(per_epoch)} epoch(s) "
@@ -173,6 +280,43 @@ def _check_text(report: pipeline.CheckReport) -> str:
     return "\n".join(lines)
 
 
+def _blocks_text(report: pipeline.CheckReport) -> list[str]:
+    """Which blocks ran and why: the independence proof, the classes, the sample, the
+    memory estimate, and how much of each output the comparisons covered."""
+    sel = report.selection
+    ind = sel.independence
+    queries = f"{ind.queries} quer{'y' if ind.queries == 1 else 'ies'}, {ind.ms:.0f} ms"
+    proof = (f"independence proved ({queries})" if ind.proved
+             else f"independence NOT proved: {ind.reason}; every block runs")
+    memory = f"memory estimate {report.estimate.describe()}" if report.estimate else ""
+    if sel.total == 1:
+        return [f"  blocks         1 of 1; {memory}"]
+    if sel.blocks is None:
+        why = "" if not ind.proved else f" ({sel.why_all})"
+        return [f"  blocks         all {sel.total}{why}; {proof}",
+                f"                 {memory}"]
+    lines = [f"  blocks         {len(sel.blocks)} of {sel.total}: {_block_list(sel.blocks)}; "
+             f"{proof}"]
+    lines.append("                 classes: " + "; ".join(
+        f"{c.first}" + (f" x{c.size}" if c.size else "") + f" {', '.join(c.traits)}"
+        for c in sel.classes))
+    if sel.sampled:
+        lines.append(f"                 random sample (seed {report.seed}): "
+                     f"{_block_list(sel.sampled)}")
+    compared = [c for c in next(iter(report.comparisons.values()), []) if c.compared]
+    if compared:
+        sizes = {p.name: p.size for p in report.loaded.func.params}
+        lines.append("                 compared " + ", ".join(
+            f"{c.name}: {c.compared} of {sizes[c.name]} elements" for c in compared))
+    lines.append(f"                 {memory}")
+    return lines
+
+
+def _block_list(blocks, limit: int = 8) -> str:
+    shown = ", ".join(str(b) for b in blocks[:limit])
+    return shown + (f", ... ({len(blocks)} blocks)" if len(blocks) > limit else "")
+
+
 def _comparison_status(comps: list[pipeline.Comparison]) -> str:
     bad = [c for c in comps if not c.ok]
     unchecked = sum(c.unchecked for c in comps)
@@ -192,6 +336,11 @@ def _check_json(args, report: pipeline.CheckReport) -> dict:
                              "block": list(e.block), "contributions": int(e.counts.sum())}
                             for e in report.reference.epochs]
         doc["outputs"] = {n: _array_json(v) for n, v in report.reference.outputs.items()}
+    doc["resources"] = resources_json(report.resources) if report.resources else None
+    if report.selection is not None:
+        doc["blocks"] = report.selection.to_json()
+    if report.estimate is not None:
+        doc["memory_estimate"] = report.estimate.to_json()
     doc["epochs"] = [e.to_json() for e in report.epochs]
     doc["violations"] = [d.to_json() for d in report.violations]
     doc["comparisons"] = {b: [c.__dict__ for c in cs] for b, cs in report.comparisons.items()}
@@ -201,10 +350,17 @@ def _check_json(args, report: pipeline.CheckReport) -> dict:
 # ----------------------------------------------------------------------------- run
 
 def cmd_run(args) -> int:
+    output = _output_path(args.output)
     loaded = pipeline.load(args.program, args.func)
+    if args.backend != "cuda":      # the interpreter runs the whole grid (tilelang: too)
+        pipeline.refuse_over(estimate(loaded.func), _max_memory(args), "this run",
+                             "use `check`, which runs a sample of the blocks")
     values = loaded.inputs(args.seed, _given_inputs(args.inputs), args.inputs or "inputs")
+    _gate(args, loaded, values, interpret=args.backend != "interp")
+    notes = inputs_mod.special_values(values)
+    progress = _progress(args.backend) if sys.stderr.isatty() else None
     try:
-        run = pipeline.run_backend(loaded, args.backend, values, args.plan)
+        run = pipeline.run_backend(loaded, args.backend, values, args.plan, progress)
     except pipeline.TileLangFailed as failed:
         return _report_tilelang_failure(args, loaded, pipeline.oracle(loaded, values), failed)
     # TileLang is the backend this oracle exists to judge: its outputs are compared with
@@ -213,12 +369,13 @@ def cmd_run(args) -> int:
                    if args.backend == "tilelang" else None)
     bad = comparisons is not None and any(not c.ok for c in comparisons)
     code = EXIT_MISMATCH if run.violations or bad else EXIT_OK
-    if args.output:
-        inputs_mod.save_npz(args.output, run.outputs)
+    if output:
+        output = inputs_mod.save_npz(output, run.outputs)
     if args.json:
         doc = {"command": "run", "program": args.program, "func": loaded.func.name,
                "backend": args.backend, "plan": run.plan, "exit_code": code,
-               "output_file": args.output,
+               "verified": not args.no_verify, "input_notes": notes,
+               "output_file": output,
                "outputs": {n: _array_json(v) for n, v in run.outputs.items()},
                "violations": [d.to_json() for d in run.violations],
                "notes": [d.to_json() for d in run.notes]}
@@ -228,6 +385,7 @@ def cmd_run(args) -> int:
             doc["comparisons"] = {pipeline.run_label(run): [c.__dict__ for c in comparisons]}
         _print_json(doc)
         return code
+    _print_notes(notes)
     if run.violations or run.notes:
         print(format_diagnostics(run.notes + run.violations, args.program, loaded.source),
               file=sys.stderr)
@@ -235,9 +393,19 @@ def cmd_run(args) -> int:
         print(f"{name} = {_summary(value)}")
     if comparisons is not None:
         print(f"{pipeline.run_label(run)} {_comparison_status(comparisons)}")
-    if args.output:
-        print(f"wrote {args.output}")
+    if output:
+        print(f"wrote {output}")
     return code
+
+
+def _progress(backend: str, lines: int = 100):
+    """A stderr line about every 1/lines of the blocks (for a terminal only)."""
+    def show(done: int, total: int) -> None:
+        if done == total or done % max(1, total // lines) == 0:
+            end = "\n" if done == total else ""
+            print(f"\r{backend}: block {done} of {total}", end=end, file=sys.stderr,
+                  flush=True)
+    return show
 
 
 def _report_tilelang_failure(args, loaded, reference, failed) -> int:
@@ -261,16 +429,19 @@ def _report_tilelang_failure(args, loaded, reference, failed) -> int:
 
 def cmd_emit(args) -> int:
     loaded = pipeline.load(args.program, args.func)
+    # the gate judges the program as `check` does by default: on the inputs of seed 0
+    _gate(args, loaded, loaded.inputs(0))
     head = {"command": "emit", "program": args.program, "func": loaded.func.name,
-            "what": args.what}
+            "what": args.what, "verified": not args.no_verify}
     if args.what == "layout":
         text = format_layouts(pipeline.loaded_layouts(loaded), loaded.func)
     elif args.what == "plan":
         plan = pipeline.make_plan(loaded, args.plan)
+        figures = _ptxas_figures(plan) if args.ptxas else None
         if args.json:
-            _print_json({**head, "plan": plan_json(plan)})
+            _print_json({**head, "plan": plan_json(plan, figures)})
             return EXIT_OK
-        text = format_plan(plan)
+        text = format_plan(plan, figures)
     elif args.what == "cuda":
         text = render(pipeline.make_plan(loaded, args.plan)).translation_unit()
     elif args.what == "smt2":
@@ -288,7 +459,28 @@ def cmd_emit(args) -> int:
     return EXIT_OK
 
 
+def _ptxas_figures(plan):
+    """ptxas's figures for the plan's kernel (codegen.ptxas); UsageError without nvcc."""
+    source = render(plan)
+    try:
+        return ptxas.compile_figures(source.translation_unit())[source.kernel_name]
+    except ptxas.PtxasUnavailable as exc:
+        raise UsageError(f"--ptxas: {exc}") from None
+def _findings_folder(path: str) -> None:
+    """`fuzz --out` must be a folder we can write (made if missing), checked first."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"--out {path}: exists and is not a directory")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {path}: cannot create the directory ({exc.strerror})") \
+            from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {path}: cannot write in the directory")
+
+
 def cmd_fuzz(args) -> int:
+    _findings_folder(args.out)
     backends = ("sim", "cuda") if args.backend == "cuda" else ("sim",)
 
     def progress(case, verdict):
@@ -357,6 +549,11 @@ def main(argv: list[str] | None = None) -> int:
         return _report_rejection(args, err)
     except (UsageError, inputs_mod.InputError) as err:
         return _report_usage(args, str(err))
+    except Unsupported as err:
+        # a construct the verifier accepts but the CUDA renderer does not lower: the
+        # backend cannot run this program (like a missing device), not a crash of ours
+        return _report_usage(args, f"{getattr(args, 'program', '')}: the CUDA backend does not "
+                                   f"lower this program: {err}")
     except Exception as exc:  # the contract: exit 4 with a report, never a bare traceback
         return _report_internal(args, exc)
 

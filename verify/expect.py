@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from spec.limits import MAX_ELEMENTS, power_of_two
+
 _DIRECTIVE = re.compile(r"#\s*(expect|input)\s*:\s*(.*?)\s*$")
 _ERROR = re.compile(r"error\s+(R\d{3})\s+at\s+(\d+)(?::(\d+))?$")
 _ASSIGN = re.compile(r"([A-Za-z_]\w*)\s*=\s*(.+)$")
@@ -41,24 +43,34 @@ class Expectation:
 
 
 def _literal_array(text: str, where: str) -> np.ndarray:
+    """The array a directive's value denotes. Whether its values suit the parameter is
+    verify.inputs' question; here only its size is capped (before it is built)."""
     m = _ARANGE.match(text)
     if m:
-        return np.arange(int(m.group(1)), int(m.group(2)))
+        start, stop = int(m.group(1)), int(m.group(2))
+        if stop - start > MAX_ELEMENTS:
+            raise ExpectationSyntaxError(
+                f"{where}: arange({start}, {stop}) has {stop - start} elements; at most "
+                f"{power_of_two(MAX_ELEMENTS)} are supported (docs/limits.md)")
+        return np.arange(start, stop)
     try:
         return np.asarray(ast.literal_eval(text))
-    except (ValueError, SyntaxError) as exc:
-        raise ExpectationSyntaxError(f"{where}: not a literal list: {text!r}") from exc
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
+        raise ExpectationSyntaxError(f"{where}: not a literal list: "
+                                     f"{text[:80]!r}{'...' if len(text) > 80 else ''}") \
+            from exc
 
 
 def _assignment(text: str, where: str) -> tuple[str, np.ndarray]:
     m = _ASSIGN.match(text)
     if not m:
         raise ExpectationSyntaxError(f"{where}: expected NAME=VALUE, got {text!r}")
-    return m.group(1), _literal_array(m.group(2), where)
+    return m.group(1), _literal_array(m.group(2), f"{where}: {m.group(1)}")
 
 
 def parse_expectation(source: str, path: str = "<string>") -> Expectation:
     exp = Expectation()
+    source = source.removeprefix("\ufeff")          # a byte-order mark is not a character
     for lineno, line in enumerate(source.splitlines(), start=1):
         stripped = line.strip()
         if stripped and not stripped.startswith("#"):

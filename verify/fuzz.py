@@ -231,7 +231,7 @@ def fuzz(count: int, seed: int, out_dir: str, backends: tuple[str, ...] = ("sim"
 
 def _check_case(path: str, backends: tuple[str, ...]) -> tuple[str, str] | None:
     try:
-        report = pipeline.check(path)
+        report = pipeline.check(path, blocks="all")
         verdict = _judge(report)
         if verdict is None and "cuda" in backends:
             verdict = _judge_cuda(report)

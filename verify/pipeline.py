@@ -23,9 +23,11 @@ from codegen.tilelang_backend import (PrimFuncNotFound, TileLangFailed,  # noqa:
 from verify.proofs import ProofResult
 from verify.proofs_fast import prove_reducer
 from interp.simulate import simulate
-from spec.physical import PhysicalPlan
+from spec.physical import PhysicalPlan, Resources
 
+from . import blocks as blocks_mod
 from . import inputs as inputs_mod
+from .cost import Estimate, estimate
 from .epochs import check_func
 from .expect import ExpectationSyntaxError, parse_expectation
 
@@ -54,6 +56,14 @@ class Loaded:
         merged.update(given or {})
         return inputs_mod.prepare(self.func, seed, merged, origin)
 
+    def given(self, given: dict[str, np.ndarray] | None = None,
+              origin: str = "inputs") -> dict[str, np.ndarray]:
+        """The given and `# input:` values alone, conformed (nothing generated)."""
+        merged = {k: v for k, v in self.default_inputs.items()
+                  if k in {p.name for p in self.func.params}}
+        merged.update(given or {})
+        return inputs_mod.conform_given(self.func, merged, origin)
+
 
 def read_source(path: str) -> str:
     if os.path.isdir(path):
@@ -61,7 +71,7 @@ def read_source(path: str) -> str:
     if not os.path.isfile(path):
         raise UsageError(f"{path}: no such file")
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:     # a leading BOM is dropped
             return f.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read: {exc}") from exc
@@ -118,21 +128,43 @@ class Comparison:
     got: float | int | None = None
     expected: float | int | None = None
     bound: float | None = None
+    compared: int = 0                # elements compared
+
+    def merged(self, other: "Comparison") -> "Comparison":
+        """This comparison and one of the same output over other elements."""
+        first = self if not self.ok else other
+        return dataclasses.replace(first, ok=self.ok and other.ok,
+                                   mismatches=self.mismatches + other.mismatches,
+                                   unchecked=self.unchecked + other.unchecked,
+                                   compared=self.compared + other.compared)
 
 
-def compare_outputs(got: dict[str, np.ndarray], reference: logical.Result) -> list[Comparison]:
+def compare_outputs(got: dict[str, np.ndarray], reference: logical.Result,
+                    written: dict[str, np.ndarray] | None = None,
+                    windows: dict[str, blocks_mod.Window] | None = None) -> list[Comparison]:
+    """Each output judged against the interpreter: every element, or with `written`
+    (window runs) exactly the elements either side wrote, reported at their index in
+    the whole tensor."""
     out = []
     for name, exact in reference.outputs.items():
         bound = reference.bounds[name]
         accepted = within_bound(got[name], exact, bound)
-        unchecked = int(np.isinf(bound).sum())
+        infinite = np.isinf(bound)
+        compared = exact.size
+        if written is not None:
+            mask = written[name] | reference.written[name]
+            accepted |= ~mask
+            infinite &= mask
+            compared = int(mask.sum())
+        unchecked = int(infinite.sum())
         bad = np.argwhere(~accepted)
         if len(bad) == 0:
-            out.append(Comparison(name, True, 0, unchecked))
+            out.append(Comparison(name, True, 0, unchecked, compared=compared))
             continue
         idx = tuple(int(i) for i in bad[0])
-        out.append(Comparison(name, False, len(bad), unchecked, idx, got[name][idx].item(),
-                              exact[idx].item(), float(bound[idx])))
+        where = windows[name].origin(idx) if windows is not None else idx
+        out.append(Comparison(name, False, len(bad), unchecked, where, got[name][idx].item(),
+                              exact[idx].item(), float(bound[idx]), compared))
     return out
 
 
@@ -157,6 +189,9 @@ class CheckReport:
     comparisons: dict[str, list[Comparison]] = field(default_factory=dict)  # by run label
     epochs: list[EpochReport] = field(default_factory=list)
     seed: int = 0
+    resources: Resources | None = None          # the default (auto) plan's
+    selection: blocks_mod.Selection | None = None
+    estimate: Estimate | None = None       # memory of the run check made (or refused)
 
     @property
     def violations(self) -> list[Diagnostic]:
@@ -210,10 +245,16 @@ def epoch_reports(loaded: Loaded, plan: PhysicalPlan) -> list[EpochReport]:
 
 
 def check(path: str, func_name: str | None = None, seed: int = 0,
-          given: dict[str, np.ndarray] | None = None) -> CheckReport:
+          given: dict[str, np.ndarray] | None = None, blocks: str | int | None = None,
+          max_memory: int | None = None) -> CheckReport:
     """Parse, verify, then run the reference interpreter on seeded inputs and simulate
     every plan that applies, comparing each with the interpreter. Rejections come back as
-    diagnostics and violations, not raises."""
+    diagnostics and violations, not raises.
+
+    blocks: None (the block classes and a small random sample, each block against its
+    own window of every tensor, when the blocks are proved independent; verify.blocks),
+    "all" (the whole grid in one run) or N (the classes and N random blocks).
+    max_memory: refuse (UsageError) when the run's memory estimate is over it."""
     try:
         loaded = load(path, func_name)
     except DiagnosticError as err:
@@ -221,30 +262,119 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
     report = CheckReport(loaded, static_diagnostics(loaded), seed=seed)
     if any(d.is_error for d in report.diagnostics):
         return report
-    values = loaded.inputs(seed, given)
+    selection = report.selection = blocks_mod.select(loaded.func, blocks, seed)
+    boxes = None if selection.blocks is None else \
+        [blocks_mod.windows(loaded.func, selection.accesses, b) for b in selection.blocks]
+    report.estimate = estimate(loaded.func, boxes)
+    refuse_over(report.estimate, max_memory, "check",
+                "let check sample blocks (drop --blocks all)"
+                if selection.why_all == "--blocks all" else None)
     try:
-        report.reference = oracle(loaded, values)
+        # planned first: a kernel over the target's limits (R506) is rejected before
+        # the interpreter runs its grid, however large
         auto = make_plan(loaded, "auto")
+        report.resources = auto.resources
+        report.diagnostics += [d for d in auto.notes if d.code == "R506"]
         report.epochs = epoch_reports(loaded, auto)
         # Simulate the default plan, and canonical too when the default chose a fast
-        # plan somewhere (canonical is the always-correct baseline it must agree with).
+        # plan somewhere (canonical is the always-correct baseline it must agree with;
+        # it is simulated even where it would not fit the target).
         plans = {"auto": auto}
         if any(rp.planner != "canonical" for rp in auto.reducers):
-            plans["canonical"] = make_plan(loaded, "canonical")
-        for name, plan in plans.items():
-            run = simulate_plan(plan, name, values)
-            report.runs.append(run)
-            report.comparisons[run_label(run)] = compare_outputs(run.outputs,
-                                                                 report.reference)
+            plans["canonical"] = plan_over_limits(loaded, "canonical")
+        if selection.blocks is None:
+            _check_whole(report, plans, loaded.inputs(seed, given))
+        else:
+            _check_windows(report, plans, loaded.given(given), boxes)
     except DiagnosticError as err:
         report.diagnostics += err.diagnostics
     return report
 
 
+def verifier_errors(loaded: Loaded, values: dict[str, np.ndarray],
+                    interpret: bool = True) -> list[Diagnostic]:
+    """The errors `check` would reject the program with on these inputs: the static
+    checkers' first, else (when interpret) the interpreter's. `run` and `emit` refuse
+    such a program (one gate: no backend runs or prints what the verifier rejects)."""
+    errors = [d for d in static_diagnostics(loaded) if d.is_error]
+    if errors or not interpret:
+        return errors
+    try:
+        oracle(loaded, values)
+    except DiagnosticError as err:
+        return [d for d in err.diagnostics if d.is_error]
+    return []
+
+
+def _check_whole(report: CheckReport, plans: dict[str, PhysicalPlan],
+                 values: dict[str, np.ndarray]) -> None:
+    report.reference = oracle(report.loaded, values)
+    for name, plan in plans.items():
+        run = simulate_plan(plan, name, values)
+        report.runs.append(run)
+        report.comparisons[run_label(run)] = compare_outputs(run.outputs, report.reference)
+
+
+def _check_windows(report: CheckReport, plans: dict[str, PhysicalPlan],
+                   given: dict[str, np.ndarray],
+                   boxes: list[dict[str, blocks_mod.Window]]) -> None:
+    """Each chosen block alone, against its own window of every tensor (independence
+    makes that the value it computes inside the whole run). The reference keeps every
+    block's epochs; outputs stay per window, judged where either side wrote."""
+    func = report.loaded.func
+    epochs: list = []
+    runs = {name: BackendRun("sim", name, {}, None, [], plan_notes(plan))
+            for name, plan in plans.items()}
+    for block, windows in zip(report.selection.blocks, boxes):
+        values = inputs_mod.in_windows(func, report.seed, given,
+                                       {n: w.box for n, w in windows.items()})
+        reference = logical.run(func, values, [block], windows)
+        epochs += reference.epochs
+        for name, plan in plans.items():
+            result = simulate(plan, values, [block], windows)
+            runs[name].violations += result.violations
+            label = run_label(runs[name])
+            found = compare_outputs(result.outputs, reference, result.written, windows)
+            before = report.comparisons.get(label)
+            report.comparisons[label] = found if before is None else \
+                [a.merged(b) for a, b in zip(before, found)]
+    report.reference = logical.Result({}, {}, epochs)
+    report.runs = list(runs.values())
+
+
+def refuse_over(est: Estimate, max_memory: int | None, what: str,
+                instead: str | None = None) -> None:
+    """UsageError (exit 2) when the estimate is over the limit, before anything runs;
+    `instead` names another way out than a larger limit."""
+    if max_memory is not None and est.total > max_memory:
+        raise UsageError(f"{what} would need about {est.describe()}, over --max-memory "
+                         f"{format_bytes(max_memory)}; raise --max-memory"
+                         + (f" or {instead}" if instead else ""))
+
+
+def format_bytes(n: float) -> str:
+    for unit, size in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}iB"
+    return f"{int(n)} B"
+
+
 def make_plan(loaded: Loaded, planner: str) -> PhysicalPlan:
-    """The physical plan of the loaded function. R300 from layouts raises
-    DiagnosticError; a fast plan that is not proved legal raises DiagnosticError with
-    the R400 refusal as an error (the user asked for it by name)."""
+    """The physical plan of the loaded function, which must fit the target: a plan over
+    a hard limit raises DiagnosticError with its R506 errors (plan_over_limits for
+    the rest)."""
+    plan = plan_over_limits(loaded, planner)
+    over = [d for d in plan.notes if d.is_error]
+    if over:
+        raise DiagnosticError(over)
+    return plan
+
+
+def plan_over_limits(loaded: Loaded, planner: str) -> PhysicalPlan:
+    """The physical plan of the loaded function, even where it does not fit the target
+    (R506 errors stay among its notes). R300 from layouts raises DiagnosticError; a
+    fast plan that is not proved legal raises DiagnosticError with the R400 refusal as
+    an error (the user asked for it by name)."""
     try:
         return plan_func(loaded.func, planner, loaded_layouts(loaded))
     except FastPlanRefused as refused:
@@ -253,12 +383,13 @@ def make_plan(loaded: Loaded, planner: str) -> PhysicalPlan:
 
 
 def run_backend(loaded: Loaded, backend: str, values: dict[str, np.ndarray],
-                planner: str = "canonical") -> BackendRun:
+                planner: str = "canonical", progress=None) -> BackendRun:
+    """progress(done, total): called after each block by interp and sim."""
     if backend == "interp":
-        result = oracle(loaded, values)
+        result = logical.run(loaded.func, values, progress=progress)
         return BackendRun("interp", None, result.outputs, result.bounds)
     if backend == "sim":
-        return simulate_plan(make_plan(loaded, planner), planner, values)
+        return simulate_plan(make_plan(loaded, planner), planner, values, progress)
     if backend == "cuda":
         plan = make_plan(loaded, planner)
         try:
@@ -294,8 +425,9 @@ def oracle(loaded: Loaded, values: dict[str, np.ndarray]) -> logical.Result:
     return logical.run(loaded.func, values)
 
 
-def simulate_plan(plan: PhysicalPlan, planner: str, values: dict[str, np.ndarray]) -> BackendRun:
-    result = simulate(plan, values)
+def simulate_plan(plan: PhysicalPlan, planner: str, values: dict[str, np.ndarray],
+                  progress=None) -> BackendRun:
+    result = simulate(plan, values, progress=progress)
     return BackendRun("sim", planner, result.outputs, None, result.violations,
                       plan_notes(plan))
 

@@ -19,6 +19,8 @@ __all__ = ["parse_source", "parse_file"]
 
 
 def parse_source(source: str, path: str = "<string>") -> Program:
+    # a UTF-8 byte-order mark is an encoding detail, not a character of the program
+    source = source.removeprefix("\ufeff")
     try:
         return _parse(source, path)
     except DiagnosticError:

@@ -11,6 +11,7 @@ from .context import FuncContext
 from .errors import shape_error
 from .exprs import call_args
 from .reducers import reducer_info
+from .sizes import check_elements
 
 SCOPES = {"alloc_shared": "shared", "alloc_fragment": "fragment", "alloc_local": "local",
           "alloc_reducer": "reducer"}
@@ -33,6 +34,7 @@ def fold_shape(ctx: FuncContext, node: ast.AST) -> tuple[int, ...]:
             shape_error(f"shape must be integers, got {value!r}", node)
         if d <= 0:
             shape_error(f"shape extents must be positive, got {value!r}", node)
+    check_elements(tuple(dims), "shape", node)
     return tuple(dims)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import math
 
-from ..dtypes import BOOL, INT32, DType, lookup as lookup_dtype
+from ..dtypes import BOOL, INT32, INT64, DType, lookup as lookup_dtype
 from ..ir import (Binary, Buffer, Call, Cast, Compare, Const, Expr, Load, Logical, Select,
                   ThreadBinding, Unary, Var)
 from ..intrinsics import INTRINSICS
@@ -15,7 +15,8 @@ from ..source import Span
 from .constants import COMPARES, NotConstant, apply_binop, ceildiv
 from .context import POISON, Constant, FuncContext, Opaque
 from .errors import Poisoned, construct_name, shape_error, unknown, unsupported
-from .promotion import (as_float, is_weak, require_integer, typed_const, unify, weak_const)
+from .promotion import (as_float, is_weak, require_integer, typed_const, unify,
+                        weak_const)
 
 BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
           ast.Mod: "%", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<",
@@ -38,6 +39,10 @@ def lower_index(ctx: FuncContext, node: ast.AST) -> Expr:
     e = lower_expr(ctx, node)
     if not (e.dtype.is_int or e.dtype.is_bool):
         shape_error(f"an index must be an integer, got {e.dtype}", node)
+    if is_weak(e) and not INT32.lowest <= e.value <= INT32.highest:
+        # indices and loop variables are int32: a constant beyond it would wrap
+        shape_error(f"integer constant {e.value} does not fit in int32, the dtype of "
+                    f"indices and loop bounds", node)
     return e
 
 
@@ -166,30 +171,64 @@ def _unaryop(ctx: FuncContext, node: ast.UnaryOp) -> Expr:
 
 def _boolop(ctx: FuncContext, node: ast.BoolOp) -> Expr:
     op = "and" if isinstance(node.op, ast.And) else "or"
-    result = lower_expr(ctx, node.values[0])
-    for value in node.values[1:]:
-        result = Logical(op, result, lower_expr(ctx, value), Span.of(node))
-    return result
+    return balanced(op, [lower_expr(ctx, v) for v in node.values], Span.of(node))
+
+
+def balanced(op: str, parts: list[Expr], span: Span) -> Expr:
+    """`p0 op p1 op ... op pn` as a balanced tree: and/or are associative and the tree
+    still evaluates (and short-circuits) left to right, so a 400-term chain is 9 levels
+    deep for every recursive walker, not 400."""
+    if len(parts) == 1:
+        return parts[0]
+    half = len(parts) // 2
+    return Logical(op, balanced(op, parts[:half], span), balanced(op, parts[half:], span),
+                   span)
 
 
 def _compare(ctx: FuncContext, node: ast.Compare) -> Expr:
     # `a < b < c` means `a < b and b < c` (b is pure, so evaluating it twice is harmless)
-    result = None
-    left = lower_expr(ctx, node.left)
+    parts = []
+    left = _compare_operand(ctx, node.left)
     for op, right_node in zip(node.ops, node.comparators):
         name = COMPARE.get(type(op))
         if name is None:
             unsupported(f"the `{type(op).__name__}` comparison is not supported", node)
-        right = lower_expr(ctx, right_node)
-        if is_weak(left) and is_weak(right):
-            part = weak_const(bool(COMPARES[type(op)](left.value, right.value)),
-                              Span.of(node), node)
-        else:
-            a, b, _ = unify(left, right)
-            part = Compare(name, a, b, Span.of(node))
-        result = part if result is None else Logical("and", result, part, Span.of(node))
+        right = _compare_operand(ctx, right_node)
+        parts.append(_compare_link(name, type(op), left, right, node))
         left = right
-    return result
+    return balanced("and", parts, Span.of(node))
+
+
+def _compare_operand(ctx: FuncContext, node: ast.AST) -> Expr:
+    """An operand of a comparison. An integer constant beyond 64 bits is allowed here
+    only (`j >= -2**70`): _compare_link folds every link it takes part in, so it never
+    reaches the IR."""
+    try:
+        value = ctx.folder.fold(node)
+    except NotConstant:
+        value = None
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 63:
+        return Const(value, INT64, Span.of(node), weak=True)
+    return lower_expr(ctx, node)
+
+
+def _compare_link(name: str, op: type, left: Expr, right: Expr, node: ast.AST) -> Expr:
+    """One link `left op right`. Constants are exact Python integers: a literal that
+    the other side's integer dtype cannot hold (`j < 2**63` with j int32) compares the
+    same way with every value of that dtype, so the link is that constant truth value,
+    not a comparison with a wrapped literal."""
+    if is_weak(left) and is_weak(right):
+        return weak_const(bool(COMPARES[op](left.value, right.value)), Span.of(node), node)
+    for weak, typed in ((left, right), (right, left)):
+        dtype = typed.dtype
+        if is_weak(weak) and not is_weak(typed) and not dtype.is_float \
+                and not weak.dtype.is_float \
+                and not dtype.lowest <= weak.value <= dtype.highest:
+            sample = int(dtype.lowest)
+            a, b = (weak.value, sample) if weak is left else (sample, weak.value)
+            return weak_const(bool(COMPARES[op](a, b)), Span.of(node), node)
+    a, b, _ = unify(left, right)
+    return Compare(name, a, b, Span.of(node))
 
 
 def _ifexp(ctx: FuncContext, node: ast.IfExp) -> Expr:

@@ -13,6 +13,7 @@ from .context import POISON, Constant, Entry, FuncContext
 from .errors import FrontendError, construct_name, shape_error, unsupported
 from .exprs import call_args
 from .names import Imports
+from .sizes import check_blocks, check_func_sizes, check_grid_extent, check_threads
 from .stmts import lower_block, target_names
 
 _TENSOR_TYPES = ("Tensor", "Buffer")
@@ -38,7 +39,9 @@ def lower_prim_func(imports: Imports, env: dict[str, Entry], node: ast.FunctionD
         ctx.diagnostics.append(exc.diagnostic)
     if ctx.diagnostics or kernel is None:
         return None, ctx.diagnostics
-    return PrimFunc(name, tuple(params), kernel, Span.of(node)), []
+    func = PrimFunc(name, tuple(params), kernel, Span.of(node))
+    too_big = check_func_sizes(func)
+    return (None, too_big) if too_big else (func, [])
 
 
 def _positional_params(ctx: FuncContext, node: ast.FunctionDef) -> list[ast.arg]:
@@ -143,9 +146,11 @@ def _kernel(ctx: FuncContext, node: ast.With) -> Kernel:
     if not 1 <= len(call.args) <= 3:
         shape_error(f"T.Kernel takes 1 to 3 grid extents, got {len(call.args)}", call)
     grid = tuple(ctx.folder.fold_int(a, "a grid extent") for a in call.args)
-    for a, g in zip(call.args, grid):
+    for axis, (a, g) in enumerate(zip(call.args, grid)):
         if g < 1:
             shape_error(f"a grid extent must be positive, got {g}", a)
+        check_grid_extent(axis, g, a)
+    check_blocks(grid, call)
     threads = 128                                   # TileLang's default
     for kw in call.keywords:
         if kw.arg != "threads":
@@ -173,6 +178,7 @@ def _threads(ctx: FuncContext, node: ast.AST) -> int:
         shape_error(f"threads must be one integer, got {value!r}", node)
     if value < 1:
         shape_error(f"threads must be positive, got {value}", node)
+    check_threads(value, node)
     return value
 
 

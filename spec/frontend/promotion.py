@@ -5,6 +5,7 @@ operation float32 (`i * 0.5` is float32, TVM's rule for a Python float)."""
 from __future__ import annotations
 
 import ast
+import math
 
 from ..dtypes import BOOL, FLOAT32, INT32, INT64, DType, DTYPES, promote
 from ..ir import Const, Expr
@@ -28,14 +29,29 @@ def weak_const(value, span: Span, node: ast.AST) -> Const:
     shape_error(f"{value!r} is not a scalar value", node)
 
 
+def fits(value, dtype: DType) -> bool:
+    """Whether dtype holds the integer value exactly (floats and bools hold any number
+    the folder lets through: at most 2**256, so never an overflow to inf)."""
+    if not dtype.is_int or isinstance(value, float):
+        return True
+    return dtype.lowest <= value <= dtype.highest
+
+
 def typed_const(value, dtype: DType, span: Span) -> Const:
-    """A strongly typed literal such as T.float32(1)."""
+    """A strongly typed literal such as T.float32(1). Constants are exact Python
+    integers: one that an integer dtype cannot hold is R102, never a wrapped value."""
     if dtype.is_float:
         value = float(value)
     elif dtype.is_bool:
         value = bool(value)
     else:
-        value = int(value)
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                shape_error(f"{value} has no {dtype} value", span)
+            value = int(value)
+        if not fits(value, dtype):
+            shape_error(f"integer constant {value} does not fit in {dtype} "
+                        f"[{dtype.lowest}, {dtype.highest}]", span)
     return Const(value, dtype, span)
 
 

@@ -8,8 +8,8 @@ import ast
 
 from ..diagnostics import error
 from ..dtypes import INT32
-from ..ir import (Alias, Buffer, If, Let, Load, ParallelFor, SerialFor, Stmt, Store, Var,
-                  WarpGroup)
+from ..ir import (Alias, Buffer, Const, If, Let, Load, ParallelFor, SerialFor, Stmt,
+                  Store, Var, WarpGroup)
 from ..ops import REDUCE_KINDS
 from ..source import Span
 from .buffers import SCOPES, lower_alloc
@@ -19,9 +19,11 @@ from .errors import (FrontendError, Poisoned, construct_name, shape_error, unkno
                      unsupported)
 from .exprs import (BINARY, buffer_named, call_args, lower_expr, lower_index, lower_point,
                     make_binary)
-from .promotion import is_weak, typed_const
+from .promotion import fits, is_weak, typed_const
 from .reducers import (augassign_to_reducer, finalize_reducer, implicit_inits,
                        reducer_init, reducer_update, store_to_reducer)
+from .sizes import (check_elements, check_expr_depth, check_trip_count,
+                    constant_trip_count)
 from .tile_ops import lower_copy, lower_fill, lower_reduce
 
 # calls that only tune performance; they change nothing we model
@@ -65,6 +67,7 @@ def lower_stmt(ctx: FuncContext, node: ast.stmt) -> list[Stmt]:
     handler = _STMTS.get(type(node))
     if handler is None:
         unsupported(f"{construct_name(node)} are not supported in a kernel", node)
+    check_expr_depth(node)
     return handler(ctx, node)
 
 
@@ -157,7 +160,11 @@ def _store(ctx: FuncContext, node: ast.Assign, target: ast.Subscript) -> list[St
     if buffer.is_reducer:
         return store_to_reducer(ctx, node, buffer)
     indices = lower_point(ctx, buffer, target)
-    return [Store(buffer, indices, lower_expr(ctx, node.value), Span.of(node))]
+    value = lower_expr(ctx, node.value)
+    if is_weak(value) and not fits(value.value, buffer.dtype):
+        shape_error(f"integer constant {value.value} does not fit in {buffer.dtype}, the "
+                    f"dtype of `{buffer.name}`", node.value)
+    return [Store(buffer, indices, value, Span.of(node))]
 
 
 def _augassign(ctx: FuncContext, node: ast.AugAssign) -> list[Stmt]:
@@ -249,6 +256,7 @@ def _parallel(ctx: FuncContext, node: ast.For, it: ast.Call) -> ParallelFor:
             shape_error(f"`T.Parallel` got an unexpected keyword `{kw.arg}`", kw)
     extents = constant_ints(ctx, it, "`T.Parallel` needs at least one extent",
                             "a T.Parallel extent", 1, "positive")
+    check_elements(tuple(extents), "the T.Parallel domain", it)
     bound = _loop_vars(ctx, node.target, len(extents))
     body = _loop_body(ctx, bound, node.body)
     return ParallelFor(tuple(v for _, v in bound), tuple(extents), body, Span.of(node))
@@ -278,6 +286,12 @@ def _serial(ctx: FuncContext, node: ast.For, it: ast.Call, kind: str) -> SerialF
         step = ctx.folder.fold_int(args["step"], "a loop step")
         if step == 0:
             shape_error("a loop step must not be zero", args["step"])
+    if isinstance(start, Const) and isinstance(stop, Const):
+        trips = constant_trip_count(int(start.value), int(stop.value), step)
+        if trips < 0:
+            shape_error(f"{what} from {start.value} to {stop.value} with step {step} runs "
+                        f"backwards (a negative trip count)", it)
+        check_trip_count(trips, it)
     if "num_stages" in args:
         stages = ctx.folder.fold_int(args["num_stages"], "num_stages")
     bound = _loop_vars(ctx, node.target, 1)

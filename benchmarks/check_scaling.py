@@ -1,0 +1,116 @@
+"""`verify-reducer check` at real problem sizes: the streaming GEMV of
+examples/gemv_pipelined.py at TileLang's tiling (BLOCK_M=64, BLOCK_K=256, 256 threads,
+fp16 A and x) for M = K = 4096, 16384 and 65536, each check in its own subprocess,
+beside `--blocks all` (every block, whole tensors) at 4096 for comparison.
+
+    python benchmarks/check_scaling.py [--sizes 4096 16384 65536] [--all-sizes 4096]
+
+Per run: wall time, the child's CPU time (user + sys: the machine is shared, and CPU
+time is what other processes disturb least), its peak RSS (the rusage of that child,
+from os.wait4: RUSAGE_CHILDREN's maximum over every child would hide the smaller runs
+behind the largest), check's own memory estimate and how many blocks it ran, read from
+its report. Then the
+static part in this process (parse, epoch verifier, layouts, block independence and
+classes, plans and proofs), which must stay under a second whatever the size.
+At 65536 A alone is 8 GiB of fp16: a check that materialized it would show here."""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from verify import blocks, pipeline  # noqa: E402
+
+TILING = {"BLOCK_M": 64, "BLOCK_K": 256, "THREADS": 256}
+
+
+def gemv_source(m: int, k: int) -> str:
+    """The example with its size and tiling constants replaced (nothing else)."""
+    values = {"M": m, "K": k, **TILING}
+    lines = []
+    for line in (ROOT / "examples" / "gemv_pipelined.py").read_text().splitlines():
+        name = line.split(" = ")[0]
+        lines.append(f"{name} = {values[name]}" if name in values and " = " in line
+                     else line)
+    return "\n".join(lines) + "\n"
+
+
+def run_child(path: str, extra: list[str]) -> dict:
+    """One `check` in a child process (the text report, as people run it: `--json` of a
+    whole run spells every tensor out), its wall and CPU time and peak RSS."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        child = subprocess.Popen([sys.executable, "-m", "verify", "check", path, *extra],
+                                 stdout=out, stderr=err, env=env, cwd=ROOT)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        text = out.read().decode() + err.read().decode()
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
+            "rss": usage.ru_maxrss * 1024, "code": os.waitstatus_to_exitcode(status),
+            "verdict": _field(text, r"^verdict: (\w+)"),
+            "blocks": _field(text, r"^  blocks +(all \d+|\d+ of \d+)"),
+            "estimate": _field(text, r"memory estimate ([\d.]+ \w+)")}
+
+
+def _field(text: str, pattern: str) -> str:
+    found = re.search(pattern, text, re.MULTILINE)
+    return found.group(1) if found else "?"
+
+
+def static_seconds(path: str) -> float:
+    """Parse, verify, lay out, prove block independence and classify blocks, plan and
+    prove: everything before the first block runs."""
+    start = time.perf_counter()
+    loaded = pipeline.load(path)
+    pipeline.static_diagnostics(loaded)
+    blocks.select(loaded.func)
+    auto = pipeline.make_plan(loaded, "auto")
+    pipeline.epoch_reports(loaded, auto)
+    pipeline.make_plan(loaded, "canonical")
+    return time.perf_counter() - start
+
+
+def mib(n: float) -> str:
+    return f"{n / (1 << 20):8.0f} MiB"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[4096, 16384, 65536])
+    parser.add_argument("--all-sizes", type=int, nargs="*", default=[4096],
+                        help="sizes also checked with --blocks all")
+    args = parser.parse_args()
+    cases = [(n, []) for n in args.sizes] + [(n, ["--blocks", "all"]) for n in args.all_sizes]
+    print(f"streaming GEMV, fp16, tiling {TILING}; {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"{'M = K':>7} {'blocks':>14} {'verdict':>9} {'wall':>8} {'cpu':>8} "
+          f"{'peak RSS':>12} {'estimate':>12}")
+    with tempfile.TemporaryDirectory() as folder:
+        for n, extra in cases:
+            path = os.path.join(folder, f"gemv_{n}.py")
+            Path(path).write_text(gemv_source(n, n))
+            r = run_child(path, extra)
+            print(f"{n:>7} {r['blocks']:>14} {r['verdict'][:9]:>9} {r['wall']:7.2f}s "
+                  f"{r['cpu']:7.2f}s {mib(r['rss']):>12} {r['estimate']:>12}")
+        print("static part (parse, verify, layouts, independence and classes, plans and "
+              "proofs), in this process:")
+        for n in args.sizes:
+            path = os.path.join(folder, f"gemv_{n}.py")
+            Path(path).write_text(gemv_source(n, n))
+            print(f"{n:>7} {static_seconds(path):7.2f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

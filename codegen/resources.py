@@ -1,0 +1,159 @@
+"""The resource model of a physical plan: the shared memory, registers, threads and grid
+one block of the generated kernel asks for, measured against the target's limits.
+
+    resources = plan_resources(plan, target)        # spec.physical.Resources
+    diagnostics = resource_diagnostics(plan.func, resources, target)   # R506
+
+It is computed once, by codegen.plan.plan_func, and stored on the plan; the CUDA renderer
+declares shared memory at exactly these offsets and the runner launches with exactly
+these bytes (neither computes a size again). Shared memory holds, in program order,
+every `T.alloc_shared` buffer, every reducer's finalize workspace and the rows every
+`T.reduce_*` goes through; each array starts 16-byte aligned and the total is padded to
+16 bytes, which is also how ptxas counts static arrays. Over the static limit (48 KB) the
+arrays live in one dynamic buffer instead, which the launch opts into.
+
+Registers are an estimate, for the R506 warning: every reducer partial, seed and local
+element gets 32-bit words of its own (they live across loops), a fragment its slots'
+bytes packed in words (ptxas forwards values that flow from a copy into arithmetic, and
+often keeps no more), plus a fixed overhead for indices, addresses and loop counters.
+ptxas decides; its own count is codegen.ptxas (`emit --what plan --ptxas`), and over the
+budget it puts arrays in local memory (its stack frame) or spills."""
+from __future__ import annotations
+
+from spec import ir
+from spec.diagnostics import WARNING, Diagnostic, error
+from spec.physical import PhysicalPlan, RegisterUse, Resources, SharedArray
+from spec.target import Target
+from .cuda_collectives import seeded_reducers
+
+ALIGN = 16                       # bytes: a float4/uint4 access needs it
+REGISTER_OVERHEAD = 24           # words for thread/block indices, addresses, loop counters
+
+
+def element_bytes(dtype) -> int:
+    return max(1, dtype.bits // 8)
+
+
+def plan_resources(plan: PhysicalPlan, target: Target) -> Resources:
+    func = plan.func
+    kernel = func.kernel
+    shared = _shared_arrays(plan)
+    total = _align(shared[-1].offset + shared[-1].bytes) if shared else 0
+    registers = _register_uses(plan)
+    grid = tuple(kernel.grid) + (1,) * (3 - len(kernel.grid))
+    return Resources(
+        target=target.name, threads=kernel.threads, grid=grid, shared=shared,
+        shared_bytes=total, dynamic=total > target.static_shared_bytes,
+        registers=registers,
+        register_words=REGISTER_OVERHEAD + sum(r.words for r in registers),
+        register_budget=target.register_budget(kernel.threads))
+
+
+def _align(n: int) -> int:
+    return -(-n // ALIGN) * ALIGN
+
+
+def _shared_arrays(plan: PhysicalPlan) -> tuple[SharedArray, ...]:
+    reducer_plans = {rp.reducer: rp for rp in plan.reducers}
+    wanted = []                                  # (name, what, owner, dtype, elements)
+    for stmt in ir.walk(plan.func.kernel.body):
+        if isinstance(stmt, ir.Alloc):
+            buffer = stmt.buffer
+            rp = reducer_plans.get(buffer)
+            if buffer.scope == "shared" and not buffer.is_reducer:
+                wanted.append((buffer.name, "shared buffer", buffer, buffer.dtype,
+                               buffer.size))
+            elif rp is not None and rp.workspace_words:
+                wanted.append((f"{buffer.name} workspace", "reducer workspace", buffer,
+                               buffer.dtype, rp.workspace_words))
+        elif isinstance(stmt, ir.Reduce):
+            # every holder of an output reads a whole row: the source goes through
+            # shared memory in the destination's dtype (codegen.cuda_stmts)
+            wanted.append((f"{stmt.src.name} {stmt.kind} rows", "reduce rows", stmt,
+                           stmt.dst.dtype, stmt.src.size))
+    arrays, offset = [], 0
+    for name, what, owner, dtype, elements in wanted:
+        size = elements * element_bytes(dtype)
+        arrays.append(SharedArray(name, what, owner, dtype, elements, size, offset))
+        offset = _align(offset + size)
+    return tuple(arrays)
+
+
+def _register_uses(plan: PhysicalPlan) -> tuple[RegisterUse, ...]:
+    reducer_plans = {rp.reducer: rp for rp in plan.reducers}
+    seeded = seeded_reducers(plan.func)
+    uses = []
+    for stmt in ir.walk(plan.func.kernel.body):
+        if not isinstance(stmt, ir.Alloc):
+            continue
+        buffer = stmt.buffer
+        words = -(-element_bytes(buffer.dtype) // 4)
+        rp = reducer_plans.get(buffer)
+        if rp is not None:
+            uses.append(RegisterUse(buffer.name, "reducer partials",
+                                    rp.storage.slots_per_thread * words))
+            if buffer in seeded:
+                uses.append(RegisterUse(buffer.name, "reducer seed", words))
+        elif buffer.scope == "fragment" and not buffer.is_reducer:
+            # narrow elements counted packed: ptxas keeps fp16 pairs in one register
+            # where the values flow straight from a copy into arithmetic
+            slots = plan.layouts.fragment(buffer).slots_per_thread
+            uses.append(RegisterUse(buffer.name, "fragment",
+                                    -(-slots * element_bytes(buffer.dtype) // 4)))
+        elif buffer.scope == "local":
+            uses.append(RegisterUse(buffer.name, "local", buffer.size * words))
+    return tuple(uses)
+
+
+# ----------------------------------------------------------------------------- limits
+
+def resource_diagnostics(func: ir.PrimFunc, res: Resources,
+                         target: Target) -> tuple[Diagnostic, ...]:
+    """R506: an error for every hard limit the kernel goes over (threads, grid, shared
+    memory); a warning when the register estimate is over the per-thread budget."""
+    kernel = func.kernel
+    out = []
+    if res.threads > target.threads_per_block:
+        out.append(error(
+            "R506", f"{res.threads} threads per block exceed the {target.threads_per_block} "
+                    f"a block can have on {target.name}", kernel.span,
+            hint=f"use threads={target.threads_per_block} or fewer in T.Kernel"))
+    for axis, extent, limit in zip("xyz", res.grid, target.grid):
+        if extent > limit:
+            out.append(error(
+                "R506", f"grid extent {extent} in {axis} exceeds the {limit} blocks "
+                        f"{target.name} allows in {axis}", kernel.span,
+                hint="use larger tiles (fewer blocks), or move blocks to the x extent"))
+    if res.shared_bytes > target.dynamic_shared_bytes:
+        out.append(_shared_too_large(res, target))
+    if res.register_words > res.register_budget:
+        biggest = sorted(res.registers, key=lambda r: -r.words)[:3]
+        parts = ", ".join(f"{r.name} {r.what} {r.words}" for r in biggest)
+        out.append(Diagnostic(
+            "R506", WARNING,
+            f"about {res.register_words} registers per thread ({parts}, ...) exceed the "
+            f"budget of {res.register_budget} for {res.threads} threads on {target.name}: "
+            f"expect ptxas to keep arrays in local memory or spill (correct, but slower)",
+            kernel.span,
+            hint="fewer elements per thread: smaller tiles or more threads"))
+    return tuple(out)
+
+
+def _shared_too_large(res: Resources, target: Target) -> Diagnostic:
+    biggest = max(res.shared, key=lambda a: a.bytes)
+    parts = ", ".join(f"{a.name} {kib(a.bytes)}" for a in
+                      sorted(res.shared, key=lambda a: -a.bytes))
+    return error(
+        "R506", f"shared memory {kib(res.shared_bytes)} ({parts}) exceeds the "
+                f"{kib(target.dynamic_shared_bytes)} a block can have on {target.name}",
+        biggest.owner.span,
+        hint="use smaller tiles (the shapes of the shared buffers and of the reducers "
+             "whose finalize goes through a workspace)")
+
+
+def kib(n: int) -> str:
+    """Bytes as people read them: `300 KB`, `32.1 KB`, `640 bytes`."""
+    if n < 1024:
+        return f"{n} bytes"
+    value = n / 1024
+    return f"{value:.0f} KB" if value == int(value) else f"{value:.1f} KB"

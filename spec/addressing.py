@@ -1,0 +1,150 @@
+"""The address functions of copies and fills, written once for both executors: the CUDA
+renderer evaluates them over IndexExpr (symbolic, then C), the simulator over numpy
+arrays, so an address the kernel computes is the address the simulator checks.
+
+- `region_indices`: the element of a region that iteration `loop` of a copy's layout
+  touches (non-unit dimensions matched in order, a unit dimension stays at its start);
+- `flat_offset`: the row-major offset of an index tuple in a buffer — what a kernel
+  computes for shared and global memory, with no per-dimension check;
+- `border_guards`: per dimension of a global region, whether the kernel tests the
+  index against 0 and against the extent (a T.copy or T.fill reads 0 outside a tensor
+  and drops writes outside it — only where it tests). A test is left out only when the
+  index provably stays inside over `statement_ranges`: the grid's block indices and
+  the constant ranges of enclosing serial loops; every other name (a Let, a loop with
+  a runtime start) may be anything, negative included."""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from typing import Callable
+
+from . import ir
+from .indexexpr import Const, IndexExpr, Ranges, Var, floordiv, mod
+
+
+def integer_index(e: ir.Expr, lookup: Callable[[str], IndexExpr | None],
+                  ranges: Ranges) -> IndexExpr | None:
+    """e as an integer IndexExpr, each variable replaced by lookup(name), or None where
+    e is not an affine-with-floordiv/mod function of integer names (a load, a float, a
+    division by a non-constant). `ranges` bounds the names for the one rule that needs
+    them: integer `/` truncates (C), which is floor division only when the numerator is
+    provably >= 0. Layout inference, the renderer and the simulator all read indices
+    through this function."""
+    if isinstance(e, ir.Const):
+        v = e.value
+        return Const(int(v)) if isinstance(v, int) and not isinstance(v, bool) else None
+    if isinstance(e, ir.Var):
+        return lookup(e.name)
+    if isinstance(e, ir.Cast):
+        return integer_index(e.a, lookup, ranges) if e.dtype.is_int else None
+    if isinstance(e, ir.Unary):
+        a = integer_index(e.a, lookup, ranges)
+        return -a if e.op == "neg" and a is not None else None
+    if not isinstance(e, ir.Binary) or e.op not in ("+", "-", "*", "//", "%", "/"):
+        return None
+    a, b = integer_index(e.a, lookup, ranges), integer_index(e.b, lookup, ranges)
+    if a is None or b is None:
+        return None
+    if e.op == "+":
+        return a + b
+    if e.op == "-":
+        return a - b
+    if e.op == "*":
+        return a * b
+    if not (isinstance(b, Const) and b.value > 0):
+        return None
+    if e.op == "/":
+        if not e.dtype.is_int or a.bounds(ranges)[0] < 0:
+            return None
+        return floordiv(a, b.value)
+    return floordiv(a, b.value) if e.op == "//" else mod(a, b.value)
+
+
+def affine(e: ir.Expr) -> IndexExpr | None:
+    """e over free names: every integer variable stands for itself, unbounded."""
+    return integer_index(e, Var, {})
+
+
+def region_indices(starts: Sequence, extents: Sequence[int], loop_shape: Sequence[int],
+                   loop: Sequence) -> tuple:
+    """The index, per dimension of the region's buffer, of loop iteration `loop` (over
+    loop_shape): start + the loop index of the matching non-unit dimension."""
+    loop_dims = [d for d, e in enumerate(loop_shape) if e > 1]
+    region_dims = [d for d, e in enumerate(extents) if e > 1]
+    index = list(starts)
+    for a, b in zip(loop_dims, region_dims):
+        index[b] = starts[b] + loop[a]
+    return tuple(index)
+
+
+def flat_offset(shape: Sequence[int], indices: Sequence):
+    """sum(index_d * stride_d), row-major: an IndexExpr for IndexExpr indices, an array
+    for arrays."""
+    flat = Const(0) if any(isinstance(ix, IndexExpr) for ix in indices) else 0
+    stride = 1
+    for extent, ix in reversed(list(zip(shape, indices))):
+        flat = ix * stride + flat
+        stride *= extent
+    return flat
+
+
+def border_guards(region: ir.Region, starts: Sequence[IndexExpr], loop_shape: Sequence[int],
+                  ranges: Ranges) -> tuple[tuple[bool, bool], ...]:
+    """Per dimension of a global region touched by a loop over loop_shape: (test
+    index >= 0, test index < extent). Interval bounds of an affine index over
+    independent ranges are exact, so a test left out can never fail."""
+    if region.buffer.scope != "global":
+        return tuple((False, False) for _ in region.buffer.shape)
+    names = [f"$loop{d}" for d in range(len(loop_shape))]
+    inner = dict(ranges)
+    inner.update((n, (0, e - 1)) for n, e in zip(names, loop_shape))
+    index = region_indices(starts, region.extents, loop_shape, [Var(n) for n in names])
+    guards = []
+    for ix, extent in zip(index, region.buffer.shape):
+        low, high = ix.bounds(inner)
+        guards.append((low < 0, high >= extent))
+    return tuple(guards)
+
+
+def statement_ranges(func: ir.PrimFunc) -> dict[ir.Stmt, dict[str, tuple[float, float]]]:
+    """For every statement of the kernel, the ranges its integer names are known to
+    take: block indices over the grid, serial loop variables over their constant
+    bounds. A name a Let binds again is unknown from there on."""
+    kernel = func.kernel
+    known = {v.name: (0, extent - 1) for v, extent in zip(kernel.block_vars, kernel.grid)}
+    out: dict[ir.Stmt, dict[str, tuple[float, float]]] = {}
+    _scope(kernel.body, known, out)
+    return out
+
+
+def _scope(body: ir.Body, known: dict, out: dict) -> None:
+    known = dict(known)
+    for stmt in body:
+        out[stmt] = known
+        if isinstance(stmt, ir.Let):
+            known = {k: v for k, v in known.items() if k != stmt.var.name}
+            continue
+        if isinstance(stmt, ir.SerialFor):
+            inner = dict(known)
+            inner.pop(stmt.var.name, None)
+            found = _loop_range(stmt)
+            if found is not None:
+                inner[stmt.var.name] = found
+            _scope(stmt.body, inner, out)
+            continue
+        for sub in ir.children(stmt):
+            _scope(sub, known, out)
+
+
+def _loop_range(stmt: ir.SerialFor) -> tuple[float, float] | None:
+    start = stmt.start.value if isinstance(stmt.start, ir.Const) else None
+    stop = stmt.stop.value if isinstance(stmt.stop, ir.Const) else None
+    if start is None:
+        return None
+    if stop is None:      # a runtime trip count: only the side the start bounds is known
+        return (int(start), math.inf) if stmt.step > 0 else (-math.inf, int(start))
+    values = range(int(start), int(stop), stmt.step)
+    if not values:
+        return None
+    return min(values), max(values)

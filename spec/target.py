@@ -1,0 +1,53 @@
+"""The hardware limits a generated kernel must fit, one table per target architecture.
+
+The resource model (codegen.resources) measures a physical plan against these numbers:
+going over a hard limit (shared memory, threads per block, grid extents) is R506, an
+error; a register estimate over the per-thread budget is R506 as a warning, since ptxas
+spills to local memory rather than failing."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KIB = 1024
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str                          # the nvcc -arch name, e.g. "sm_90"
+    static_shared_bytes: int           # `__shared__` arrays: ptxas refuses more
+    dynamic_shared_bytes: int          # per block, with the opt-in launch attribute
+    threads_per_block: int
+    registers_per_thread: int          # what one thread can address
+    registers_per_block: int           # the register file one block can use
+    grid: tuple[int, int, int]         # the largest extent of x, y and z
+
+    def register_budget(self, threads: int) -> int:
+        """Registers one thread can have without spilling when `threads` threads run
+        in a block (`__launch_bounds__` tells ptxas the same)."""
+        return min(self.registers_per_thread, self.registers_per_block // max(threads, 1))
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "static_shared_bytes": self.static_shared_bytes,
+                "dynamic_shared_bytes": self.dynamic_shared_bytes,
+                "threads_per_block": self.threads_per_block,
+                "registers_per_thread": self.registers_per_thread,
+                "registers_per_block": self.registers_per_block, "grid": list(self.grid)}
+
+
+TARGETS: dict[str, Target] = {
+    # Hopper (H100/H200): 227 KB of the 228 KB shared memory per SM to one block with
+    # cudaFuncAttributeMaxDynamicSharedMemorySize; 48 KB without it.
+    "sm_90": Target("sm_90", static_shared_bytes=48 * KIB, dynamic_shared_bytes=227 * KIB,
+                    threads_per_block=1024, registers_per_thread=255,
+                    registers_per_block=65536, grid=(2 ** 31 - 1, 65535, 65535)),
+}
+
+DEFAULT_TARGET = "sm_90"               # the architecture generated CUDA is written for
+
+
+def target(name: str = DEFAULT_TARGET) -> Target:
+    """The limits of the named architecture; ValueError for one not in the table."""
+    if name not in TARGETS:
+        raise ValueError(f"no limits known for target {name!r}; known: "
+                         f"{', '.join(TARGETS)}")
+    return TARGETS[name]

@@ -1,0 +1,215 @@
+"""Bad input never crashes, hangs or silently changes the answer: inputs that do not fit
+their parameter, bad flags and output paths are usage errors (exit 2) naming what is
+wrong; `run` and `emit` refuse what `check` rejects unless --no-verify."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from verify.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+MINIMAL = str(ROOT / "examples" / "minimal_legacy.py")            # x: (8,) float32
+MISSING_FINALIZE = str(ROOT / "tests" / "programs" / "invalid" / "r202_missing_finalize.py")
+
+INT8_PROGRAM = """import tilelang.language as T
+
+
+@T.prim_func
+def main(x: T.Tensor((8,), T.int8), out: T.Tensor((8,), T.int8)):
+    with T.Kernel(1, threads=32) as bx:
+        for j in T.Parallel(8):
+            out[j] = x[j]
+"""
+
+
+def _cli(capsys, *argv) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _json(capsys, *argv) -> tuple[int, dict]:
+    code, out, _ = _cli(capsys, *argv, "--json")
+    return code, json.loads(out)
+
+
+def _npz(tmp_path, **arrays) -> str:
+    path = tmp_path / "in.npz"
+    np.savez(path, **arrays)
+    return str(path)
+
+
+# ----------------------------------------------------------------------------- inputs
+
+@pytest.mark.parametrize("value, says", [
+    (np.array(["a"] * 8), "strings"),
+    (np.array([b"a"] * 8), "bytes"),
+    (np.zeros(8, dtype=[("a", "f4"), ("b", "i4")]), "structured"),
+    (np.zeros(8, dtype="V4"), "structured"),
+    (np.ones(8, dtype=complex), "complex"),
+    (np.array(["2026-01-01"] * 8, dtype="datetime64[D]"), "datetimes"),
+    (np.arange(8.0).reshape(2, 4), "shape (2, 4)"),
+    (np.arange(4.0), "shape (4,)"),
+    (np.full(8, 1e300), "beyond the range of float32"),
+], ids=["str", "bytes", "structured", "void", "complex", "datetime", "2x4", "short",
+        "1e300"])
+@pytest.mark.parametrize("command", ["check", "run"])
+def test_an_input_that_does_not_fit_is_exit_2_naming_the_parameter(
+        tmp_path, capsys, command, value, says):
+    code, doc = _json(capsys, command, MINIMAL, "--inputs", _npz(tmp_path, x=value))
+    assert code == 2 and doc["exit_code"] == 2
+    assert "x" in doc["error"] and says in doc["error"], doc["error"]
+
+
+@pytest.mark.parametrize("value, says", [
+    (np.full(8, 1e300), "does not fit in int8"),
+    (np.full(8, 300), "does not fit in int8"),
+    (np.full(8, 2**64 - 1, dtype=np.uint64), "does not fit in int8"),
+    (np.full(8, 1.5), "not an integer"),
+    (np.full(8, np.nan), "has no int8 value"),
+], ids=["1e300", "300", "uint64-max", "1.5", "nan"])
+def test_no_integer_input_wraps(tmp_path, capsys, value, says):
+    program = tmp_path / "int8.py"
+    program.write_text(INT8_PROGRAM)
+    code, doc = _json(capsys, "run", str(program), "--inputs", _npz(tmp_path, x=value))
+    assert code == 2
+    assert "x[0]" in doc["error"], doc["error"]
+    assert says in doc["error"]
+
+
+def test_a_pickled_npz_is_never_unpickled(tmp_path, capsys):
+    victim = tmp_path / "victim"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(victim), "w"))
+
+    objects = np.empty(8, dtype=object)
+    objects[0] = Payload()
+    path = tmp_path / "pickled.npz"
+    np.savez(path, x=objects)
+    code, doc = _json(capsys, "check", MINIMAL, "--inputs", str(path))
+    assert code == 2 and "allow_pickle" in doc["error"]
+    assert not victim.exists()
+
+
+def test_an_npz_array_beyond_the_element_cap_is_refused_before_it_is_read(tmp_path, capsys):
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<f4", "fortran_order": False, "shape": (2**40,)})
+    path = tmp_path / "huge.npz"
+    with zipfile.ZipFile(path, "w") as archive:            # the header, not the data
+        archive.writestr("x.npy", header.getvalue())
+    code, doc = _json(capsys, "run", MINIMAL, "--inputs", str(path))
+    assert code == 2 and "1099511627776 elements" in doc["error"]
+
+
+@pytest.mark.parametrize("line, says", [
+    ("x=arange(0, 99999999999)", "99999999999 elements"),
+    ("x=['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']", "strings"),
+    ("x=[{1: 2}] * 8", "not a literal list"),
+    ("x=[{1: 2}, {3: 4}, 5, 6, 7, 8, 9, 10]", "Python objects"),
+    ("x=[1j, 2, 3, 4, 5, 6, 7, 8]", "complex"),
+    ("x=[[1, 2, 3, 4], [5, 6, 7, 8]]", "shape (2, 4)"),
+], ids=["huge-arange", "strings", "expression", "dicts", "complex", "2x4"])
+def test_a_header_input_that_does_not_fit_is_exit_2(tmp_path, capsys, line, says):
+    program = tmp_path / "prog.py"
+    own = [t for t in Path(MINIMAL).read_text().splitlines(keepends=True)
+           if not t.startswith(("# input:", "# expect: result"))]
+    program.write_text(f"# input: {line}\n" + "".join(own))
+    for command in ("check", "run"):
+        code, doc = _json(capsys, command, str(program))
+        assert code == 2, doc
+        assert "x" in doc["error"] and says in doc["error"], doc["error"]
+
+
+def test_nan_and_inf_inputs_are_noted(tmp_path, capsys):
+    x = np.arange(8, dtype=np.float32)
+    x[1], x[2], x[3] = np.nan, np.inf, -np.inf
+    inputs = _npz(tmp_path, x=x)
+    code, doc = _json(capsys, "check", MINIMAL, "--inputs", inputs)
+    assert doc["input_notes"] == ["input x has 1 NaN and 2 infinite element(s)"]
+    code, doc = _json(capsys, "run", MINIMAL, "--inputs", inputs)
+    assert code == 0 and doc["input_notes"] == ["input x has 1 NaN and 2 infinite element(s)"]
+    code, _, err = _cli(capsys, "run", MINIMAL, "--inputs", inputs)
+    assert "note: input x has 1 NaN and 2 infinite element(s)" in err
+
+
+# ----------------------------------------------------------------------------- flags
+
+@pytest.mark.parametrize("argv", [
+    ("check", MINIMAL, "--seed", "-1"),
+    ("run", MINIMAL, "--seed", "-1"),
+    ("fuzz", "--count", "-3"),
+    ("fuzz", "--seed", "-1"),
+    ("check", MINIMAL, "--seed", "x"),
+])
+def test_negative_numbers_are_usage_errors(capsys, argv):
+    with pytest.raises(SystemExit) as info:
+        main(list(argv))
+    assert info.value.code == 2
+    assert "non-negative integer" in capsys.readouterr().err
+
+
+def test_fuzz_out_must_be_a_writable_folder(tmp_path, capsys):
+    a_file = tmp_path / "file"
+    a_file.write_text("")
+    code, doc = _json(capsys, "fuzz", "--count", "1", "--out", str(a_file))
+    assert code == 2 and "not a directory" in doc["error"]
+    code, doc = _json(capsys, "fuzz", "--count", "1", "--out", str(a_file / "sub"))
+    assert code == 2 and "cannot create" in doc["error"]
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    if not os.access(locked, os.W_OK):        # (root may write anywhere)
+        code, doc = _json(capsys, "fuzz", "--count", "1", "--out", str(locked))
+        assert code == 2 and "cannot write" in doc["error"]
+
+
+def test_run_output_into_a_missing_folder_is_exit_2_before_the_run(tmp_path, capsys):
+    code, doc = _json(capsys, "run", MINIMAL, "--output", str(tmp_path / "no" / "res"))
+    assert code == 2 and "no such directory" in doc["error"]
+
+
+def test_run_output_reports_the_file_written(tmp_path, capsys):
+    target = tmp_path / "res"
+    code, out, _ = _cli(capsys, "run", MINIMAL, "--output", str(target))
+    assert code == 0 and f"wrote {target}.npz" in out
+    assert (tmp_path / "res.npz").exists() and not target.exists()
+    code, doc = _json(capsys, "run", MINIMAL, "--output", str(tmp_path / "again.npz"))
+    assert doc["output_file"] == str(tmp_path / "again.npz")
+
+
+# ----------------------------------------------------------------------------- the gate
+
+@pytest.mark.parametrize("argv", [
+    ("run", MISSING_FINALIZE, "--backend", "sim"),
+    ("run", MISSING_FINALIZE, "--backend", "interp"),
+    ("emit", MISSING_FINALIZE, "--what", "cuda"),
+    ("emit", MISSING_FINALIZE, "--what", "plan"),
+])
+def test_run_and_emit_refuse_what_check_rejects(capsys, argv):
+    _, checked = _json(capsys, "check", MISSING_FINALIZE)
+    code, doc = _json(capsys, *argv)
+    assert code == 1 and doc["verdict"] == "rejected"
+    assert [d["code"] for d in doc["diagnostics"]] == \
+        [d["code"] for d in checked["diagnostics"]] == ["R202"]
+
+
+def test_no_verify_runs_and_says_so(capsys):
+    code, out, err = _cli(capsys, "emit", MISSING_FINALIZE, "--what", "cuda", "--no-verify")
+    assert code == 0 and "__global__" in out and "--no-verify" in err
+    code, doc = _json(capsys, "run", MISSING_FINALIZE, "--backend", "sim", "--no-verify")
+    assert code == 0 and doc["verified"] is False
+
+
+def test_the_legacy_plan_is_not_a_verifier_error(capsys):
+    code, doc = _json(capsys, "run", MINIMAL, "--backend", "sim", "--plan", "legacy")
+    assert code == 3 and doc["verified"] is True
+    assert doc["outputs"]["out"]["values"] != [36.0]

@@ -1,6 +1,6 @@
-# expect: error R102 at 11:19
+# expect: error R506 at 11:19
 # Found by the mangled-program campaign (verify/mangle.py): a grid extent of 1e308 (a float that is an integer): ValueError in codegen/layout.py:run.
-# A correct tool answers with the verdict below; today it exits 4.
+# The tool crashed on it (exit 4) until sizes, constants and depths got their limits.
 import tilelang.language as T
 
 N = 8

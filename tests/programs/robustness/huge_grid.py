@@ -1,6 +1,6 @@
-# expect: error R102 at 11:19
+# expect: error R506 at 11:19
 # Found by the mangled-program campaign (verify/mangle.py): a grid of 2**63 blocks: OverflowError in interp/logical.py:run.
-# A correct tool answers with the verdict below; today it exits 4.
+# The tool crashed on it (exit 4) until sizes, constants and depths got their limits.
 import tilelang.language as T
 
 N = 8

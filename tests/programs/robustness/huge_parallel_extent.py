@@ -1,6 +1,6 @@
-# expect: error R102 at 16:35
+# expect: error R102 at 16:21
 # Found by the mangled-program campaign (verify/mangle.py): T.Parallel(1, 2**63): ValueError in codegen/layout_rules.py:_element_indices (2**40: MemoryError).
-# A correct tool answers with the verdict below; today it exits 4.
+# The tool crashed on it (exit 4) until sizes, constants and depths got their limits.
 import tilelang.language as T
 
 N = 8

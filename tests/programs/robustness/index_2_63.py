@@ -1,6 +1,6 @@
-# expect: error R300 at 21:32
+# expect: error R102 at 21:34
 # Found by the mangled-program campaign (verify/mangle.py): a fragment read at index 2**63: OverflowError in spec/indexexpr.py:_eval.
-# A correct tool answers with the verdict below; today it exits 4.
+# The tool crashed on it (exit 4) until sizes, constants and depths got their limits.
 import tilelang.language as T
 
 N = 8

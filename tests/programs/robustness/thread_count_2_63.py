@@ -1,6 +1,6 @@
-# expect: error R102 at 11:30
+# expect: error R506 at 11:30
 # Found by the mangled-program campaign (verify/mangle.py): threads=2**63: ValueError (array too big) in spec/layout.py:threads_of.
-# A correct tool answers with the verdict below; today it exits 4.
+# The tool crashed on it (exit 4) until sizes, constants and depths got their limits.
 import tilelang.language as T
 
 N = 8

@@ -121,3 +121,58 @@ def test_fast_equals_canonical_equals_interpreter(path):
         assert not result.violations, [v.message for v in result.violations]
         for name, exact in reference.outputs.items():
             assert within_bound(result.outputs[name], exact, reference.bounds[name]).all(), name
+
+
+# ----------------------------------------------------------------------------- cost
+
+def _repeated_update(times: int) -> str:
+    """examples/minimal_v2.py with its update line written `times` times."""
+    with open(os.path.join(ROOT, "examples", "minimal_v2.py")) as f:
+        lines = f.read().splitlines(keepends=True)
+    (at,) = [i for i, line in enumerate(lines) if "T.reducer_update(total" in line]
+    lines[at:at + 1] = [lines[at]] * times
+    return "".join(line for line in lines if not line.startswith("# expect"))
+
+
+def test_identical_sites_are_proved_once():
+    from spec.frontend import parse_source
+    one = parse_source(_repeated_update(1), "one.py").func()
+    many = parse_source(_repeated_update(40), "many.py").func()
+    proofs = {}
+    for name, func in (("one", one), ("many", many)):
+        layouts = infer_layouts(func)
+        (reducer,) = [rs.reducer for rs in gather_reducers(func, layouts)]
+        proofs[name] = prove_reducer(func, layouts, reducer)
+        assert plan_func(func, "auto", layouts).reducers[0].planner == "fast"
+    assert [p.name for p in proofs["many"]] == [p.name for p in proofs["one"]]
+    assert all(p.proved for p in proofs["many"])
+
+
+def test_a_spent_proof_budget_falls_back_to_canonical_with_a_note(monkeypatch):
+    import verify.proofs_fast as proofs_fast
+    monkeypatch.setattr(proofs_fast, "DEFAULT_BUDGET_S", 0.0)
+    plan = plan_func(_func("minimal_v2.py"), "auto")
+    rp = _only(plan)
+    assert rp.planner == "canonical"
+    (note,) = [d for d in rp.notes if d.code == "R400"]
+    assert "the proof budget of 0 s for total ran out after 0 queries" in note.message
+    assert "never a pass" in note.message and "the canonical plan is used" in note.message
+    with pytest.raises(FastPlanRefused, match="proof budget"):
+        plan_func(_func("minimal_v2.py"), "fast")
+
+
+def test_smt2_text_is_written_only_when_asked(monkeypatch):
+    import z3
+    func = _func("minimal_v2.py")
+    layouts = infer_layouts(func)
+    (reducer,) = [rs.reducer for rs in gather_reducers(func, layouts)]
+
+    def refuse(self):
+        raise AssertionError("SMT-LIB text written while planning")
+    real = z3.Solver.sexpr
+    monkeypatch.setattr(z3.Solver, "sexpr", refuse)
+    proofs = prove_reducer(func, layouts, reducer)
+    assert proofs and all(p.proved for p in proofs)
+    monkeypatch.setattr(z3.Solver, "sexpr", real)
+    text = proofs[0].smt2
+    assert "(declare-fun" in text and text.endswith("(check-sat)\n")

@@ -28,13 +28,20 @@ class ProofResult:
     result: str                       # "proved" | "refuted" | "unknown"
     ms: float
     counterexample: str | None        # the minimized refutation, or why unknown
-    smt2: str = field(default="", repr=False)
+    # the constraints of every query behind the result; the SMT-LIB text is written from
+    # them only when asked (`emit --what smt2`): rendering costs more than many checks
+    queries: tuple[tuple, ...] = field(default=(), repr=False, compare=False)
     witness: dict | None = None       # the minimized model's objective values
     line: int | None = None           # the source line the counterexample points at
 
     @property
     def proved(self) -> bool:
         return self.result == PROVED
+
+    @property
+    def smt2(self) -> str:
+        """The SMT-LIB2 text of the queries, one `(check-sat)` each."""
+        return "".join(_smt2(constraints) for constraints in self.queries)
 
     def to_json(self) -> dict:
         return {"name": self.name, "result": self.result, "ms": round(self.ms, 3),
@@ -55,13 +62,8 @@ class Query:
 def decided(name: str, holds: bool, why: str, line: int | None = None) -> ProofResult:
     """A fact with nothing left for a solver (e.g. two participant sets differ): the
     query is the constant `not holds`, so the result is still three-valued data."""
-    start = time.perf_counter()
-    solver = z3.Solver()
-    solver.add(z3.BoolVal(not holds))
-    text = solver.sexpr() + "(check-sat)\n"
-    ms = (time.perf_counter() - start) * 1000
-    return ProofResult(name, PROVED if holds else REFUTED, ms, None if holds else why,
-                       text, None, line)
+    return ProofResult(name, PROVED if holds else REFUTED, 0.0, None if holds else why,
+                       ((z3.BoolVal(not holds),),), None, line)
 
 
 def solve(query: Query, timeout_ms: int = DEFAULT_TIMEOUT_MS,
@@ -71,9 +73,9 @@ def solve(query: Query, timeout_ms: int = DEFAULT_TIMEOUT_MS,
     shows)."""
     start = time.perf_counter()
     solver = z3.Solver()
-    solver.set(timeout=int(timeout_ms))
+    solver.set(timeout=max(1, int(timeout_ms)))
     solver.add(*query.constraints)
-    text = solver.sexpr() + "(check-sat)\n"
+    text = (tuple(query.constraints),)
     verdict = solver.check()
     if verdict == z3.unsat:
         return ProofResult(query.name, PROVED, _ms(start), None, text, None, query.line)
@@ -113,6 +115,12 @@ def _minimize(solver: z3.Solver, objectives, reported) -> dict[str, int]:
     for label, term in reported:
         values.setdefault(label, model.eval(term, model_completion=True).as_long())
     return values
+
+
+def _smt2(constraints: tuple) -> str:
+    solver = z3.Solver()
+    solver.add(*constraints)
+    return solver.sexpr() + "(check-sat)\n"
 
 
 def _ms(start: float) -> float:

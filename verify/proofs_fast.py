@@ -27,10 +27,19 @@ epoch's update sites it is legal when Z3 proves, as unsat counterexample queries
 
 The search tries candidates from the cheapest (shuffles only, narrowest) up and stops at
 the first one with everything proved; otherwise the refusal carries the counterexample of
-the most promising candidate (the one that proved the most obligations before failing)."""
+the most promising candidate (the one that proved the most obligations before failing).
+
+Cost: sites that are structurally identical (one update line written many times: same
+layout, output index, predicate and participants) have identical queries, so each
+obligation is asked once per distinct site, under the first one's line. What is left is
+quadratic in the number of distinct sites (`sites agree` is per pair), so one reducer's
+whole search runs under a time budget (`DEFAULT_BUDGET_S`): each query gets the
+per-query timeout or what is left of the budget, and a search that runs out refuses
+the fast plan with that reason (an unfinished proof is never a pass)."""
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -45,7 +54,8 @@ from spec.layout import Layout, flat_index, fully_replicated, index_names
 from spec.physical import Barrier
 from .proofs import DEFAULT_TIMEOUT_MS, PROVED, UNKNOWN, ProofResult, Query, \
     decided, group_member, group_of, solve, within
-from .proofs_layout import SiteTerms, prove_site
+from .proofs_layout import guard_query, injective_query
+from .proofs_layout import SiteTerms
 from .signature import Site, output_values, preimage, signature, update_sites
 
 
@@ -451,15 +461,51 @@ class FastSearch:
         return self.site_proofs + (attempt.proofs if attempt else []) + self.barrier_proofs
 
 
-def search_fast(sites_of: ReducerSites, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> FastSearch:
-    """Try every candidate partition of the reducer's participants, cheapest first.
-    The planner and the report both ask; the answer is computed once per (layouts,
-    reducer) and kept while those objects live."""
-    key = (id(sites_of.layouts), id(sites_of.reducer), timeout_ms)
+DEFAULT_BUDGET_S = 30.0
+
+
+class BudgetSpent(Exception):
+    """The reducer's proof budget ran out before the search could decide."""
+
+
+class Budget:
+    """What one reducer's search may still spend in the solver. Each query gets the
+    per-query timeout or what is left, whichever is less; none starts once it is
+    spent."""
+
+    def __init__(self, seconds: float, timeout_ms: int):
+        self.seconds, self.timeout_ms = seconds, timeout_ms
+        self.deadline = time.monotonic() + seconds
+        self.asked = 0
+
+    def solve(self, query: Query, minimize: bool = True) -> ProofResult:
+        left_ms = (self.deadline - time.monotonic()) * 1000
+        if left_ms <= 0:
+            raise BudgetSpent()
+        self.asked += 1
+        result = solve(query, min(self.timeout_ms, left_ms), minimize)
+        if result.result == UNKNOWN and time.monotonic() >= self.deadline:
+            raise BudgetSpent()         # the budget, not the query, cut it short
+        return result
+
+    def reason(self, reducer: ir.Buffer) -> str:
+        return (f"the proof budget of {self.seconds:g} s for {reducer.name} ran out after "
+                f"{self.asked} queries, before a partition was proved or refuted "
+                f"(an unfinished proof is never a pass)")
+
+
+def search_fast(sites_of: ReducerSites, timeout_ms: int = DEFAULT_TIMEOUT_MS,
+                budget_s: float | None = None) -> FastSearch:
+    """Try every candidate partition of the reducer's participants, cheapest first,
+    within budget_s seconds (default DEFAULT_BUDGET_S, read at call time). The planner
+    and the report both ask; the answer is computed once per (layouts, reducer) and
+    kept while those objects live."""
+    budget_s = DEFAULT_BUDGET_S if budget_s is None else budget_s
+    key = (id(sites_of.layouts), id(sites_of.reducer), timeout_ms, budget_s)
     found = _SEARCHES.get(key)
     if found is not None and found[0] is sites_of.layouts:
         return found[1]
-    search = _search(sites_of, timeout_ms)
+    search = _search(sites_of, Budget(budget_s, timeout_ms))
     _SEARCHES[key] = (sites_of.layouts, search)
     while len(_SEARCHES) > _KEEP:
         _SEARCHES.pop(next(iter(_SEARCHES)))
@@ -470,30 +516,56 @@ _SEARCHES: dict = {}
 _KEEP = 64
 
 
-def _search(sites_of: ReducerSites, timeout_ms: int) -> FastSearch:
+def distinct_sites(sites: list[Site]) -> list[Site]:
+    """The first of every group of structurally identical sites, in source order: every
+    query of the search reads a site only through these fields, so identical sites
+    ask identical questions."""
+    seen: dict = {}
+    for site in sites:
+        key = (site.layout, site.participants, site.output, site.constraints, site.opaque,
+               site.problems, site.reducer_shape)
+        seen.setdefault(key, site)
+    return list(seen.values())
+
+
+def _search(sites_of: ReducerSites, budget: Budget) -> FastSearch:
     reducer, participants = sites_of.reducer, sites_of.participants
     sites = update_sites(sites_of.updates, sites_of.layouts, participants)
-    site_proofs = [p for site in sites for p in prove_site(site, timeout_ms)]
+    search = FastSearch(reducer, participants, sites, [], [], None, None)
+    try:
+        _decide(search, sites_of, distinct_sites(sites), budget)
+    except BudgetSpent:
+        search.chosen, search.best = None, None
+        search.reason = budget.reason(reducer)
+    return search
+
+
+def _decide(search: FastSearch, sites_of: ReducerSites, distinct: list[Site],
+            budget: Budget) -> None:
+    participants = sites_of.participants
+    for site in distinct:
+        search.site_proofs += [budget.solve(injective_query(site)),
+                               budget.solve(guard_query(site))]
     parts = candidates(participants)
-    barrier_proofs = [solve(barrier_query(None, participants), timeout_ms)] + \
-        [solve(barrier_query(p, participants), timeout_ms) for p in parts if p.width > 1]
-    search = FastSearch(reducer, participants, sites, site_proofs, barrier_proofs, None, None)
-    search.reason = _unprovable(sites, site_proofs, barrier_proofs)
+    search.barrier_proofs.append(budget.solve(barrier_query(None, participants)))
+    for p in parts:
+        if p.width > 1:
+            search.barrier_proofs.append(budget.solve(barrier_query(p, participants)))
+    search.reason = _unprovable(distinct, search.site_proofs, search.barrier_proofs)
     if search.reason is not None:
-        return search
+        return
     destinations = _destinations(sites_of)
     attempts = []
     for part in parts:
-        attempt = attempt_partition(sites, part, destinations, reducer, timeout_ms)
+        attempt = attempt_partition(distinct, part, destinations, search.reducer, budget)
         if attempt.legal:
             search.chosen = attempt
-            return search
+            return
         attempts.append(attempt)
-    search.best = max(attempts, key=_promise(sites)) if attempts else None
+    search.best = max(attempts, key=_promise(distinct)) if attempts else None
     if search.best is not None and search.best.failed is not None:
         # only the counterexample that is shown is worth minimizing
-        search.best.proofs[-1] = solve(search.best.failed, timeout_ms)
-    return search
+        search.best.proofs[-1] = budget.solve(search.best.failed)
 
 
 def _promise(sites: list[Site]):
@@ -510,12 +582,13 @@ def _promise(sites: list[Site]):
 
 
 def attempt_partition(sites: list[Site], part: Partition, destinations, reducer: ir.Buffer,
-                      timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Attempt:
+                      budget: Budget | None = None) -> Attempt:
     """The obligations of one candidate, cheapest and likeliest to fail first."""
     attempt = Attempt(part)
+    budget = budget or Budget(DEFAULT_BUDGET_S, DEFAULT_TIMEOUT_MS)
 
     def run(query: Query) -> bool:
-        attempt.proofs.append(solve(query, timeout_ms, minimize=False))
+        attempt.proofs.append(budget.solve(query, minimize=False))
         if not attempt.proofs[-1].proved:
             attempt.failed = query
         return attempt.proofs[-1].proved
@@ -623,4 +696,4 @@ def same_signature(a: Site, b: Site, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Pr
         if not results[-1].proved:
             return results[-1]
     return ProofResult("same signature", PROVED, sum(r.ms for r in results), None,
-                       "".join(r.smt2 for r in results))
+                       tuple(q for r in results for q in r.queries))

@@ -167,7 +167,27 @@ def _float_product(dtype, flat, values, bounds, size):
                  + u * np.abs(result.astype(np.float64)) / (1 - u)) * _SLACK
     b_any = np.bincount(flat[order], weights=b, minlength=size) > 0
     exact_alone = (n <= 1) & ~b_any
+    bound = np.where(_leaves_range(dtype, flat[order], mags + b, size) & (n > 1),
+                     np.inf, bound)
     return result, clean(np.where(exact_alone | ~np.isfinite(s64), 0.0, bound))
+
+
+def _leaves_range(dtype, flat, mags, size) -> np.ndarray:
+    """Per output: whether some order of its terms can overflow or underflow a partial
+    product where the exact product does not. The γ bound of a product assumes every
+    partial product stays normal; 0..95 multiplied 1..95 first overflows float32 to inf
+    and inf × 0 is NaN, tiny × tiny underflows to 0 before × huge. Such an output gets
+    no bound (reported unchecked), never a false mismatch. A partial product's magnitude
+    lies between the product of the terms below 1 and the product of those above 1
+    (in log2, so the test itself cannot overflow)."""
+    nonzero = mags > 0
+    with np.errstate(divide="ignore"):
+        logs = np.where(nonzero, np.log2(np.where(nonzero, mags, 1.0)), 0.0)
+    high = np.bincount(flat, weights=np.maximum(logs, 0.0), minlength=size)
+    low = np.bincount(flat, weights=np.minimum(logs, 0.0), minlength=size)
+    # one bit of margin for the roundings on the way
+    return (high >= np.log2(dtype.finite_max) - 1) | \
+        (low <= np.log2(dtype.smallest_normal) + 1)
 
 
 def round_once(s64: np.ndarray, residual: np.ndarray, dtype: DType) -> np.ndarray:

@@ -317,8 +317,9 @@ class _Partials:
             return acc
         if dtype.is_float:
             if self.monoid.name in ("sum", "product"):
-                return dtype.quantize(self.ufunc.accumulate(terms, axis=axis, dtype=terms.dtype)
-                                      .take(-1, axis=axis))
+                with np.errstate(invalid="ignore", over="ignore"):   # inf × 0 is NaN here too
+                    folded = self.ufunc.accumulate(terms, axis=axis, dtype=terms.dtype)
+                return dtype.quantize(folded.take(-1, axis=axis))
             return dtype.quantize(self.ufunc.reduce(terms, axis=axis))
         return dtype.quantize(self.ufunc.reduce(terms, axis=axis, dtype=terms.dtype))
 

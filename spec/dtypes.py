@@ -65,6 +65,12 @@ class DType:
         return self.highest
 
     @property
+    def smallest_normal(self) -> float:
+        """The least positive normal value of a float dtype (bfloat16 has float32's
+        exponent range)."""
+        return float(np.finfo(np.float32 if self.name == "bfloat16" else self.np).tiny)
+
+    @property
     def finite_min(self):
         """T.min_value: the most negative finite value."""
         if self.is_float:

@@ -123,3 +123,18 @@ def test_within_bound_rules():
     ints = np.int32([3, 4])
     assert within_bound(ints, ints, np.zeros(2)).all()
     assert not within_bound(np.int32([3, 5]), ints, np.zeros(2))[1]
+
+
+def test_a_product_that_can_leave_the_normal_range_has_no_bound():
+    """Some order of 0, 1, ..., 95 overflows float32 before the 0 (inf × 0 = NaN), and
+    some order of tiny, tiny, huge, huge underflows to 0: neither output can be bounded,
+    so both are unchecked (infinite bound) instead of pinned to the exact value. A product
+    that stays in range in every order keeps its finite bound."""
+    from spec.dtypes import FLOAT32
+    product = MONOIDS["product"]
+    flat = np.array([0] * 96 + [1] * 4 + [2] * 3, np.int64)
+    vals = np.concatenate([np.arange(96), [1e-30, 1e-30, 1e30, 1e30], [2.0, 3.0, 0.5]])
+    out, bound, _ = combine(product, FLOAT32, flat, vals.astype(np.float32), None, 3)
+    assert out[0] == 0.0 and np.isinf(bound[0])
+    assert np.isinf(bound[1])
+    assert out[2] == 3.0 and np.isfinite(bound[2])

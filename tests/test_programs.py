@@ -13,11 +13,7 @@ from verify import pipeline
 from verify.expect import parse_expectation, unmatched
 
 ROOT = Path(__file__).resolve().parent.parent
-# tests/programs/robustness/open/ holds the campaign's findings not fixed yet; each joins
-# this list (moved up one folder) once the tool gives the verdict its header names
-PROGRAMS = sorted([*ROOT.glob("examples/*.py"),
-                   *(p for p in ROOT.glob("tests/programs/**/*.py")
-                     if "open" not in p.relative_to(ROOT).parts)])
+PROGRAMS = sorted([*ROOT.glob("examples/*.py"), *ROOT.glob("tests/programs/**/*.py")])
 
 
 def _id(path: Path) -> str:

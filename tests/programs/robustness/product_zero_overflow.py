@@ -2,12 +2,12 @@
 # input: x=arange(0, 96)
 # expect: result out=[0.0]
 #
-# Found by the mangled-program campaign (tests/programs/valid/shape_1x96.py with
-# op="prod"): the product of 0, 1, ..., 95 is exactly 0, but the fast plan's butterfly
-# multiplies 1..95 first, overflows float32 to inf, then inf * 0 = NaN; the interpreter's
-# bound for out[0] is 0, so `check` reports a MISMATCH (exit 3) for a legal reassociation.
-# A correct tool admits what reassociation can produce here (as the canonical plan's run
-# of a similar kernel reports "unchecked: infinite bound") and verifies the program.
+# Regression, found by the mangled-program campaign (tests/programs/valid/shape_1x96.py
+# with op="prod"): the product of 0, 1, ..., 95 is exactly 0, but the fast plan's
+# butterfly multiplies 1..95 first, overflows float32 to inf, then inf * 0 = NaN. The
+# interpreter's bound for out[0] was 0, so `check` reported a MISMATCH (exit 3) for a
+# legal reassociation. A product whose partial products can leave the normal range in
+# some order now has no bound (interp/exact._leaves_range): unchecked, not a mismatch.
 import tilelang.language as T
 
 

@@ -156,6 +156,20 @@ def test_classes_of_a_grid_too_large_to_enumerate(tmp_path):
     assert any("high border" in t for t in classes[-1].traits)
 
 
+def test_a_dimension_past_the_limit_is_classified_from_a_stated_sample(tmp_path):
+    """A grid dimension longer than DIM_LIMIT is never enumerated (memory would follow
+    the grid): its ends, an evenly spaced sample and the bisected first block after each
+    change stand in, which still finds the middle class and the tail, and each class
+    carries the note that says how it was found."""
+    big = TAIL.replace("M = 100", "M = 400000000 - 5").replace("K = 64", "K = 4")
+    func = func_of(write(tmp_path, big))
+    assert func.kernel.grid[0] > blocks.DIM_LIMIT
+    classes = blocks.block_classes(func, blocks.global_accesses(func))
+    last = func.kernel.grid[0] - 1
+    assert [c.first for c in classes] == [(0,), (2,), (last,)]
+    assert all(c.note and "classified from both ends" in c.note for c in classes)
+
+
 def test_the_sample_is_the_classes_first_last_and_seeded_random(tmp_path):
     many = TAIL.replace("M = 100", "M = 1000")           # 32 blocks, last one a tail
     func = func_of(write(tmp_path, many))

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import z3
@@ -41,6 +41,10 @@ from .scopes import Context, Frame, kernel_context
 
 DEFAULT_SAMPLE = 2            # random blocks on top of the classes
 FULL_GRID_LIMIT = 1 << 18     # classify every block up to this many; per dimension above
+DIM_LIMIT = 1 << 20           # a dimension longer than this is classified from a sample:
+DIM_ENDS = 1 << 12            #   every block this close to either end,
+DIM_STRIDED = 1 << 16         #   this many evenly spaced blocks,
+DIM_REFINED = 256             #   and the first block of at most this many changes between them
 
 
 # ============================================================================ accesses
@@ -355,9 +359,11 @@ class BlockClass:
     first: tuple[int, ...]            # its first block in row-major order
     size: int
     traits: tuple[str, ...]           # what sets it apart from other classes
+    note: str | None = None           # how the classes were found, where not exhaustively
 
     def to_json(self) -> dict:
-        return {"first": list(self.first), "blocks": self.size, "traits": list(self.traits)}
+        return {"first": list(self.first), "blocks": self.size, "traits": list(self.traits),
+                "note": self.note}
 
 
 @dataclass(frozen=True)
@@ -436,20 +442,59 @@ def block_classes(func: ir.PrimFunc, accesses: list[Access]) -> list[BlockClass]
         return _group(features, signature, coords, grid)
     # a grid too large to enumerate: classes per dimension (the others at their
     # first and last value), combined
-    per_dim = []
+    per_dim, notes = [], []
     for d, extent in enumerate(grid):
         reps: set[int] = {0, extent - 1}
         for fixed in (0, -1):
-            coords = np.array([np.arange(extent) if k == d else
-                               np.full(extent, (g - 1) if fixed else 0)
-                               for k, g in enumerate(grid)])
-            signature = _signature(features, dict(zip(names, coords)), extent)
-            _, first = np.unique(_row_keys(signature), return_index=True)
-            reps.update(int(i) for i in first)
+            found, note = _changes_along(features, names, grid, d, fixed)
+            reps.update(found)
+            if note and note not in notes:
+                notes.append(note)
         per_dim.append(sorted(reps))
     firsts = np.array(np.meshgrid(*per_dim, indexing="ij")).reshape(len(grid), -1)
     signature = _signature(features, dict(zip(names, firsts)), firsts.shape[1])
-    return _group(features, signature, firsts, grid, sized=False)
+    classes = _group(features, signature, firsts, grid, sized=False)
+    return [replace(c, note="; ".join(notes)) for c in classes] if notes else classes
+
+
+def _changes_along(features, names, grid, d: int, fixed: int) -> tuple[list[int], str | None]:
+    """The first index of each signature along dimension d (the other dimensions at
+    their first or last value). Up to DIM_LIMIT blocks every index is evaluated; past it,
+    memory and time would grow with the grid, so the blocks near both ends, an evenly
+    spaced sample and the first block after each change between sampled neighbours
+    (bisected) stand in, and the note says so."""
+    extent = grid[d]
+
+    def keys(index: np.ndarray) -> np.ndarray:
+        coords = np.array([index if k == d else np.full(len(index), (g - 1) if fixed else 0)
+                           for k, g in enumerate(grid)])
+        return _row_keys(_signature(features, dict(zip(names, coords)), len(index)))
+
+    if extent <= DIM_LIMIT:
+        _, first = np.unique(keys(np.arange(extent)), return_index=True)
+        return [int(i) for i in first], None
+    index = np.unique(np.concatenate([np.arange(DIM_ENDS), np.arange(extent - DIM_ENDS, extent),
+                                      np.linspace(0, extent - 1, DIM_STRIDED).astype(np.int64)]))
+    k = keys(index)
+    _, first = np.unique(k, return_index=True)
+    found = {int(index[i]) for i in first}
+    changes = np.nonzero(k[1:] != k[:-1])[0]
+    for c in changes[:DIM_REFINED]:
+        lo, hi = int(index[c]), int(index[c + 1])     # keys(lo) != keys(hi): bisect
+        left = k[c]
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if keys(np.array([mid]))[0] == left:
+                lo = mid
+            else:
+                hi = mid
+        found.add(hi)
+    note = (f"grid dimension {d} has {extent} blocks: classified from both ends "
+            f"({DIM_ENDS} blocks each), {DIM_STRIDED} evenly spaced blocks and the first "
+            f"block of {min(len(changes), DIM_REFINED)} change(s) between them"
+            + (f" (of {len(changes)})" if len(changes) > DIM_REFINED else "")
+            + "; a class narrower than the spacing can be missed")
+    return sorted(found), note
 
 
 def _signature(features, blocks, n) -> np.ndarray:

@@ -300,6 +300,8 @@ def _blocks_text(report: pipeline.CheckReport) -> list[str]:
     lines.append("                 classes: " + "; ".join(
         f"{c.first}" + (f" x{c.size}" if c.size else "") + f" {', '.join(c.traits)}"
         for c in sel.classes))
+    notes = list(dict.fromkeys(c.note for c in sel.classes if c.note))
+    lines += [f"                 classes approximate: {n}" for n in notes]
     if sel.sampled:
         lines.append(f"                 random sample (seed {report.seed}): "
                      f"{_block_list(sel.sampled)}")

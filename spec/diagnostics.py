@@ -92,3 +92,6 @@ class DiagnosticError(Exception):
             diagnostics = [diagnostics]
         self.diagnostics = list(diagnostics)
         super().__init__("; ".join(f"{d.code}: {d.message}" for d in self.diagnostics))
+
+    def __reduce__(self):               # pickled by value (a worker process raises it)
+        return DiagnosticError, (self.diagnostics,)

@@ -3,7 +3,9 @@ shell over these functions; other tools (fuzzers, backend test suites) call them
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -326,26 +328,73 @@ def _check_windows(report: CheckReport, plans: dict[str, PhysicalPlan],
                    boxes: list[dict[str, blocks_mod.Window]]) -> None:
     """Each chosen block alone, against its own window of every tensor (independence
     makes that the value it computes inside the whole run). The reference keeps every
-    block's epochs; outputs stay per window, judged where either side wrote."""
-    func = report.loaded.func
+    block's epochs; outputs stay per window, judged where either side wrote. Blocks
+    are independent, so large ones run side by side in worker processes."""
+    job = _WindowJob(report.loaded.func, report.seed, given, plans)
+    results = _map_blocks(job, list(zip(report.selection.blocks, boxes)))
     epochs: list = []
     runs = {name: BackendRun("sim", name, {}, None, [], plan_notes(plan))
             for name, plan in plans.items()}
-    for block, windows in zip(report.selection.blocks, boxes):
-        values = inputs_mod.in_windows(func, report.seed, given,
-                                       {n: w.box for n, w in windows.items()})
-        reference = logical.run(func, values, [block], windows)
-        epochs += reference.epochs
-        for name, plan in plans.items():
-            result = simulate(plan, values, [block], windows)
-            runs[name].violations += result.violations
+    for block_epochs, per_plan in results:
+        epochs += block_epochs
+        for name, (violations, found) in per_plan.items():
+            runs[name].violations += violations
             label = run_label(runs[name])
-            found = compare_outputs(result.outputs, reference, result.written, windows)
             before = report.comparisons.get(label)
             report.comparisons[label] = found if before is None else \
                 [a.merged(b) for a, b in zip(before, found)]
     report.reference = logical.Result({}, {}, epochs)
     report.runs = list(runs.values())
+
+
+@dataclass
+class _WindowJob:
+    """What every block of a window check shares (inherited by forked workers)."""
+    func: PrimFunc
+    seed: int
+    given: dict[str, np.ndarray]
+    plans: dict[str, PhysicalPlan]
+
+    def run(self, block: tuple[int, ...], windows: dict[str, blocks_mod.Window]):
+        """(the block's epochs, {plan: (violations, comparisons)})."""
+        values = inputs_mod.in_windows(self.func, self.seed, self.given,
+                                       {n: w.box for n, w in windows.items()})
+        reference = logical.run(self.func, values, [block], windows)
+        per_plan = {}
+        for name, plan in self.plans.items():
+            result = simulate(plan, values, [block], windows)
+            per_plan[name] = (result.violations, compare_outputs(
+                result.outputs, reference, result.written, windows))
+        return reference.epochs, per_plan
+
+
+# Window elements over which running blocks in worker processes pays for the fork.
+PARALLEL_ELEMENTS = 1 << 22
+_JOB: _WindowJob | None = None      # the job a forked worker runs (set before the fork)
+
+
+def _map_blocks(job: _WindowJob, work: list) -> list:
+    """job.run over (block, windows) pairs, in order: in this process, or in up to
+    one worker per CPU when the windows are large and fork is available."""
+    elements = sum(w.size for _, windows in work for w in windows.values())
+    workers = min(len(work), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                  else os.cpu_count() or 1)
+    if workers < 2 or elements < PARALLEL_ELEMENTS or \
+            "fork" not in multiprocessing.get_all_start_methods():
+        return [job.run(block, windows) for block, windows in work]
+    global _JOB
+    _JOB = job
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) \
+                as pool:
+            return list(pool.map(_run_forked, work))
+    finally:
+        _JOB = None
+
+
+def _run_forked(item):
+    block, windows = item
+    return _JOB.run(block, windows)
 
 
 def refuse_over(est: Estimate, max_memory: int | None, what: str,

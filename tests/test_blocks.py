@@ -445,3 +445,18 @@ def test_progress_lines_on_stderr(capsys):
         show(done, 4)
     err = capsys.readouterr().err
     assert err == "\rsim: block 2 of 4\rsim: block 4 of 4\n"
+
+
+def test_blocks_run_side_by_side_give_the_serial_answer(monkeypatch):
+    """Large windows run in forked workers (verify.pipeline._map_blocks); the report is
+    the one the serial loop gives: the same blocks, comparisons, epochs and verdict."""
+    from verify import pipeline
+    path = str(ROOT / "examples" / "gemv_nondividing.py")
+    serial = pipeline.check(path)
+    monkeypatch.setattr(pipeline, "PARALLEL_ELEMENTS", 0)
+    parallel = pipeline.check(path)
+    assert parallel.verdict == serial.verdict == "verified"
+    assert parallel.selection.blocks == serial.selection.blocks
+    assert parallel.comparisons == serial.comparisons
+    assert [(e.block, e.counts.tolist()) for e in parallel.reference.epochs] == \
+        [(e.block, e.counts.tolist()) for e in serial.reference.epochs]

@@ -130,34 +130,29 @@ def token_edit(src: bytes, rng: random.Random) -> tuple[bytes, str]:
             f"swap tokens at bytes {a} and {c}")
 
 
-def constant_swap(src: bytes, rng: random.Random) -> tuple[bytes, str]:
-    found = list(_NUMBER.finditer(src))
+def _swap_one(src: bytes, rng: random.Random, pattern, choices, group: int, what: str,
+              otherwise) -> tuple[bytes, str]:
+    """Replace group `group` of one random match of pattern with a random choice;
+    `otherwise(src, rng)` when nothing matches."""
+    found = list(pattern.finditer(src))
     if not found:
-        return token_edit(src, rng)
+        return otherwise(src, rng)
     m = rng.choice(found)
-    new = rng.choice(CONSTANTS).encode()
-    return (src[:m.start()] + new + src[m.end():],
-            f"constant {m.group().decode()} at byte {m.start()} -> {new.decode()}")
+    new = rng.choice(choices).encode()
+    return (src[:m.start(group)] + new + src[m.end(group):],
+            f"{what} {m.group(group).decode()!r} at byte {m.start(group)} -> {new.decode()!r}")
+
+
+def constant_swap(src: bytes, rng: random.Random) -> tuple[bytes, str]:
+    return _swap_one(src, rng, _NUMBER, CONSTANTS, 0, "constant", token_edit)
 
 
 def dtype_swap(src: bytes, rng: random.Random) -> tuple[bytes, str]:
-    found = list(_DTYPE.finditer(src))
-    if not found:
-        return token_edit(src, rng)
-    m = rng.choice(found)
-    new = rng.choice(DTYPES).encode()
-    return (src[:m.start()] + new + src[m.end():],
-            f"dtype {m.group().decode()} at byte {m.start()} -> {new.decode()}")
+    return _swap_one(src, rng, _DTYPE, DTYPES, 0, "dtype", token_edit)
 
 
 def op_swap(src: bytes, rng: random.Random) -> tuple[bytes, str]:
-    found = list(_OP.finditer(src))
-    if not found:
-        return dtype_swap(src, rng)
-    m = rng.choice(found)
-    new = rng.choice(OPS).encode()
-    return (src[:m.start(1)] + new + src[m.end(1):],
-            f"op {m.group(1).decode()!r} -> {new.decode()!r}")
+    return _swap_one(src, rng, _OP, OPS, 1, "op", dtype_swap)
 
 
 # ----------------------------------------------------------------------------- line edits

@@ -140,7 +140,7 @@ def _swap_one(src: bytes, rng: random.Random, pattern, choices, group: int, what
     m = rng.choice(found)
     new = rng.choice(choices).encode()
     return (src[:m.start(group)] + new + src[m.end(group):],
-            f"{what} {m.group(group).decode()!r} at byte {m.start(group)} -> {new.decode()!r}")
+            f"{what} {m.group(group).decode()} at byte {m.start(group)} -> {new.decode()}")
 
 
 def constant_swap(src: bytes, rng: random.Random) -> tuple[bytes, str]:

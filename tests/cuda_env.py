@@ -17,6 +17,23 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = sorted(ROOT.glob("examples/*.py")) + sorted(ROOT.glob("tests/programs/valid/*.py"))
 
+# TileLang's own GEMV tilings (BLOCK_M, BLOCK_K, threads) of examples/gemv_pipelined.py:
+# each needs more than 48 KB of shared memory in at least one plan.
+TILINGS = [(64, 256, 256), (128, 128, 256), (32, 512, 256), (16, 1024, 256), (64, 512, 128)]
+GEMV = ROOT / "examples" / "gemv_pipelined.py"
+
+
+def tiling_source(block_m: int, block_k: int, threads: int, size: int = 4096) -> str:
+    """examples/gemv_pipelined.py with M = K = size and its tile constants set."""
+    import re
+    values = {"M": size, "K": size, "BLOCK_M": block_m, "BLOCK_K": block_k,
+              "THREADS": threads}
+    text = GEMV.read_text()
+    for name, value in values.items():
+        text, n = re.subn(rf"^{name} = .*$", f"{name} = {value}", text, flags=re.M)
+        assert n == 1, name
+    return text
+
 
 def nvcc() -> str | None:
     return shutil.which("nvcc")

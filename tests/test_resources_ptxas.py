@@ -14,29 +14,15 @@ from __future__ import annotations
 import multiprocessing
 import re
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
-from cuda_env import PROGRAMS, ROOT, case_id, requires_nvcc
+from cuda_env import GEMV, PROGRAMS, TILINGS, case_id, requires_nvcc, tiling_source
 
 pytestmark = [pytest.mark.nvcc, requires_nvcc]
 
 PLANNERS = ("canonical", "auto")
-TILINGS = [(64, 256, 256), (128, 128, 256), (32, 512, 256), (16, 1024, 256), (64, 512, 128)]
-GEMV = ROOT / "examples" / "gemv_pipelined.py"
 BATCHES = 4
-
-
-def tiling_source(block_m: int, block_k: int, threads: int) -> str:
-    """examples/gemv_pipelined.py with its module constants set to a tiling."""
-    values = {"M": 4096, "K": 4096, "BLOCK_M": block_m, "BLOCK_K": block_k,
-              "THREADS": threads}
-    text = GEMV.read_text()
-    for name, value in values.items():
-        text, n = re.subn(rf"^{name} = .*$", f"{name} = {value}", text, flags=re.M)
-        assert n == 1, name
-    return text
 
 
 def _programs() -> list[tuple[str, str, str]]:

@@ -22,6 +22,8 @@ from spec.ir import Alloc, walk
 from verify import pipeline
 from verify.cli import main
 
+from fake_tilelang import FakeTileLang
+
 ROOT = Path(__file__).resolve().parent.parent
 MINIMAL = str(ROOT / "examples" / "minimal_legacy.py")
 EXAMPLES = sorted(ROOT.glob("examples/*.py"))
@@ -161,13 +163,12 @@ def test_find_prim_func_by_name_then_by_global_symbol():
 # ----------------------------------------------------------------------------- reporting
 
 def _fake_tilelang(monkeypatch, out_value=None, fail=None):
-    """Stand in for TileLang behind pipeline.run_tilelang: return `out` = out_value
-    (with x passed through), or raise TileLangFailed."""
-    def fake(path, func, inputs):
-        if fail is not None:
-            raise fail
-        return {"x": inputs["x"], "out": np.array([out_value], dtype=np.float32)}
-    monkeypatch.setattr(pipeline, "run_tilelang", fake)
+    """Stand in for TileLang (tests/fake_tilelang.py): its kernel writes `out` =
+    out_value, or TileLang raises at the compile stage."""
+    fake = FakeTileLang(respond=lambda arrays: {"out": [out_value]},
+                        fail_at="compile" if fail else None)
+    fake.install(monkeypatch)
+    return fake
 
 
 def test_tilelang_agreeing_with_the_interpreter_exits_0(capsys, monkeypatch):
@@ -192,8 +193,7 @@ def test_tilelang_576_is_a_mismatch(capsys, monkeypatch):
 
 
 def test_tilelang_refusing_the_program_is_a_mismatch_with_its_message(capsys, monkeypatch):
-    failed = TileLangFailed("compile", RuntimeError("Check failed: reducer plan"))
-    _fake_tilelang(monkeypatch, fail=failed)
+    _fake_tilelang(monkeypatch, fail=True)
     code, out, err = run_cli(capsys, "run", MINIMAL, "--backend", "tilelang")
     assert code == 3
     assert ("TileLang could not compile this program (compile stage): "

@@ -62,12 +62,16 @@ class TileLangOutcome:
 
     @property
     def kind(self) -> str:
-        return "refused" if self.failure is not None else "mismatch"
+        """mismatch (a wrong output), refused (TileLang raised while building or
+        compiling) or crashed (its kernel failed at run time)."""
+        if self.failure is None:
+            return "mismatch"
+        return "crashed" if self.failure.stage == "run" else "refused"
 
     def summary(self) -> str:
         if self.failure is not None:
             first = (self.failure.detail.splitlines() or [""])[0]
-            return f"tilelang refused ({self.failure.stage} stage): {first[:200]}"
+            return f"tilelang {self.kind} ({self.failure.stage} stage): {first[:200]}"
         bad = [c for c in self.comparisons if not c.ok]
         if not bad:
             return "tilelang == interpreter"
@@ -210,6 +214,8 @@ def _common_ratio(got, exact, bad) -> float | None:
     if np.any(e == 0) or not np.all(np.isfinite(g)):
         return None
     ratios = g / e
+    if ratios[0] == 0:                    # all zeros: the zero count says it already
+        return None
     return float(ratios[0]) if np.allclose(ratios, ratios[0], rtol=1e-6, atol=0) else None
 
 

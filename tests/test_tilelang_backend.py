@@ -264,3 +264,30 @@ def test_example_through_tilelang_matches_the_interpreter(path):
     if bad and _is_legacy(loaded.func):
         pytest.xfail(f"legacy replicated reducer, TileLang #2408: {bad}")
     assert not bad, f"TileLang disagrees with the interpreter: {bad}"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(tilelang_problem() is not None, reason=tilelang_problem() or "")
+def test_real_tilelang_lists_the_forced_baseline_key():
+    """The key issue #12 needs is one TileLang registers, with a boolean type."""
+    import tilelang
+    known = tilelang_backend.known_pass_configs(tilelang)
+    assert known is not None and "tl.reducer_force_baseline" in known
+    setup = pipeline.tilelang_setup({"tl.reducer_force_baseline": "true"})
+    assert setup.pass_configs == {"tl.reducer_force_baseline": True}
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(tilelang_problem() is not None, reason=tilelang_problem() or "")
+def test_minimal_legacy_under_the_forced_baseline(record_property):
+    """The forced-baseline plan reaches TileLang's compile: its answer is judged like
+    the default plan's (36, or a mismatch the comparison names)."""
+    loaded = pipeline.load(MINIMAL)
+    values = loaded.inputs(0, {"x": np.arange(1, 9, dtype=np.float32)})
+    setup = pipeline.tilelang_setup({"tl.reducer_force_baseline": "true"})
+    run = pipeline.run_backend(loaded, "tilelang", values, tilelang=setup)
+    got = float(run.outputs["out"][0])
+    record_property("tilelang_forced_baseline_minimal_legacy_out", got)
+    by_name = {c.name: c for c in pipeline.compare_outputs(
+        run.outputs, pipeline.oracle(loaded, values))}
+    assert by_name["out"].ok == (got == 36.0)

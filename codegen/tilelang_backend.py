@@ -14,9 +14,16 @@ module-level prim_func whose global symbol is that name.
 
 Inputs are keyed by parameter name (numpy arrays in the dtype's numpy storage; bfloat16
 kept in float32, spec.dtypes) and travel as torch CUDA tensors of the parameter's dtype.
-The kernel is compiled with `tilelang.compile(func, out_idx=None, target="cuda")` (all
-parameters are inputs, written in place), called with the tensors in TileLang's
-parameter order, and every parameter is copied back.
+The kernel is compiled with `tilelang.compile(func, out_idx=None, target="cuda",
+pass_configs=...)` (all parameters are inputs, written in place), called with the tensors
+in TileLang's parameter order, and every parameter is copied back.
+
+Pass configs (`--tilelang-config KEY=VALUE`) reach TileLang's PassContext as they would
+from Python (`{"tl.reducer_force_baseline": True}`): `prepare` checks every key against
+the keys TileLang registers (TVM's `PassContext.list_configs()`, which also gives each
+key's type; else TileLang's `PassConfigKey` enum) and converts each value to that type,
+before the user's file is executed. The plans TileLang is most often wrong under (its
+forced baseline) are only reachable this way.
 
 Three failures, kept apart because they mean different things:
 - `TileLangUnavailable`: tilelang or torch cannot be imported, or no CUDA device/nvcc.
@@ -31,17 +38,24 @@ Three failures, kept apart because they mean different things:
   2 (flags and environment are fine: unavailability is checked first), and not 4 (not
   our bug). The report carries TileLang's own message and the stage, so a refusal is
   never confused with a wrong value.
+- `PassConfigError`: a `--tilelang-config` key TileLang does not register, or a value
+  its type cannot take. Exit 2, naming the known keys.
 
 tilelang and torch are imported only inside these functions, never at module import."""
 from __future__ import annotations
 
 import contextlib
+import difflib
 import importlib
 import importlib.util
 import itertools
+import json
 import os
+import re
+import shlex
 import sys
 import types
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -69,8 +83,33 @@ class TileLangFailed(RuntimeError):
         super().__init__(f"{what} ({stage} stage): {self.detail}")
 
 
-def run_tilelang(path: str, func: PrimFunc, inputs: dict[str, np.ndarray]
-                 ) -> dict[str, np.ndarray]:
+class PassConfigError(ValueError):
+    """A --tilelang-config key TileLang does not know, or a value of the wrong type."""
+
+
+@dataclass(frozen=True)
+class TileLangSetup:
+    """The TileLang a run uses: its version and the pass configs compile receives (each
+    value converted to the key's type), plus the KEY=VALUE text they came from."""
+    version: str
+    pass_configs: dict[str, object] = field(default_factory=dict)
+    given: dict[str, str] = field(default_factory=dict)
+
+
+def prepare(given: dict[str, str] | None = None) -> TileLangSetup:
+    """TileLang's version and the pass configs of `given` (KEY -> VALUE text), checked
+    against the keys TileLang registers. Raises TileLangUnavailable, PassConfigError."""
+    tilelang, _ = _runtime()
+    given = dict(given or {})
+    known = known_pass_configs(tilelang) if given else None
+    return TileLangSetup(str(getattr(tilelang, "__version__", "unknown")),
+                         resolve_pass_configs(given, known), given)
+
+
+def run_tilelang(path: str, func: PrimFunc, inputs: dict[str, np.ndarray],
+                 pass_configs: dict[str, object] | None = None) -> dict[str, np.ndarray]:
+    """Every tensor parameter after TileLang's kernel ran on inputs. pass_configs are
+    handed to tilelang.compile as they are (prepare() makes them)."""
     tilelang, torch = _runtime()
     missing = [p.name for p in func.params if p.name not in inputs]
     if missing:
@@ -84,7 +123,8 @@ def run_tilelang(path: str, func: PrimFunc, inputs: dict[str, np.ndarray]
             raise TileLangFailed("import", exc) from exc
         prim_func = find_prim_func(module, func.name, _prim_func_types())
         try:
-            kernel = tilelang.compile(prim_func, out_idx=None, target="cuda")
+            kernel = tilelang.compile(prim_func, out_idx=None, target="cuda",
+                                      pass_configs=dict(pass_configs or {}) or None)
         except Exception as exc:
             raise TileLangFailed("compile", exc) from exc
         tensors = {p.name: _to_torch(torch, inputs[p.name], p) for p in func.params}
@@ -95,6 +135,112 @@ def run_tilelang(path: str, func: PrimFunc, inputs: dict[str, np.ndarray]
         except Exception as exc:
             raise TileLangFailed("run", exc) from exc
     return {p.name: _from_torch(torch, tensors[p.name], p.dtype) for p in func.params}
+
+
+# ----------------------------------------------------------------------------- pass configs
+
+_INT = re.compile(r"[+-]?\d+")
+_FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
+
+
+def parse_config_assignment(text: str) -> tuple[str, str]:
+    """`KEY=VALUE` -> (KEY, VALUE text); ValueError for anything else. The value is
+    converted later, once TileLang says the key's type."""
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not key or any(c.isspace() for c in key):
+        raise ValueError(f"expected KEY=VALUE (e.g. tl.reducer_force_baseline=true), "
+                         f"got {text!r}")
+    return key, value.strip()
+
+
+def parse_config_value(text: str):
+    """A value as a Python pass config holds it: true/false -> bool, an integer -> int,
+    a decimal number -> float, `{...}`/`[...]` -> the JSON it spells (dict-valued keys
+    such as tl.Simplify), anything else -> the text itself."""
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if _INT.fullmatch(text):
+        return int(text)
+    if _FLOAT.fullmatch(text):
+        return float(text)
+    if text and text[0] in "{[":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise PassConfigError(f"{text!r} starts like JSON but is not ({exc})") from None
+    return text
+
+
+def known_pass_configs(tilelang) -> dict[str, str | None] | None:
+    """The pass-config keys this TileLang registers, each with its type name when TVM
+    says it (None otherwise); None when TileLang cannot list them."""
+    try:
+        listed = importlib.import_module("tvm").transform.PassContext.list_configs()
+        return {str(key): _type_name(meta) for key, meta in dict(listed).items()}
+    except Exception:                      # another TVM: fall back to TileLang's enum
+        pass
+    try:
+        enum = tilelang.transform.PassConfigKey
+    except AttributeError:
+        return None
+    # the enum also holds sub-keys of dict configs (tl.Simplify's), which have no dot
+    return {member.value: None for member in enum if "." in member.value}
+
+
+def _type_name(meta) -> str | None:
+    try:
+        return str(meta["type"])
+    except (KeyError, TypeError, IndexError):
+        return None
+
+
+def resolve_pass_configs(given: dict[str, str],
+                         known: dict[str, str | None] | None) -> dict[str, object]:
+    """given (KEY -> VALUE text) as compile's pass_configs: each key checked against
+    known (skipped when None: TileLang cannot list its keys, and TVM itself refuses an
+    unknown one at compile), each value converted to the key's type where it is known."""
+    out = {}
+    for key, text in given.items():
+        if known is not None and key not in known:
+            close = difflib.get_close_matches(key, list(known), n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise PassConfigError(
+                f"--tilelang-config: TileLang has no pass config {key!r}{hint} "
+                f"(known: {', '.join(sorted(known))})")
+        out[key] = _typed(key, text, (known or {}).get(key))
+    return out
+
+
+def _typed(key: str, text: str, type_name: str | None):
+    """text converted for a key whose registered type is type_name (TVM's names: bool
+    or Bool, IntImm/Integer, FloatImm, String, Array; None: by the text alone)."""
+    kind = (type_name or "").lower()
+    value = parse_config_value(text)
+
+    def wrong(expected: str):
+        return PassConfigError(f"--tilelang-config {key}={text}: {key} takes {expected} "
+                               f"(TileLang registers it as {type_name})")
+    if "bool" in kind:
+        if isinstance(value, bool):
+            return value
+        if value in (0, 1) and isinstance(value, int):
+            return bool(value)
+        raise wrong("true or false")
+    if "int" in kind and "float" not in kind:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise wrong("an integer")
+    if "float" in kind:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        raise wrong("a number")
+    if "array" in kind:
+        return value if isinstance(value, list) else shlex.split(text)
+    if "string" in kind:
+        return text
+    return value
 
 
 # ----------------------------------------------------------------------------- the file

@@ -22,6 +22,8 @@ from spec.ir import Alloc, walk
 from verify import pipeline
 from verify.cli import main
 
+from fake_tilelang import FakeTileLang
+
 ROOT = Path(__file__).resolve().parent.parent
 MINIMAL = str(ROOT / "examples" / "minimal_legacy.py")
 EXAMPLES = sorted(ROOT.glob("examples/*.py"))
@@ -161,13 +163,12 @@ def test_find_prim_func_by_name_then_by_global_symbol():
 # ----------------------------------------------------------------------------- reporting
 
 def _fake_tilelang(monkeypatch, out_value=None, fail=None):
-    """Stand in for TileLang behind pipeline.run_tilelang: return `out` = out_value
-    (with x passed through), or raise TileLangFailed."""
-    def fake(path, func, inputs):
-        if fail is not None:
-            raise fail
-        return {"x": inputs["x"], "out": np.array([out_value], dtype=np.float32)}
-    monkeypatch.setattr(pipeline, "run_tilelang", fake)
+    """Stand in for TileLang (tests/fake_tilelang.py): its kernel writes `out` =
+    out_value, or TileLang raises at the compile stage."""
+    fake = FakeTileLang(respond=lambda arrays: {"out": [out_value]},
+                        fail_at="compile" if fail else None)
+    fake.install(monkeypatch)
+    return fake
 
 
 def test_tilelang_agreeing_with_the_interpreter_exits_0(capsys, monkeypatch):
@@ -192,8 +193,7 @@ def test_tilelang_576_is_a_mismatch(capsys, monkeypatch):
 
 
 def test_tilelang_refusing_the_program_is_a_mismatch_with_its_message(capsys, monkeypatch):
-    failed = TileLangFailed("compile", RuntimeError("Check failed: reducer plan"))
-    _fake_tilelang(monkeypatch, fail=failed)
+    _fake_tilelang(monkeypatch, fail=True)
     code, out, err = run_cli(capsys, "run", MINIMAL, "--backend", "tilelang")
     assert code == 3
     assert ("TileLang could not compile this program (compile stage): "
@@ -264,3 +264,30 @@ def test_example_through_tilelang_matches_the_interpreter(path):
     if bad and _is_legacy(loaded.func):
         pytest.xfail(f"legacy replicated reducer, TileLang #2408: {bad}")
     assert not bad, f"TileLang disagrees with the interpreter: {bad}"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(tilelang_problem() is not None, reason=tilelang_problem() or "")
+def test_real_tilelang_lists_the_forced_baseline_key():
+    """The key issue #12 needs is one TileLang registers, with a boolean type."""
+    import tilelang
+    known = tilelang_backend.known_pass_configs(tilelang)
+    assert known is not None and "tl.reducer_force_baseline" in known
+    setup = pipeline.tilelang_setup({"tl.reducer_force_baseline": "true"})
+    assert setup.pass_configs == {"tl.reducer_force_baseline": True}
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(tilelang_problem() is not None, reason=tilelang_problem() or "")
+def test_minimal_legacy_under_the_forced_baseline(record_property):
+    """The forced-baseline plan reaches TileLang's compile: its answer is judged like
+    the default plan's (36, or a mismatch the comparison names)."""
+    loaded = pipeline.load(MINIMAL)
+    values = loaded.inputs(0, {"x": np.arange(1, 9, dtype=np.float32)})
+    setup = pipeline.tilelang_setup({"tl.reducer_force_baseline": "true"})
+    run = pipeline.run_backend(loaded, "tilelang", values, tilelang=setup)
+    got = float(run.outputs["out"][0])
+    record_property("tilelang_forced_baseline_minimal_legacy_out", got)
+    by_name = {c.name: c for c in pipeline.compare_outputs(
+        run.outputs, pipeline.oracle(loaded, values))}
+    assert by_name["out"].ok == (got == 36.0)

@@ -20,8 +20,10 @@ from codegen.cuda import Unsupported, render
 from codegen import ptxas
 from codegen.plan_text import format_plan, plan_json, resources_json
 from verify.proofs_fast import smt2_queries
+from codegen.tilelang_backend import parse_config_assignment
 from .fuzz import fuzz
 
+from . import bugreport
 from . import inputs as inputs_mod
 from . import pipeline
 from .cost import estimate, parse_size, physical_memory
@@ -89,6 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run a program the verifier rejects (the output says so)")
     p.add_argument("--seed", type=_natural, default=0, help="seed of generated inputs")
     memory_flag(p)
+    tilelang_flags(p)
+    p.add_argument("--bug-report", metavar="DIR",
+                   help="with --backend tilelang: write each disagreement as a "
+                        "self-contained bug report folder under DIR")
 
     p = sub.add_parser("fuzz", help="differentially fuzz the lowerings on random kernels")
     p.add_argument("--count", type=_natural, default=20, help="number of programs")
@@ -109,6 +115,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-verify", action="store_true",
                    help="emit a program the verifier rejects (the output says so)")
     return parser
+
+
+def _config_flag(text: str) -> tuple[str, str]:
+    try:
+        return parse_config_assignment(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def tilelang_flags(p) -> None:
+    """--tilelang-config KEY=VALUE, repeatable (run and fuzz with --backend tilelang)."""
+    p.add_argument("--tilelang-config", type=_config_flag, action="append", default=[],
+                   metavar="KEY=VALUE",
+                   help="a TileLang pass config for compile, e.g. "
+                        "tl.reducer_force_baseline=true (repeatable; true/false, "
+                        "numbers, JSON or text, converted to the key's type)")
+
+
+def tilelang_config(args) -> dict[str, str]:
+    """The --tilelang-config pairs as KEY -> VALUE text; a key given twice is a usage
+    error (which one was meant?)."""
+    config: dict[str, str] = {}
+    for key, text in args.tilelang_config:
+        if key in config and config[key] != text:
+            raise UsageError(f"--tilelang-config {key} given twice ({config[key]!r} and "
+                             f"{text!r})")
+        config[key] = text
+    return config
 
 
 def _blocks_flag(text: str) -> str | int:
@@ -353,6 +387,11 @@ def _check_json(args, report: pipeline.CheckReport) -> dict:
 
 def cmd_run(args) -> int:
     output = _output_path(args.output)
+    if args.backend != "tilelang" and (args.tilelang_config or args.bug_report):
+        flag = "--tilelang-config" if args.tilelang_config else "--bug-report"
+        raise UsageError(f"{flag} applies to --backend tilelang only")
+    if args.bug_report:
+        _findings_folder(args.bug_report, "--bug-report")
     loaded = pipeline.load(args.program, args.func)
     if args.backend != "cuda":      # the interpreter runs the whole grid (tilelang: too)
         pipeline.refuse_over(estimate(loaded.func), _max_memory(args), "this run",
@@ -360,15 +399,18 @@ def cmd_run(args) -> int:
     values = loaded.inputs(args.seed, _given_inputs(args.inputs), args.inputs or "inputs")
     _gate(args, loaded, values, interpret=args.backend != "interp")
     notes = inputs_mod.special_values(values)
+    if args.backend == "tilelang":
+        return _run_tilelang(args, loaded, values, notes, output)
     progress = _progress(args.backend) if sys.stderr.isatty() else None
-    try:
-        run = pipeline.run_backend(loaded, args.backend, values, args.plan, progress)
-    except pipeline.TileLangFailed as failed:
-        return _report_tilelang_failure(args, loaded, pipeline.oracle(loaded, values), failed)
-    # TileLang is the backend this oracle exists to judge: its outputs are compared with
-    # the interpreter's, and a disagreement is a mismatch (exit 3)
-    comparisons = (pipeline.compare_outputs(run.outputs, pipeline.oracle(loaded, values))
-                   if args.backend == "tilelang" else None)
+    run = pipeline.run_backend(loaded, args.backend, values, args.plan, progress)
+    return _report_run(args, loaded, run, notes, output)
+
+
+def _report_run(args, loaded, run: pipeline.BackendRun, notes: list[str],
+                output: str | None, tilelang: dict | None = None,
+                comparisons: list[pipeline.Comparison] | None = None) -> int:
+    """Print one backend's run (and, for TileLang, its comparison with the interpreter
+    and its setup); exit 3 on a violation or a comparison that failed."""
     bad = comparisons is not None and any(not c.ok for c in comparisons)
     code = EXIT_MISMATCH if run.violations or bad else EXIT_OK
     if output:
@@ -385,6 +427,8 @@ def cmd_run(args) -> int:
             doc["bounds"] = {n: _array_json(b) for n, b in run.bounds.items()}
         if comparisons is not None:
             doc["comparisons"] = {pipeline.run_label(run): [c.__dict__ for c in comparisons]}
+        if tilelang is not None:
+            doc.update(tilelang)
         _print_json(doc)
         return code
     _print_notes(notes)
@@ -395,9 +439,35 @@ def cmd_run(args) -> int:
         print(f"{name} = {_summary(value)}")
     if comparisons is not None:
         print(f"{pipeline.run_label(run)} {_comparison_status(comparisons)}")
+    if tilelang is not None:
+        _print_tilelang_setup(tilelang)
     if output:
         print(f"wrote {output}")
     return code
+
+
+def _run_tilelang(args, loaded, values, notes: list[str], output: str | None) -> int:
+    """TileLang is the backend this oracle exists to judge: its outputs are compared
+    with the interpreter's, and a disagreement (a wrong value, or TileLang refusing the
+    program) is a mismatch, exit 3, written as a bug report with --bug-report."""
+    setup = pipeline.tilelang_setup(tilelang_config(args))
+    outcome = bugreport.compare_with_tilelang(loaded, values, setup)
+    facts = {"tilelang": {"version": setup.version, "pass_configs": setup.pass_configs}}
+    if outcome.disagrees and args.bug_report:
+        facts["bug_report"] = bugreport.write_report(outcome, args.bug_report)
+    if outcome.failure is not None:
+        return _report_tilelang_failure(args, loaded, outcome.reference, outcome.failure,
+                                        facts)
+    run = pipeline.BackendRun("tilelang", None, outcome.got)
+    return _report_run(args, loaded, run, notes, output, facts, outcome.comparisons)
+
+
+def _print_tilelang_setup(facts: dict) -> None:
+    configs = ", ".join(f"{k}={v!r}" for k, v in facts["tilelang"]["pass_configs"].items())
+    print(f"tilelang {facts['tilelang']['version']}; pass configs: "
+          f"{configs or 'none (defaults)'}")
+    if "bug_report" in facts:
+        print(f"bug report: {facts['bug_report']}")
 
 
 def _progress(backend: str, lines: int = 100):
@@ -410,7 +480,7 @@ def _progress(backend: str, lines: int = 100):
     return show
 
 
-def _report_tilelang_failure(args, loaded, reference, failed) -> int:
+def _report_tilelang_failure(args, loaded, reference, failed, facts: dict) -> int:
     """TileLang refused or crashed on a program the oracle accepts and answers: a
     disagreement, so exit 3 (codegen.tilelang_backend says why), with TileLang's message
     and the answer it should have given."""
@@ -418,12 +488,14 @@ def _report_tilelang_failure(args, loaded, reference, failed) -> int:
         _print_json({"command": "run", "program": args.program, "func": loaded.func.name,
                      "backend": "tilelang", "plan": None, "exit_code": EXIT_MISMATCH,
                      "tilelang_error": {"stage": failed.stage, "message": failed.detail},
-                     "expected": {n: _array_json(v) for n, v in reference.outputs.items()}})
+                     "expected": {n: _array_json(v) for n, v in reference.outputs.items()},
+                     **facts})
         return EXIT_MISMATCH
     print(f"verify-reducer: {failed}", file=sys.stderr)
     for name, value in reference.outputs.items():
         print(f"interpreter: {name} = {_summary(value)}")
     print("tilelang MISMATCH: TileLang failed on a program the interpreter accepts")
+    _print_tilelang_setup(facts)
     return EXIT_MISMATCH
 
 
@@ -468,17 +540,18 @@ def _ptxas_figures(plan):
         return ptxas.compile_figures(source.translation_unit())[source.kernel_name]
     except ptxas.PtxasUnavailable as exc:
         raise UsageError(f"--ptxas: {exc}") from None
-def _findings_folder(path: str) -> None:
-    """`fuzz --out` must be a folder we can write (made if missing), checked first."""
+def _findings_folder(path: str, flag: str = "--out") -> None:
+    """`fuzz --out` (and `run --bug-report`) must be a folder we can write (made if
+    missing), checked first."""
     if os.path.exists(path) and not os.path.isdir(path):
-        raise UsageError(f"--out {path}: exists and is not a directory")
+        raise UsageError(f"{flag} {path}: exists and is not a directory")
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"--out {path}: cannot create the directory ({exc.strerror})") \
+        raise UsageError(f"{flag} {path}: cannot create the directory ({exc.strerror})") \
             from None
     if not os.access(path, os.W_OK | os.X_OK):
-        raise UsageError(f"--out {path}: cannot write in the directory")
+        raise UsageError(f"{flag} {path}: cannot write in the directory")
 
 
 def cmd_fuzz(args) -> int:

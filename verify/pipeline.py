@@ -21,8 +21,9 @@ from codegen.layout import LayoutMap, infer_layouts
 from codegen.plan import plan_func
 from codegen.plan_fast import FastPlanRefused
 from codegen.runner import CudaUnavailable, run_cuda
-from codegen.tilelang_backend import (PrimFuncNotFound, TileLangFailed,  # noqa: F401
-                                      TileLangUnavailable, run_tilelang)  # (re-exported)
+from codegen.tilelang_backend import (PassConfigError, PrimFuncNotFound,  # noqa: F401
+                                      TileLangFailed, TileLangSetup,   # (re-exported)
+                                      TileLangUnavailable, prepare, run_tilelang)
 from verify.proofs import ProofResult
 from verify.proofs_fast import prove_reducer
 from interp.simulate import simulate
@@ -438,8 +439,10 @@ def plan_over_limits(loaded: Loaded, planner: str) -> PhysicalPlan:
 
 
 def run_backend(loaded: Loaded, backend: str, values: dict[str, np.ndarray],
-                planner: str = "canonical", progress=None) -> BackendRun:
-    """progress(done, total): called after each block by interp and sim."""
+                planner: str = "canonical", progress=None,
+                tilelang: TileLangSetup | None = None) -> BackendRun:
+    """progress(done, total): called after each block by interp and sim. tilelang: the
+    TileLang setup (pass configs) for the tilelang backend (default: none given)."""
     if backend == "interp":
         result = logical.run(loaded.func, values, progress=progress)
         return BackendRun("interp", None, result.outputs, result.bounds)
@@ -453,21 +456,35 @@ def run_backend(loaded: Loaded, backend: str, values: dict[str, np.ndarray],
             raise UsageError(f"the cuda backend cannot run here: {exc}") from None
         return BackendRun("cuda", planner, outputs, None, [], plan_notes(plan))
     if backend == "tilelang":
-        return run_tilelang_backend(loaded, values)
+        return run_tilelang_backend(loaded, values, tilelang)
     raise UsageError(f"backend {backend!r} is not available")
 
 
-def run_tilelang_backend(loaded: Loaded, values: dict[str, np.ndarray]) -> BackendRun:
-    """Run the program through TileLang itself. The only path that executes the user's
-    file, so it first requires that our verifier accepts the program (DiagnosticError
-    otherwise): TileLang's answer is only judged, and the file only run, where the
-    oracle has an answer. TileLangFailed (TileLang refused or crashed) propagates: the
-    caller reports it as a mismatch."""
+def tilelang_setup(config: dict[str, str] | None = None) -> TileLangSetup:
+    """TileLang's version and the pass configs of config (KEY -> VALUE text, from
+    --tilelang-config); UsageError (exit 2) when TileLang cannot run here or does not
+    take a key or value."""
+    try:
+        return prepare(config)
+    except TileLangUnavailable as exc:
+        raise UsageError(f"the tilelang backend cannot run here: {exc}") from None
+    except PassConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def run_tilelang_backend(loaded: Loaded, values: dict[str, np.ndarray],
+                         setup: TileLangSetup | None = None) -> BackendRun:
+    """Run the program through TileLang itself, compiled with setup's pass configs. The
+    only path that executes the user's file, so it first requires that our verifier
+    accepts the program (DiagnosticError otherwise): TileLang's answer is only judged,
+    and the file only run, where the oracle has an answer. TileLangFailed (TileLang
+    refused or crashed) propagates: the caller reports it as a mismatch."""
     errors = [d for d in static_diagnostics(loaded) if d.is_error]
     if errors:
         raise DiagnosticError(errors)
+    setup = setup if setup is not None else tilelang_setup()
     try:
-        outputs = run_tilelang(loaded.path, loaded.func, values)
+        outputs = run_tilelang(loaded.path, loaded.func, values, setup.pass_configs)
     except TileLangUnavailable as exc:
         raise UsageError(f"the tilelang backend cannot run here: {exc}") from None
     except PrimFuncNotFound as exc:

@@ -237,3 +237,23 @@ def test_construct_the_cuda_renderer_does_not_lower_is_a_usage_error(capsys, tmp
     assert main(["emit", str(prog), "--what", "cuda"]) == 2
     err = capsys.readouterr().err
     assert f"{prog}: the CUDA backend does not lower this program: line 7" in err
+
+
+@pytest.mark.parametrize("perturb, code, status", [(0.0, 0, "== interpreter"),
+                                                   (1.0, 3, "MISMATCH out[0]")])
+def test_run_cuda_is_judged_against_the_interpreter(capsys, monkeypatch, perturb, code,
+                                                    status):
+    """`run --backend cuda` compares the GPU's outputs with the interpreter (as
+    --backend tilelang does): a value beyond the bound is a mismatch, exit 3. The GPU is
+    stood in for by a fake run_cuda returning the interpreter's answer, perturbed."""
+    from interp.logical import run
+    from verify import pipeline
+
+    def fake_run_cuda(plan, inputs):
+        outputs = {k: np.array(v, copy=True) for k, v in run(plan.func, inputs).outputs.items()}
+        outputs["out"] = outputs["out"] + np.float32(perturb)
+        return outputs
+    monkeypatch.setattr(pipeline, "run_cuda", fake_run_cuda)
+    got, out, _ = run_cli(capsys, "run", MINIMAL, "--backend", "cuda")
+    assert got == code
+    assert f"cuda/auto {status}" in out

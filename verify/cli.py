@@ -246,17 +246,19 @@ NO_VERIFY_NOTE = ("--no-verify: the verifier was not consulted; this output may 
                   "to a program `check` rejects")
 
 
-def _gate(args, loaded, values, interpret: bool = True) -> None:
+def _gate(args, loaded, values, interpret: bool = True):
     """`run` and `emit` refuse what `check` rejects (DiagnosticError: exit 1 with the
     same diagnostics), unless --no-verify, which the output then states. interpret=False
-    where the caller runs the interpreter anyway (its errors raise there)."""
+    where the caller runs the interpreter anyway (its errors raise there). Returns the
+    interpreter's result when the gate ran it, else None."""
     if args.no_verify:
         if not args.json:
             _print_notes([NO_VERIFY_NOTE])
-        return
-    errors = pipeline.verifier_errors(loaded, values, interpret)
+        return None
+    errors, reference = pipeline.verifier_errors(loaded, values, interpret)
     if errors:
         raise DiagnosticError(errors)
+    return reference
 
 
 def _output_path(path: str | None) -> str | None:
@@ -397,13 +399,19 @@ def cmd_run(args) -> int:
         pipeline.refuse_over(estimate(loaded.func), _max_memory(args), "this run",
                              "use `check`, which runs a sample of the blocks")
     values = loaded.inputs(args.seed, _given_inputs(args.inputs), args.inputs or "inputs")
-    _gate(args, loaded, values, interpret=args.backend != "interp")
+    reference = _gate(args, loaded, values, interpret=args.backend != "interp")
     notes = inputs_mod.special_values(values)
     if args.backend == "tilelang":
         return _run_tilelang(args, loaded, values, notes, output)
     progress = _progress(args.backend) if sys.stderr.isatty() else None
     run = pipeline.run_backend(loaded, args.backend, values, args.plan, progress)
-    return _report_run(args, loaded, run, notes, output)
+    comparisons = None
+    if args.backend == "cuda":
+        # the GPU's outputs are judged like TileLang's: against the interpreter, a
+        # disagreement beyond the bound is a mismatch (exit 3)
+        reference = reference or pipeline.oracle(loaded, values)
+        comparisons = pipeline.compare_outputs(run.outputs, reference)
+    return _report_run(args, loaded, run, notes, output, comparisons=comparisons)
 
 
 def _report_run(args, loaded, run: pipeline.BackendRun, notes: list[str],

@@ -301,18 +301,19 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
 
 
 def verifier_errors(loaded: Loaded, values: dict[str, np.ndarray],
-                    interpret: bool = True) -> list[Diagnostic]:
+                    interpret: bool = True) -> tuple[list[Diagnostic], logical.Result | None]:
     """The errors `check` would reject the program with on these inputs: the static
-    checkers' first, else (when interpret) the interpreter's. `run` and `emit` refuse
-    such a program (one gate: no backend runs or prints what the verifier rejects)."""
+    checkers' first, else (when interpret) the interpreter's; and the interpreter's
+    result when it ran and accepted the program (a caller that compares a backend with
+    it need not run it again). `run` and `emit` refuse such a program (one gate: no
+    backend runs or prints what the verifier rejects)."""
     errors = [d for d in static_diagnostics(loaded) if d.is_error]
     if errors or not interpret:
-        return errors
+        return errors, None
     try:
-        oracle(loaded, values)
+        return [], oracle(loaded, values)
     except DiagnosticError as err:
-        return [d for d in err.diagnostics if d.is_error]
-    return []
+        return [d for d in err.diagnostics if d.is_error], None
 
 
 def _check_whole(report: CheckReport, plans: dict[str, PhysicalPlan],

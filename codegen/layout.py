@@ -8,7 +8,11 @@ nothing can propagate, the first op left in program order takes its default ("fr
 level). So a fragment is placed by whichever op reaches it first through that
 propagation — not necessarily its first writer in the text (an 8-wide loop writing
 m_new[i] does not pin m_new when (8, 64) loops that follow x_frag also read it). Every
-access is checked once all is placed.
+access is checked once all is placed. When a check fails, the ops that share fragments
+(one component) are placed again from each of their ops as the first free one, and the
+clean placement with the fewest slots per thread wins (TileLang's InferInFreeMode): so
+a whole-tile `T.copy` adopts the layout a loop needs, replicated ones included. R300
+remains only when no root gives a clean placement.
 
 - Participants: all `kernel.threads` threads; inside `T.ws(g, ...)` the contiguous warp
   groups' threads [128·g, 128·(g_last+1)).
@@ -19,7 +23,9 @@ access is checked once all is placed.
   holders); a disagreement, or an index no layout can place (data-dependent, thread
   binding), is an R300 layout conflict naming an iteration, a thread and both placements.
 - A loop places the unplaced fragments it indexes by distinct loop variables: the loop's
-  layout, replicated over the variables the index does not use. A `T.copy` places an
+  layout, replicated over the variables the index does not use; a dimension indexed
+  without loop variables (a serial loop variable, a constant) is kept whole by every
+  holder, one slot per index (`x_frag[it, j]` in a serial loop over `it`). A `T.copy` places an
   unplaced fragment side by the default partition of the fragment's shape (a whole
   fragment-to-fragment copy keeps the source's layout). A fragment first reached by a
   statement outside T.Parallel (one iteration run by every participant) is placed fully

@@ -149,3 +149,13 @@ def test_the_chosen_root_is_the_cheapest_clean_one(func):
         assert sum(chosen.fragments[b].slots_per_thread for b in buffers) == min(costs)
         searched += 1
     assert searched >= 1
+
+
+def test_every_loop_free_dimension_is_kept_whole_by_each_holder():
+    # x_frag[a, b, j] in two nested serial loops: column j on threads j and 32 + j,
+    # the six (a, b) rows of it in consecutive slots
+    func = parse_source(open("tests/programs/valid/serial_row_3d.py").read()).func()
+    layouts = infer_layouts(func)
+    assert by_name(layouts, "x_frag").describe() == \
+        "thread = 32*rep + k, slot = 3*i + j, replicate 2 (threads 0..63)"
+    assert by_name(layouts, "x_frag").slots_per_thread == 6

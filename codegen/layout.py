@@ -148,6 +148,10 @@ class _Inference:
         self.allocated: dict[ir.Buffer, tuple[int, int]] = {}
         self.ops: list[_Op] = []
         self.diagnostics: list[Diagnostic] = []
+        # the search places a component once per root and meets the same (layout,
+        # access) questions again: both rules are pure, so each is decided once
+        self.followed: dict[tuple, Layout | str] = {}
+        self.checked: dict[tuple, str | None] = {}
 
     def run(self) -> LayoutMap:
         kernel = self.func.kernel
@@ -331,7 +335,7 @@ class _Inference:
             return
         best = None
         for root in ops[1:]:
-            if self.attempt(ops, root):
+            if self.attempt(ops, root, first_only=True):
                 continue
             cost = sum(self.result.fragments[b].slots_per_thread for b in self.buffers(ops))
             if best is None or cost < best[0]:
@@ -342,8 +346,9 @@ class _Inference:
         else:
             self.restore(ops, best[1])
 
-    def attempt(self, ops: list[_Op], root: _Op) -> list[Diagnostic]:
-        """Place the component with root as its first free op; its conflicts."""
+    def attempt(self, ops: list[_Op], root: _Op, first_only: bool = False) -> list[Diagnostic]:
+        """Place the component with root as its first free op; its conflicts (only the
+        first one with first_only: a root that has one is discarded anyway)."""
         for op in ops:
             op.layout, op.source = None, None
         for buffer in self.buffers(ops):
@@ -352,7 +357,12 @@ class _Inference:
         self.queue.clear()
         self.infer(root, free=True)
         self.propagate(ops)
-        return [d for op in ops for d in self.check(op)]
+        conflicts = []
+        for op in ops:
+            conflicts.extend(self.check(op))
+            if conflicts and first_only:
+                break
+        return conflicts
 
     def buffers(self, ops: list[_Op]) -> set[ir.Buffer]:
         return {b for op in ops for b in op.buffers()}
@@ -424,8 +434,11 @@ class _Inference:
         covering = [a for a in placed if a.index is not None and
                     set(op.names) <= {v for e in a.index for v in e.free_vars()}]
         for access in covering + [a for a in placed if a not in covering]:
-            found = follow(self.result.fragments[access.buffer], access, op.shape, op.names,
-                           op.participants)
+            frag = self.result.fragments[access.buffer]
+            key = (frag, id(access), op.shape, op.names, op.participants)
+            if key not in self.followed:
+                self.followed[key] = follow(frag, access, op.shape, op.names, op.participants)
+            found = self.followed[key]
             if isinstance(found, Layout):
                 return found, access
         return None, None
@@ -480,7 +493,11 @@ class _Inference:
         for access in op.accesses:
             if access is op.source:
                 continue
-            why = check(op.layout, self.result.fragments[access.buffer], access)
+            frag = self.result.fragments[access.buffer]
+            key = (op.layout, frag, id(access))
+            if key not in self.checked:
+                self.checked[key] = check(op.layout, frag, access)
+            why = self.checked[key]
             if not why:
                 continue
             if op.source is not None:

@@ -159,3 +159,29 @@ def test_every_loop_free_dimension_is_kept_whole_by_each_holder():
     assert by_name(layouts, "x_frag").describe() == \
         "thread = 32*rep + k, slot = 3*i + j, replicate 2 (threads 0..63)"
     assert by_name(layouts, "x_frag").slots_per_thread == 6
+
+
+def test_each_rule_question_is_decided_once_across_the_roots(monkeypatch):
+    import codegen.layout as layout_module
+    asked, attempts = [], []
+    real_check, real_follow = layout_module.check, layout_module.follow
+    real_attempt = _Inference.attempt
+
+    def counting_check(loop, frag, access):
+        asked.append(("check", loop, frag, id(access)))
+        return real_check(loop, frag, access)
+
+    def counting_follow(frag, access, shape, names, participants):
+        asked.append(("follow", frag, id(access), shape, names, participants))
+        return real_follow(frag, access, shape, names, participants)
+
+    def counting_attempt(self, ops, root, first_only=False):
+        attempts.append(root)
+        return real_attempt(self, ops, root, first_only)
+
+    monkeypatch.setattr(layout_module, "check", counting_check)
+    monkeypatch.setattr(layout_module, "follow", counting_follow)
+    monkeypatch.setattr(_Inference, "attempt", counting_attempt)
+    infer_layouts(serial_rows(3, 32, 64))
+    assert len(attempts) >= 3                   # program order, then other roots
+    assert len(asked) == len(set(asked))

@@ -167,10 +167,9 @@ class _Inference:
         self.queue: deque[_Op] = deque()
         for component in self.components():
             self.settle(component)
-        for buffer, participants in self.allocated.items():
+        for buffer in self.allocated:
             if buffer not in self.result.fragments:
-                self.place(buffer, default_partition(buffer.shape, participants[1],
-                                                     participants[0]), buffer.span)
+                self.place_unreached(buffer)
         for op in self.ops:
             self.record(op)
         if self.diagnostics:
@@ -183,6 +182,12 @@ class _Inference:
         self.result.fragments[buffer] = layout.rename(index_names(len(buffer.shape)))
         self.result.sources[buffer] = span
         self.queue.extend(op for op in self.users.get(buffer, ()) if op.layout is None)
+
+    def place_unreached(self, buffer: ir.Buffer) -> None:
+        """A fragment no op placed (only filled, or only indexed by values no layout can
+        place) gets the default partition of its shape where it was allocated."""
+        offset, count = self.allocated.get(buffer, (0, self.func.kernel.threads))
+        self.place(buffer, default_partition(buffer.shape, count, offset), buffer.span)
 
     def placed(self, buffer: ir.Buffer) -> bool:
         return buffer in self.result.fragments
@@ -357,6 +362,9 @@ class _Inference:
         self.queue.clear()
         self.infer(root, free=True)
         self.propagate(ops)
+        for buffer in self.buffers(ops):
+            if not self.placed(buffer):
+                self.place_unreached(buffer)
         conflicts = []
         for op in ops:
             conflicts.extend(self.check(op))

@@ -322,10 +322,10 @@ class _Inference:
             for buffer in op.buffers():
                 j = first_user.setdefault(buffer, i)
                 parent[root(i)] = root(j)
-        groups: dict[int, list[_Op]] = {}
+        groups: dict[int, list[_Op]] = {}       # inserted in order of their first op
         for i, op in enumerate(self.ops):
             groups.setdefault(root(i), []).append(op)
-        return sorted(groups.values(), key=lambda ops: self.ops.index(ops[0]))
+        return list(groups.values())
 
     def settle(self, ops: list[_Op]) -> None:
         """Place one component. Its first op as the first free one (plain propagation in

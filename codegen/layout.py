@@ -8,7 +8,11 @@ nothing can propagate, the first op left in program order takes its default ("fr
 level). So a fragment is placed by whichever op reaches it first through that
 propagation — not necessarily its first writer in the text (an 8-wide loop writing
 m_new[i] does not pin m_new when (8, 64) loops that follow x_frag also read it). Every
-access is checked once all is placed.
+access is checked once all is placed. When a check fails, the ops that share fragments
+(one component) are placed again from each of their ops as the first free one, and the
+clean placement with the fewest slots per thread wins (TileLang's InferInFreeMode): so
+a whole-tile `T.copy` adopts the layout a loop needs, replicated ones included. R300
+remains only when no root gives a clean placement.
 
 - Participants: all `kernel.threads` threads; inside `T.ws(g, ...)` the contiguous warp
   groups' threads [128·g, 128·(g_last+1)).
@@ -19,7 +23,9 @@ access is checked once all is placed.
   holders); a disagreement, or an index no layout can place (data-dependent, thread
   binding), is an R300 layout conflict naming an iteration, a thread and both placements.
 - A loop places the unplaced fragments it indexes by distinct loop variables: the loop's
-  layout, replicated over the variables the index does not use. A `T.copy` places an
+  layout, replicated over the variables the index does not use; a dimension indexed
+  without loop variables (a serial loop variable, a constant) is kept whole by every
+  holder, one slot per index (`x_frag[it, j]` in a serial loop over `it`). A `T.copy` places an
   unplaced fragment side by the default partition of the fragment's shape (a whole
   fragment-to-fragment copy keeps the source's layout). A fragment first reached by a
   statement outside T.Parallel (one iteration run by every participant) is placed fully
@@ -131,7 +137,10 @@ class _Inference:
     a queue propagating each newly placed fragment to its users); when nothing can
     propagate, the first op left in program order takes its default ("free" level).
     Checks run once everything is placed, so program order never causes a conflict
-    that some propagation order avoids."""
+    that some propagation order avoids. When they find a conflict, the ops that share
+    fragments (one component) are placed again from each of their ops as the first free
+    one (TileLang's InferInFreeMode): a whole-tile copy then adopts the layout a loop
+    needs instead of imposing its default partition."""
 
     def __init__(self, func: ir.PrimFunc):
         self.func = func
@@ -139,6 +148,10 @@ class _Inference:
         self.allocated: dict[ir.Buffer, tuple[int, int]] = {}
         self.ops: list[_Op] = []
         self.diagnostics: list[Diagnostic] = []
+        # the search places a component once per root and meets the same (layout,
+        # access) questions again: both rules are pure, so each is decided once
+        self.followed: dict[tuple, Layout | str] = {}
+        self.checked: dict[tuple, str | None] = {}
 
     def run(self) -> LayoutMap:
         kernel = self.func.kernel
@@ -147,14 +160,18 @@ class _Inference:
             scope.env[v.name] = Var(v.name)
             scope.domains[v.name] = np.arange(extent, dtype=np.int64)
         self.block(kernel.body, scope)
-        self.propagate()
-        for buffer, participants in self.allocated.items():
+        self.users: dict[ir.Buffer, list[_Op]] = {}
+        for op in self.ops:
+            for buffer in op.buffers():
+                self.users.setdefault(buffer, []).append(op)
+        self.queue: deque[_Op] = deque()
+        for component in self.components():
+            self.settle(component)
+        for buffer in self.allocated:
             if buffer not in self.result.fragments:
-                self.place(buffer, default_partition(buffer.shape, participants[1],
-                                                     participants[0]), buffer.span)
+                self.place_unreached(buffer)
         for op in self.ops:
             self.record(op)
-            self.check(op)
         if self.diagnostics:
             raise DiagnosticError(self.diagnostics)
         return self.result
@@ -166,11 +183,17 @@ class _Inference:
         self.result.sources[buffer] = span
         self.queue.extend(op for op in self.users.get(buffer, ()) if op.layout is None)
 
+    def place_unreached(self, buffer: ir.Buffer) -> None:
+        """A fragment no op placed (only filled, or only indexed by values no layout can
+        place) gets the default partition of its shape where it was allocated."""
+        offset, count = self.allocated.get(buffer, (0, self.func.kernel.threads))
+        self.place(buffer, default_partition(buffer.shape, count, offset), buffer.span)
+
     def placed(self, buffer: ir.Buffer) -> bool:
         return buffer in self.result.fragments
 
-    def conflict(self, message: str, span: Span | None, *notes: Note) -> None:
-        self.diagnostics.append(error("R300", f"layout conflict: {message}", span, *notes))
+    def conflict(self, message: str, span: Span | None, *notes: Note) -> Diagnostic:
+        return error("R300", f"layout conflict: {message}", span, *notes)
 
     def placed_note(self, buffer: ir.Buffer) -> Note:
         layout = self.result.fragments[buffer]
@@ -216,12 +239,14 @@ class _Inference:
         groups = sorted(set(stmt.groups))
         offset, count = WARP_GROUP * groups[0], WARP_GROUP * len(groups)
         if groups != list(range(groups[0], groups[-1] + 1)):
-            self.conflict(f"warp groups {groups} are not contiguous: a participant set is "
-                          f"one range of threads", stmt.span)
+            self.diagnostics.append(self.conflict(
+                f"warp groups {groups} are not contiguous: a participant set is one range "
+                f"of threads", stmt.span))
             return scope.participants
         if offset + count > self.func.kernel.threads:
-            self.conflict(f"warp groups {groups} need threads {offset}..{offset + count - 1}"
-                          f", the kernel has {self.func.kernel.threads}", stmt.span)
+            self.diagnostics.append(self.conflict(
+                f"warp groups {groups} need threads {offset}..{offset + count - 1}, the "
+                f"kernel has {self.func.kernel.threads}", stmt.span))
             return scope.participants
         return offset, count
 
@@ -279,20 +304,101 @@ class _Inference:
         elif is_cooperative(stmt):
             self.result.copies[stmt] = cooperative_layout(stmt, scope.participants)
 
+    # --- searching -------------------------------------------------------------------
+
+    def components(self) -> list[list[_Op]]:
+        """The ops grouped by the fragments they share (no two groups touch one fragment,
+        so each is placed on its own), each in program order, groups by their first op."""
+        parent = list(range(len(self.ops)))
+
+        def root(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        first_user: dict[ir.Buffer, int] = {}
+        for i, op in enumerate(self.ops):
+            for buffer in op.buffers():
+                j = first_user.setdefault(buffer, i)
+                parent[root(i)] = root(j)
+        groups: dict[int, list[_Op]] = {}       # inserted in order of their first op
+        for i, op in enumerate(self.ops):
+            groups.setdefault(root(i), []).append(op)
+        return list(groups.values())
+
+    def settle(self, ops: list[_Op]) -> None:
+        """Place one component. Its first op as the first free one (plain propagation in
+        program order) is kept when it checks clean; otherwise every other op is tried
+        as the first free one, and the clean placement with the fewest registers per
+        thread (summed slots of its fragments; ties: the earlier op) wins, as in
+        TileLang. When none is clean, the program-order placement and its conflicts
+        stand: each names the two demands (a loop's layout, a fragment's placement)
+        that cannot both hold."""
+        conflicts = self.attempt(ops, ops[0])
+        if not conflicts:
+            return
+        best = None
+        for root in ops[1:]:
+            if self.attempt(ops, root, first_only=True):
+                continue
+            cost = sum(self.result.fragments[b].slots_per_thread for b in self.buffers(ops))
+            if best is None or cost < best[0]:
+                best = (cost, self.snapshot(ops))
+        if best is None:
+            self.attempt(ops, ops[0])
+            self.diagnostics.extend(conflicts)
+        else:
+            self.restore(ops, best[1])
+
+    def attempt(self, ops: list[_Op], root: _Op, first_only: bool = False) -> list[Diagnostic]:
+        """Place the component with root as its first free op; its conflicts (only the
+        first one with first_only: a root that has one is discarded anyway)."""
+        for op in ops:
+            op.layout, op.source = None, None
+        for buffer in self.buffers(ops):
+            self.result.fragments.pop(buffer, None)
+            self.result.sources.pop(buffer, None)
+        self.queue.clear()
+        self.infer(root, free=True)
+        self.propagate(ops)
+        for buffer in self.buffers(ops):
+            if not self.placed(buffer):
+                self.place_unreached(buffer)
+        conflicts = []
+        for op in ops:
+            conflicts.extend(self.check(op))
+            if conflicts and first_only:
+                break
+        return conflicts
+
+    def buffers(self, ops: list[_Op]) -> set[ir.Buffer]:
+        return {b for op in ops for b in op.buffers()}
+
+    def snapshot(self, ops: list[_Op]):
+        placed = {b: (self.result.fragments[b], self.result.sources[b])
+                  for b in self.buffers(ops)}
+        return placed, [(op.layout, op.source) for op in ops]
+
+    def restore(self, ops: list[_Op], state) -> None:
+        placed, chosen = state
+        for buffer, (layout, span) in placed.items():
+            self.result.fragments[buffer], self.result.sources[buffer] = layout, span
+        for op, (layout, source) in zip(ops, chosen):
+            op.layout, op.source = layout, source
+
     # --- placing ---------------------------------------------------------------------
 
-    def propagate(self) -> None:
-        self.users: dict[ir.Buffer, list[_Op]] = {}
-        for op in self.ops:
-            for buffer in op.buffers():
-                self.users.setdefault(buffer, []).append(op)
-        self.queue: deque[_Op] = deque(self.ops)
+    def propagate(self, ops: list[_Op]) -> None:
+        """Common level until nothing moves, then the first waiting op in program order
+        takes its default (free level); until every op has a layout."""
+        self.queue.extend(ops)
         while True:
             while self.queue:
                 op = self.queue.popleft()
                 if op.layout is None:
                     self.infer(op, free=False)
-            waiting = [op for op in self.ops if op.layout is None]
+            waiting = [op for op in ops if op.layout is None]
             if not waiting:
                 return
             self.infer(waiting[0], free=True)
@@ -336,8 +442,11 @@ class _Inference:
         covering = [a for a in placed if a.index is not None and
                     set(op.names) <= {v for e in a.index for v in e.free_vars()}]
         for access in covering + [a for a in placed if a not in covering]:
-            found = follow(self.result.fragments[access.buffer], access, op.shape, op.names,
-                           op.participants)
+            frag = self.result.fragments[access.buffer]
+            key = (frag, id(access), op.shape, op.names, op.participants)
+            if key not in self.followed:
+                self.followed[key] = follow(frag, access, op.shape, op.names, op.participants)
+            found = self.followed[key]
             if isinstance(found, Layout):
                 return found, access
         return None, None
@@ -385,14 +494,18 @@ class _Inference:
         elif op.kind == "copy":
             self.result.copies[op.node] = op.layout
 
-    def check(self, op: _Op) -> None:
+    def check(self, op: _Op) -> list[Diagnostic]:
         if op.kind == "reduce":
-            self.check_reduce(op)
-            return
+            return self.check_reduce(op)
+        found = []
         for access in op.accesses:
             if access is op.source:
                 continue
-            why = check(op.layout, self.result.fragments[access.buffer], access)
+            frag = self.result.fragments[access.buffer]
+            key = (op.layout, frag, id(access))
+            if key not in self.checked:
+                self.checked[key] = check(op.layout, frag, access)
+            why = self.checked[key]
             if not why:
                 continue
             if op.source is not None:
@@ -400,29 +513,31 @@ class _Inference:
                            f"{op.layout.describe()}", op.source.span)
             else:
                 how = Note(f"{op.what} runs as {op.layout.describe()}", op.node.span)
-            self.conflict(f"{op.what}: {why}", access.span, how,
-                          self.placed_note(access.buffer))
+            found.append(self.conflict(f"{op.what}: {why}", access.span, how,
+                                       self.placed_note(access.buffer)))
+        return found
 
-    def check_reduce(self, op: _Op) -> None:
+    def check_reduce(self, op: _Op) -> list[Diagnostic]:
         node = op.node
         src, dst = node.src, node.dst
         source = self.result.fragments[src]
         if source.participants != op.participants:
-            self.conflict(f"{op.what} runs on threads {_range(op.participants)} but "
-                          f"{src.name} lives on threads {_range(source.participants)}",
-                          node.span, self.placed_note(src))
-            return
+            return [self.conflict(f"{op.what} runs on threads {_range(op.participants)} "
+                                  f"but {src.name} lives on threads "
+                                  f"{_range(source.participants)}",
+                                  node.span, self.placed_note(src))]
         if dst.scope != "fragment":
-            return
+            return []
         kept = reduce_kept(src.shape, node.dim, dst.shape)
         if kept is None:
-            self.conflict(f"{op.what}: {dst.name}{list(dst.shape)} is not {src.name}"
-                          f"{list(src.shape)} without dimension {node.dim}", node.span)
-            return
+            return [self.conflict(f"{op.what}: {dst.name}{list(dst.shape)} is not "
+                                  f"{src.name}{list(src.shape)} without dimension "
+                                  f"{node.dim}", node.span)]
         why = holders_contain(source, kept, self.result.fragments[dst])
         if why:
-            self.conflict(f"{op.what} into {dst.name}: {why}", node.span,
-                          self.placed_note(dst), self.placed_note(src))
+            return [self.conflict(f"{op.what} into {dst.name}: {why}", node.span,
+                                  self.placed_note(dst), self.placed_note(src))]
+        return []
 
 
 def _range(participants: tuple[int, int]) -> str:

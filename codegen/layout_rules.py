@@ -123,9 +123,11 @@ def _first_injective(shape, index_vars, thread, slots, count, replicate, offset,
 
 def project(source: Layout, kept: tuple[int | None, ...], shape: tuple[int, ...],
             single_holder_fallback: bool = False) -> Layout | Why:
-    """The layout of a buffer of `shape` whose dimension d is source dimension kept[d]
-    (None: a unit dimension), replicated over the source dimensions it drops: element y
-    lives wherever source holds any x with x[kept] = y. The replica variable enumerates
+    """The layout of a buffer of `shape` whose dimension d is source dimension kept[d],
+    replicated over the source dimensions it drops: element y lives wherever source
+    holds any x with x[kept] = y. A dimension with kept[d] None is not determined by the
+    source (a unit dimension, or one a loop indexes by serial variables or constants):
+    each holder keeps all of it, in consecutive slots. The replica variable enumerates
     (source replica, dropped index); it is condensed when the holders repeat. When the
     holders of different elements cannot share one replica numbering, the result is
     refused — or, with single_holder_fallback (sound for a reduction's destination,
@@ -156,7 +158,14 @@ def project(source: Layout, kept: tuple[int | None, ...], shape: tuple[int, ...]
         thread, replicate = thread.substitute({rep: 0}), 1
     ranges[rep] = (0, replicate - 1)
     thread, slot = thread.simplify(ranges), slot.simplify(ranges)
-    return _first_injective(shape, names, thread, [slot, flat_index(shape, names)],
+    candidates = [slot]
+    whole = tuple(d for d, k in enumerate(kept) if k is None and shape[d] > 1)
+    if whole:                    # each holder of a source slot keeps the whole dimensions
+        whole_shape = tuple(shape[d] for d in whole)
+        candidates.append((slot * math.prod(whole_shape) + flat_index(
+            whole_shape, tuple(names[d] for d in whole))).simplify(ranges))
+    candidates.append(flat_index(shape, names))
+    return _first_injective(shape, names, thread, candidates,
                             source.count, replicate, source.offset, rep)
 
 
@@ -270,19 +279,22 @@ def _threads(threads: np.ndarray) -> str:
 
 def direct_kept(access: Access, loop_vars: tuple[str, ...],
                 shape: tuple[int, ...]) -> tuple[int | None, ...] | None:
-    """For an access that indexes each dimension by a distinct loop variable of the same
-    extent (or a unit dimension by 0): which loop dimension each buffer dimension is.
-    None for any other access pattern."""
+    """For an access that indexes each dimension either by a distinct loop variable of
+    the same extent or by an expression free of loop variables (a constant, a serial
+    loop variable, a block index): which loop dimension each buffer dimension is, None
+    for the loop-free ones (every thread running an iteration then holds all of such a
+    dimension: `x_frag[it, j]` read for every `it` of a serial loop). None for any other
+    access pattern."""
     if access.index is None:
         return None
     kept: list[int | None] = []
     for e, extent in zip(access.index, access.buffer.shape):
-        if isinstance(e, Const) and e.value == 0 and extent == 1:
-            kept.append(None)
-        elif isinstance(e, Var) and e.name in loop_vars and \
+        if isinstance(e, Var) and e.name in loop_vars and \
                 shape[loop_vars.index(e.name)] == extent and \
                 loop_vars.index(e.name) not in kept:
             kept.append(loop_vars.index(e.name))
+        elif not set(e.free_vars()) & set(loop_vars):
+            kept.append(None)
         else:
             return None
     return tuple(kept)

@@ -1,0 +1,187 @@
+"""Layout inference's search (TileLang's free mode): when placing a component of ops in
+program order conflicts, every op is tried as the first free one, so a whole-tile copy
+adopts the layout a loop needs; R300 stays only when no root gives a clean placement,
+naming the two demands that cannot both hold."""
+import numpy as np
+import pytest
+
+from codegen.layout import _Inference, infer_layouts
+from spec.frontend import parse_source
+from test_layout_infer import assert_injective, by_name, kernel
+
+
+def serial_rows(rows: int, columns: int, threads: int):
+    """Issue #12: x_frag copied whole, row `it` read inside a T.Parallel over columns."""
+    return kernel(f"""
+x_frag = T.alloc_fragment(({rows}, {columns}), T.float32)
+T.copy(x, x_frag)
+acc = T.alloc_reducer((1,), T.float32, op="sum")
+result = T.alloc_fragment((1,), T.float32)
+for it in T.serial({rows}):
+    T.reducer_init(acc)
+    for j in T.Parallel({columns}):
+        T.reducer_update(acc[0], x_frag[it, j])
+    T.finalize_reducer(acc, result)
+    out[it] = result[0]
+""", params=f"x: T.Tensor(({rows}, {columns}), T.float32), "
+            f"out: T.Tensor(({rows},), T.float32)", threads=threads)
+
+
+@pytest.mark.parametrize("rows, columns, threads", [(3, 32, 64), (4, 64, 128), (2, 48, 96)])
+def test_serial_rows_place_the_fragment_by_the_loop(rows, columns, threads):
+    func = serial_rows(rows, columns, threads)
+    layouts = infer_layouts(func)
+    x_frag = by_name(layouts, "x_frag")
+    replicas = threads // columns
+    assert x_frag.describe() == (f"thread = {columns}*rep + j, slot = i, replicate "
+                                 f"{replicas} (threads 0..{threads - 1})")
+    (loop,) = layouts.loops.values()
+    for it in range(rows):                 # every thread running j holds x_frag[it, j]
+        runs = loop.threads_of()
+        holds = x_frag.threads_of((np.full(columns, it), np.arange(columns)))
+        assert (np.sort(runs, axis=0) == np.sort(holds, axis=0)).all()
+    # the copy adopted x_frag's layout, so it writes every replica
+    (copy,) = layouts.copies.values()
+    assert copy == x_frag
+    assert_injective(layouts)
+
+
+def test_program_order_placement_is_kept_when_it_checks_clean():
+    # the copy places x_frag by its default partition; the loop follows it
+    func = kernel("""
+x_frag = T.alloc_fragment((4, 128), T.float32)
+T.copy(x, x_frag)
+acc = T.alloc_reducer((1,), T.float32, op="sum")
+T.reducer_init(acc)
+for k in T.serial(4):
+    for j in T.Parallel(128):
+        T.reducer_update(acc[0], x_frag[k, j])
+result = T.alloc_fragment((1,), T.float32)
+T.finalize_reducer(acc, result)
+T.copy(result, out[0:1])
+""", params="x: T.Tensor((4, 128), T.float32), out: T.Tensor((1,), T.float32)")
+    layouts = infer_layouts(func)
+    assert by_name(layouts, "x_frag").describe() == \
+        "thread = j, slot = i, replicate 1 (threads 0..127)"
+
+
+def test_a_later_copy_can_be_the_root():
+    # a_frag's copy first (program order) leaves b_frag to its own copy's default,
+    # which the loop cannot follow; with b_frag's copy as the root the loop follows
+    # b_frag and places a_frag and c_frag itself
+    func = kernel("""
+a_frag = T.alloc_fragment((8,), T.float32)
+b_frag = T.alloc_fragment((16,), T.float32)
+c_frag = T.alloc_fragment((8,), T.float32)
+T.copy(a, a_frag)
+T.copy(b, b_frag)
+for j in T.Parallel(8):
+    c_frag[j] = a_frag[j] + b_frag[j]
+T.copy(c_frag, out)
+""", params="a: T.Tensor((8,), T.float32), b: T.Tensor((16,), T.float32), "
+             "out: T.Tensor((8,), T.float32)")
+    layouts = infer_layouts(func)
+    assert by_name(layouts, "b_frag").describe() == \
+        "thread = 16*rep + i, slot = 0, replicate 8 (threads 0..127)"
+    (loop,) = layouts.loops.values()
+    assert loop.describe() == "thread = 16*rep + j, slot = 0, replicate 8 (threads 0..127)"
+    assert by_name(layouts, "a_frag") == by_name(layouts, "c_frag")
+    assert_injective(layouts)
+
+
+def test_a_write_from_every_column_runs_on_every_holder():
+    # y_frag[i] written from every j: with y_frag's copy as the root, y_frag[i] lives on
+    # 32 threads and each of them runs every (i, j), so no replica goes stale
+    func = kernel("""
+a_frag = T.alloc_fragment((4, 32), T.float32)
+y_frag = T.alloc_fragment((4,), T.float32)
+T.copy(a, a_frag)
+for i, j in T.Parallel(4, 32):
+    y_frag[i] = a_frag[i, j]
+T.copy(y_frag, out)
+""", params="a: T.Tensor((4, 32), T.float32), out: T.Tensor((4,), T.float32)")
+    layouts = infer_layouts(func)
+    y_frag = by_name(layouts, "y_frag")
+    (loop,) = layouts.loops.values()
+    runs = loop.threads_of()                       # (replica, iteration)
+    for n in range(4 * 32):
+        i = n // 32
+        assert set(runs[:, n]) == set(y_frag.threads_of((np.array([i]),)).ravel())
+    assert_injective(layouts)
+
+
+def test_a_fragment_read_outside_t_parallel_is_replicated_on_every_participant():
+    # program order (the copy's default partition) leaves x_frag[0] on 16 of the 128
+    # threads that run `out[0] = ...`; rooted at that statement, x_frag is placed on all
+    func = kernel("""
+x_frag = T.alloc_fragment((8,), T.float32)
+T.copy(x, x_frag)
+out[0] = x_frag[0]
+""")
+    layouts = infer_layouts(func)
+    assert by_name(layouts, "x_frag").describe() == \
+        "thread = rep, slot = i, replicate 128 (threads 0..127)"
+
+
+SEARCHED = [
+    serial_rows(3, 32, 64),
+    serial_rows(2, 48, 96),
+    parse_source(open("tests/programs/valid/serial_row_accumulate.py").read()).func(),
+    parse_source(open("tests/programs/valid/serial_row_write.py").read()).func(),
+]
+
+
+@pytest.mark.parametrize("func", SEARCHED, ids=["3x32", "2x48", "accumulate", "write"])
+def test_the_chosen_root_is_the_cheapest_clean_one(func):
+    """Each component keeps program order when that checks clean, else the clean root
+    with the fewest slots per thread over its fragments (TileLang's register count)."""
+    chosen = infer_layouts(func)
+    search = _Inference(func)
+    search.run()
+    searched = 0
+    for ops in search.components():
+        buffers = search.buffers(ops)
+        if not search.attempt(ops, ops[0]):
+            continue
+        costs = [sum(search.result.fragments[b].slots_per_thread for b in buffers)
+                 for root in ops[1:] if not search.attempt(ops, root)]
+        assert costs, "a valid program has a clean root"
+        assert sum(chosen.fragments[b].slots_per_thread for b in buffers) == min(costs)
+        searched += 1
+    assert searched >= 1
+
+
+def test_every_loop_free_dimension_is_kept_whole_by_each_holder():
+    # x_frag[a, b, j] in two nested serial loops: column j on threads j and 32 + j,
+    # the six (a, b) rows of it in consecutive slots
+    func = parse_source(open("tests/programs/valid/serial_row_3d.py").read()).func()
+    layouts = infer_layouts(func)
+    assert by_name(layouts, "x_frag").describe() == \
+        "thread = 32*rep + k, slot = 3*i + j, replicate 2 (threads 0..63)"
+    assert by_name(layouts, "x_frag").slots_per_thread == 6
+
+
+def test_each_rule_question_is_decided_once_across_the_roots(monkeypatch):
+    import codegen.layout as layout_module
+    asked, attempts = [], []
+    real_check, real_follow = layout_module.check, layout_module.follow
+    real_attempt = _Inference.attempt
+
+    def counting_check(loop, frag, access):
+        asked.append(("check", loop, frag, id(access)))
+        return real_check(loop, frag, access)
+
+    def counting_follow(frag, access, shape, names, participants):
+        asked.append(("follow", frag, id(access), shape, names, participants))
+        return real_follow(frag, access, shape, names, participants)
+
+    def counting_attempt(self, ops, root, first_only=False):
+        attempts.append(root)
+        return real_attempt(self, ops, root, first_only)
+
+    monkeypatch.setattr(layout_module, "check", counting_check)
+    monkeypatch.setattr(layout_module, "follow", counting_follow)
+    monkeypatch.setattr(_Inference, "attempt", counting_attempt)
+    infer_layouts(serial_rows(3, 32, 64))
+    assert len(attempts) >= 3                   # program order, then other roots
+    assert len(asked) == len(set(asked))

@@ -107,16 +107,19 @@ class Read(Expr):
     tensor: str
     global_index: tuple[Expr, ...]
     magnitude: int            # the input's values lie in [-magnitude, magnitude]
+    loaded: Expr | None = None    # where the buffer holds the tensor (elsewhere: 0)
 
     def text(self):
         return f"{self.buffer}[{', '.join(i.text() for i in self.index)}]"
 
     def eval(self, env):
         data = env["tensors"][self.tensor]
-        # clipped: a read under a false T.if_then_else condition is never used
+        # clipped: a read under a false condition is never used
         idx = tuple(np.clip(np.asarray(g.eval(env)), 0, n - 1)
                     for g, n in zip(self.global_index, data.shape))
-        return data[idx]
+        if self.loaded is None:
+            return data[idx]
+        return np.where(self.loaded.eval(env), data[idx], 0)
 
     def bound(self):
         return self.magnitude

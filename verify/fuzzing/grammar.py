@@ -33,7 +33,8 @@ INPUT_MAX = {"float32": 64, "float16": 64, "bfloat16": 64, "int8": 100, "int32":
              "uint32": 64}
 MODES = ("direct", "direct", "staged", "pipelined", "pipelined", "serial")
 THREADS = (32, 64, 96, 128, 128, 160, 256)
-EXTENTS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+EXTENTS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96)
+ROWS = (1, 1, 2, 3, 4, 6, 8, 12, 16)
 GEMV_TILES = ((64, 256), (128, 128), (32, 512), (16, 1024))   # TileLang's GEMV tilings
 GRIDS = ((1,), (2,), (3,), (2, 1), (1, 2), (2, 2), (2, 1, 2), (1, 2, 2))
 
@@ -65,6 +66,7 @@ class Kernel:
     valid: int                # columns that exist (< cols: a predicated tail)
     tiles: int                # pipelined: K tiles; serial: epochs; otherwise 1
     fused: bool               # every reducer's update in one T.Parallel
+    tail: int = 0             # pipelined: columns missing from the last tile (guarded loads)
     reducers: tuple[Reducer, ...] = field(default_factory=tuple)
     input_seed: int = 0
 
@@ -99,13 +101,17 @@ def draw(rng: np.random.Generator) -> Kernel:
         rows, cols, tiles = _pick(rng, (1, 2, 4)), _pick(rng, (4, 8, 16, 24)), \
             int(rng.integers(2, 5))
     else:
-        rows, cols = _pick(rng, (1, 1, 2, 4, 8, 16)), _pick(rng, EXTENTS)
-    valid = cols
+        rows, cols = _pick(rng, ROWS), _pick(rng, EXTENTS)
+    valid, tail = cols, 0
     if mode == "direct" and cols > 1 and rng.random() < 0.3:
         valid = int(rng.integers(1, cols))
+    if mode == "pipelined" and rng.random() < 0.3:
+        tail = int(rng.integers(1, cols))       # K = tiles * cols - tail, as in #2408
     k = Kernel(grid, threads, ws, mode, rows, cols, valid, tiles,
-               fused=rng.random() < 0.4, input_seed=int(rng.integers(2 ** 31)))
-    count = int(_pick(rng, (1, 1, 2, 3)))
+               fused=rng.random() < 0.4, tail=tail, input_seed=int(rng.integers(2 ** 31)))
+    # a GEMV tiling stages 32-64 KB per reducer: one of them keeps the block under
+    # sm_90's 227 KB of shared memory, as TileLang's GEMV does
+    count = 1 if (rows, cols) in GEMV_TILES else int(_pick(rng, (1, 1, 2, 3)))
     reducers: list[Reducer] = []
     for n in range(count):
         reducers.append(_reducer(rng, k, reducers))
@@ -131,6 +137,8 @@ def _reducer(rng, k: Kernel, earlier: list[Reducer]) -> Reducer:
     if k.valid < k.cols:
         predicate = "select" if op in ("sum", "bitor", "bitxor") and rng.random() < 0.5 \
             else "if"
+    elif k.tail and (op not in ("sum", "bitor", "bitxor") or value == "plus1"):
+        predicate = "if"      # the zero padding of guarded loads is not op's identity
     magnitude = _magnitude(k, dtype, op, in_dtype, value)
     if magnitude is None:     # no input range keeps this accumulator exact: widen it
         dtype, in_dtype = "float32", "float32"

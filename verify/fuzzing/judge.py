@@ -17,7 +17,8 @@ from .program import render
 
 # a program's inputs and results go in its header when they are this small
 INLINE_ELEMENTS = 256
-STAGES = {"R1": "frontend", "R2": "verify", "R3": "layout", "R4": "plan", "R5": "simulate"}
+STAGES = {"R1": "frontend", "R2": "verify", "R3": "layout", "R4": "plan", "R5": "simulate",
+          "R506": "resources"}
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def _verdict(report: pipeline.CheckReport, want: dict[str, np.ndarray]) -> Outco
     errors = [d for d in report.diagnostics if d.is_error]
     if errors:
         d = errors[0]
-        return Outcome("rejected", d.code, STAGES.get(d.code[:2], "verify"), "-",
+        return Outcome("rejected", d.code, STAGES.get(d.code, STAGES.get(d.code[:2], "verify")), "-",
                        "; ".join(f"{e.code}: {e.message}" for e in errors[:3]))
     if report.violations:
         run = next(r for r in report.runs if r.violations)

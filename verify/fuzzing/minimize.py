@@ -54,13 +54,18 @@ def _variants(k: Kernel) -> Iterator[Kernel]:
         yield _sized(k, rows=1)
     if k.cols > 1:
         cols = k.cols // 2
-        yield _sized(k, cols=cols, valid=min(k.valid, cols) if k.valid < k.cols else cols)
+        yield _sized(k, cols=cols, valid=min(k.valid, cols) if k.valid < k.cols else cols,
+                     tail=min(k.tail, cols - 1))
+    if k.tail:
+        yield _sized(k, tail=0, reducers=tuple(replace(r, predicate=None)
+                                               for r in k.reducers))
     if k.valid < k.cols:
         yield _sized(k, valid=k.cols, reducers=tuple(replace(r, predicate=None)
                                                      for r in k.reducers))
     if k.mode in ("pipelined", "staged"):
-        yield _sized(k, mode="direct", cols=k.cols * k.tiles, valid=k.cols * k.tiles,
-                     tiles=1)
+        width = k.cols * k.tiles - k.tail
+        yield _sized(k, mode="direct", cols=width, valid=width, tiles=1, tail=0,
+                     reducers=tuple(replace(r, predicate=None) for r in k.reducers))
     for n, r in enumerate(k.reducers):
         for simpler in _simpler(r):
             yield _sized(k, reducers=k.reducers[:n] + (simpler,) + k.reducers[n + 1:])

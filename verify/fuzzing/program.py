@@ -68,9 +68,10 @@ def site(k: Kernel, n: int) -> Site:
         wread = Read(f"w{n}_frag", (col,), f"w{n}", (col,), r.magnitude)
     elif k.mode == "pipelined":
         gcol = _plus(_scaled(Var("ko"), k.cols), col)
+        loaded = _column_guard(k, gcol) if k.tail else None    # padding reads as 0
         read = Read(f"{a}_frag", (row, col), a, (_plus(_scaled(blk, k.rows), row), gcol),
-                    r.magnitude)
-        wread = Read(f"w{n}_frag", (col,), f"w{n}", (gcol,), r.magnitude)
+                    r.magnitude, loaded)
+        wread = Read(f"w{n}_frag", (col,), f"w{n}", (gcol,), r.magnitude, loaded)
     else:   # serial: the epoch's row of a fragment that holds every epoch
         flat = _plus(_scaled(row, k.cols), col) if k.rows > 1 else col
         read = Read(f"{a}_frag", (Var("it"), flat), a,
@@ -79,12 +80,17 @@ def site(k: Kernel, n: int) -> Site:
     value = _value(k, r, read, wread, row)
     guard = None
     if r.predicate is not None:
-        cond = Less(col, Const(k.valid))
+        cond = _column_guard(k, gcol) if k.mode == "pipelined" else Less(col, Const(k.valid))
         if r.predicate == "select":
             value = Select(cond, value, Const(0))
         else:
             guard = cond
     return Site(loop_vars, extents, row, value, guard)
+
+
+def _column_guard(k: Kernel, gcol: Expr) -> Expr:
+    """Whether a pipelined tile's column exists (K = tiles * cols - tail)."""
+    return Less(gcol, Const(k.tiles * k.cols - k.tail))
 
 
 def _cast(e: Expr, src: str, dst: str) -> Expr:
@@ -123,6 +129,10 @@ def render(k: Kernel) -> str:
     lines = ["import tilelang.language as T", "", "", "@T.prim_func", "def main(", *params,
              "):", f"    with T.Kernel({launch}, threads={k.threads}) as {bound}:"]
     pad = "        "
+    if _producer_stages(k):
+        for n in range(len(k.reducers)):
+            lines += [pad + line for line in _shared_allocs(k, n)]
+        lines += [pad + line for line in ["with T.ws(0):", *_producer(k)]]
     if k.ws:
         lines.append(pad + "with T.ws(1):")
         pad += "    "
@@ -137,12 +147,15 @@ def _shape(dims) -> str:
 def input_shape(k: Kernel) -> tuple[int, ...]:
     if k.mode == "serial":
         return (k.blocks * k.tiles, k.rows * k.cols)
-    width = k.valid if k.mode == "direct" else k.cols * k.tiles
-    return (k.blocks * k.rows, width)
+    return (k.blocks * k.rows, _width(k))
 
 
 def vector_shape(k: Kernel) -> tuple[int, ...]:
-    return (k.valid if k.mode == "direct" else k.cols * k.tiles,)
+    return (_width(k),)
+
+
+def _width(k: Kernel) -> int:
+    return k.valid if k.mode == "direct" else k.cols * k.tiles - k.tail
 
 
 def output_shape(k: Kernel) -> tuple[int, ...]:
@@ -190,26 +203,50 @@ def _body(k: Kernel) -> list[str]:
     return out
 
 
+def _producer_stages(k: Kernel) -> bool:
+    """A staged kernel in a warp group stages through shared memory: the producer group
+    (`T.ws(0)`) copies global to shared, the consumer group (`T.ws(1)`) runs the rest."""
+    return k.ws and k.mode == "staged"
+
+
+def _tile(k: Kernel) -> tuple[int, ...]:
+    return (k.tiles, k.rows * k.cols) if k.mode == "serial" else (k.rows, k.cols)
+
+
+def _shared_allocs(k: Kernel, n: int) -> list[str]:
+    r = k.reducers[n]
+    out = [f"a{n}_shared = T.alloc_shared({_shape(_tile(k))}, T.{r.in_dtype})"]
+    if r.value == "gemv":
+        out.append(f"w{n}_shared = T.alloc_shared(({k.cols},), T.{r.in_dtype})")
+    return out
+
+
 def _staging_allocs(k: Kernel, n: int) -> list[str]:
     r = k.reducers[n]
     if k.mode == "direct":
         return []
-    if k.mode == "serial":
-        tile = (k.tiles, k.rows * k.cols)
-    else:
-        tile = (k.rows, k.cols)
     out = []
-    if k.mode == "pipelined":
-        out.append(f"a{n}_shared = T.alloc_shared({_shape(tile)}, T.{r.in_dtype})")
-    out.append(f"a{n}_frag = T.alloc_fragment({_shape(tile)}, T.{r.in_dtype})")
+    if k.mode == "pipelined" and not k.tail:
+        out += _shared_allocs(k, n)[:1]
+    out.append(f"a{n}_frag = T.alloc_fragment({_shape(_tile(k))}, T.{r.in_dtype})")
     if r.value == "gemv":
         out.append(f"w{n}_frag = T.alloc_fragment(({k.cols},), T.{r.in_dtype})")
     return out
 
 
+def _global_rows(k: Kernel) -> str:
+    return _scaled(block_id(k), k.tiles if k.mode == "serial" else k.rows).text()
+
+
 def _stage_copies(k: Kernel, n: int) -> list[str]:
     r = k.reducers[n]
-    rows = _scaled(block_id(k), k.tiles if k.mode == "serial" else k.rows).text()
+    gemv = r.value == "gemv"
+    if _producer_stages(k):
+        return [f"T.copy(a{n}_shared, a{n}_frag)"] + \
+            ([f"T.copy(w{n}_shared, w{n}_frag)"] if gemv else [])
+    if k.mode == "pipelined" and k.tail:
+        return _guarded_loads(k, n)
+    rows = _global_rows(k)
     col = f"ko * {k.cols}" if k.mode == "pipelined" else "0"
     out = []
     if k.mode == "pipelined":
@@ -217,8 +254,38 @@ def _stage_copies(k: Kernel, n: int) -> list[str]:
         out.append(f"T.copy(a{n}_shared, a{n}_frag)")
     else:
         out.append(f"T.copy(a{n}[{rows}, {col}], a{n}_frag)")
-    if r.value == "gemv":
+    if gemv:
         out.append(f"T.copy(w{n}[{col}], w{n}_frag)")
+    return out
+
+
+def _guarded_loads(k: Kernel, n: int) -> list[str]:
+    """A tile that may run past K, loaded as TileLang's GEMV examples load it: the
+    matrix with T.if_then_else, the vector with an if/else statement, zero outside."""
+    r = k.reducers[n]
+    gcol = f"ko * {k.cols} + k"
+    limit = k.tiles * k.cols - k.tail
+    zero = f"T.cast(0, T.{r.in_dtype})"
+    if k.rows > 1:
+        head, row, frag = f"for i, k in T.Parallel({k.rows}, {k.cols}):", \
+            f"{_global_rows(k)} + i", f"a{n}_frag[i, k]"
+    else:
+        head, row, frag = f"for k in T.Parallel({k.cols}):", _global_rows(k), \
+            f"a{n}_frag[0, k]"
+    out = [head, f"    {frag} = T.if_then_else({gcol} < {limit}, a{n}[{row}, {gcol}], {zero})"]
+    if r.value == "gemv":
+        out += [f"for k in T.Parallel({k.cols}):", f"    if {gcol} < {limit}:",
+                f"        w{n}_frag[k] = w{n}[{gcol}]", "    else:",
+                f"        w{n}_frag[k] = {zero}"]
+    return out
+
+
+def _producer(k: Kernel) -> list[str]:
+    out = []
+    for n, r in enumerate(k.reducers):
+        out.append(f"    T.copy(a{n}[{_global_rows(k)}, 0], a{n}_shared)")
+        if r.value == "gemv":
+            out.append(f"    T.copy(w{n}[0], w{n}_shared)")
     return out
 
 

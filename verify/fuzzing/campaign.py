@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..pipeline import UsageError
 from . import model
 from .grammar import Kernel, draw
 from .judge import INLINE_ELEMENTS, Outcome, judge, program_text
@@ -85,10 +86,12 @@ def fuzz(count: int, seed: int, out_dir: str, backends: tuple[str, ...] = ("sim"
          progress=None, jobs: int = 1, scheduler: str | None = None,
          corpus: str | None = None, budget: int = MINIMIZE_BUDGET,
          bar: bool = False) -> list[Finding]:
-    """Run cases 0..count-1 of seed; return every finding (the corpus's earlier ones
+    """Run cases 0..count-1 of seed in jobs processes (0: one per CPU) or on the Dask
+    scheduler at that address; return every finding (the corpus's earlier ones
     included). progress(case, (kind, summary) | None) is called as each case finishes;
     bar draws a progress bar on stderr when it is a terminal."""
     os.makedirs(out_dir, exist_ok=True)
+    jobs = jobs or default_jobs()
     done, findings = _resume(corpus, seed)
     todo = [n for n in range(count) if n not in done]
     meter = _Bar(count, len(done), len(findings)) if bar and sys.stderr.isatty() else None
@@ -108,6 +111,14 @@ def fuzz(count: int, seed: int, out_dir: str, backends: tuple[str, ...] = ("sim"
     findings.sort(key=lambda f: f.case)
     _write_groups(out_dir, findings)
     return findings
+
+
+def default_jobs() -> int:
+    """`--jobs 0` and the CLI's default: one worker per CPU this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:          # not on Linux
+        return os.cpu_count() or 1
 
 
 def _results(todo, seed, backends, budget, jobs, scheduler):
@@ -130,8 +141,8 @@ def _on_dask(todo, seed, backends, budget, address):
     try:
         from distributed import Client, as_completed
     except ImportError:
-        raise RuntimeError("--scheduler needs dask's distributed scheduler: "
-                           "pip install 'verify-reducer[campaign]'") from None
+        raise UsageError("--scheduler needs dask's distributed scheduler: "
+                         "pip install 'verify-reducer[campaign]'") from None
     with Client(address) as client:
         futures = client.map(run_case, [seed] * len(todo), todo,
                              [backends] * len(todo), [budget] * len(todo), pure=False)

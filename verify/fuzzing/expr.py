@@ -67,7 +67,7 @@ class Const(Expr):
 
 @dataclass(frozen=True)
 class Bin(Expr):
-    op: str                   # "+", "-", "*"
+    op: str                   # "+", "-", "*", "//", "%"
     a: Expr
     b: Expr
 
@@ -76,7 +76,8 @@ class Bin(Expr):
 
     def eval(self, env):
         a, b = self.a.eval(env), self.b.eval(env)
-        return {"+": np.add, "-": np.subtract, "*": np.multiply}[self.op](a, b)
+        return {"+": np.add, "-": np.subtract, "*": np.multiply, "//": np.floor_divide,
+                "%": np.remainder}[self.op](a, b)
 
     def bound(self):
         return self.a.bound() * self.b.bound() if self.op == "*" else \

@@ -67,6 +67,7 @@ class Kernel:
     tiles: int                # pipelined: K tiles; serial: epochs; otherwise 1
     fused: bool               # every reducer's update in one T.Parallel
     tail: int = 0             # pipelined: columns missing from the last tile (guarded loads)
+    interleave: bool = False  # one flat T.Parallel(R * E): cell k % R, column k // R
     reducers: tuple[Reducer, ...] = field(default_factory=tuple)
     input_seed: int = 0
 
@@ -108,7 +109,8 @@ def draw(rng: np.random.Generator) -> Kernel:
     if mode == "pipelined" and rng.random() < 0.3:
         tail = int(rng.integers(1, cols))       # K = tiles * cols - tail, as in #2408
     k = Kernel(grid, threads, ws, mode, rows, cols, valid, tiles,
-               fused=rng.random() < 0.4, tail=tail, input_seed=int(rng.integers(2 ** 31)))
+               fused=rng.random() < 0.4, tail=tail, interleave=rows > 1 and rng.random() < 0.25,
+               input_seed=int(rng.integers(2 ** 31)))
     # a GEMV tiling stages 32-64 KB per reducer: one of them keeps the block under
     # sm_90's 227 KB of shared memory, as TileLang's GEMV does
     count = 1 if (rows, cols) in GEMV_TILES else int(_pick(rng, (1, 1, 2, 3)))

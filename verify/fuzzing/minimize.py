@@ -45,6 +45,8 @@ def _variants(k: Kernel) -> Iterator[Kernel]:
         yield replace(k, grid=(k.blocks,))
     if k.ws:
         yield replace(k, ws=False, threads=128)
+    if k.interleave:
+        yield replace(k, interleave=False)
     if k.fused:
         yield replace(k, fused=False)
     if k.tiles > 1:

@@ -57,6 +57,9 @@ def site(k: Kernel, n: int) -> Site:
     blk = block_id(k)
     loop_vars = ("i", "k") if k.rows > 1 else ("k",)
     extents = (k.rows, k.cols) if k.rows > 1 else (k.cols,)
+    if k.interleave and k.rows > 1:
+        row, col = Bin("%", Var("k"), Const(k.rows)), Bin("//", Var("k"), Const(k.rows))
+        loop_vars, extents = ("k",), (k.rows * k.cols,)
     a = f"a{n}"
     if k.mode == "direct":
         read = Read(a, (_plus(_scaled(blk, k.rows), row), col), a,

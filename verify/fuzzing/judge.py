@@ -10,6 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from codegen import ptxas
+from codegen.cuda import Unsupported, render as render_cuda
+
 from .. import pipeline
 from . import model
 from .grammar import Kernel
@@ -23,9 +26,10 @@ STAGES = {"R1": "frontend", "R2": "verify", "R3": "layout", "R4": "plan", "R5": 
 
 @dataclass(frozen=True)
 class Outcome:
-    kind: str         # "rejected" | "violation" | "mismatch" | "oracle" | "crash"
+    kind: str         # rejected | violation | mismatch | oracle | crash | unsupported | compile
     code: str         # diagnostic code, exception type, or the mismatching output
-    stage: str        # frontend | verify | layout | plan | simulate | interp | backend | tool
+    stage: str        # frontend | verify | layout | plan | resources | simulate | interp |
+                      # codegen | backend, or a crash's file:function
     backend: str      # the run that disagreed ("sim/auto", "interp", ...), else "-"
     summary: str
 
@@ -66,7 +70,8 @@ def judge_file(path: str, given: dict[str, np.ndarray], want: dict[str, np.ndarr
     try:
         report = pipeline.check(path, given=given, blocks="all")
         return _verdict(report, want) or \
-            (_judge_cuda(report) if "cuda" in backends else None)
+            (_judge_nvcc(report) if "nvcc" in backends else None) or \
+            (_judge_cuda(report, given) if "cuda" in backends else None)
     except Exception as exc:  # a crash of ours is exactly what fuzzing is for
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = f"{os.path.basename(frame.filename)}:{frame.name}"
@@ -111,8 +116,28 @@ def _against_model(report: pipeline.CheckReport, want: dict[str, np.ndarray]) ->
     return None
 
 
-def _judge_cuda(report: pipeline.CheckReport) -> Outcome | None:
-    values = report.loaded.inputs(report.seed)
+def _judge_nvcc(report: pipeline.CheckReport) -> Outcome | None:
+    """The CUDA of every plan check simulated, compiled as `emit --what cuda` prints it
+    (no GPU needed): a plan the renderer cannot lower or nvcc refuses is a finding."""
+    for run in report.runs:
+        if run.plan is None:
+            continue
+        label = f"nvcc/{run.plan}"
+        try:
+            unit = render_cuda(pipeline.make_plan(report.loaded, run.plan)).translation_unit()
+        except Unsupported as exc:
+            return Outcome("unsupported", "render", "codegen", label, str(exc))
+        try:
+            ptxas.compile_figures(unit)
+        except ptxas.PtxasFailed as exc:
+            errors = [line for line in str(exc).splitlines() if "error" in line]
+            return Outcome("compile", "nvcc", "codegen", label,
+                           " | ".join(errors[:3]) or str(exc)[:500])
+    return None
+
+
+def _judge_cuda(report: pipeline.CheckReport, given: dict[str, np.ndarray]) -> Outcome | None:
+    values = report.loaded.inputs(report.seed, given)
     for planner in ("auto", "canonical"):
         run = pipeline.run_backend(report.loaded, "cuda", values, planner)
         for c in pipeline.compare_outputs(run.outputs, report.reference):

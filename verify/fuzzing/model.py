@@ -9,8 +9,7 @@ from spec.dtypes import lookup
 
 from .expr import FLOATS, wrap
 from .grammar import Kernel, Reducer
-from .program import BLOCK_VARS, input_shape, output_shape, result_buffer, site, \
-    vector_shape
+from .program import BLOCK_VARS, input_shape, output_shape, site, vector_shape
 
 INT_LIMITS = {"int32": (-2 ** 31, 2 ** 31 - 1), "uint32": (0, 2 ** 32 - 1)}
 
@@ -94,5 +93,3 @@ def _fold(op: str, acc: np.ndarray, cells: np.ndarray, values: np.ndarray) -> No
              "bitxor": np.bitwise_xor}[op]
     ufunc.at(acc, cells, values.astype(acc.dtype))
 
-
-__all__ = ["inputs", "expected", "result_buffer"]

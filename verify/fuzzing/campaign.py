@@ -1,0 +1,254 @@
+"""Fuzzing campaigns: program n of seed s is drawn, judged and (when it is a finding)
+minimized by one task, `run_case(s, n)`, a pure function of (s, n). Tasks run inline, in a
+local process pool (`jobs`) or on a Dask distributed cluster (`scheduler`); the parent
+alone writes files: each finding's minimized program (and the original) in `out_dir`, a
+`findings.json` that groups findings by signature, and, with `corpus`, one JSON line per
+finished case, so a campaign that is stopped resumes where it stopped."""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import multiprocessing
+import os
+import sys
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ..pipeline import UsageError
+from . import model
+from .grammar import Kernel, draw
+from .judge import INLINE_ELEMENTS, Outcome, judge, program_text
+from .minimize import minimize
+
+MINIMIZE_BUDGET = 60          # checks one finding's minimization may spend
+
+
+@dataclass
+class Finding:
+    case: int
+    path: str                 # the minimized program
+    kind: str                 # rejected | violation | mismatch | oracle | crash
+    summary: str
+    signature: tuple[str, str, str, str] = ("", "", "", "")
+    seed: int = 0
+    original: str = ""        # the program as generated
+
+
+@dataclass
+class CaseResult:
+    seed: int
+    case: int
+    outcome: Outcome | None
+    minimized: str = ""       # program text of the minimized kernel
+    original: str = ""
+    sidecar: dict | None = None   # inputs and expected results too large for the header
+
+
+def kernel_of(seed: int, case: int) -> Kernel:
+    return draw(np.random.default_rng([seed, case]))
+
+
+def run_case(seed: int, case: int, backends: tuple[str, ...] = ("sim",),
+             budget: int = MINIMIZE_BUDGET) -> CaseResult:
+    k = kernel_of(seed, case)
+    outcome = judge(k, backends)
+    if outcome is None:
+        return CaseResult(seed, case, None)
+
+    def signature_of(candidate: Kernel):
+        found = judge(candidate, backends)
+        return found.signature if found else None
+    small = minimize(k, outcome.signature, signature_of, budget)
+    final = judge(small, backends) or outcome
+    return CaseResult(seed, case, final, _text(small, final), _text(k, outcome),
+                      _sidecar(small))
+
+
+def _text(k: Kernel, outcome: Outcome) -> str:
+    given = model.inputs(k)
+    summary = f"# fuzz finding ({outcome.kind} {outcome.code}, {outcome.stage}, " \
+              f"{outcome.backend}): {outcome.summary}".replace("\n", " ")
+    return summary + "\n" + program_text(k, given, model.expected(k, given))
+
+
+def _sidecar(k: Kernel) -> dict | None:
+    given = model.inputs(k)
+    want = model.expected(k, given)
+    if sum(v.size for v in (*given.values(), *want.values())) <= INLINE_ELEMENTS:
+        return None
+    return {"inputs": given, "expected": want}
+
+
+# ----------------------------------------------------------------------------- running
+
+def fuzz(count: int, seed: int, out_dir: str, backends: tuple[str, ...] = ("sim",),
+         progress=None, jobs: int = 1, scheduler: str | None = None,
+         corpus: str | None = None, budget: int = MINIMIZE_BUDGET,
+         bar: bool = False) -> list[Finding]:
+    """Run cases 0..count-1 of seed in jobs processes (0: one per CPU) or on the Dask
+    scheduler at that address; return every finding (the corpus's earlier ones
+    included). progress(case, (kind, summary) | None) is called as each case finishes;
+    bar draws a progress bar on stderr when it is a terminal."""
+    os.makedirs(out_dir, exist_ok=True)
+    jobs = jobs or default_jobs()
+    done, findings = _resume(corpus, seed)
+    todo = [n for n in range(count) if n not in done]
+    meter = _Bar(count, len(done), len(findings)) if bar and sys.stderr.isatty() else None
+    for result in _results(todo, seed, backends, budget, jobs, scheduler):
+        finding = _save(result, out_dir) if result.outcome else None
+        if finding:
+            findings.append(finding)
+        if corpus:
+            _record(corpus, result, finding)
+        if progress:
+            o = result.outcome
+            progress(result.case, None if o is None else (o.kind, o.summary))
+        if meter:
+            meter.step(len(findings))
+    if meter:
+        meter.close()
+    findings.sort(key=lambda f: f.case)
+    _write_groups(out_dir, findings)
+    return findings
+
+
+def default_jobs() -> int:
+    """`--jobs 0` and the CLI's default: one worker per CPU this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:          # not on Linux
+        return os.cpu_count() or 1
+
+
+def _results(todo, seed, backends, budget, jobs, scheduler):
+    """CaseResults as they finish (in any order)."""
+    if scheduler:
+        yield from _on_dask(todo, seed, backends, budget, scheduler)
+    elif jobs <= 1 or len(todo) <= 1:
+        for n in todo:
+            yield run_case(seed, n, backends, budget)
+    else:
+        methods = multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+        with cf.ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
+            futures = [pool.submit(run_case, seed, n, backends, budget) for n in todo]
+            for fut in cf.as_completed(futures):
+                yield fut.result()
+
+
+def _on_dask(todo, seed, backends, budget, address):
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise UsageError("--scheduler needs dask's distributed scheduler: "
+                         "pip install 'verify-reducer[campaign]'") from None
+    with Client(address) as client:
+        futures = client.map(run_case, [seed] * len(todo), todo,
+                             [backends] * len(todo), [budget] * len(todo), pure=False)
+        for fut in as_completed(futures):
+            yield fut.result()
+
+
+def _save(result: CaseResult, out_dir: str) -> Finding:
+    o = result.outcome
+    stem = os.path.join(out_dir, f"finding-{result.seed}-{result.case}-{o.kind}")
+    with open(stem + ".py", "w") as f:
+        f.write(result.minimized)
+    with open(stem + ".original.py", "w") as f:
+        f.write(result.original)
+    if result.sidecar:
+        np.savez(stem + ".inputs.npz", **result.sidecar["inputs"])
+        np.savez(stem + ".expected.npz", **result.sidecar["expected"])
+    return Finding(result.case, stem + ".py", o.kind, o.summary, o.signature, result.seed,
+                   stem + ".original.py")
+
+
+def groups(findings: list[Finding]) -> list[dict]:
+    """Findings grouped by signature, the group with most findings first; each group
+    names its smallest program as the representative."""
+    by: dict[tuple, list[Finding]] = {}
+    for f in findings:
+        by.setdefault(tuple(f.signature), []).append(f)
+    out = []
+    for sig, members in sorted(by.items(), key=lambda kv: -len(kv[1])):
+        smallest = min(members, key=lambda f: _size(f.path))
+        out.append({"signature": dict(zip(("kind", "code", "stage", "backend"), sig)),
+                    "count": len(members), "cases": [f.case for f in members],
+                    "representative": smallest.path, "summary": smallest.summary})
+    return out
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return sys.maxsize
+
+
+def _write_groups(out_dir: str, findings: list[Finding]) -> None:
+    path = os.path.join(out_dir, "findings.json")
+    if not findings:
+        if os.path.exists(path):
+            os.remove(path)
+        return
+    with open(path, "w") as f:
+        json.dump({"groups": groups(findings)}, f, indent=1)
+
+
+# ----------------------------------------------------------------------------- corpus
+
+def _corpus_file(corpus: str) -> str:
+    os.makedirs(corpus, exist_ok=True)
+    return os.path.join(corpus, "results.jsonl")
+
+
+def _resume(corpus: str | None, seed: int) -> tuple[set[int], list[Finding]]:
+    """The cases of seed the corpus has finished, and their findings."""
+    done: set[int] = set()
+    findings: list[Finding] = []
+    if not corpus or not os.path.exists(_corpus_file(corpus)):
+        return done, findings
+    with open(_corpus_file(corpus)) as f:
+        for line in f:
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue          # a line cut short when the campaign was stopped
+            if entry.get("seed") != seed:
+                continue
+            done.add(entry["case"])
+            if entry.get("finding"):
+                d = entry["finding"]
+                findings.append(Finding(**{**d, "signature": tuple(d["signature"])}))
+    return done, findings
+
+
+def _record(corpus: str, result: CaseResult, finding: Finding | None) -> None:
+    entry = {"seed": result.seed, "case": result.case,
+             "finding": asdict(finding) if finding else None}
+    with open(_corpus_file(corpus), "a") as f:
+        f.write(json.dumps(entry) + "\n")
+
+
+class _Bar:
+    """`[#####.....] 120/400 cases, 3 finding(s)` redrawn in place on stderr."""
+    WIDTH = 30
+
+    def __init__(self, total: int, done: int, findings: int):
+        self.total, self.done = max(total, 1), done
+        self._draw(findings)
+
+    def step(self, findings: int) -> None:
+        self.done += 1
+        self._draw(findings)
+
+    def _draw(self, findings: int) -> None:
+        filled = self.WIDTH * self.done // self.total
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (self.WIDTH - filled)}] "
+                         f"{self.done}/{self.total} cases, {findings} finding(s)")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        sys.stderr.write("\n")
+        sys.stderr.flush()

@@ -231,9 +231,9 @@ FOUND = sorted((Path(__file__).parent / "fuzz_findings").glob("*.py"))
 
 
 @pytest.mark.parametrize("path", FOUND, ids=lambda p: p.name)
-@pytest.mark.xfail(reason="the false R300 on serial-epoch rows, fixed on the layout branch; "
-                          "once merged, move these files to tests/programs/valid",
-                   strict=False)
+@pytest.mark.xfail(reason="open (issue #12): a false R300 on serial-epoch rows read at a sum "
+                          "of loop variables; once fixed, move the file to tests/programs/valid",
+                   strict=True)
 def test_minimized_tool_findings_get_the_verdict_a_correct_tool_gives(path):
     """Minimized reproducers of tool bugs the fuzzer found, with the verdict a correct
     tool gives (tests/programs runs them once the fix lands)."""

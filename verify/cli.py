@@ -21,7 +21,7 @@ from codegen import ptxas
 from codegen.plan_text import format_plan, plan_json, resources_json
 from verify.proofs_fast import smt2_queries
 from codegen.tilelang_backend import parse_config_assignment
-from .fuzz import fuzz
+from .fuzz import fuzz, groups
 
 from . import bugreport
 from . import inputs as inputs_mod
@@ -99,8 +99,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("fuzz", help="differentially fuzz the lowerings on random kernels")
     p.add_argument("--count", type=_natural, default=20, help="number of programs")
     p.add_argument("--seed", type=_natural, default=0, help="seed of the program generator")
-    p.add_argument("--backend", choices=("sim", "cuda"), default="sim",
-                   help="cuda also runs every program on the GPU")
+    p.add_argument("--backend", choices=("sim", "nvcc", "cuda"), default="sim",
+                   help="nvcc also compiles every plan's CUDA; cuda also runs every program "
+                        "on the GPU")
+    p.add_argument("--jobs", type=_natural, default=0, help="worker processes (0: one per CPU)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run on this Dask distributed scheduler (pip install -e '.[campaign]')")
+    p.add_argument("--corpus", metavar="DIR",
+                   help="record finished cases in DIR; the same seed resumes from it")
     p.add_argument("--out", default="fuzz-findings", help="folder for the findings")
     p.add_argument("--json", action="store_true", help="print one JSON document")
 
@@ -564,18 +570,22 @@ def _findings_folder(path: str, flag: str = "--out") -> None:
 
 def cmd_fuzz(args) -> int:
     _findings_folder(args.out)
-    backends = ("sim", "cuda") if args.backend == "cuda" else ("sim",)
+    if args.corpus:
+        _findings_folder(args.corpus, "--corpus")
+    backends = {"sim": ("sim",), "nvcc": ("sim", "nvcc"), "cuda": ("sim", "cuda")}[args.backend]
 
     def progress(case, verdict):
         if not args.json and verdict is not None:
             print(f"case {case}: {verdict[0]}: {verdict[1][:200]}")
 
-    findings = fuzz(args.count, args.seed, args.out, backends, progress)
+    findings = fuzz(args.count, args.seed, args.out, backends, progress, jobs=args.jobs,
+                    scheduler=args.scheduler, corpus=args.corpus, bar=not args.json)
     code = EXIT_MISMATCH if findings else EXIT_OK
     if args.json:
         _print_json({"command": "fuzz", "count": args.count, "seed": args.seed,
                      "backend": args.backend, "out": args.out, "exit_code": code,
-                     "findings": [f.__dict__ for f in findings]})
+                     "findings": [f.__dict__ for f in findings],
+                     "groups": groups(findings)})
     else:
         print(f"{args.count} programs, {len(findings)} finding(s)"
               + (f", saved in {args.out}/" if findings else ""))

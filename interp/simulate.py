@@ -20,7 +20,11 @@ output exactly once. Every address is the one the kernel computes (spec.addressi
 the layouts' slot expressions, the plan's step expressions) and is checked against its
 allocation (R505). Violations (R300, R500–R505) are collected, never raised; a
 program the logical semantics refuses (R1xx/R2xx) raises DiagnosticError as
-interp.logical does."""
+interp.logical does.
+
+This module holds the kernel, its per-plan statics and the block's statements and
+memory; the block's copies are interp.sim_copies, its reducer statements
+interp.sim_reducers, and a reducer's partials and accounting entries interp.sim_partials."""
 from __future__ import annotations
 
 import operator
@@ -29,37 +33,24 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from spec import ir
-from spec.addressing import affine, border_guards, flat_offset, region_indices, statement_ranges
-from spec.diagnostics import Diagnostic, DiagnosticError, Note, error
+from spec.addressing import affine, border_guards, statement_ranges
+from spec.diagnostics import Diagnostic, DiagnosticError, error
 from spec.dtypes import BOOL, INT64
-from spec.ops import REDUCE_KINDS, MONOIDS, monoid as monoid_named
-from spec.physical import FinalizePlan, PhysicalPlan, ReducerPlan, SitePlan
+from spec.ops import REDUCE_KINDS, MONOIDS
+from spec.physical import FinalizePlan, PhysicalPlan, SitePlan
 from spec.source import Span
 
-from .accounting import Ledger, UpdateEvent, contribution_ids, describe, \
-    iteration_hashes, replay_counts, wrong_contributions
-from .collective import Channel, Checks, Exchange, add_fold
+from .accounting import iteration_hashes
 from .evaluate import convert, evaluate, operand, serial_iterations, stored
 from .memory import Window, WindowArray, kernel_inputs
-from .registers import LayoutTables, LocalBuffer, Registers, tables
-from .shared import RaceTracker, SharedBuffer
-from .values import THREAD, Lanes, Val
+from .registers import LocalBuffer, Registers, tables
+from .sim_copies import CopyExecution, Moves, in_box, outside_message
+from .sim_partials import Partials
+from .sim_reducers import FinalizeSummary, ReducerExecution
+from .shared import SharedBuffer
+from .values import ITER, REP, SLOT, THREAD, Lanes, Val
 from .violations import Violations, register_array, slot_outside, threads_text
 
-SLOT, ITER, REP = "@slot", "@iter", "@rep"     # lane facts inside a T.Parallel
-MOVES_CACHE_LANES = 1 << 21                    # about 100 MB of cached copy moves
-
-
-@dataclass(frozen=True)
-class FinalizeSummary:
-    """The accounting of one executed finalize."""
-    block: tuple[int, ...]
-    reducer: str
-    line: int
-    outputs: int
-    contributions: int          # logically enabled contributions (expected entries)
-    copies_checked: int         # observed partial copies compared with the expectation
-    mismatched_outputs: int
 
 
 @dataclass
@@ -109,18 +100,6 @@ class _LoopLanes:
     env: dict[str, Val]                 # THREAD, SLOT, ITER, REP and the loop variables
 
 
-@dataclass(frozen=True)
-class _Moves:
-    """What one T.copy moves at one pair of region starts, derived once: a pipelined
-    copy meets the same few starts in every block and every simulation of the plan."""
-    threads: np.ndarray | None        # absolute thread per lane (None: cooperative)
-    src: np.ndarray                   # flat source position per lane
-    src_outside: np.ndarray | None    # lanes reading past a global tensor's border
-    dst_lanes: np.ndarray | None      # the lanes that store (None: all of them)
-    dst: np.ndarray | slice           # flat destination per storing lane (see _window)
-    dst_threads: np.ndarray | None
-    faults: tuple[str, ...] = ()      # R505: accesses outside their buffer (not made)
-
 
 class _Kernel:
     """One simulation: global tensors and findings, over the plan's shared cache."""
@@ -166,7 +145,7 @@ class _Static:
         self.loop_cache: dict[ir.ParallelFor, _LoopLanes] = {}
         self.copy_cache: dict[ir.Copy, tuple] = {}
         self.copy_vars: dict[ir.Copy, tuple[str, ...] | None] = {}
-        self.moves: dict[tuple, _Moves] = {}
+        self.moves: dict[tuple, Moves] = {}
         self.moves_lanes = 0      # lanes held by moves: the cache is bounded by memory
         self.entries: dict[tuple, tuple] = {}
         self.readers: dict[ir.ReducerFinalize, tuple] = {}
@@ -270,157 +249,7 @@ def _global_arrays(func: ir.PrimFunc, inputs: dict[str, np.ndarray],
 
 # ============================================================================ reducers
 
-class _Partials:
-    """One reducer's partials in one block: registers in its storage layout, the
-    accounting pair beside every value, the open epoch's ledger and seed."""
-
-    def __init__(self, buffer: ir.Buffer, rplan: ReducerPlan, threads: int):
-        self.buffer = buffer
-        self.plan = rplan
-        self.monoid = monoid_named(buffer.reducer.op)
-        dtype = buffer.dtype
-        self.np_dtype = dtype.np
-        self.ufunc = self.monoid.float_ufunc if dtype.is_float else self.monoid.ufunc
-        self.direct = dtype.name != "bfloat16" and not dtype.is_bool
-        self.regs = Registers(rplan.storage, buffer.dtype.np, buffer.shape)
-        self.tables: LayoutTables = self.regs.tables
-        self.ids = np.zeros(self.regs.values.shape, dtype=np.uint64)
-        self.counts = np.zeros(self.regs.values.shape, dtype=np.int64)
-        self.races = RaceTracker(max(rplan.workspace_words, 1), threads)
-        # per _Entry id: [entry, wrapping id sum per entering lane, visits] not yet
-        # added to ids / counts (see accumulate)
-        self.pending: dict[int, list] = {}
-        self.ledger: Ledger | None = None
-        self.seed = None
-        self.readable = False
-
-    def combine(self, a, b):
-        """a ⊕ b in the reducer's dtype (spec.ops), without conversions when both
-        operands are already stored in it (numpy's integer ops wrap as the GPU's do)."""
-        if self.direct and isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and \
-                a.dtype == self.np_dtype and b.dtype == self.np_dtype:
-            # inf - inf is NaN and a NaN input propagates, on the GPU too: no warning
-            with np.errstate(invalid="ignore", over="ignore"):
-                return self.ufunc(a, b)
-        return self.monoid.combine(self.buffer.dtype, a, b)
-
-    def fold(self, terms: np.ndarray, axis: int) -> np.ndarray:
-        """The combine of terms along axis, left to right as a loop of combines would
-        round them: exact ops reduce in any order; float sum and product accumulate
-        sequentially; bfloat16 (rounded after every step) goes term by term."""
-        dtype = self.buffer.dtype
-        if dtype.name == "bfloat16":
-            terms = np.moveaxis(terms, axis, 0)
-            acc = terms[0]
-            for term in terms[1:]:
-                acc = self.combine(acc, term)
-            return acc
-        if dtype.is_float:
-            if self.monoid.name in ("sum", "product"):
-                with np.errstate(invalid="ignore", over="ignore"):   # inf × 0 is NaN here too
-                    folded = self.ufunc.accumulate(terms, axis=axis, dtype=terms.dtype)
-                return dtype.quantize(folded.take(-1, axis=axis))
-            return dtype.quantize(self.ufunc.reduce(terms, axis=axis))
-        return dtype.quantize(self.ufunc.reduce(terms, axis=axis, dtype=terms.dtype))
-
-    def open(self, seed) -> None:
-        # Every partial register of every participant starts at the identity, also the
-        # (thread, slot) pairs the storage layout leaves unused: the partial array is one
-        # register array per thread, and a narrow butterfly shuffles whole slots, so an
-        # unused pair's identity meets its partner's partial (and changes nothing).
-        identity = self.monoid.identity(self.buffer.dtype)
-        self.regs.values[...] = self.buffer.dtype.quantize(np.array(identity))
-        self.regs.written[...] = True
-        self.ids[...] = 0
-        self.counts[...] = 0
-        self.pending = {}
-        self.ledger = Ledger(self.buffer.size)
-        self.seed = seed
-        self.readable = False
-
-    def accumulate(self, entry: "_Entry", values: np.ndarray, ids: np.ndarray) -> None:
-        """Combine each entering lane's contribution into its cell, in order (the
-        values' rounding depends on it). The accounting pair is a wrapping sum and a
-        count, which no order changes: an entry's lanes always enter the same cells,
-        so their ids are summed per lane across visits and added to the cells once,
-        before the collective reads them (`settle`)."""
-        vals = self.regs.flat_values
-        if entry.rounds is None:               # every lane its own cell
-            cells = entry.cells
-            vals[cells] = self.combine(vals[cells], values)
-        else:
-            for lanes, cells in entry.rounds:
-                vals[cells] = self.combine(vals[cells], values[lanes])
-        found = self.pending.get(id(entry))
-        if found is None:
-            self.pending[id(entry)] = [entry, ids.copy(), 1]    # keeps entry alive
-        else:
-            found[1] += ids
-            found[2] += 1
-
-    def settle(self) -> None:
-        """Add the pending id sums and counts to their cells."""
-        id_sums, counts = self.ids.reshape(-1), self.counts.reshape(-1)
-        for entry, lane_ids, visits in self.pending.values():
-            if entry.rounds is None:
-                id_sums[entry.cells] += lane_ids
-                counts[entry.cells] += visits
-            else:
-                np.add.at(id_sums, entry.cells, lane_ids)
-                counts += visits * entry.per_cell
-        self.pending = {}
-
-
-@dataclass(frozen=True)
-class _Entry:
-    """Where one update's lanes enter the partials — the same at every visit of a
-    loop, so derived once per (site, lane arrays)."""
-    lanes: np.ndarray | None       # the lanes that enter (guard admits, cell held); None: all
-    threads: np.ndarray            # thread and output of every lane the guard admits
-    outputs: np.ndarray
-    unheld: int | None             # the first of those with no partial of its output
-    beyond: np.ndarray | None      # those whose storage slot is past the partial array
-    cells: np.ndarray              # per entering lane: its partial cell
-    # a thread combines its lanes one after another in slot order (an unrolled loop),
-    # so lanes sharing a cell go in rounds: the r-th lane of every cell in round r —
-    # (lanes, cells) per round, None when no two lanes share a cell
-    rounds: list[tuple[np.ndarray, np.ndarray]] | None
-    per_cell: np.ndarray | None    # entering lanes per (flat) cell, with rounds
-
-    @staticmethod
-    def derive(site: SitePlan, p: _Partials, threads, outputs, replica) -> "_Entry":
-        admitted = None if site.guard_replica is None else \
-            np.flatnonzero(replica == site.guard_replica)
-        e_threads = threads if admitted is None else threads[admitted]
-        e_outputs = outputs if admitted is None else outputs[admitted]
-        cells, held = p.regs.locate(e_threads, e_outputs)
-        beyond = p.regs.beyond(e_outputs)
-        unheld = None
-        lanes = admitted
-        if held is not None:
-            missing = ~held if beyond is None else ~held & ~beyond
-            unheld = int(np.argmax(missing)) if missing.any() else None
-            kept = np.flatnonzero(held)
-            cells = cells[kept]
-            lanes = kept if admitted is None else admitted[kept]
-        per_cell = np.bincount(cells, minlength=p.regs.values.size)
-        if per_cell.max(initial=0) <= 1:
-            return _Entry(lanes, e_threads, e_outputs, unheld, beyond, cells, None, None)
-        order = np.argsort(cells, kind="stable")
-        sorted_cells = cells[order]
-        starts = np.r_[0, np.nonzero(sorted_cells[1:] != sorted_cells[:-1])[0] + 1]
-        run = np.repeat(starts, np.diff(np.r_[starts, len(cells)]))
-        rank = np.arange(len(cells)) - run
-        rounds = []
-        for r in range(int(rank.max()) + 1):
-            members = order[rank == r]
-            rounds.append((members, cells[members]))
-        return _Entry(lanes, e_threads, e_outputs, unheld, beyond, cells, rounds, per_cell)
-
-
-# ============================================================================ a block
-
-class _Block:
+class _Block(CopyExecution, ReducerExecution):
     def __init__(self, kernel: _Kernel, block: tuple[int, ...]):
         self.k = kernel
         self.s = kernel.static
@@ -429,7 +258,7 @@ class _Block:
         self.regs: dict[ir.Buffer, Registers] = {}
         self.shared: dict[ir.Buffer, SharedBuffer] = {}
         self.local: dict[ir.Buffer, LocalBuffer] = {}
-        self.partials: dict[ir.Buffer, _Partials] = {}
+        self.partials: dict[ir.Buffer, Partials] = {}
         self.visits: dict[ir.ReducerUpdate, int] = {}
         self.loop_envs: dict[ir.ParallelFor, tuple] = {}
         self.iter_names: list[str] = []      # loop variables in scope, for messages
@@ -643,7 +472,7 @@ class _Block:
         buffer = stmt.buffer
         if buffer.is_reducer:
             rplan = self.s.plan.reducer_plan(buffer)
-            self.partials[buffer] = _Partials(buffer, rplan, self.s.threads)
+            self.partials[buffer] = Partials(buffer, rplan, self.s.threads)
         elif buffer.scope == "shared":
             self.shared[buffer] = SharedBuffer(buffer.size, buffer.dtype.np)
         elif buffer.scope == "local":
@@ -730,7 +559,7 @@ class _Block:
             regs = self.registers(buffer, stmt.span)
             tab = regs.tables
             threads = tab.pair_thread + regs.layout.offset
-            inside = _in_box(tab.pair_index, buffer.shape, starts, region.extents)
+            inside = in_box(tab.pair_index, buffer.shape, starts, region.extents)
             lane_of = np.full(self.s.threads, -1, dtype=np.int64)
             lane_of[lanes.env[THREAD].v] = np.arange(lanes.n)
             inside &= lane_of[threads] >= 0
@@ -742,7 +571,7 @@ class _Block:
         inside = ~guarded
         if beyond is not None:
             offset, count = self.s.layouts.participants[stmt]
-            fault = _outside("write", region.buffer, flat, beyond, offset + e % count)
+            fault = outside_message("write", region.buffer, flat, beyond, offset + e % count)
             self.report.add("R505", fault + self.block_text, stmt.span, key="fill")
             inside &= ~beyond
         if buffer.scope == "local":
@@ -754,190 +583,6 @@ class _Block:
                    stmt.span)
 
     # ------------------------------------------------------------------ copies
-
-    def starts(self, region: ir.Region, lanes: Lanes) -> list[int]:
-        """A region's start index: uniform over the participants, so evaluated in the
-        first lane only."""
-        return [self.uniform_int(s, lanes) for s in region.starts]
-
-    def uniform_int(self, expr: ir.Expr, lanes: Lanes) -> int:
-        """A uniform integer expression's value, memoized on the values of the
-        variables it reads (block indices, serial loop variables)."""
-        if isinstance(expr, ir.Const):
-            return int(expr.value)
-        names = self.s.pure_vars(expr)
-        if names is None:
-            return int(operand(expr, expr.dtype, self.first_lane(lanes), self).v[0])
-        key = (expr, tuple(int(lanes.env[n].v[0]) for n in names))
-        found = self.s.uniform_memo.get(key)
-        if found is None:
-            found = int(operand(expr, expr.dtype, self.first_lane(lanes), self).v[0])
-            self.s.uniform_memo[key] = found
-        return found
-
-    def first_lane(self, lanes: Lanes) -> Lanes:
-        if self._first is None or self._first[0] is not lanes:
-            env = {k: Val(v.v[:1], v.dtype) for k, v in lanes.env.items()}
-            self._first = (lanes, Lanes(1, env, lanes.parallel))
-        return self._first[1]
-
-    def region_flat(self, stmt: ir.Stmt, region: ir.Region, starts: list[int], loop_shape,
-                    e: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """(flat offset, guarded, beyond) of the elements that iterations e (flat over
-        loop_shape) touch, computed as the kernel computes them (spec.addressing):
-        `guarded` elements fail a border test of a global tensor (read as 0, not
-        written: TileLang's rule); `beyond` ones (None: none) pass every test the kernel
-        makes yet lie outside the buffer (R505: the kernel would touch another
-        allocation; the caller makes no such access). Guarded offsets are clamped so
-        the caller may still gather. The region itself must lie inside a non-global
-        buffer (the logical rule, R102)."""
-        buffer = region.buffer
-        if buffer.scope != "global":
-            for s, extent, size in zip(starts, region.extents, buffer.shape):
-                if s < 0 or s + extent > size:
-                    raise DiagnosticError(error(
-                        "R102", f"region {starts} + {list(region.extents)} is out of "
-                        f"bounds of {buffer.name} {list(buffer.shape)}", region.span))
-        loop = np.unravel_index(e, tuple(loop_shape))
-        index = [np.broadcast_to(np.asarray(ix, dtype=np.int64), e.shape)
-                 for ix in region_indices(starts, region.extents, loop_shape, loop)]
-        guarded = np.zeros(len(e), dtype=bool)
-        if buffer.scope == "global":
-            for ix, extent, (low, high) in zip(index, buffer.shape,
-                                               self.s.guards(stmt, region, loop_shape)):
-                if low:
-                    guarded |= ix < 0
-                if high:
-                    guarded |= ix >= extent
-        flat = flat_offset(buffer.shape, index) if index else np.zeros(len(e), np.int64)
-        flat = np.asarray(flat, dtype=np.int64)
-        beyond = ~guarded & ((flat < 0) | (flat >= buffer.size))
-        if guarded.any() or beyond.any():
-            flat = np.where(guarded, np.clip(flat, 0, buffer.size - 1), flat)
-        return flat, guarded, (beyond if beyond.any() else None)
-
-    def copy_pairs(self, stmt: ir.Copy, starts: dict) -> tuple | None:
-        """(absolute thread, replica, iteration, the iterations' shape) of every lane
-        of the copy: by the copy's layout in the LayoutMap (a fragment side's, or the
-        cooperative partition of a shared↔global copy — 16-byte runs where
-        codegen.layout_copy allows); for a finalized reducer side, by the reducer's
-        storage; None when there is neither."""
-        found = self.s.copy_cache.get(stmt)
-        if found is not None:
-            return found
-        layout = self.s.layouts.copies.get(stmt)
-        if layout is not None:
-            tab = tables(layout)
-            pairs = (tab.pair_thread + layout.offset, tab.pair_replica, tab.pair_index,
-                     layout.shape)
-            self.s.copy_cache[stmt] = pairs
-            return pairs
-        for region in (stmt.src, stmt.dst):
-            if region.buffer.is_reducer:
-                regs = self.registers(region.buffer, stmt.span)
-                tab = regs.tables
-                coords = np.unravel_index(tab.pair_index, region.buffer.shape)
-                rel = [c - s for c, s in zip(coords, starts[region])]
-                keep = np.ones(len(tab.pair_index), dtype=bool)
-                for r, extent in zip(rel, region.extents):
-                    keep &= (r >= 0) & (r < extent)
-                e = np.ravel_multi_index(tuple(r[keep] for r in rel), region.extents)
-                return (tab.pair_thread[keep] + regs.layout.offset,
-                        tab.pair_replica[keep], e, tuple(region.extents))
-        return None
-
-    def _copy(self, stmt: ir.Copy, lanes: Lanes):
-        src, dst = stmt.src.buffer, stmt.dst.buffer
-        if ITER in lanes.env:
-            raise DiagnosticError(error(
-                "R100", "a T.copy inside a T.Parallel is not supported by the simulator",
-                stmt.span))
-        moves = self.copy_moves(stmt, lanes)
-        for fault in moves.faults:
-            self.report.add("R505", fault + self.block_text, stmt.span,
-                            key=" ".join(fault.split()[:2]))     # "global read"
-        # the reads and writes still go through the checked accessors every time:
-        # poison, ownership and read-before-finalize depend on the state, not the moves
-        if src.scope == "global" and moves.src_outside is None:
-            values = self.k.globals[src][moves.src]
-        elif src.scope == "global":                # TileLang's guarded border reads 0
-            values = np.zeros(len(moves.src), dtype=src.dtype.np)
-            kept = np.setdiff1d(np.arange(len(moves.src)), moves.src_outside)
-            # only the lanes that read: a guarded lane's clamped position may lie
-            # outside the block's window of the tensor
-            values[kept] = self.k.globals[src][moves.src[kept]]
-        elif moves.src_outside is None:
-            values = self.read_on_chip(src, moves.threads, moves.src, stmt.span)
-        else:                                      # R505 lanes: not read, 0
-            kept = np.setdiff1d(np.arange(len(moves.src)), moves.src_outside)
-            values = np.zeros(len(moves.src), dtype=src.dtype.np)
-            values[kept] = self.read_on_chip(
-                src, None if moves.threads is None else moves.threads[kept],
-                moves.src[kept], stmt.span)
-        values = convert(Val(values, src.dtype), dst.dtype).v
-        if moves.dst_lanes is not None:
-            values = values[moves.dst_lanes]
-        self.write(dst, moves.dst_threads, moves.dst, values, stmt.span)
-        if "shared" in (src.scope, dst.scope):
-            self.sync(stmt, lanes)
-
-    def read_on_chip(self, buffer: ir.Buffer, threads, flat: np.ndarray, span: Span):
-        if buffer.scope == "shared":
-            return self.read_shared(buffer, flat, span)
-        return self.read_registers(buffer, threads, flat, span)
-
-    def copy_moves(self, stmt: ir.Copy, lanes: Lanes) -> _Moves:
-        """The copy's moves at the current starts, memoized on the values of the
-        variables the starts read (block indices, serial loop variables)."""
-        names = self.s.starts_vars(stmt)
-        key = None
-        if names is not None and all(n in lanes.env for n in names):
-            key = (stmt,) + tuple(int(lanes.env[n].v[0]) for n in names)
-            found = self.s.moves.get(key)
-            if found is not None:
-                return found
-        made = self.derive_moves(stmt, lanes)
-        if key is not None:
-            # a copy whose starts read the block index meets new keys in every block:
-            # bounded by lanes, not entries, memory stays flat however many blocks run
-            if len(self.s.moves) > 4096 or self.s.moves_lanes > MOVES_CACHE_LANES:
-                self.s.moves.clear()
-                self.s.moves_lanes = 0
-            self.s.moves[key] = made
-            self.s.moves_lanes += len(made.src)
-        return made
-
-    def derive_moves(self, stmt: ir.Copy, lanes: Lanes) -> _Moves:
-        src, dst = stmt.src, stmt.dst
-        starts = {src: self.starts(src, lanes), dst: self.starts(dst, lanes)}
-        pairs = self.copy_pairs(stmt, starts)
-        if pairs is None:
-            threads, replica = None, None
-            shape = tuple(dst.extents)
-            e = np.arange(int(np.prod(shape)))
-        else:
-            threads, replica, e, shape = pairs
-        s_flat, s_guarded, s_beyond = self.region_flat(stmt, src, starts[src], shape, e)
-        d_flat, d_guarded, d_beyond = self.region_flat(stmt, dst, starts[dst], shape, e)
-        writers = ~d_guarded
-        if dst.buffer.scope in ("global", "shared") and threads is not None:
-            writers &= replica == 0          # one write per element, by replica 0
-        faults = []
-        skipped = s_guarded
-        if s_beyond is not None:
-            faults.append(_outside("read", src.buffer, s_flat, s_beyond, threads))
-            skipped = skipped | s_beyond
-            s_flat = np.where(s_beyond, 0, s_flat)
-        if d_beyond is not None and (d_beyond & writers).any():
-            faults.append(_outside("write", dst.buffer, d_flat, d_beyond & writers, threads))
-            writers &= ~d_beyond
-        outside = np.flatnonzero(skipped) if skipped.any() else None
-        if writers.all():
-            return _Moves(threads, s_flat, outside, None, _window(dst.buffer, d_flat),
-                          threads, tuple(faults))
-        keep = np.flatnonzero(writers)
-        return _Moves(threads, s_flat, outside, keep, _window(dst.buffer, d_flat[keep]),
-                      None if threads is None else threads[keep], tuple(faults))
 
     def sync(self, stmt: ir.Stmt, lanes: Lanes) -> None:
         """The barrier after a cooperative shared-memory copy: __syncthreads for the
@@ -993,252 +638,3 @@ class _Block:
         return self.read_shared(buffer, np.arange(buffer.size), span)
 
     # ------------------------------------------------------------------ reducers
-
-    def _reducerinit(self, stmt: ir.ReducerInit, lanes: Lanes):
-        p = self.partials[stmt.reducer]
-        dtype = stmt.reducer.dtype
-        seed = None
-        if stmt.seed is not None:
-            seed = operand(stmt.seed, dtype, lanes, self).v[0]
-        if stmt.fill_value is not None:
-            seed = self.legacy_fill_seed(p, stmt, seed, lanes)
-        p.open(seed)
-
-    def legacy_fill_seed(self, p: _Partials, stmt: ir.ReducerInit, seed, lanes: Lanes):
-        """interp.logical's rule: a legacy fill with the identity is no seed; for an
-        idempotent op a fill value v is the seed v once; otherwise R213."""
-        dtype = stmt.reducer.dtype
-        fill = operand(stmt.fill_value, dtype, lanes, self).v[0]
-        identity = dtype.quantize(np.array([p.monoid.identity(dtype)]))[0]
-        if fill == identity:
-            return seed
-        if not p.monoid.idempotent:
-            raise DiagnosticError(error(
-                "R213", f"T.fill of {p.monoid.name} reducer {stmt.reducer.name} with "
-                f"{fill}, not its identity {identity}: every participant would add it "
-                "once", stmt.span))
-        return fill if seed is None else p.combine(seed, fill)
-
-    def _reducerupdate(self, stmt: ir.ReducerUpdate, lanes: Lanes):
-        number, site = self.s.site(stmt)
-        p = self.partials[stmt.reducer]
-        if p.ledger is None:
-            raise DiagnosticError(error(
-                "R204", f"update of reducer {stmt.reducer.name} outside an open epoch",
-                stmt.span))
-        outputs = self.flat_of(stmt.reducer, self.indices(stmt.indices, lanes), stmt.span,
-                               code="R209")
-        values = operand(stmt.value, stmt.reducer.dtype, lanes, self).v
-        threads = lanes.env[THREAD].v
-        if ITER in lanes.env:
-            iterations, replica = lanes.env[ITER].v, lanes.env[REP].v
-        else:                                 # one iteration, replicated over threads
-            iterations = np.zeros(lanes.n, dtype=np.int64)
-            replica = threads - site.loop.offset
-        visit = self.visits.get(stmt, 0)
-        self.visits[stmt] = visit + 1
-        ids = contribution_ids(self.s.hashes(number, self.block_key, iterations), visit)
-
-        entry = self.entry(stmt, site, p, threads, outputs, replica)
-        e_ids = ids if entry.lanes is None else ids[entry.lanes]
-        values_in = values if entry.lanes is None else values[entry.lanes]
-        if entry.unheld is not None:
-            i = entry.unheld
-            self.report.add("R503", f"thread {int(entry.threads[i])} has no partial of "
-                            f"{self.element(stmt.reducer, entry.outputs[i])} in the "
-                            f"storage layout ({p.plan.storage.describe()}): its "
-                            "contribution is lost", stmt.span, key="unheld")
-        if entry.beyond is not None:
-            i = int(np.argmax(entry.beyond))
-            self.report.add("R505", slot_outside(
-                f"update of {self.element(stmt.reducer, entry.outputs[i])}",
-                int(entry.threads[i]), int(p.regs.slot_of[entry.outputs[i]]),
-                register_array(stmt.reducer), p.regs, entry.threads[entry.beyond]),
-                stmt.span, key="slot")
-        cells = entry.cells
-        if not p.regs.flat_written[cells].all():
-            self.report.add("R502", f"an update of {stmt.reducer.name} combines into a "
-                            "poisoned partial register", stmt.span, key="poison")
-        p.accumulate(entry, values_in, e_ids)
-        names = tuple(self.iter_names)
-        p.ledger.events.append(UpdateEvent(
-            stmt, visit, names, tuple(lanes.env[n].v for n in names), ids, outputs,
-            site.loop.replicate > 1, cells, e_ids))
-
-    def entry(self, stmt: ir.ReducerUpdate, site: SitePlan, p: "_Partials",
-              threads: np.ndarray, outputs: np.ndarray, replica: np.ndarray) -> "_Entry":
-        """Where an update's lanes enter the partials, memoized on the identity of the
-        lane arrays: a loop presents the same arrays at every visit."""
-        key = (stmt, id(threads), id(outputs), id(replica))
-        found = self.s.entries.get(key)
-        if found is not None and found[0] is threads and found[1] is outputs and \
-                found[2] is replica:
-            return found[3]
-        made = _Entry.derive(site, p, threads, outputs, replica)
-        if len(self.s.entries) > 256:
-            self.s.entries.clear()
-        self.s.entries[key] = (threads, outputs, replica, made)    # keeps them alive
-        return made
-
-    def _reducerfinalize(self, stmt: ir.ReducerFinalize, lanes: Lanes):
-        fplan = self.s.finalize_plan(stmt)
-        p = self.partials[stmt.reducer]
-        if p.ledger is None:
-            raise DiagnosticError(error(
-                "R203", f"finalize of reducer {stmt.reducer.name} outside an open epoch",
-                stmt.span))
-        what = f"finalize of {stmt.reducer.name} (line {stmt.span.line})"
-        p.settle()
-        channels = [Channel(p.regs.values, p.combine, p.fold),
-                    Channel(p.ids, np.add, add_fold), Channel(p.counts, np.add, add_fold)]
-        checks = Checks(p.regs.written, p.races, self.report, stmt.span, what,
-                        stmt.reducer.name)
-        with np.errstate(over="ignore"):
-            Exchange(fplan, p.plan.participants, self.s.threads, p.plan.workspace_words,
-                     channels, checks).run()
-        used = p.tables.index >= 0
-        if p.seed is not None:
-            p.regs.values[used] = p.combine(p.seed, p.regs.values[used])
-        cells, outputs, threads = self.observed(stmt, fplan, p)
-        p.ledger.expect()
-        mismatched = self.account(stmt, fplan, p, cells, outputs)
-        self.deliver(stmt, p, cells, outputs, threads)
-        self.k.finalizes.append(FinalizeSummary(
-            self.block, stmt.reducer.name, stmt.span.line, stmt.reducer.size,
-            p.ledger.contributions, len(cells), mismatched))
-        p.ledger = None
-
-    def observed(self, stmt: ir.ReducerFinalize, fplan: FinalizePlan, p: _Partials):
-        """The partial cells the result is taken from: (cell, output, absolute reader
-        thread) — every copy for an in-place finalize, the copy in each
-        holder of a destination fragment element, replica 0 for shared/global."""
-        tab = p.tables
-        offset = p.plan.storage.offset
-        dst = stmt.dst
-        if dst is None:
-            return tab.pair_cell, tab.pair_index, tab.pair_thread + offset
-        if dst.scope == "fragment":
-            found = self.s.readers.get(stmt)
-            if found is None:
-                # derived once: the same (stable) arrays then hit the register memos
-                layout = fplan.dst_layout or self.s.layouts.fragments[dst]
-                dtab = tables(layout)
-                threads = dtab.pair_thread + layout.offset
-                outputs = dtab.pair_index
-                cells, held = p.regs.locate(threads, outputs)
-                found = self.s.readers[stmt] = (cells, outputs, threads, held)
-            cells, outputs, threads, held = found
-            if held is None:
-                return cells, outputs, threads
-            beyond = p.regs.beyond(outputs)
-            if beyond is not None:
-                i = int(np.argmax(beyond))
-                self.report.add("R505", slot_outside(
-                    f"result read of {self.element(stmt.reducer, outputs[i])}",
-                    int(threads[i]), int(p.regs.slot_of[outputs[i]]),
-                    register_array(stmt.reducer), p.regs, threads[beyond]),
-                    stmt.span, key="result-slot")
-            missing = ~held if beyond is None else ~held & ~beyond
-            if not missing.any():
-                return cells[held], outputs[held], threads[held]
-            i = int(np.argmax(missing))
-            self.report.add("R503", f"thread {int(threads[i])} must write "
-                            f"{self.element(dst, outputs[i])} but holds no partial of "
-                            f"{self.element(stmt.reducer, outputs[i])}", stmt.span,
-                            key="unheld-dst")
-            return cells[held], outputs[held], threads[held]
-        first = tab.pair_replica == 0
-        return tab.pair_cell[first], tab.pair_index[first], tab.pair_thread[first] + offset
-
-    def account(self, stmt: ir.ReducerFinalize, fplan: FinalizePlan, p: _Partials,
-                cells, outputs) -> int:
-        """Compare every observed copy's (id-sum, count) with the expected pair; name the
-        wrong contributions of each mismatched output by a replay. Returns how many
-        outputs mismatched."""
-        ledger = p.ledger
-        slots = p.regs.values.shape[1]
-        poisoned = ~p.regs.flat_written[cells]
-        if poisoned.any():
-            i = int(np.argmax(poisoned))
-            self.report.add("R502", f"the result of {self.element(stmt.reducer, outputs[i])}"
-                            f" in thread {int(cells[i]) // slots + p.plan.storage.offset} is poisoned "
-                            "(a partial the collective never wrote)", stmt.span,
-                            key="result")
-        bad = (p.ids.reshape(-1)[cells] != ledger.expected_ids[outputs]) | \
-              (p.counts.reshape(-1)[cells] != ledger.expected_counts[outputs])
-        if not bad.any():
-            return 0
-        bad_outputs, first = np.unique(outputs[bad], return_index=True)
-        targets = cells[np.nonzero(bad)[0][first]]
-        for output, cell in list(zip(bad_outputs, targets))[:4]:
-            self.name_wrong(stmt, fplan, p, int(output), int(cell))
-        if len(bad_outputs) > 4:
-            self.report.add("R503", f"{len(bad_outputs)} outputs of {stmt.reducer.name} "
-                            "violate exactly-once in all (the first 4 are named above)",
-                            stmt.span, key="summary")
-        return len(bad_outputs)
-
-    def name_wrong(self, stmt, fplan, p: _Partials, output: int, cell: int) -> None:
-        ledger = p.ledger
-        slots = p.regs.values.shape[1]
-        counts = replay_counts(ledger, fplan, p.plan.participants, self.s.threads,
-                               max(p.plan.workspace_words, 1), slots, cell)
-        wrong = wrong_contributions(ledger, output, counts)
-        target = self.element(stmt.reducer, output)
-        thread = cell // slots + p.plan.storage.offset
-        if not wrong:
-            self.report.add("R503", f"the copy of {target} in thread {thread} carries an "
-                            "accounting pair no set of contributions explains", stmt.span,
-                            key=output)
-            return
-        event, lane, times = wrong[0]
-        message = (f"{describe(event, lane, self.block_text)} entered {target} {times} "
-                   f"times (in the copy of thread {thread}; exactly once expected)")
-        notes = [Note(f"{describe(e, l, self.block_text)} entered {times_} times")
-                 for e, l, times_ in wrong[1:4]]
-        if len(wrong) > 4:
-            notes.append(Note(f"{len(wrong)} contributions to {target} are wrong in all"))
-        notes.append(Note("the update", event.update.span))
-        self.report.add("R503", message, stmt.span, *notes, key=(self.block, output))
-
-    def deliver(self, stmt: ir.ReducerFinalize, p: _Partials, cells, outputs,
-                threads) -> None:
-        """Write the result to the destination (in place: the partials become it)."""
-        dst = stmt.dst
-        if dst is None:
-            p.readable = True
-            return
-        values = p.regs.flat_values[cells]
-        if dst.scope == "fragment":
-            self.write_registers(dst, threads, outputs, values, stmt.span)
-        else:
-            self.write(dst, None, outputs, values, stmt.span)
-
-
-def _window(buffer: ir.Buffer, flat: np.ndarray) -> np.ndarray | slice:
-    """flat as a slice when it is consecutive and the buffer is shared or global: a
-    scatter through a slice costs a fraction of one through an array. (Registers keep
-    arrays: their ownership checks look positions up by the array.)"""
-    if buffer.scope in ("shared", "global") and len(flat) > 1 and \
-            (np.diff(flat) == 1).all():
-        return slice(int(flat[0]), int(flat[-1]) + 1)
-    return flat
-
-
-def _outside(verb: str, buffer: ir.Buffer, flat: np.ndarray, bad: np.ndarray,
-             threads: np.ndarray | None) -> str:
-    """The R505 message of the first access marked bad: the flat offset the kernel
-    computes, the thread, and the buffer's extent."""
-    i = int(np.argmax(bad))
-    who = "the block" if threads is None else f"thread {int(threads[i])}"
-    return (f"{buffer.scope} {verb} {buffer.name}[{int(flat[i])}] by {who} is outside "
-            f"{buffer.name}[{buffer.size}] ({int(bad.sum())} access"
-            f"{'es' if bad.sum() > 1 else ''} of this statement)")
-
-
-def _in_box(flat: np.ndarray, shape, starts, extents) -> np.ndarray:
-    coords = np.unravel_index(flat, shape)
-    inside = np.ones(len(flat), dtype=bool)
-    for c, s, e in zip(coords, starts, extents):
-        inside &= (c >= s) & (c < s + e)
-    return inside

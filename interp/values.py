@@ -25,6 +25,7 @@ class Val:
 
 
 THREAD = "__thread__"   # the env name of T.get_thread_binding() in lanes forked per thread
+SLOT, ITER, REP = "@slot", "@iter", "@rep"     # lane facts inside a T.Parallel (simulator)
 
 
 @dataclass(frozen=True)

@@ -55,18 +55,18 @@ class Loaded:
                origin: str = "inputs") -> dict[str, np.ndarray]:
         """Every parameter's initial value: given ones first, then the program's own
         `# input:` lines, then values generated from seed."""
-        merged = {k: v for k, v in self.default_inputs.items()
-                  if k in {p.name for p in self.func.params}}
-        merged.update(given or {})
-        return inputs_mod.prepare(self.func, seed, merged, origin)
+        return inputs_mod.prepare(self.func, seed, self._with_defaults(given), origin)
 
     def given(self, given: dict[str, np.ndarray] | None = None,
               origin: str = "inputs") -> dict[str, np.ndarray]:
         """The given and `# input:` values alone, conformed (nothing generated)."""
-        merged = {k: v for k, v in self.default_inputs.items()
-                  if k in {p.name for p in self.func.params}}
+        return inputs_mod.conform_given(self.func, self._with_defaults(given), origin)
+
+    def _with_defaults(self, given: dict[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+        names = {p.name for p in self.func.params}
+        merged = {k: v for k, v in self.default_inputs.items() if k in names}
         merged.update(given or {})
-        return inputs_mod.conform_given(self.func, merged, origin)
+        return merged
 
 
 def read_source(path: str) -> str:

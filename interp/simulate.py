@@ -49,7 +49,8 @@ from .sim_partials import Partials
 from .sim_reducers import FinalizeSummary, ReducerExecution
 from .shared import SharedBuffer
 from .values import ITER, REP, SLOT, THREAD, Lanes, Val
-from .violations import Violations, register_array, slot_outside, threads_text
+from .violations import (Violations, register_array, slot_outside, store_conflict,
+                         threads_text)
 
 
 
@@ -458,6 +459,18 @@ class _Block(CopyExecution, ReducerExecution):
         else:
             self.write_registers(buffer, threads, flat, values, span)
 
+    def _check_store_conflict(self, buffer, threads, flat, values, span) -> None:
+        flat, values, threads = (a.reshape(-1) for a in np.broadcast_arrays(
+            np.asarray(flat), np.asarray(values), np.asarray(threads)))
+        conflict = store_conflict(flat, values, threads)
+        if conflict is None:
+            return
+        address, (t1, v1), (t2, v2) = conflict
+        self.report.add("R504", f"{buffer.scope}-memory race: one store writes "
+                        f"{buffer.name}[{address}] (flat) from thread {t1} ({v1!r}) and "
+                        f"thread {t2} ({v2!r}); which value stays is undefined"
+                        + self.block_text, span, key="store-conflict")
+
     # ------------------------------------------------------------------ statements
 
     def body(self, stmts: ir.Body, lanes: Lanes) -> None:
@@ -547,6 +560,9 @@ class _Block(CopyExecution, ReducerExecution):
     def _store(self, stmt: ir.Store, lanes: Lanes):
         flat = self.flat_of(stmt.buffer, self.indices(stmt.indices, lanes), stmt.span)
         value = operand(stmt.value, stmt.buffer.dtype, lanes, self).v
+        if stmt.buffer.scope in ("global", "shared"):
+            self._check_store_conflict(stmt.buffer, lanes.env[THREAD].v, flat,
+                                       stored(stmt.buffer.dtype, value), stmt.span)
         self.write(stmt.buffer, lanes.env[THREAD].v, flat, value, stmt.span)
 
     def _fill(self, stmt: ir.Fill, lanes: Lanes):

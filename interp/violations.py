@@ -54,3 +54,22 @@ def slot_outside(access: str, thread: int, slot: int, array: str, regs, threads)
     return (f"{access} by thread {thread} uses slot {slot}, outside {array}[{regs.slots}] "
             f"({regs.slots} slots per thread, layout {regs.layout.describe()}; "
             f"{threads_text(threads)})")
+
+
+def store_conflict(flat: np.ndarray, values: np.ndarray, threads: np.ndarray):
+    """The first address that one store statement writes from two threads with different
+    values, as (address, (thread, value), (thread, value)), or None. On the GPU such a
+    store leaves whichever thread wrote last, which no plan orders: the result is
+    undefined (R504). Equal values are a benign broadcast (every replica storing the same
+    result) and compare bitwise, so NaN == NaN here."""
+    if len(flat) < 2:
+        return None
+    order = np.argsort(flat, kind="stable")
+    f, v, t = flat[order], values[order], threads[order]
+    bits = v.view(np.uint8).reshape(len(v), -1)
+    same_address = f[1:] == f[:-1]
+    differ = same_address & (bits[1:] != bits[:-1]).any(axis=1)
+    if not differ.any():
+        return None
+    k = int(np.argmax(differ))
+    return int(f[k]), (int(t[k]), v[k].item()), (int(t[k + 1]), v[k + 1].item())

@@ -257,3 +257,19 @@ def test_nvcc_compiles_every_plan_and_a_refused_unit_is_a_finding(monkeypatch):
     outcome = judge(k, ("sim", "nvcc"))
     assert outcome.signature[:3] == ("compile", "nvcc", "codegen")
     assert "undeclared_name" in outcome.summary
+
+
+def test_a_backend_that_cannot_run_stops_the_campaign(tmp_path, monkeypatch, capsys):
+    # GPU finding (2026-12-01): 16 fuzz campaigns under compute-sanitizer at once ran the
+    # device out of memory at context creation, and every case became a "crash" finding.
+    # No context says nothing about the program: the campaign stops with exit 2.
+    from codegen.runner import CudaUnavailable
+
+    def no_context(plan, values):
+        raise CudaUnavailable("make_default_context() wasn't able to create a context")
+    monkeypatch.setattr(pipeline, "run_cuda", no_context)
+    code = main(["fuzz", "--count", "3", "--seed", "1", "--backend", "cuda", "--jobs", "1",
+                 "--out", str(tmp_path)])
+    assert code == 2
+    assert "cuda backend cannot run here" in capsys.readouterr().err
+    assert not list(tmp_path.glob("finding-*"))

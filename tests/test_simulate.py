@@ -104,3 +104,18 @@ def test_inputs_are_not_modified():
     inputs = {"x": np.arange(1, 9, dtype=np.float32), "out": np.zeros(1, np.float32)}
     simulate(plan_func(func, "canonical"), inputs)
     assert inputs["out"][0] == 0.0
+
+
+def test_store_of_different_values_from_several_threads_is_r504():
+    # GPU finding (2026-12-01): the legacy plan of this program leaves each warp with its
+    # own partial sum and every thread stores it to out[r]; on the H200 a different warp
+    # won from run to run while the simulator kept the last lane's value. One store that
+    # writes one address with different values is an undefined result (R504).
+    func = parse_file(str(ROOT / "tests/programs/valid/serial_row_2x48_on_96.py")).func()
+    result = simulate(plan_func(func, "legacy"), prepare(func, 0))
+    races = [d for d in result.violations if d.code == "R504"]
+    assert races and "global-memory race" in races[0].message
+    assert "out[0]" in races[0].message and races[0].span.line == 22
+    # the canonical plan stores one value from every replica: a benign broadcast
+    canonical = simulate(plan_func(func, "canonical"), prepare(func, 0))
+    assert canonical.ok, canonical.violations

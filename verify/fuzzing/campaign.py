@@ -133,8 +133,12 @@ def _results(todo, seed, backends, budget, jobs, scheduler):
         ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
         with cf.ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
             futures = [pool.submit(run_case, seed, n, backends, budget) for n in todo]
-            for fut in cf.as_completed(futures):
-                yield fut.result()
+            try:
+                for fut in cf.as_completed(futures):
+                    yield fut.result()
+            finally:        # a UsageError (a backend cannot run here) stops them all
+                for fut in futures:
+                    fut.cancel()
 
 
 def _on_dask(todo, seed, backends, budget, address):

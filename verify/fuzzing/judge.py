@@ -72,6 +72,10 @@ def judge_file(path: str, given: dict[str, np.ndarray], want: dict[str, np.ndarr
         return _verdict(report, want) or \
             (_judge_nvcc(report) if "nvcc" in backends else None) or \
             (_judge_cuda(report, given) if "cuda" in backends else None)
+    except pipeline.UsageError:
+        # a backend that cannot run here (no device, no context: e.g. too many processes
+        # under compute-sanitizer) says nothing about the program: the campaign stops
+        raise
     except Exception as exc:  # a crash of ours is exactly what fuzzing is for
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = f"{os.path.basename(frame.filename)}:{frame.name}"

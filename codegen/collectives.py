@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spec.indexexpr import Var
-from spec.physical import K, S, T, Barrier, Chunk, FromWorkspace, Guard, ReduceWorkspace, \
-    Shuffle, Step, ToWorkspace
+from spec.physical import K, S, T, Barrier, Chunk, FromWorkspace, Guard, Publish, \
+    ReduceWorkspace, Shuffle, Step, ToWorkspace
 
 WARP = 32
 # Shared memory one collective may use: well under the 48 KiB of static shared memory a
@@ -34,6 +34,7 @@ t, s, k = Var(T), Var(S), Var(K)
 class Collective:
     chunks: tuple[Chunk, ...]
     workspace_words: int             # elements of the reducer dtype
+    publish: Publish | None = None   # the result read from the workspace (codegen.segmented)
 
 
 def is_power_of_two(n: int) -> bool:

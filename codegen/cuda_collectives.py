@@ -20,9 +20,9 @@ from spec import ir
 from spec.indexexpr import Const, IndexExpr, Var
 from spec.layout import index_names
 from spec.ops import monoid as monoid_named
-from spec.physical import K, S, T, Barrier, FinalizePlan, FromWorkspace, Guard, \
+from spec.physical import K, S, T, TERM, Barrier, FinalizePlan, FromWorkspace, Guard, \
     ReduceWorkspace, ReducerPlan, Shuffle, ToWorkspace
-from .cuda_access import Frame, register_slot
+from .cuda_access import Frame, register_slot, render_index
 from .cuda_exprs import C, combine, literal, narrow_int
 from .cuda_text import term_loop
 
@@ -263,7 +263,13 @@ def _write_result(body, rp: ReducerPlan, fp: FinalizePlan, frame: Frame) -> None
         value = C(f"{partial}[{slot_text}]")
         return combine(monoid, dtype, seed, value).text if seeded else value.text
 
+    def seeded_text(value: C) -> str:
+        return combine(monoid, dtype, seed, value).text if seeded else value.text
+
     dst = stmt.dst
+    if fp.publish is not None:
+        _write_published(body, rp, fp, frame, seeded_text)
+        return
     if dst is None:
         if seeded:
             body.out.comment("the seed, once per output")
@@ -311,3 +317,80 @@ def _reshape(ix: tuple[IndexExpr, ...], src_shape, dst_shape) -> tuple[IndexExpr
         stride //= extent
         out.append((flat // stride) % extent if extent > 1 else Const(0))
     return tuple(out)
+
+
+# ----------------------------------------------------------------------------- publication
+
+# A publication folds few words (the lane groups holding one output): up to this many
+# are written out one after the other, more go through a rolled loop (cuda_text.term_loop).
+STRAIGHT_FOLD = 8
+
+
+def _write_published(body, rp: ReducerPlan, fp: FinalizePlan, frame: Frame,
+                     seeded_text) -> None:
+    """The result read from the workspace words the collective wrote (spec.physical
+    Publish): into the destination fragment's holders, every storage copy (in place), or
+    a shared/global destination by storage replica 0; then the publication's barrier."""
+    stmt, reducer = fp.finalize, rp.reducer
+    dst = stmt.dst
+    pub = fp.publish
+    seeded = " (seeded once)" if reducer in body.seeded else ""
+    if dst is not None and dst.scope == "fragment":
+        layout = fp.dst_layout or body.layouts.fragment(dst)
+        body.out.comment(f"publication: {dst.name} in its own layout, {layout.describe()}, "
+                         f"each output combined from {pub.terms} workspace word(s){seeded}")
+        with body.cells(layout, frame) as inner:
+            out_ix = tuple(Var(n) for n in layout.index_vars)
+            red_ix = _reshape(out_ix, dst.shape, reducer.shape)
+            value = _published_value(body, rp, pub, red_ix, inner)
+            body.out.line(f"{body.element(dst, out_ix, inner).text} = {seeded_text(value)};")
+    else:
+        storage = rp.storage.rename(index_names(len(reducer.shape)))
+        first_only = dst is not None and storage.replicate > 1
+        body.out.comment(f"publication: {'every copy of ' + reducer.name if dst is None else dst.name + ' by storage replica 0'}, "
+                         f"each output combined from {pub.terms} workspace word(s){seeded}")
+        if dst is not None and dst.scope == "shared":
+            body.sync(frame.participants, f"earlier readers of {dst.name} are done")
+        with body.cells(storage, frame, with_replica=first_only) as inner:
+            red_ix = tuple(Var(n) for n in storage.index_vars)
+            with body._maybe_block("if (rep == 0)" if first_only else None):
+                value = _published_value(body, rp, pub, red_ix, inner)
+                if dst is None:
+                    slot = register_slot(rp.storage, red_ix, inner, body.var).text
+                    target = f"{partial_name(body, reducer)}[{slot}]"
+                else:
+                    out_ix = _reshape(red_ix, reducer.shape, dst.shape)
+                    target = body.element(dst, out_ix, inner).text
+                body.out.line(f"{target} = {seeded_text(value)};")
+        if dst is not None and dst.scope == "shared":
+            body.sync(frame.participants, f"{dst.name} is visible")
+    body.out.comment("every publication read is done before the workspace is reused")
+    body.out.line(f"reducer_barrier({pub.barrier.id}, {pub.barrier.count});")
+
+
+def _published_value(body, rp: ReducerPlan, pub, red_ix, frame: Frame) -> C:
+    """Declares `published`, the fold of W[addr(x, term)] for term < terms (left to
+    right, as the simulator folds), and returns it."""
+    reducer = rp.reducer
+    dtype = reducer.dtype
+    monoid = monoid_named(reducer.reducer.op)
+    workspace = workspace_name(body, reducer)
+    addr = pub.addr.substitute(dict(zip(pub.index_vars, red_ix)))
+    ranges = dict(frame.ranges)
+    ranges[TERM] = (0, pub.terms - 1)
+    inner = Frame(frame.participants, frame.loop_vars, ranges,
+                  dict(frame.c_names, **{TERM: "term"}))
+
+    def word(term: IndexExpr) -> C:
+        at = addr.substitute({TERM: term}).simplify(ranges)
+        return C(f"{workspace}[{render_index(at, inner, body.var).text}]")
+
+    value = C("published")
+    body.out.line(f"{dtype.c_name} published = {word(Const(0)).text};")
+    if pub.terms <= STRAIGHT_FOLD:
+        for term in range(1, pub.terms):
+            body.out.line(f"published = {combine(monoid, dtype, value, word(Const(term))).text};")
+    else:
+        with body._maybe_block(term_loop(body.out, 1, pub.terms)):
+            body.out.line(f"published = {combine(monoid, dtype, value, word(Var(TERM))).text};")
+    return value

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from spec.diagnostics import NOTE, Diagnostic, Note
 from spec.physical import ReducerPlan
 from verify.proofs_fast import FastSearch, search_fast
@@ -23,6 +25,7 @@ from verify.signature import signature
 from .collectives import butterfly, butterfly_chunk_limit, chunk_size
 from .plan_canonical import plan_canonical
 from .plan_sites import ReducerSites, finalize_plan, site_plans
+from .segmented import NoSegments, segmented
 
 
 class FastPlanRefused(Exception):
@@ -37,21 +40,61 @@ def plan_fast(sites: ReducerSites) -> ReducerPlan:
     search = search_fast(sites)
     if not search.legal:
         raise FastPlanRefused(refusal(sites, search))
-    partition, storage = search.chosen.partition, search.chosen.storage
-    offset, count = sites.participants
-    slots = storage.slots_per_thread
-    limit = butterfly_chunk_limit(count, sites.word_bytes)
-    finalizes, words = [], 0
-    for finalize in sites.finalizes:
-        chunk = chunk_size(slots, limit, finalize.batch)
-        collective = butterfly(partition.width, partition.scale, count,
-                               sites.barrier_ids[finalize], slots, chunk, offset)
-        words = max(words, collective.workspace_words)
-        finalizes.append(finalize_plan(sites, finalize, collective, width=partition.width,
-                                       scale=partition.scale,
-                                       dst_layout=sites.dst_layout(finalize)))
+    chosen = search.chosen
+    partition, storage = chosen.partition, chosen.storage
+    collectives = [_collective(sites, f, partition, storage, chosen.needs_publish)
+                   for f in sites.finalizes]
+    finalizes = [finalize_plan(sites, f, c, width=partition.width, scale=partition.scale,
+                               dst_layout=sites.dst_layout(f))
+                 for f, c in zip(sites.finalizes, collectives)]
+    words = max((c.workspace_words for c in collectives), default=0)
     return ReducerPlan(sites.reducer, "fast", sites.participants, storage,
                        site_plans(sites, None), tuple(finalizes), words)
+
+
+def _collective(sites: ReducerSites, finalize, partition, storage, needs_publish: bool):
+    """A butterfly inside each group when it needs no workspace and the groups hold
+    what the destination needs; otherwise the segmented all-reduce over one group's
+    copies, published into the destination (a redistribution when the destination's
+    layout differs from the groups)."""
+    offset, count = sites.participants
+    slots = storage.slots_per_thread
+    if not needs_publish and partition.shuffles_only:
+        return butterfly(partition.width, partition.scale, count,
+                         sites.barrier_ids[finalize], slots, None, offset)
+    if first_replicas_form_a_group(storage, partition):
+        try:
+            return segmented(storage, partition.width, sites.barrier_ids[finalize],
+                             sites.word_bytes)
+        except NoSegments as why:
+            if needs_publish:
+                raise FastPlanRefused(_no_publication(sites, str(why))) from None
+    elif needs_publish:
+        raise FastPlanRefused(_no_publication(
+            sites, f"the storage's first {partition.width} copies of an output are not "
+            f"one group of {partition.describe()}"))
+    limit = butterfly_chunk_limit(count, sites.word_bytes)
+    chunk = chunk_size(slots, limit, finalize.batch)
+    return butterfly(partition.width, partition.scale, count, sites.barrier_ids[finalize],
+                     slots, chunk, offset)
+
+
+def first_replicas_form_a_group(storage, partition) -> bool:
+    """Replicas [0, width) of every output lie in one group of the partition: the
+    publication then reads one complete reduction of each output."""
+    if storage.replicate % partition.width:
+        return False
+    span = partition.width * partition.scale
+    threads = storage.threads_of()[:partition.width]
+    groups = (threads // span) * partition.scale + threads % partition.scale
+    members = np.sort(threads, axis=0)
+    return bool((groups == groups[:1]).all() and (np.diff(members, axis=0) != 0).all())
+
+
+def _no_publication(sites: ReducerSites, why: str) -> Diagnostic:
+    return Diagnostic("R400", NOTE, f"fast plan refused for {sites.reducer.name}: the "
+                      f"groups do not hold what the destination needs and the result "
+                      f"cannot be published into it: {why}", sites.reducer.span, ())
 
 
 def plan_auto(sites: ReducerSites) -> ReducerPlan:

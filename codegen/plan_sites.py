@@ -153,7 +153,8 @@ def finalize_plan(sites: ReducerSites, finalize: ir.ReducerFinalize, collective:
     """The barrier count is the participant count, whatever the reduction width (RFC:
     `NamedBarrier<128>` counts arriving threads, not the span of a group)."""
     return FinalizePlan(finalize, collective.chunks, width, scale,
-                        sites.barrier_ids[finalize], sites.participants[1], dst_layout)
+                        sites.barrier_ids[finalize], sites.participants[1], dst_layout,
+                        collective.publish)
 
 
 def _range(participants: tuple[int, int]) -> str:

@@ -87,7 +87,22 @@ def _finalize_text(fp: FinalizePlan, op: str) -> list[str]:
         lines.append(f"    chunk slots {chunk.first}..{chunk.first + chunk.count - 1}:")
         lines += [f"      {step_text(step, op)}" for step in chunk.steps] or \
             ["      (nothing to combine: one partial per output)"]
+    if fp.publish is not None:
+        lines.append(f"    publication into the destination: {publish_text(fp, op)}")
+        lines.append(f"      {step_text(fp.publish.barrier, op)}")
     return lines
+
+
+def publish_text(fp: FinalizePlan, op: str = "⊕") -> str:
+    """`out[i] = sum over k < 2 of W[16*(2*(i % 2) + k) + i // 2]` for every holder."""
+    pub = fp.publish
+    ix = ", ".join(pub.index_vars)
+    where = "every holder in its layout" if fp.finalize.dst is not None and \
+        fp.finalize.dst.scope == "fragment" else \
+        "every copy of the storage" if fp.finalize.dst is None else "storage replica 0"
+    read = f"W[{pub.addr}]" if pub.terms == 1 else \
+        f"{op} over term < {pub.terms} of W[{pub.addr}]"
+    return f"[{ix}] = {read} ({where})"
 
 
 def _batch_text(fp: FinalizePlan) -> str:
@@ -198,6 +213,10 @@ def _finalize_json(fp: FinalizePlan, op: str) -> dict:
         "dst_layout": layout_json(fp.dst_layout) if fp.dst_layout is not None else None,
         "chunks": [{"first": c.first, "count": c.count,
                     "steps": [step_json(s, op) for s in c.steps]} for c in fp.chunks],
+        "publish": None if fp.publish is None else {
+            "index_vars": list(fp.publish.index_vars), "addr": str(fp.publish.addr),
+            "terms": fp.publish.terms, "barrier": step_json(fp.publish.barrier, op),
+            "text": publish_text(fp, op)},
     }
 
 

@@ -109,11 +109,12 @@ class Ledger:
 # ----------------------------------------------------------------------------- replay
 
 def replay_counts(ledger: Ledger, plan: FinalizePlan, participants: tuple[int, int],
-                  threads: int, words: int, slots: int, target: int,
+                  threads: int, words: int, slots: int, observe,
                   batch: int = 256) -> dict[int, int]:
-    """How many times each contribution id entered partial cell `target` (relative
-    thread * slots + slot) after the collective: the collective run again with one
-    count vector per partial cell, batch cells at a time."""
+    """How many times each contribution id entered the observed copy after the
+    collective: the collective run again with one count vector per partial cell, batch
+    cells at a time; observe(channel) reads the copy's count vector (a partial cell, or
+    the workspace words a publication combines)."""
     entered_cells = np.concatenate([e.cells for e in ledger.events] or
                                    [np.zeros(0, np.int64)])
     ids = np.concatenate([e.cell_ids for e in ledger.events] or [np.zeros(0, np.uint64)])
@@ -126,8 +127,7 @@ def replay_counts(ledger: Ledger, plan: FinalizePlan, participants: tuple[int, i
         vectors[part // slots, part % slots, np.arange(len(part))] = 1
         channel = Channel(vectors, np.add, add_fold)
         Exchange(plan, participants, threads, words, [channel]).run()
-        multiplicity[start:start + len(part)] = channel.cells[target // slots,
-                                                              target % slots]
+        multiplicity[start:start + len(part)] = observe(channel)
     entered = multiplicity[which]
     unique, inverse = np.unique(ids, return_inverse=True)
     totals = np.bincount(inverse, weights=entered, minlength=len(unique))

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from spec import ir
 from spec.diagnostics import DiagnosticError, Note, error
-from spec.physical import FinalizePlan, SitePlan
+from spec.physical import TERM, FinalizePlan, Publish, SitePlan
 
 from .accounting import UpdateEvent, contribution_ids, describe, replay_counts, \
     wrong_contributions
@@ -138,19 +139,26 @@ class ReducerExecution:
                     Channel(p.ids, np.add, add_fold), Channel(p.counts, np.add, add_fold)]
         checks = Checks(p.regs.written, p.races, self.report, stmt.span, what,
                         stmt.reducer.name)
+        exchange = Exchange(fplan, p.plan.participants, self.s.threads,
+                            p.plan.workspace_words, channels, checks)
         with np.errstate(over="ignore"):
-            Exchange(fplan, p.plan.participants, self.s.threads, p.plan.workspace_words,
-                     channels, checks).run()
-        used = p.tables.index >= 0
-        if p.seed is not None:
-            p.regs.values[used] = p.combine(p.seed, p.regs.values[used])
+            exchange.run()
         cells, outputs, threads = self.observed(stmt, fplan, p)
+        if fplan.publish is None:
+            used = p.tables.index >= 0
+            if p.seed is not None:
+                p.regs.values[used] = p.combine(p.seed, p.regs.values[used])
+            copies = Copies.of_partials(p, cells)
+        else:
+            copies = published(fplan.publish, exchange, p, outputs, threads)
+            if p.seed is not None:
+                copies.values = p.combine(p.seed, copies.values)
         p.ledger.expect()
-        mismatched = self.account(stmt, fplan, p, cells, outputs)
-        self.deliver(stmt, p, cells, outputs, threads)
+        mismatched = self.account(stmt, fplan, p, copies, outputs)
+        self.deliver(stmt, p, cells, outputs, threads, copies.values)
         self.k.finalizes.append(FinalizeSummary(
             self.block, stmt.reducer.name, stmt.span.line, stmt.reducer.size,
-            p.ledger.contributions, len(cells), mismatched))
+            p.ledger.contributions, len(outputs), mismatched))
         p.ledger = None
 
     def observed(self, stmt: ir.ReducerFinalize, fplan: FinalizePlan, p: Partials):
@@ -162,6 +170,11 @@ class ReducerExecution:
         dst = stmt.dst
         if dst is None:
             return tab.pair_cell, tab.pair_index, tab.pair_thread + offset
+        if dst.scope == "fragment" and fplan.publish is not None:
+            # published from the workspace: the holders need no partial of their own
+            layout = fplan.dst_layout or self.s.layouts.fragments[dst]
+            dtab = tables(layout)
+            return None, dtab.pair_index, dtab.pair_thread + layout.offset
         if dst.scope == "fragment":
             found = self.s.readers.get(stmt)
             if found is None:
@@ -196,41 +209,41 @@ class ReducerExecution:
         return tab.pair_cell[first], tab.pair_index[first], tab.pair_thread[first] + offset
 
     def account(self, stmt: ir.ReducerFinalize, fplan: FinalizePlan, p: Partials,
-                cells, outputs) -> int:
+                copies: "Copies", outputs) -> int:
         """Compare every observed copy's (id-sum, count) with the expected pair; name the
         wrong contributions of each mismatched output by a replay. Returns how many
         outputs mismatched."""
         ledger = p.ledger
-        slots = p.regs.values.shape[1]
-        poisoned = ~p.regs.flat_written[cells]
+        poisoned = ~copies.written
         if poisoned.any():
             i = int(np.argmax(poisoned))
             self.report.add("R502", f"the result of {self.element(stmt.reducer, outputs[i])}"
-                            f" in thread {int(cells[i]) // slots + p.plan.storage.offset} is poisoned "
+                            f" in thread {int(copies.threads[i])} is poisoned "
                             "(a partial the collective never wrote)", stmt.span,
                             key="result")
-        bad = (p.ids.reshape(-1)[cells] != ledger.expected_ids[outputs]) | \
-              (p.counts.reshape(-1)[cells] != ledger.expected_counts[outputs])
+        bad = (copies.ids != ledger.expected_ids[outputs]) | \
+              (copies.counts != ledger.expected_counts[outputs])
         if not bad.any():
             return 0
         bad_outputs, first = np.unique(outputs[bad], return_index=True)
-        targets = cells[np.nonzero(bad)[0][first]]
-        for output, cell in list(zip(bad_outputs, targets))[:4]:
-            self.name_wrong(stmt, fplan, p, int(output), int(cell))
+        targets = np.nonzero(bad)[0][first]
+        for output, copy in list(zip(bad_outputs, targets))[:4]:
+            self.name_wrong(stmt, fplan, p, int(output), copies, int(copy))
         if len(bad_outputs) > 4:
             self.report.add("R503", f"{len(bad_outputs)} outputs of {stmt.reducer.name} "
                             "violate exactly-once in all (the first 4 are named above)",
                             stmt.span, key="summary")
         return len(bad_outputs)
 
-    def name_wrong(self, stmt, fplan, p: Partials, output: int, cell: int) -> None:
+    def name_wrong(self, stmt, fplan, p: Partials, output: int, copies: "Copies",
+                   copy: int) -> None:
         ledger = p.ledger
         slots = p.regs.values.shape[1]
         counts = replay_counts(ledger, fplan, p.plan.participants, self.s.threads,
-                               max(p.plan.workspace_words, 1), slots, cell)
+                               max(p.plan.workspace_words, 1), slots, copies.observe(copy))
         wrong = wrong_contributions(ledger, output, counts)
         target = self.element(stmt.reducer, output)
-        thread = cell // slots + p.plan.storage.offset
+        thread = int(copies.threads[copy])
         if not wrong:
             self.report.add("R503", f"the copy of {target} in thread {thread} carries an "
                             "accounting pair no set of contributions explains", stmt.span,
@@ -247,15 +260,77 @@ class ReducerExecution:
         self.report.add("R503", message, stmt.span, *notes, key=(self.block, output))
 
     def deliver(self, stmt: ir.ReducerFinalize, p: Partials, cells, outputs,
-                threads) -> None:
+                threads, values) -> None:
         """Write the result to the destination (in place: the partials become it)."""
         dst = stmt.dst
         if dst is None:
+            p.regs.flat_values[cells] = values
+            p.regs.flat_written[cells] = True
             p.readable = True
             return
-        values = p.regs.flat_values[cells]
         if dst.scope == "fragment":
             self.write_registers(dst, threads, outputs, values, stmt.span)
         else:
             self.write(dst, None, outputs, values, stmt.span)
 
+
+
+# ----------------------------------------------------------------------------- copies
+
+@dataclass
+class Copies:
+    """The observed copies of the result, one per (reader thread, output): value,
+    accounting pair, whether it was written, and how a replay observes it."""
+    values: np.ndarray
+    ids: np.ndarray
+    counts: np.ndarray
+    written: np.ndarray
+    threads: np.ndarray                    # absolute reader thread per copy
+    observe: Callable[[int], Callable[[Channel], np.ndarray]]
+
+    @staticmethod
+    def of_partials(p: Partials, cells: np.ndarray) -> "Copies":
+        slots = p.regs.values.shape[1]
+        offset = p.plan.storage.offset
+
+        def observe(copy: int):
+            cell = int(cells[copy])
+            return lambda ch: ch.cells[cell // slots, cell % slots]
+        return Copies(p.regs.flat_values[cells], p.ids.reshape(-1)[cells],
+                      p.counts.reshape(-1)[cells], p.regs.flat_written[cells],
+                      cells // slots + offset, observe)
+
+
+def published(pub: Publish, exchange: Exchange, p: Partials, outputs: np.ndarray,
+              threads: np.ndarray) -> Copies:
+    """Each reader's combine of W[addr(x, k)] for k < terms, read after the collective's
+    last barrier, in every channel (so the accounting sees the publication), then the
+    publication's own barrier."""
+    addrs = publish_addresses(pub, p.buffer.shape, outputs)
+    inside = (addrs >= 0) & (addrs < exchange.words)
+    if not inside.all():
+        i = np.argwhere(~inside)[0]
+        exchange.report("R505", f"the publication reads workspace word {int(addrs[tuple(i)])} "
+                        f"for thread {int(threads[i[0]])} (term {int(i[1])}), outside "
+                        f"{p.buffer.name}_workspace[{exchange.words}]", key="publish")
+        addrs = np.clip(addrs, 0, max(exchange.words - 1, 0))
+    readers = np.repeat(threads - exchange.offset, pub.terms)
+    exchange.unwritten(addrs.reshape(-1), readers, "the publication")   # R502
+    races = p.races
+    exchange.race(races.read(readers + exchange.offset, addrs.reshape(-1)), pub)
+    races.tick()
+    races.barrier(np.arange(exchange.offset, exchange.offset + exchange.count))
+    values, ids, counts = (ch.reduce(ch.workspace[addrs], 1) for ch in exchange.channels)
+    written = exchange.ws_written[addrs].all(axis=1) & inside.all(axis=1)
+
+    def observe(copy: int):
+        return lambda ch: add_fold(ch.workspace[addrs[copy]], 0)
+    return Copies(values, ids, counts, written, threads, observe)
+
+
+def publish_addresses(pub: Publish, shape, outputs: np.ndarray) -> np.ndarray:
+    """[copies, terms]: the workspace words each copy of output `outputs[n]` combines."""
+    index = np.unravel_index(outputs, tuple(shape))
+    env = {v: np.asarray(ix, dtype=np.int64)[:, None] for v, ix in zip(pub.index_vars, index)}
+    env[TERM] = np.arange(pub.terms, dtype=np.int64)[None, :]
+    return np.broadcast_to(pub.addr.evaluate(env), (len(outputs), pub.terms)).astype(np.int64)

@@ -32,6 +32,9 @@ from .layout import Layout
 
 # Names the step expressions may use.
 T, S, K = "t", "s", "k"
+# The term of a publication's address (its other names are the reducer's index
+# variables i, j, k, ..., so it cannot be K).
+TERM = "term"
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,22 @@ class Chunk:
 
 
 @dataclass(frozen=True)
+class Publish:
+    """The result taken from the workspace rather than from the partials: after the
+    chunks, every holder of output x in the destination's layout (in place: every
+    storage copy; a shared or global destination: storage replica 0) combines
+    W[addr(x, term)] for term < terms, left to right, then `barrier` frees the
+    workspace. addr is over the reducer's index variables (i, j, ... as `index_vars`)
+    and TERM. The
+    destination need not keep any partial: this is the redistribution from the
+    reducer's groups into the destination's layout (codegen.segmented)."""
+    index_vars: tuple[str, ...]
+    addr: IndexExpr
+    terms: int
+    barrier: Barrier
+
+
+@dataclass(frozen=True)
 class SitePlan:
     update: ReducerUpdate
     loop: Layout                     # the layout of the loop around the update
@@ -116,6 +135,7 @@ class FinalizePlan:
     barrier_count: int               # the participant count, independent of width
     dst_layout: Layout | None        # the destination fragment's layout; None: in place,
                                      # or a shared/global destination written by replica 0
+    publish: Publish | None = None   # the result read from the workspace (else: partials)
 
 
 @dataclass(frozen=True)

@@ -87,14 +87,16 @@ def test_ptxas_shared_memory_equals_the_model(measured, cid):
 
 
 @pytest.mark.parametrize("tiling", TILINGS, ids=[f"{m}x{k}_{t}" for m, k, t in TILINGS])
-def test_gemv_tilings_use_dynamic_shared_memory(measured, tiling):
-    """The tilings that failed with "uses too much shared data" compile, every plan
-    with its arrays in dynamic shared memory."""
+def test_gemv_tilings_fit_shared_memory(measured, tiling):
+    """The tilings that failed with "uses too much shared data" compile, every plan:
+    with the segmented finalize their workspace is (lane groups x slots) words, so the
+    A tile and the workspace fit the 48 KB of static shared memory; a kernel over it
+    would go to dynamic shared memory (ptxas then reports none static)."""
     m, k, t = tiling
     for planner in PLANNERS:
         resources, figures = measured[f"gemv_{m}x{k}_{t}-{planner}"]
-        assert resources.dynamic and resources.shared_bytes > 48 * 1024
-        assert figures.shared_bytes == 0
+        assert resources.dynamic == (resources.shared_bytes > 48 * 1024)
+        assert figures.shared_bytes == resources.static_shared_bytes
         assert resources.shared[0].name == "A_shared" and resources.shared[0].offset == 0
 
 

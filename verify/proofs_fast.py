@@ -14,8 +14,10 @@ epoch's update sites it is legal when Z3 proves, as unsat counterexample queries
 - `slots` (obligation 2): the narrow storage — each thread keeps the outputs of its group
   — gives one slot per output, the same in every thread (injective), and every site
   writes its outputs where the storage keeps them;
-- `destination`: every thread the finalize destination places an output on keeps that
-  output (its group reduced it); an in-place finalize needs every participant;
+- `destination` (not needed for legality): every thread the finalize destination places
+  an output on keeps that output (its group reduced it); an in-place finalize needs every
+  participant. When it is refuted the plan publishes the result into the destination's
+  layout through the workspace (codegen.segmented) instead of reading it in place;
 - `storage complete`: every group the storage keeps an output in receives each
   contribution to it (a predicate may switch iterations off: no copy stays at the
   identity);
@@ -406,6 +408,10 @@ class Attempt:
     proofs: list[ProofResult] = field(default_factory=list)
     storage: Layout | None = None
     failed: Query | None = None          # the query that refuted it, for re-solving
+    # `destination` refuted: the groups do not hold what the destination's layout needs,
+    # so the finalize must publish the result into it (codegen.segmented)
+    needs_publish: bool = False
+    destination: list[ProofResult] = field(default_factory=list)
 
     @property
     def legal(self) -> bool:
@@ -610,8 +616,11 @@ def attempt_partition(sites: list[Site], part: Partition, destinations, reducer:
     if not all(run(storage_complete_query(site, storage, part)) for site in sites):
         return attempt
     for dst, what, line in destinations:
-        if not run(destination_query(dst, storage, part, what, line)):
-            return attempt
+        # not an obligation of legality: a destination the groups do not hold is
+        # published into (the workspace redistributes), at the cost of a barrier
+        attempt.destination.append(budget.solve(destination_query(dst, storage, part, what,
+                                                                  line), minimize=False))
+    attempt.needs_publish = not all(p.proved for p in attempt.destination)
     run(shape_query(part))
     return attempt
 

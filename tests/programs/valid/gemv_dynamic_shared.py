@@ -1,16 +1,16 @@
 # expect: ok
 #
-# The streaming GEMV at one of TileLang's GEMV tilings: fp16 A in 64 x 256 tiles on 256
-# threads, fp32 accumulation. A_shared (32 KB) and the reducer's finalize workspace
-# (32 KB) together are over the 48 KB of static shared memory, so the generated kernel
+# The streaming GEMV with a wide tile: fp16 A in 64 x 512 tiles on 256 threads, fp32
+# accumulation. A_shared (64 KB) and the reducer's finalize workspace (8 warps x 64
+# outputs = 2 KB) are over the 48 KB of static shared memory, so the generated kernel
 # keeps them in one dynamic shared buffer at the resource model's offsets and the launch
-# opts into that many bytes. 64 * 512 = 32768 contributions.
+# opts into that many bytes. 64 * 1024 = 65536 contributions.
 import tilelang.language as T
 
 M = 64
-K = 512
+K = 1024
 BLOCK_M = 64
-BLOCK_K = 256
+BLOCK_K = 512
 THREADS = 256
 dtype = T.float16
 accum_dtype = T.float32

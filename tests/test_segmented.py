@@ -1,0 +1,185 @@
+"""The segmented finalize (codegen.segmented) and storage in the update loop's layout
+(codegen.storage): the plans they give the streaming GEMV, the cases that fall back, and
+faults planted into the new steps, each caught by the simulator with its own code."""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from codegen.plan import plan_func
+from codegen.plan_canonical import plan_transpose
+from codegen.plan_sites import gather_reducers
+from codegen.layout import infer_layouts
+from codegen.segmented import NoSegments, cosets_match_replicas, segmented, shuffle_bits
+from interp.accept import within_bound
+from interp.logical import run
+from interp.simulate import simulate
+from spec.frontend import parse_file
+from spec.indexexpr import Const, Var
+from spec.layout import Layout, fully_replicated
+from spec.physical import Publish, Shuffle, ToWorkspace
+from verify.inputs import prepare
+
+ROOT = Path(__file__).resolve().parent.parent
+GEMV = ROOT / "examples" / "gemv_pipelined.py"
+
+
+def _func(path: Path):
+    return parse_file(str(path)).func()
+
+
+def _finalize(plan):
+    (rp,) = plan.reducers
+    (fp,) = rp.finalizes
+    return rp, fp
+
+
+def _agrees(func, plan, seed: int = 0) -> list[str]:
+    inputs = prepare(func, seed)
+    result = simulate(plan, inputs)
+    reference = run(func, inputs)
+    for name, exact in reference.outputs.items():
+        assert within_bound(result.outputs[name], exact, reference.bounds[name]).all(), name
+    return [d.code for d in result.violations]
+
+
+# ----------------------------------------------------------------------------- the GEMV
+
+def test_gemv_canonical_keeps_partials_in_the_loop_layout():
+    """32 rows on 128 threads with the loop `thread = 64*(i % 2) + k, slot = i // 2`:
+    16 partials per thread (not 32), one store per warp, a 64-word workspace (4 warps x
+    16 slots), each output published from the 2 warps that hold it."""
+    func = _func(GEMV)
+    rp, fp = _finalize(plan_func(func, "canonical"))
+    assert rp.storage.describe() == \
+        "thread = 64*(i % 2) + rep, slot = i // 2, replicate 64 (threads 0..127)"
+    assert rp.storage.slots_per_thread == 16 and rp.workspace_words == 64
+    steps = fp.chunks[0].steps
+    assert [s.mask for s in steps if isinstance(s, Shuffle)] == [1, 2, 4, 8, 16]
+    (store,) = [s for s in steps if isinstance(s, ToWorkspace)]
+    assert str(store.addr) == "16*(t // 32) + s" and str(store.guards[0].expr) == "t % 32"
+    assert fp.publish.terms == 2
+    assert str(fp.publish.addr) == "32*(i % 2) + 16*term + i // 2"
+    assert _agrees(func, plan_func(func, "canonical")) == []
+
+
+def test_gemv_fast_plan_is_the_narrow_width_with_a_redistribution():
+    """The groups of 64 threads hold 16 rows each, the destination wants every row in 4
+    threads across both groups: the fast plan takes width 64 (not 128) and publishes."""
+    func = _func(GEMV)
+    rp, fp = _finalize(plan_func(func, "fast"))
+    assert rp.planner == "fast" and fp.width == 64
+    assert rp.storage.slots_per_thread == 16 and fp.publish is not None
+    assert _agrees(func, plan_func(func, "fast")) == []
+
+
+def test_register_words_of_the_partials_follow_the_loop():
+    func = _func(GEMV)
+    for planner in ("canonical", "fast"):
+        words = {r.name: r.words for r in plan_func(func, planner).resources.registers
+                 if r.what == "reducer partials"}
+        assert words == {"acc": 16}, planner
+
+
+# ----------------------------------------------------------------------------- building
+
+def test_no_shuffles_when_the_lanes_sharing_an_output_are_not_a_coset():
+    # output i lives in threads 3*i + rep (rep < 3): lane 0 and lane 1 share output 0,
+    # but lane 2's partner lane 3 holds output 1, so no lane bit qualifies
+    i, rep = Var("i"), Var("rep")
+    storage = Layout((8,), ("i",), i * 3 + rep, Const(0), 32, 3)
+    assert shuffle_bits(storage) == ()
+    collective = segmented(storage, 3, 1, 4)
+    assert not any(isinstance(s, Shuffle) for s in collective.chunks[0].steps)
+    assert collective.publish.terms == 3 and collective.workspace_words == 32
+
+
+def test_cosets_must_follow_the_replica_numbering():
+    storage = fully_replicated((4,), 64)
+    assert shuffle_bits(storage) == (0, 1, 2, 3, 4)
+    assert cosets_match_replicas(storage, (0, 1, 2, 3, 4))
+    # replicas numbered against the lanes: rep 0, 1 are threads 0 and 32
+    rep = Var("rep")
+    crossed = Layout((4,), ("i",), (rep % 2) * 32 + rep // 2, Var("i"), 64, 64)
+    assert not cosets_match_replicas(crossed, (0, 1, 2, 3, 4))
+    assert segmented(crossed, 64, 1, 4).publish.terms == 64       # L = 1: always right
+
+
+def test_a_workspace_over_the_budget_falls_back_to_the_transpose():
+    storage = fully_replicated((1024,), 64)
+    with pytest.raises(NoSegments, match="workspace words"):
+        segmented(storage, 64, 1, 4, workspace_bytes=1024)
+    func = _func(GEMV)
+    (sites,) = gather_reducers(func, infer_layouts(func))
+    rp = plan_transpose(sites)
+    assert rp.storage.replicate == 128 and rp.finalizes[0].publish is None
+
+
+def test_in_place_finalize_keeps_every_output_everywhere():
+    func = _func(ROOT / "examples" / "gemv_nondividing.py")
+    rp, fp = _finalize(plan_func(func, "canonical"))
+    assert rp.storage.replicate == rp.storage.count == 128
+    assert fp.publish is not None and _agrees(func, plan_func(func, "canonical")) == []
+
+
+# ----------------------------------------------------------------------------- faults
+
+def _with_publish(plan, **changes):
+    rp, fp = _finalize(plan)
+    fp = replace(fp, publish=replace(fp.publish, **changes))
+    return replace(plan, reducers=(replace(rp, finalizes=(fp,)),))
+
+
+def _with_steps(plan, change):
+    rp, fp = _finalize(plan)
+    chunk = fp.chunks[0]
+    fp = replace(fp, chunks=(replace(chunk, steps=tuple(change(list(chunk.steps)))),))
+    return replace(plan, reducers=(replace(rp, finalizes=(fp,)),))
+
+
+def _violations(plan) -> list:
+    func = plan.func
+    return simulate(plan, prepare(func, 0)).violations
+
+
+def test_publication_of_one_warp_of_two_is_r503():
+    plan = _with_publish(plan_func(_func(GEMV), "canonical"), terms=1)
+    found = [d for d in _violations(plan) if d.code == "R503"]
+    assert found and "entered y_frag" not in found[0].message
+    assert "0 times" in found[0].message
+
+
+def test_publication_past_the_workspace_is_r505():
+    plan = plan_func(_func(GEMV), "canonical")
+    rp, fp = _finalize(plan)
+    plan = _with_publish(plan, addr=fp.publish.addr + 64)
+    found = [d for d in _violations(plan) if d.code == "R505"]
+    assert found and "publication reads workspace word" in found[0].message
+
+
+def test_every_lane_storing_is_r504():
+    def unguarded(steps):
+        return [replace(s, guards=()) if isinstance(s, ToWorkspace) else s for s in steps]
+    plan = _with_steps(plan_func(_func(GEMV), "canonical"), unguarded)
+    assert "R504" in [d.code for d in _violations(plan)]
+
+
+def test_a_missing_shuffle_is_r503():
+    def drop(steps):
+        return [s for s in steps if not (isinstance(s, Shuffle) and s.mask == 16)]
+    plan = _with_steps(plan_func(_func(GEMV), "canonical"), drop)
+    found = [d for d in _violations(plan) if d.code == "R503"]
+    assert found and "0 times" in found[0].message
+
+
+def test_publication_and_its_barrier_are_rendered():
+    from codegen.cuda import render
+    text = render(plan_func(_func(GEMV), "canonical")).source
+    assert "float published = acc_workspace[32*(i % 2) + i / 2];" in text
+    assert "published = published + acc_workspace[32*(i % 2) + i / 2 + 16];" in text
+    assert text.count("reducer_barrier(1, 128);") == 2
+    assert isinstance(plan_func(_func(GEMV), "canonical").reducers[0].finalizes[0].publish,
+                      Publish)

@@ -7,9 +7,10 @@ and y) with M, K, the tiling (BLOCK_M x BLOCK_K, threads) and the dtype set. Per
 dtype, tiling), on the same inputs: TileLang 0.1.15's default plan and its forced
 baseline (tl.reducer_force_baseline=True) where tilelang imports; our fast and canonical
 plans (parse_source -> plan_func -> time_cuda); per (shape, dtype) torch.mv (cuBLAS) and
-a device copy of A, the bandwidth ceiling. A time is the median of --repeat launches
-after a warm-up between CUDA events around each launch (time_cuda's method; torch.cuda
-.Event for the others). TB/s = (A + x + y bytes) / time; the copy counts A read and
+a device copy of A, the bandwidth ceiling. A time is the median batch average of
+--repeat launches after a warm-up, launched back to back in batches between two CUDA
+events (time_cuda's method; torch.cuda.Event for the others), so the host's launch cost
+is not in it. TB/s = (A + x + y bytes) / time; the copy counts A read and
 written. Each y is checked once against a float64 numpy reference (Reference.bound):
 outside it is WRONG, listed under the table, and the exit status is 1.
 
@@ -47,7 +48,7 @@ from codegen.cuda import render  # noqa: E402
 from codegen.plan import plan_func  # noqa: E402
 from codegen.plan_fast import FastPlanRefused  # noqa: E402
 from codegen.resources import kib  # noqa: E402
-from codegen.runner import run_cuda, time_cuda  # noqa: E402
+from codegen.runner import BATCHES, run_cuda, time_cuda  # noqa: E402
 from interp.accept import within_bound  # noqa: E402
 from spec.diagnostics import DiagnosticError  # noqa: E402
 from spec.dtypes import DTYPES  # noqa: E402
@@ -302,17 +303,21 @@ def share_primary_context() -> None:
 
 
 def time_events(torch, launch, repeat: int) -> float:
-    """Median µs of launch() over repeat runs after one warm-up: time_cuda's method."""
+    """µs of one launch() by time_cuda's method: after one warm-up, repeat launches in
+    BATCHES back-to-back batches between two events each; the median batch average
+    (the host's launch cost stays out of the time)."""
     launch()
     torch.cuda.synchronize()
+    per_batch = max(1, repeat // BATCHES)
     times = []
-    for _ in range(repeat):
+    for _ in range(BATCHES):
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        launch()
+        for _ in range(per_batch):
+            launch()
         stop.record()
         stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1000.0)
+        times.append(start.elapsed_time(stop) * 1000.0 / per_batch)
     return float(np.median(times))
 
 

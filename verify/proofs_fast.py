@@ -360,13 +360,27 @@ def group_storage(sites: list[Site], part: Partition, shape: tuple[int, ...]) ->
     slots = [flat_index(shape, names)]
     mapping = preimage(sites[0])
     if mapping is not None:
-        slots.insert(0, sites[0].layout.slot.substitute(mapping))
+        loop_slot = sites[0].layout.slot.substitute(mapping).simplify(ranges)
+        slots[:0] = [loop_slot] + _compacted(loop_slot, shape, names, ranges)
+    found = []
     for slot in slots:
         layout = Layout(shape, names, thread.simplify(ranges), slot.simplify(ranges),
                         count, replicate, offset)
         if layout.is_injective() and _holds(layout, part, shape) == held:
-            return layout
+            found.append(layout)
+    if found:       # the fewest partial registers (the first of equals)
+        return min(found, key=lambda layout: layout.slots_per_thread)
     return f"{part.describe()}: no storage layout keeps exactly the outputs of each group"
+
+
+def _compacted(slot: IndexExpr, shape, names, ranges) -> list[IndexExpr]:
+    """The slot with the gaps of a stride divided out (a loop that puts two k of one
+    output in a thread numbers its slots 0, 2, 4, ...), when it has such a stride."""
+    points = np.unravel_index(np.arange(math.prod(shape)), shape)
+    used = np.unique(np.broadcast_to(slot.evaluate(dict(zip(names, points))),
+                                     (math.prod(shape),)))
+    stride = int(np.gcd.reduce(used)) if len(used) > 1 else 1
+    return [(slot // stride).simplify(ranges)] if stride > 1 else []
 
 
 def _held(sites: list[Site], part: Partition, shape) -> set[tuple[int, int]]:

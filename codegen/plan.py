@@ -17,7 +17,7 @@ from spec import ir
 from spec.physical import PhysicalPlan, ReducerPlan
 from spec.target import DEFAULT_TARGET, target as target_named
 from .layout import LayoutMap, infer_layouts
-from .plan_canonical import plan_canonical
+from .plan_canonical import plan_canonical, plan_transpose
 from .plan_fast import plan_auto, plan_fast
 from .plan_legacy import plan_legacy
 from .plan_sites import ReducerSites, gather_reducers
@@ -27,6 +27,9 @@ Planner = Callable[[ReducerSites], ReducerPlan]
 
 PLANNERS: dict[str, Planner] = {
     "canonical": plan_canonical,
+    # the canonical plan's fallback forced: every output everywhere, the transpose
+    # all-reduce in chunks (a batch= hint picks them); for tests and comparisons
+    "transpose": plan_transpose,
     "legacy": plan_legacy,
     # fast raises codegen.plan_fast.FastPlanRefused when no partition is proved;
     # auto (the default) is fast per reducer when proved, else canonical with R400

@@ -109,6 +109,9 @@ def _batch_text(fp: FinalizePlan) -> str:
     hint = fp.finalize.batch
     slots = sum(c.count for c in fp.chunks)
     size = fp.chunks[0].count
+    if fp.publish is not None:
+        return (f"batch hint {hint}: not needed (the segmented finalize stores each lane "
+                f"group's {slots} slots once, in one pass) — a hint never changes the result")
     if not any(isinstance(s, (ToWorkspace, ReduceWorkspace)) for c in fp.chunks
                for s in c.steps):
         return f"batch hint {hint}: not needed (no workspace; one pass over {slots} slots)"

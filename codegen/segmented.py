@@ -19,9 +19,10 @@ group). The collective:
    frees the workspace. The destination keeps no partial: this is the redistribution.
 
 Exactly once: the builder checks on every (output, replica) that replicas k*L ..
-k*L + L - 1 of x are one coset and distinct k distinct cosets, so the publication reads
-each copy in [0, span) once; when that fails it drops the shuffles (L = 1, every thread
-its own coset), which always holds. The simulator runs the same steps with accounting
+k*L + L - 1 of x are one coset and distinct k distinct cosets, and that L divides span,
+so the publication reads each copy in [0, span) once and no coset adds a copy from
+outside it; it shuffles fewer bits until that holds (at worst none: L = 1, every thread
+its own coset, which always holds). The simulator runs the same steps with accounting
 (interp.collective, interp.sim_reducers)."""
 from __future__ import annotations
 
@@ -46,9 +47,7 @@ def segmented(storage: Layout, span: int, barrier_id: int, word_bytes: int,
     offset, count = storage.participants
     if storage.replicate % span:
         raise ValueError(f"span {span} does not divide the {storage.replicate} replicas")
-    bits = shuffle_bits(storage)
-    if not cosets_match_replicas(storage, bits):
-        bits = ()
+    bits = coset_bits(storage, span)
     lanes = 1 << len(bits)
     cells = count // lanes
     slots = storage.slots_per_thread
@@ -66,6 +65,17 @@ def segmented(storage: Layout, span: int, barrier_id: int, word_bytes: int,
     addr = (cell_of(leader, bits) * slots + storage.slot).simplify(ranges)
     publish = Publish(storage.index_vars, addr, span // lanes, sync)
     return Collective((Chunk(0, slots, tuple(steps)),), words, publish)
+
+
+def coset_bits(storage: Layout, span: int) -> tuple[int, ...]:
+    """The shuffled lane bits: the most of shuffle_bits (lowest first) whose cosets are
+    blocks of the replica numbering inside [0, span) — a coset must never add the copy
+    of another group (the fast plan's groups each hold a complete reduction)."""
+    bits = shuffle_bits(storage)
+    for n in range(len(bits), 0, -1):
+        if span % (1 << n) == 0 and cosets_match_replicas(storage, bits[:n]):
+            return bits[:n]
+    return ()
 
 
 def shuffle_bits(storage: Layout) -> tuple[int, ...]:

@@ -229,7 +229,11 @@ def _typed(key: str, text: str, type_name: str | None):
             return bool(value)
         raise wrong("true or false")
     if "int" in kind and "float" not in kind:
-        if isinstance(value, int) and not isinstance(value, bool):
+        if isinstance(value, bool):
+            # TileLang 0.1.15 registers on/off switches such as tl.reducer_force_baseline
+            # as IntImm: true/false mean 1/0 there
+            return int(value)
+        if isinstance(value, int):
             return value
         raise wrong("an integer")
     if "float" in kind:

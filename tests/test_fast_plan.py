@@ -56,16 +56,20 @@ def test_minimal_example_is_fast_with_width_8(name):
 
 def test_gemv_is_fast_with_the_width_its_layouts_prove():
     # the update loop runs as thread = 64*(i % 2) + k, slot = i // 2: output i lives in
-    # the 64 threads of one half (width 64 is exactly-once), but y_frag is placed as
+    # the 64 threads of one half, so width 64 is exactly-once. y_frag is placed as
     # thread = 32*rep + i, so thread 1 must write y_frag[1], which only the other half
-    # reduces; width 128 is the first partition whose every obligation is proved
+    # reduces: the destination is refuted and the plan publishes into it (a
+    # redistribution through the workspace) instead of widening to 128
     func = _func("gemv_pipelined.py")
     layouts = infer_layouts(func)
     (rs,) = gather_reducers(func, layouts)
     search = search_fast(rs)
-    assert search.chosen.partition.width == 128
+    assert search.chosen.partition.width == 64 and search.chosen.needs_publish
+    (refuted,) = search.chosen.destination
+    assert "does not reduce that output" in refuted.counterexample
     rp = _only(plan_func(func, "fast", layouts))
-    assert rp.finalizes[0].width == 128 and rp.sites[0].guard_replica is None
+    assert rp.finalizes[0].width == 64 and rp.sites[0].guard_replica is None
+    assert rp.finalizes[0].publish is not None and rp.storage.slots_per_thread == 16
 
 
 def test_proof_results_carry_name_time_and_smt2():

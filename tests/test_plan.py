@@ -11,7 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from codegen.layout import infer_layouts
 from codegen.plan import plan_func
+from codegen.plan_canonical import plan_transpose
+from codegen.plan_sites import gather_reducers
 from codegen.plan_text import format_plan, plan_json
 from spec.diagnostics import DiagnosticError
 from spec.frontend import parse_file, parse_source
@@ -37,11 +40,15 @@ def kernel(threads: int, body: str, params: str = "x: T.Tensor((128,), T.float32
             f"    with T.Kernel(1, threads={threads}) as bx:\n{lines}\n")
 
 
-def outputs(rp, contributions) -> np.ndarray:
+def outputs(rp, contributions) -> np.ma.MaskedArray:
     """Run one reducer plan on real values: contributions[site] maps a loop index tuple
-    to (flat output index, value). Returns [participants, outputs] after the finalize."""
+    to (flat output index, value). Returns [participants, outputs] after the finalize
+    (published into every storage copy when the plan publishes), masked where the
+    thread keeps no copy of the output."""
     offset, count = rp.participants
-    partials = np.zeros((count, rp.storage.slots_per_thread, 1))
+    storage = rp.storage
+    partials = np.zeros((count, storage.slots_per_thread, 1))
+    index, _ = storage.inverse()
     for site, contribute in zip(rp.sites, contributions):
         loop = site.loop
         indices = loop.all_indices()
@@ -50,12 +57,39 @@ def outputs(rp, contributions) -> np.ndarray:
             else [site.guard_replica]
         for n in range(loop.size):
             out, value = contribute(tuple(int(ix[n]) for ix in indices))
-            slot = rp.storage.slots_of(np.unravel_index([out], rp.storage.shape))[0]
-            for r in replicas:          # the storage is fully replicated: every thread
-                partials[threads[r, n] - offset, slot, 0] += value     # holds `out`
+            slot = storage.slots_of(np.unravel_index([out], storage.shape))[0]
+            for r in replicas:
+                t = threads[r, n] - offset
+                assert index[t, slot] == out, f"thread {t} keeps no copy of output {out}"
+                partials[t, slot, 0] += value
     (finalize,) = rp.finalizes
-    result = run_chunks(finalize.chunks, partials, rp.workspace_words, offset)
-    return result[..., 0]
+    result = run_chunks(finalize.chunks, partials, rp.workspace_words, offset,
+                        finalize.publish, storage)[..., 0]
+    copies = np.full((count, storage.size), np.nan)
+    held = np.nonzero(index >= 0)
+    copies[held[0], index[held]] = result[held]
+    return np.ma.masked_invalid(copies)
+
+
+def transpose_plan(text: str):
+    """The canonical fallback for a reducer: every output everywhere, transpose
+    all-reduce in chunks."""
+    func = source(text)
+    (sites,) = gather_reducers(func, infer_layouts(func))
+    return plan_transpose(sites)
+
+
+def expect_copies(result: np.ndarray, storage) -> None:
+    """After a publication on symbolic partials (one-hot thread, one-hot slot): every
+    storage copy of output x holds each (thread, slot) that keeps x exactly once."""
+    index, _ = storage.inverse()
+    count = storage.count
+    for t, s in zip(*np.nonzero(index >= 0)):
+        holders = np.nonzero(index == index[t, s])
+        want = np.zeros(result.shape[2], dtype=np.int64)
+        np.add.at(want, holders[0], 1)
+        np.add.at(want, count + holders[1], 1)
+        assert (result[t, s] == want).all(), (t, s)
 
 
 def only(plan):
@@ -72,19 +106,34 @@ def barriers(fp):
 X8 = np.arange(1, 9, dtype=float)
 
 
-@pytest.mark.parametrize("name", ["minimal_rfc", "minimal_legacy", "minimal_v2"])
-def test_rfc_minimal_canonical_guards_replica_0_and_reduces_over_128(name):
+@pytest.mark.parametrize("name", ["minimal_rfc", "minimal_v2"])
+def test_rfc_minimal_canonical_guards_replica_0_and_reduces_its_8_threads(name):
+    """8 values on 128 threads: replica 0 of the loop is threads 0..7, so the storage
+    keeps the partial there, three shuffles reduce it, one word per 8 lanes goes to the
+    workspace and every thread of the destination reads the one word of threads 0..7."""
     rp = only(plan_func(example(name), "canonical"))
     assert rp.planner == "canonical" and rp.participants == (0, 128)
     (site,) = rp.sites
     assert site.guard_replica == 0 and site.loop.replicate == 16
+    assert rp.storage.describe() == "thread = rep, slot = 0, replicate 8 (threads 0..127)"
     (fp,) = rp.finalizes
-    assert (fp.width, fp.scale, fp.barrier_count) == (128, 1, 128)
-    assert any(isinstance(s, ReduceWorkspace) and s.terms == 128
-               for c in fp.chunks for s in c.steps)
+    assert (fp.width, fp.scale, fp.barrier_count) == (8, 1, 128)
+    assert [s.mask for c in fp.chunks for s in c.steps if isinstance(s, Shuffle)] == [1, 2, 4]
+    assert fp.publish.terms == 1 and fp.publish.barrier.count == 128
     assert {b.count for b in barriers(fp)} == {128}
     result = outputs(rp, [lambda ix: (0, X8[ix[0]])])
     assert (result[:, 0] == 36).all()
+
+
+def test_rfc_minimal_legacy_surface_in_place_keeps_every_output_everywhere():
+    """An in-place finalize leaves the reducer readable by anyone: every participant
+    keeps the output, each warp is shuffled, and the 4 warp words are published."""
+    rp = only(plan_func(example("minimal_legacy"), "canonical"))
+    assert rp.storage.replicate == 128
+    (fp,) = rp.finalizes
+    assert fp.publish.terms == 4
+    result = outputs(rp, [lambda ix: (0, X8[ix[0]])])
+    assert (result[:, 0] == 36).all() and not np.ma.is_masked(result)
 
 
 @pytest.mark.parametrize("name", ["minimal_rfc", "minimal_legacy"])
@@ -161,9 +210,14 @@ def test_96_participants_canonical_reduces_every_partial_once():
     rp = only(plan_func(source(NINETY_SIX.replace("BATCH", "16")), "canonical"))
     assert rp.participants == (0, 96)
     (fp,) = rp.finalizes
+    assert fp.barrier_count == 96 and {b.count for b in barriers(fp)} == {96}
+    x = np.arange(128, dtype=float) * 3 + 1
+    assert (outputs(rp, [lambda ix: (ix[0], x[ix[0]])]) == x[None, :]).all()
+    transposed = transpose_plan(NINETY_SIX.replace("BATCH", "16"))
+    (fp,) = transposed.finalizes
     assert (fp.width, fp.barrier_count) == (96, 96)
     assert [c.count for c in fp.chunks] == [16] * 8
-    result = run_chunks(fp.chunks, symbolic_partials(96, 128), rp.workspace_words)
+    result = run_chunks(fp.chunks, symbolic_partials(96, 128), transposed.workspace_words)
     expect_groups(result, all_one_group(96))
 
 
@@ -185,10 +239,12 @@ def test_96_participants_legacy_uses_a_power_of_two_width_and_loses_partials():
     ("1000", [64, 64]),        # unusable (wider than the 64-slot limit): the default
 ])
 def test_batch_hint_picks_chunks_that_cover_every_slot_once(batch, sizes):
+    """In the transpose all-reduce (the canonical fallback when the segmented
+    workspace would not fit) a batch hint picks the chunk size."""
     text = NINETY_SIX.replace("threads=96", "threads=128")
     text = text.replace(", batch=BATCH", "") if batch == "None" else \
         text.replace("BATCH", batch)
-    rp = only(plan_func(source(text), "canonical"))
+    rp = transpose_plan(text)
     (fp,) = rp.finalizes
     assert [c.count for c in fp.chunks] == sizes
     assert [c.first for c in fp.chunks] == list(np.cumsum([0] + sizes[:-1]))
@@ -202,6 +258,7 @@ def test_batch_hint_picks_chunks_that_cover_every_slot_once(batch, sizes):
 def test_2d_reducer_stores_every_output_and_sums_each_once():
     rp = only(plan_func(example("reducer_2d"), "canonical"))
     assert rp.storage.shape == (4, 8) and rp.storage.slots_per_thread == 32
+    assert rp.finalizes[0].publish.terms == 4            # one word per warp
     x = np.arange(512, dtype=float).reshape(16, 32)
     result = outputs(rp, [lambda ix: ((ix[0] // 4) * 8 + ix[1] // 4, x[ix])])
     pooled = x.reshape(4, 4, 8, 4).sum(axis=(1, 3)).reshape(-1)
@@ -288,19 +345,21 @@ def test_every_example_plans_and_prints(path, planner):
             assert fp.barrier_count == rp.participants[1]
             if planner == "canonical":
                 result = run_chunks(fp.chunks, symbolic_partials(rp.participants[1], slots),
-                                    rp.workspace_words, rp.participants[0])
-                expect_groups(result, all_one_group(rp.participants[1]))
+                                    rp.workspace_words, rp.participants[0], fp.publish,
+                                    rp.storage)
+                expect_copies(result, rp.storage)
 
 
 def test_format_plan_reads_like_the_issue():
     text = format_plan(plan_func(example("minimal_rfc"), "canonical"))
     assert "participants: threads 0..127 (128)" in text
-    assert "storage: thread = rep, slot = 0, replicate 128 (threads 0..127)" in text
+    assert "storage: thread = rep, slot = 0, replicate 8 (threads 0..127)" in text
     assert "update line 23: loop thread = 8*rep + j" in text
     assert "only replica 0 contributes" in text
     assert "bar.sync 1, 128" in text
-    assert "W[t + s] = P[t, s]" in text
-    assert "workspace: 129 words" in text
+    assert "W[t // 8 + s] = P[t, s]  if t % 8 == 0" in text
+    assert "publication into the destination: [i] = W[0] (every holder in its layout)" in text
+    assert "workspace: 16 words" in text
     legacy = format_plan(plan_func(example("minimal_legacy"), "legacy"))
     assert "shfl_xor 16" in legacy and "every replica contributes" in legacy
 

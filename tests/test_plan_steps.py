@@ -60,9 +60,12 @@ def _active(guards, threads: np.ndarray) -> np.ndarray:
     return threads[keep]
 
 
-def run_chunks(chunks, partials: np.ndarray, workspace_words: int, offset: int = 0):
-    """Execute chunks on partials [P, slots, D] (sum as the combine); returns the result.
-    Raises AssertionError on anything the simulator would report."""
+def run_chunks(chunks, partials: np.ndarray, workspace_words: int, offset: int = 0,
+               publish=None, storage=None):
+    """Execute chunks on partials [P, slots, D] (sum as the combine); returns the result:
+    the partials, or with a publication (and the storage layout) every storage copy
+    replaced by the words the publication combines for its output. Raises
+    AssertionError on anything the simulator would report."""
     values = partials.copy()
     count, slots, dim = values.shape
     threads = np.arange(count)
@@ -102,7 +105,18 @@ def run_chunks(chunks, partials: np.ndarray, workspace_words: int, offset: int =
             else:
                 raise AssertionError(f"unknown step {step!r}")
     assert (covered == 1).all(), f"slots covered {covered.tolist()} times"
+    if publish is not None:
+        _publish(publish, storage, values, workspace)
     return values
+
+
+def _publish(publish, storage, values: np.ndarray, workspace: "_Workspace") -> None:
+    index, _ = storage.inverse()
+    for t, s in zip(*np.nonzero(index >= 0)):
+        output = np.unravel_index(int(index[t, s]), storage.shape)
+        env = {v: int(i) for v, i in zip(publish.index_vars, output)}
+        values[t, s] = sum(workspace.read(int(t), int(publish.addr.evaluate(
+            dict(env, term=k)))) for k in range(publish.terms))
 
 
 def symbolic_partials(count: int, slots: int) -> np.ndarray:

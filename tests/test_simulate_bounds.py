@@ -4,7 +4,10 @@ the statement, the thread, the index and the allocation's extent: a workspace ad
 shifted past the workspace (each of the three workspace steps), a chunk shifted past
 the partial array, a storage or fragment layout narrower than its buffer (slots past
 the register array), copies that run past a shared tile or a fragment, and a global
-read on a side the kernel does not test."""
+read on a side the kernel does not test.
+The faults go into the transpose all-reduce (planner "transpose", the canonical plan's
+fallback), whose chunks, workspace reductions and broadcasts have the most to break; the
+segmented finalize's own faults are in test_segmented."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -121,7 +124,7 @@ def _program(source: str, name: str):
     from codegen.plan import plan_func
     from spec.frontend import parse_source
     func = parse_source(source, name).func()
-    return func, plan_func(func, "canonical")
+    return func, plan_func(func, "transpose")
 
 
 def test_copy_layout_overrunning_a_shared_tile_is_r505():

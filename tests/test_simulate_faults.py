@@ -1,7 +1,10 @@
 """Faults planted into correct canonical plans (dataclasses.replace of one piece), each
 caught by the simulator with its own code (DESIGN §4): a wrong barrier count (R500), a
 shuffle under a guard (R501), reads before writes (R502), racing workspace accesses
-(R504), a missing update guard and a batch covering only the first chunk (R503)."""
+(R504), a missing update guard and a batch covering only the first chunk (R503).
+The faults go into the transpose all-reduce (planner "transpose", the canonical plan's
+fallback), whose chunks, workspace reductions and broadcasts have the most to break; the
+segmented finalize's own faults are in test_segmented."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -22,7 +25,7 @@ t, s = Var(T), Var(S)
 
 def _plan(name: str):
     func = parse_file(str(ROOT / name)).func()
-    return func, plan_func(func, "canonical")
+    return func, plan_func(func, "transpose")
 
 
 def _with_reducer(plan, change, index: int = 0):
@@ -52,7 +55,7 @@ def _codes(func, plan, seed: int = 0) -> tuple[list[str], object]:
 
 def _minimal():
     func = parse_file(str(ROOT / "examples/minimal_v2.py")).func()
-    plan = plan_func(func, "canonical")
+    plan = plan_func(func, "transpose")
     inputs = {"x": np.arange(1, 9, dtype=np.float32), "out": np.zeros(1, np.float32)}
     return func, plan, inputs
 
@@ -119,7 +122,7 @@ def main(x: T.Tensor((8,), T.float32), out: T.Tensor((8,), T.float32)):
             out[j] = a[j] + b[j]
 '''
     func = parse_source(source, "poison.py").func()
-    codes, result = _codes(func, plan_func(func, "canonical"))
+    codes, result = _codes(func, plan_func(func, "transpose"))
     assert codes == ["R502"]
     assert "b[0]" in result.violations[0].message
     assert result.violations[0].span.line == 11

@@ -65,6 +65,8 @@ def test_the_value_keeps_everything_after_the_first_equals_sign():
 @pytest.mark.parametrize("key, text, value", [
     (BASELINE, "true", True), (BASELINE, "1", True), (BASELINE, "0", False),
     ("tl.config_index_bitwidth", "64", 64),
+    # TileLang 0.1.15 registers switches such as tl.reducer_force_baseline as IntImm
+    ("tl.config_index_bitwidth", "true", 1),
     ("tl.pass_profile_threshold_ms", "3", 3.0),
     ("tl.layout_cost_model", "123", "123"),             # a string key keeps the text
     ("tl.device_compile_flags", "-I/opt/x -DY=1", ["-I/opt/x", "-DY=1"]),
@@ -78,7 +80,7 @@ def test_values_take_the_type_tilelang_registers(key, text, value):
 
 @pytest.mark.parametrize("key, text, expected", [
     (BASELINE, "yes", "true or false"), (BASELINE, "2", "true or false"),
-    ("tl.config_index_bitwidth", "true", "an integer"),
+    ("tl.config_index_bitwidth", "yes", "an integer"),
     ("tl.config_index_bitwidth", "6.5", "an integer"),
     ("tl.pass_profile_threshold_ms", "fast", "a number"),
 ])

@@ -478,7 +478,12 @@ class FastSearch:
         """The proofs of the plan decision: the sites' own, the chosen (or most
         promising) candidate's, and the barrier counts."""
         attempt = self.chosen or self.best
-        return self.site_proofs + (attempt.proofs if attempt else []) + self.barrier_proofs
+        if attempt is None:
+            return self.site_proofs + self.barrier_proofs
+        # a refuted destination is no failure (the plan publishes), so only a proved one
+        # is listed: it is why the result is read from the groups' own partials
+        held = [p for p in attempt.destination if p.proved]
+        return self.site_proofs + attempt.proofs + held + self.barrier_proofs
 
 
 DEFAULT_BUDGET_S = 30.0

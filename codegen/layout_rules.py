@@ -141,10 +141,10 @@ def compose(source: Layout, inverse: IndexInverse, shape: tuple[int, ...],
     plus the digits of it the index leaves out, and each holder keeps the dimensions
     inverse.whole in consecutive slots. The source dimensions and digits the inverse
     drops replicate y; the replica variable enumerates (source replica, dropped digits)
-    and is condensed when the holders repeat. When the holders
-    of different elements cannot share one replica numbering, the result is refused —
-    or, with single_holder_fallback (sound for a reduction's destination, whose every
-    holder receives the full result), placed on one holder only."""
+    and is condensed when the holders repeat. When the holders of different elements
+    cannot share one replica numbering, the result is refused — or, with
+    single_holder_fallback (sound for a reduction's destination, whose every holder
+    receives the full result), placed on one holder only."""
     names = index_names(len(shape))
     rep = fresh_rep(names)
     fixed: dict[str, IndexExpr] = {v: inverse.loop_of.get(d, Const(0))

@@ -22,11 +22,14 @@ remains only when no root gives a clean placement.
   loop (`layout_rules.check`: readers hold what they read, writers are exactly the
   holders); a disagreement, or an index no layout can place (data-dependent, thread
   binding), is an R300 layout conflict naming an iteration, a thread and both placements.
-- A loop places the unplaced fragments it indexes by distinct loop variables: the loop's
-  layout, replicated over the variables the index does not use; a dimension indexed
-  without loop variables (a serial loop variable, a constant) is kept whole by every
-  holder, one slot per index (`x_frag[it, j]` in a serial loop over `it`). A `T.copy` places an
-  unplaced fragment side by the default partition of the fragment's shape (a whole
+- A loop places the unplaced fragments whose index it can invert (codegen.layout_inverse:
+  affine sums of digits of loop variables with mixed-radix coefficients,
+  `x_frag[it, 2*j + k]`, `x_frag[it, (k % 2)*8 + k // 2]`): element y lives where the
+  loop runs the iterations that touch y, replicated over the variables and digits the
+  index does not use; a dimension indexed without loop variables (a serial loop
+  variable, a constant) is kept whole by every holder, one slot per index
+  (`x_frag[it, j]` in a serial loop over `it`). A `T.copy` places an unplaced
+  fragment side by the default partition of the fragment's shape (a whole
   fragment-to-fragment copy keeps the source's layout). A fragment first reached by a
   statement outside T.Parallel (one iteration run by every participant) is placed fully
   replicated. A copy between global and shared memory has no fragment side: its
@@ -59,7 +62,8 @@ from spec.layout import Layout, default_partition, fully_replicated, index_names
 from spec.source import Span
 from .layout_copy import cooperative_layout, is_cooperative
 from .layout_access import Access, Scope, bind_let, region_access, serial_scope, stmt_accesses
-from .layout_rules import check, direct_kept, follow, holders_contain, project, reduce_kept
+from .layout_inverse import invert_access
+from .layout_rules import check, compose, follow, holders_contain, project, reduce_kept
 
 WARP_GROUP = 128
 SCALAR_VAR = "_i"
@@ -431,8 +435,8 @@ class _Inference:
             buffer = access.buffer
             if self.placed(buffer):
                 continue
-            kept = direct_kept(access, layout.index_vars, layout.shape)
-            found = project(layout, kept, buffer.shape) if kept is not None else None
+            inverse = invert_access(access, layout.index_vars, layout.shape)
+            found = compose(layout, inverse, buffer.shape) if inverse is not None else None
             if isinstance(found, Layout):       # otherwise its own source places it
                 self.place(buffer, found, access.span)
 

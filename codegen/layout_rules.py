@@ -2,8 +2,11 @@
 
 - follow:  the layout of a loop that indexes an already placed fragment (TileLang's
            ParallelOp: the loop runs iteration x where the fragment holds element e(x));
-- project: the layout of a buffer indexed by some of a loop's variables, replicated over
-           the others (a fragment written by the loop, a T.reduce_* destination);
+- compose: the layout of a fragment a loop reaches through an index it can invert
+           (codegen.layout_inverse): each element lives where the loop runs the
+           iterations that touch it, replicated over the loop variables the index does
+           not use; `project` is the case of bare loop variables (a T.reduce_*
+           destination, a reducer's storage);
 - check:   whether a loop layout and a fragment layout agree on one access — a read needs
            every thread that runs x to hold e(x), a write needs exactly the holders.
 
@@ -21,6 +24,7 @@ import numpy as np
 from spec.indexexpr import Const, IndexExpr, Var
 from spec.layout import Layout, flat_index, fresh_rep, index_names
 from .layout_access import Access
+from .layout_inverse import IndexInverse, kept_inverse
 
 Why = str
 
@@ -124,31 +128,38 @@ def _first_injective(shape, index_vars, thread, slots, count, replicate, offset,
 def project(source: Layout, kept: tuple[int | None, ...], shape: tuple[int, ...],
             single_holder_fallback: bool = False) -> Layout | Why:
     """The layout of a buffer of `shape` whose dimension d is source dimension kept[d],
-    replicated over the source dimensions it drops: element y lives wherever source
-    holds any x with x[kept] = y. A dimension with kept[d] None is not determined by the
-    source (a unit dimension, or one a loop indexes by serial variables or constants):
-    each holder keeps all of it, in consecutive slots. The replica variable enumerates
-    (source replica, dropped index); it is condensed when the holders repeat. When the
-    holders of different elements cannot share one replica numbering, the result is
-    refused — or, with single_holder_fallback (sound for a reduction's destination,
-    whose every holder receives the full result), placed on one holder only."""
+    replicated over the source dimensions it drops; a dimension with kept[d] None (a
+    unit dimension, one indexed by serial variables or constants) is kept whole by every
+    holder. compose() with the projection as the inverse."""
+    return compose(source, kept_inverse(kept), shape, single_holder_fallback)
+
+
+def compose(source: Layout, inverse: IndexInverse, shape: tuple[int, ...],
+            single_holder_fallback: bool = False) -> Layout | Why:
+    """The layout of a buffer of `shape` whose element y lives wherever source holds the
+    iterations x that inverse maps y to: source dimension k is inverse.loop_of[k](y)
+    plus the digits of it the index leaves out, and each holder keeps the dimensions
+    inverse.whole in consecutive slots. The source dimensions and digits the inverse
+    drops replicate y; the replica variable enumerates (source replica, dropped digits)
+    and is condensed when the holders repeat. When the holders of different elements
+    cannot share one replica numbering, the result is refused — or, with
+    single_holder_fallback (sound for a reduction's destination, whose every holder
+    receives the full result), placed on one holder only."""
     names = index_names(len(shape))
     rep = fresh_rep(names)
-    dropped = tuple(d for d in range(len(source.shape)) if d not in kept)
-    dropped_extents = tuple(source.shape[d] for d in dropped)
-    spread = math.prod(dropped_extents)
-    mapping: dict[str, IndexExpr] = {}
-    for d, src_dim in enumerate(kept):
-        if src_dim is not None:
-            mapping[source.index_vars[src_dim]] = Var(names[d])
+    fixed: dict[str, IndexExpr] = {v: inverse.loop_of.get(d, Const(0))
+                                   for d, v in enumerate(source.index_vars)}
+    digits = _replica_digits(source.shape, inverse)
+    spread = math.prod(extent for _, _, extent in digits)
+    mapping = dict(fixed)
     stride = spread
-    for d, extent in zip(dropped, dropped_extents):
+    for dim, weight, extent in digits:
         stride //= extent
-        mapping[source.index_vars[d]] = (Var(rep) // stride) % extent
+        name = source.index_vars[dim]
+        mapping[name] = mapping[name] + ((Var(rep) // stride) % extent) * weight
     mapping[source.rep_var] = Var(rep) // spread
     thread = source.thread.substitute(mapping)
-    slot = source.slot.substitute(   # the slot of the first dropped index (a numbering)
-        dict(mapping, **{source.index_vars[d]: Const(0) for d in dropped}))
+    slot = source.slot.substitute(fixed)   # the slot of replica digits 0 (a numbering)
     ranges = {v: (0, e - 1) for v, e in zip(names, shape)}
     replicate = _condensed_replicate(thread, shape, names, rep, spread * source.replicate)
     if replicate is None:
@@ -158,15 +169,42 @@ def project(source: Layout, kept: tuple[int | None, ...], shape: tuple[int, ...]
         thread, replicate = thread.substitute({rep: 0}), 1
     ranges[rep] = (0, replicate - 1)
     thread, slot = thread.simplify(ranges), slot.simplify(ranges)
-    candidates = [slot]
-    whole = tuple(d for d, k in enumerate(kept) if k is None and shape[d] > 1)
-    if whole:                    # each holder of a source slot keeps the whole dimensions
-        whole_shape = tuple(shape[d] for d in whole)
-        candidates.append((slot * math.prod(whole_shape) + flat_index(
-            whole_shape, tuple(names[d] for d in whole))).simplify(ranges))
-    candidates.append(flat_index(shape, names))
-    return _first_injective(shape, names, thread, candidates,
+    return _first_injective(shape, names, thread, _slot_candidates(slot, inverse, shape, names),
                             source.count, replicate, source.offset, rep)
+
+
+def _replica_digits(shape: tuple[int, ...], inverse: IndexInverse):
+    """The (loop dimension, weight, extent) the replica variable enumerates after the
+    source replica, most significant first: every dimension the inverse drops, whole,
+    and the digits of used dimensions it leaves out."""
+    dropped = [(d, 1, n) for d, n in enumerate(shape) if d not in inverse.loop_of]
+    return sorted(dropped + list(inverse.spread), key=lambda g: (g[0], -g[1]))
+
+
+def _slot_candidates(slot: IndexExpr, inverse: IndexInverse, shape, names) -> list[IndexExpr]:
+    """The source's slot; then each holder of a source slot keeping the whole dimensions
+    in consecutive slots; then also the elements the loop does not touch beside the one
+    it does; finally the flat index (always injective)."""
+    ranges = {v: (0, e - 1) for v, e in zip(names, shape)}
+    whole = [(Var(names[d]), shape[d]) for d in inverse.whole if shape[d] > 1]
+    layers = [whole, whole + list(inverse.apart)] if inverse.apart else [whole]
+    candidates = [slot]
+    for parts in layers:
+        if parts:
+            extents = math.prod(extent for _, extent in parts)
+            candidates.append((slot * extents + _mixed_radix(parts)).simplify(ranges))
+    candidates.append(flat_index(shape, names))
+    return candidates
+
+
+def _mixed_radix(parts) -> IndexExpr:
+    """sum(value_d * stride_d), row-major over the parts' extents (flat_index of values)."""
+    flat: IndexExpr = Const(0)
+    stride = 1
+    for value, extent in reversed(parts):
+        flat = value * stride + flat
+        stride *= extent
+    return flat
 
 
 def _condensed_replicate(thread: IndexExpr, shape, names, rep: str, replicate: int) -> int | None:
@@ -275,26 +313,3 @@ def _threads(threads: np.ndarray) -> str:
     if len(values) > 6:
         return f"{values[0]}, {values[1]}, ..., {values[-1]} ({len(values)} threads)"
     return ", ".join(str(v) for v in values)
-
-
-def direct_kept(access: Access, loop_vars: tuple[str, ...],
-                shape: tuple[int, ...]) -> tuple[int | None, ...] | None:
-    """For an access that indexes each dimension either by a distinct loop variable of
-    the same extent or by an expression free of loop variables (a constant, a serial
-    loop variable, a block index): which loop dimension each buffer dimension is, None
-    for the loop-free ones (every thread running an iteration then holds all of such a
-    dimension: `x_frag[it, j]` read for every `it` of a serial loop). None for any other
-    access pattern."""
-    if access.index is None:
-        return None
-    kept: list[int | None] = []
-    for e, extent in zip(access.index, access.buffer.shape):
-        if isinstance(e, Var) and e.name in loop_vars and \
-                shape[loop_vars.index(e.name)] == extent and \
-                loop_vars.index(e.name) not in kept:
-            kept.append(loop_vars.index(e.name))
-        elif not set(e.free_vars()) & set(loop_vars):
-            kept.append(None)
-        else:
-            return None
-    return tuple(kept)

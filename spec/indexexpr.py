@@ -173,6 +173,13 @@ def _linear(e: IndexExpr) -> tuple[Terms, int]:
     return {e: 1}, 0
 
 
+def linear_terms(e: IndexExpr) -> tuple[dict[IndexExpr, int], int]:
+    """e as sum(coefficient * atom) + constant, the atoms being variables, floor
+    divisions, modulos and products of variables; zero coefficients left out."""
+    terms, const = _linear(e)
+    return {atom: k for atom, k in terms.items() if k}, const
+
+
 def _fuse_div_mod(terms: Terms) -> tuple[Terms, int]:
     """c*(x // c) + x % c -> x, also scaled by a common coefficient k. Returns the new
     terms and the constant that x's own linear form adds."""

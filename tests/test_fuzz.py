@@ -231,12 +231,12 @@ FOUND = sorted((Path(__file__).parent / "fuzz_findings").glob("*.py"))
 
 
 @pytest.mark.parametrize("path", FOUND, ids=lambda p: p.name)
-@pytest.mark.xfail(reason="open (issue #12): a false R300 on serial-epoch rows read at a sum "
-                          "of loop variables; once fixed, move the file to tests/programs/valid",
+@pytest.mark.xfail(reason="an open tool bug; once fixed, move the file to tests/programs/valid",
                    strict=True)
 def test_minimized_tool_findings_get_the_verdict_a_correct_tool_gives(path):
-    """Minimized reproducers of tool bugs the fuzzer found, with the verdict a correct
-    tool gives (tests/programs runs them once the fix lands)."""
+    """Minimized reproducers of open tool bugs the fuzzer found, with the verdict a
+    correct tool gives (tests/programs runs them once the fix lands). None is open now:
+    the folder keeps only its README, and this test is skipped."""
     expected = parse_expectation(path.read_text(), str(path))
     report = pipeline.check(str(path), given=expected.inputs, blocks="all")
     assert report.exit_code == pipeline.EXIT_OK, [d.message for d in report.diagnostics]

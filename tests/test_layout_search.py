@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from codegen.layout import _Inference, infer_layouts
+from spec.diagnostics import DiagnosticError
 from spec.frontend import parse_source
 from test_layout_infer import assert_injective, by_name, kernel
 
@@ -66,9 +67,35 @@ T.copy(result, out[0:1])
 
 
 def test_a_later_copy_can_be_the_root():
-    # a_frag's copy first (program order) leaves b_frag to its own copy's default,
-    # which the loop cannot follow; with b_frag's copy as the root the loop follows
-    # b_frag and places a_frag and c_frag itself
+    # a_frag's copy first (program order) places a_frag and the loop follows it, but
+    # b_frag[j % 3] has no inverse (3 splits no digit off j < 8), so the loop cannot
+    # place b_frag: its own copy's default is left, which the loop does not match; with
+    # b_frag's copy as the root the loop follows b_frag and places a_frag and c_frag
+    func = kernel("""
+a_frag = T.alloc_fragment((8,), T.float32)
+b_frag = T.alloc_fragment((16,), T.float32)
+c_frag = T.alloc_fragment((8,), T.float32)
+T.copy(a, a_frag)
+T.copy(b, b_frag)
+for j in T.Parallel(8):
+    c_frag[j] = a_frag[j] + b_frag[j % 3]
+T.copy(c_frag, out)
+""", params="a: T.Tensor((8,), T.float32), b: T.Tensor((16,), T.float32), "
+             "out: T.Tensor((8,), T.float32)")
+    layouts = infer_layouts(func)
+    assert by_name(layouts, "b_frag").describe() == \
+        "thread = 16*rep + i, slot = 0, replicate 8 (threads 0..127)"
+    (loop,) = layouts.loops.values()
+    assert loop.describe() == \
+        "thread = 16*rep + j % 3, slot = j, replicate 8 (threads 0..127)"
+    assert by_name(layouts, "a_frag") == by_name(layouts, "c_frag")
+    assert_injective(layouts)
+
+
+def test_a_loop_reading_part_of_a_fragment_places_all_of_it():
+    # b_frag[j] over j < 8 touches half of b_frag: the loop (following a_frag) places
+    # b_frag through the inverse of its index, and the elements it never touches sit on
+    # the same threads one slot up, so b_frag's copy still writes every element once
     func = kernel("""
 a_frag = T.alloc_fragment((8,), T.float32)
 b_frag = T.alloc_fragment((16,), T.float32)
@@ -81,11 +108,10 @@ T.copy(c_frag, out)
 """, params="a: T.Tensor((8,), T.float32), b: T.Tensor((16,), T.float32), "
              "out: T.Tensor((8,), T.float32)")
     layouts = infer_layouts(func)
-    assert by_name(layouts, "b_frag").describe() == \
-        "thread = 16*rep + i, slot = 0, replicate 8 (threads 0..127)"
     (loop,) = layouts.loops.values()
-    assert loop.describe() == "thread = 16*rep + j, slot = 0, replicate 8 (threads 0..127)"
-    assert by_name(layouts, "a_frag") == by_name(layouts, "c_frag")
+    assert loop.describe() == "thread = 8*rep + j, slot = 0, replicate 16 (threads 0..127)"
+    assert by_name(layouts, "b_frag").describe() == \
+        "thread = 8*rep + i % 8, slot = i // 8, replicate 16 (threads 0..127)"
     assert_injective(layouts)
 
 
@@ -185,3 +211,24 @@ def test_each_rule_question_is_decided_once_across_the_roots(monkeypatch):
     infer_layouts(serial_rows(3, 32, 64))
     assert len(attempts) >= 3                   # program order, then other roots
     assert len(asked) == len(set(asked))
+
+
+def test_an_index_without_an_inverse_keeps_r300_naming_both_demands():
+    # x_frag[it, i + k] over 2x2 touches column 1 twice: the loop cannot place x_frag,
+    # the copy's default moves the holders with the row, and no root is clean
+    path = "tests/programs/layout/r300_sum_index_overlaps.py"
+    func = parse_source(open(path).read(), path).func()
+    with pytest.raises(DiagnosticError) as info:
+        infer_layouts(func)
+    (diag,) = info.value.diagnostics
+    assert diag.code == "R300" and (diag.span.line, diag.span.col) == (24, 42)
+    assert diag.message == (
+        "layout conflict: T.Parallel(2, 2) at line 23: iteration (i=1, k=0, it=0) runs on "
+        "thread 2, which does not hold x_frag[0, 1] (held by threads 1, 10, ..., 55 "
+        "(7 threads))")
+    loop, placed = diag.notes
+    assert loop.message == ("T.Parallel(2, 2) at line 23 runs as thread = 4*rep + 2*i + k, "
+                            "slot = 0, replicate 16 (threads 0..63)")
+    assert placed.message == ("x_frag was placed here: thread = 9*rep + 3*i + j, slot = 0, "
+                              "replicate 7 (threads 0..63)")
+    assert placed.span.line == 18                   # the copy

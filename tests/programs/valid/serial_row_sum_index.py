@@ -2,10 +2,12 @@
 # input: a0=[[7,3],[2,0],[6,7]]
 # expect: result o0=[[7,3],[2,0],[6,7]]
 #
-# Open fuzz finding (issue #12): a fragment row read at a sum of loop variables
-# (a0_frag[it, i + k]) inside a serial loop still gets a false R300: the layout
-# search places rows read by a serial index only when the other dimensions are indexed
-# by plain loop variables. XOR of one value per output: o0 = a0.
+# Regression for issue #12, a fuzz finding that got a false R300: a fragment row read at
+# a sum of loop variables (a0_frag[it, i + k], k of extent 1) inside a serial loop. The
+# layout search placed rows read by a serial index only when the other dimensions were
+# plain loop variables; now the loop places a0_frag through the inverse of any affine
+# index (codegen/layout_inverse.py) and the whole-tile copy adopts that layout.
+# XOR of one value per output: o0 = a0.
 import tilelang.language as T
 
 

@@ -22,6 +22,7 @@ from spec.layout import Layout, fully_replicated
 from spec.physical import ReducerPlan
 from .collectives import butterfly, butterfly_chunk_limit, chunk_size
 from .layout_rules import project
+from .storage import kept_dims
 from .plan_sites import ReducerSites, finalize_plan, site_plans
 
 
@@ -52,28 +53,11 @@ def legacy_storage(sites: ReducerSites) -> Layout:
         return replicated
     update = sites.updates[0]
     loop = sites.loop(update)
-    kept = _kept_dims(update, loop)
+    kept = kept_dims(update, loop)
     if kept is None or loop.participants != sites.participants:
         return replicated
     found = project(loop, kept, reducer.shape)
     return found if isinstance(found, Layout) else replicated
-
-
-def _kept_dims(update: ir.ReducerUpdate, loop: Layout) -> tuple[int | None, ...] | None:
-    """Which loop dimension indexes each reducer dimension, for an update indexed by
-    distinct bare loop variables (or 0 in a unit dimension); None otherwise."""
-    kept: list[int | None] = []
-    for index, extent in zip(update.indices, update.reducer.shape):
-        if isinstance(index, ir.Const) and index.value == 0 and extent == 1:
-            kept.append(None)
-        elif isinstance(index, ir.Var) and index.name in loop.index_vars:
-            dim = loop.index_vars.index(index.name)
-            if loop.shape[dim] != extent or dim in kept:
-                return None
-            kept.append(dim)
-        else:
-            return None
-    return tuple(kept)
 
 
 def _power_of_two_part(n: int) -> int:

@@ -51,7 +51,8 @@ def segmented(storage: Layout, span: int, barrier_id: int, word_bytes: int,
     lanes = 1 << len(bits)
     cells = count // lanes
     slots = storage.slots_per_thread
-    words = cells * slots
+    # whole 16-byte rows: the array then occupies what ptxas allocates for it
+    words = -(-cells * slots * word_bytes // 16) * 16 // word_bytes
     if words * word_bytes > workspace_bytes:
         raise NoSegments(f"the segmented finalize needs {words} workspace words "
                          f"({cells} lane groups x {slots} slots), over the "

@@ -79,8 +79,14 @@ def _ids() -> list[str]:
 
 @pytest.mark.parametrize("cid", _ids())
 def test_ptxas_shared_memory_equals_the_model(measured, cid):
+    """The model is what ptxas allocates; ptxas may trim the unread tail of a static
+    workspace (a 32-thread segmented finalize stores word 0 of 4 only), never more:
+    the model is then above it, which is the safe side of every limit."""
     resources, figures = measured[cid]
-    assert figures.shared_bytes == resources.static_shared_bytes, (
+    model = resources.static_shared_bytes
+    trimmed = resources.shared and resources.shared[-1].what == "reducer workspace" and \
+        model - resources.shared[-1].bytes <= figures.shared_bytes < model
+    assert figures.shared_bytes == model or trimmed, (
         f"{cid}: ptxas reports {figures.shared_bytes} bytes of static shared memory, the "
         f"model {resources.static_shared_bytes} (dynamic {resources.dynamic_shared_bytes}): "
         + ", ".join(f"{a.name} {a.bytes}@{a.offset}" for a in resources.shared))

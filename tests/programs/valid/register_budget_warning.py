@@ -1,16 +1,16 @@
 # expect: ok
 #
-# The streaming GEMV at TileLang's 64 x 512 tiling on 128 threads (fp16 A, fp32
-# accumulation). Each thread holds 256 fp16 elements of A_frag and, in the fast plan, 253
-# partials of acc that live across the tile loop: the register estimate is over the 255
-# a thread can have, so the plan carries an R506 *warning* (ptxas keeps the partials in
-# local memory: a stack frame of about 1 KB). A warning never rejects: the program
-# verifies. A_shared (64 KB) and the workspace (32 KB) are dynamic shared memory.
+# The streaming GEMV with a 128 x 512 tile on 128 threads (fp16 A, fp32 accumulation).
+# Each thread holds 512 fp16 elements of A_frag (256 registers) and 128 partials of acc
+# that live across the tile loop: the register estimate is over the 255 a thread can
+# have, so the plan carries an R506 *warning* (ptxas keeps part of them in local memory).
+# A warning never rejects: the program verifies. A_shared (128 KB) is dynamic shared
+# memory.
 import tilelang.language as T
 
-M = 64
+M = 128
 K = 1024
-BLOCK_M = 64
+BLOCK_M = 128
 BLOCK_K = 512
 THREADS = 128
 dtype = T.float16

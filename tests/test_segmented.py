@@ -183,3 +183,13 @@ def test_publication_and_its_barrier_are_rendered():
     assert text.count("reducer_barrier(1, 128);") == 2
     assert isinstance(plan_func(_func(GEMV), "canonical").reducers[0].finalizes[0].publish,
                       Publish)
+
+
+def test_fast_in_place_keeps_every_output_everywhere():
+    """GPU fuzz finding: the in-place destination stays an obligation of the fast plan
+    (publication cannot widen a narrow storage that later statements read)."""
+    func = _func(ROOT / "tests/programs/valid/in_place_fast_keeps_every_output.py")
+    plan = plan_func(func, "fast")
+    rp, fp = _finalize(plan)
+    assert rp.storage.replicate == rp.storage.count == 96
+    assert _agrees(func, plan) == []

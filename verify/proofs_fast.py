@@ -635,10 +635,16 @@ def attempt_partition(sites: list[Site], part: Partition, destinations, reducer:
     if not all(run(storage_complete_query(site, storage, part)) for site in sites):
         return attempt
     for dst, what, line in destinations:
-        # not an obligation of legality: a destination the groups do not hold is
-        # published into (the workspace redistributes), at the cost of a barrier
-        attempt.destination.append(budget.solve(destination_query(dst, storage, part, what,
-                                                                  line), minimize=False))
+        query = destination_query(dst, storage, part, what, line)
+        if what == reducer.name:
+            # in place: the reducer is read afterwards in its storage layout by any
+            # participant, so every one must keep every output — a hard obligation
+            if not run(query):
+                return attempt
+            continue
+        # a fragment destination the groups do not hold is published into (the
+        # workspace redistributes), at the cost of a barrier: not an obligation
+        attempt.destination.append(budget.solve(query, minimize=False))
     attempt.needs_publish = not all(p.proved for p in attempt.destination)
     run(shape_query(part))
     return attempt

@@ -399,7 +399,8 @@ def test_a_tilelang_campaign_finds_minimizes_groups_and_reports_a_wrong_result(
     assert {"program.py", "original.py", "inputs.npz", "expected.npz", "got.npz",
             "report.md", "report.json"} <= {p.name for p in folder.iterdir()}
     facts = json.loads((folder / "report.json").read_text())
-    assert facts["pass_configs"] == {BASELINE: True} and facts["tilelang_version"] == "0.1.15"
+    assert facts["pass_configs"] == {BASELINE: True}
+    assert facts["tilelang_version"] == "0.1.15"
     assert facts["original_program"] == f"case {f.case} of `verify-reducer fuzz --seed 1`"
     assert facts["outputs"][-1]["common_ratio"] == 2.0
     md = (folder / "report.md").read_text()
@@ -423,7 +424,8 @@ XOR_BUTTERFLY = ("InternalError: Traceback (most recent call last):\n"
 
 
 def test_a_tilelang_refusal_is_reported_with_its_message(tmp_path, monkeypatch):
-    FakeTileLang(fail_at="compile", failure=RuntimeError(XOR_BUTTERFLY)).install(monkeypatch)
+    fake = FakeTileLang(fail_at="compile", failure=RuntimeError(XOR_BUTTERFLY))
+    fake.install(monkeypatch)
     findings = fuzz(1, 1, str(tmp_path), ("sim", "tilelang"), budget=3,
                     tilelang=pipeline.tilelang_setup())
     (f,) = [f for f in findings if f.signature[3] == "tilelang/default"]

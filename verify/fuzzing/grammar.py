@@ -70,8 +70,8 @@ class Kernel:
     fused: bool               # every reducer's update in one T.Parallel
     tail: int = 0             # pipelined: columns missing from the last tile (guarded loads)
     interleave: bool = False  # one flat T.Parallel(R * E): cell k % R, column k // R
-    kept: int = 0             # C > 0: reducers of shape (R, C), cell (i, c) reducing its own
-                              # E columns (direct and staged modes); 0: shape (R,)
+    kept: int = 0             # C > 0: reducers of shape (R, C), cell (i, c) reducing its
+                              # own E columns (direct and staged modes); 0: shape (R,)
     splits: tuple[int, ...] = ()  # columns where the epoch's update loop is cut: one
                                   # T.Parallel per part, all feeding the same reducers
     reducers: tuple[Reducer, ...] = field(default_factory=tuple)

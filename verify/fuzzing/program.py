@@ -66,7 +66,8 @@ def sites(k: Kernel, n: int) -> tuple[Site, ...]:
     return tuple(_site(k, n, start, width) for start, width in parts(k))
 
 
-def _loop(k: Kernel, width: int) -> tuple[tuple[str, ...], tuple[int, ...], Expr, Expr | None]:
+def _loop(k: Kernel, width: int
+          ) -> tuple[tuple[str, ...], tuple[int, ...], Expr, Expr | None]:
     """(loop vars, extents, row, kept cell) of an update loop over width columns; its
     column is `k` (interleaved: `k // rows`, the row `k % rows`)."""
     if k.interleave and k.rows > 1:

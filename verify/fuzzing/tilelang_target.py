@@ -67,7 +67,8 @@ def judge_tilelang(report: pipeline.CheckReport, given: dict[str, np.ndarray],
         return Outcome(found.kind, failure_key(found.failure.detail), found.failure.stage,
                        backend, found.summary(), evidence=found)
     bad = next(c for c in found.comparisons if not c.ok)
-    return Outcome("mismatch", bad.name, "backend", backend, found.summary(), evidence=found)
+    return Outcome("mismatch", bad.name, "backend", backend, found.summary(),
+                   evidence=found)
 
 
 def failure_key(detail: str) -> str:

@@ -9,8 +9,8 @@
 # threads = c mod 2 serves both loops. With one loop over the row, or with one epoch,
 # the tool accepts it. Possibly the root cause of serial_row_sum_index.py (a row read
 # at an index other than a plain loop variable), kept apart in case the fix covers only
-# sums of loop variables. Minimized from fuzz seed 2 case 9 (also seed 1 cases 246 and
-# 266, seed 2 cases 77 and 125). o0 = row sums of a0.
+# sums of loop variables. Fuzz seed 2 case 9 (also seed 1 cases 246 and 266, seed 2
+# cases 77 and 125, seed 3 cases 49, 94, 124, 208 and 236), on one warp. o0 = row sums.
 import tilelang.language as T
 
 

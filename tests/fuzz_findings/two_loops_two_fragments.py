@@ -9,8 +9,9 @@
 # so both need w0_frag[c] on the threads of a0_frag[:, c]; but w0_frag keeps the layout
 # its whole-tile T.copy gave it (thread = i, not replicated). The copy is free and that
 # replicated layout serves both loops; with one loop over all 24 columns (no split) the
-# tool finds it. Minimized from fuzz seed 1 case 264 (gemv, 3x96 on 160 threads, the
-# columns split at 41; also seed 1 cases 161 and 253). GEMV: o0 = a0 @ w0.
+# tool finds it. Fuzz seed 1 case 264 (gemv, 3x96 on 160 threads, the columns split at
+# 41; also seed 1 cases 161 and 253), shrunk further by hand in the description. GEMV:
+# o0 = a0 @ w0.
 import tilelang.language as T
 
 

@@ -9,8 +9,9 @@ What it fakes, and only that:
   function's name and parameters (the body never runs); every other `T.` name is an
   inert object, so signature annotations like `T.Tensor((8,), T.float32)` evaluate.
 - `tilelang.compile(prim_func, out_idx=..., target=..., pass_configs=...)`: records its
-  keyword arguments in `compiled` and returns a kernel that hands the tensors' arrays
-  (by parameter name) to `respond`, whose returned arrays are written into them.
+  keyword arguments in `compiled` and the path of the program file in `program`, and
+  returns a kernel that hands the tensors' arrays (by parameter name) to `respond`,
+  whose returned arrays are written into them.
 - the pass-config keys TileLang can list: through TVM's `PassContext.list_configs()`
   (with types: `listing="tvm"`), through `tilelang.transform.PassConfigKey` only
   (`listing="enum"`), or not at all (`listing=None`).
@@ -53,6 +54,7 @@ class _Inert:
 class FakePrimFunc:
     def __init__(self, fn):
         names = fn.__code__.co_varnames[:fn.__code__.co_argcount]
+        self.path = fn.__code__.co_filename       # the program file that defined it
         self.attrs = {"global_symbol": fn.__name__}
         self.params = list(names)
         self.buffer_map = {name: types.SimpleNamespace(name=name) for name in names}
@@ -81,6 +83,7 @@ class FakeTileLang:
         self.fail_at = fail_at              # "compile" | "run" | None
         self.failure = failure or RuntimeError("Check failed: reducer plan")
         self.compiled: list[dict] = []      # compile's keyword arguments, per call
+        self.program: str | None = None     # the file of the prim_func compiled last
         self.ran: list[dict[str, np.ndarray]] = []
 
     # ----------------------------------------------------------------- the modules
@@ -119,6 +122,7 @@ class FakeTileLang:
 
     def _compile(self, prim_func, **kwargs):
         self.compiled.append(kwargs)
+        self.program = prim_func.path
         if self.fail_at == "compile":
             raise self.failure
         names = list(prim_func.params)

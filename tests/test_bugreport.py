@@ -5,7 +5,7 @@ pass configs, and the command that reproduces it. TileLang is faked
 from __future__ import annotations
 
 import json
-import os
+import pickle
 import shlex
 from pathlib import Path
 
@@ -238,22 +238,20 @@ def test_a_shrinker_that_finds_nothing_leaves_the_report_as_it_is(monkeypatch, t
     assert not json.loads((folder / "report.json").read_text())["shrunk"]
 
 
-# ----------------------------------------------------------------------------- fuzzing
+# ----------------------------------------------------------------------------- built apart
 
-def test_the_fuzzers_tilelang_step(monkeypatch, tmp_path):
-    report = pipeline.check(MINIMAL, blocks="all")
-    assert report.exit_code == 0
-    FakeTileLang(respond=truth(MINIMAL)).install(monkeypatch)
-    setup = pipeline.tilelang_setup({BASELINE: "true"})
-    assert bugreport.tilelang_verdict(report, str(tmp_path), setup) is None
-    assert list(tmp_path.iterdir()) == []
-
-    FakeTileLang(respond=lambda arrays: {"out": [72.0]}).install(monkeypatch)
-    kind, summary = bugreport.tilelang_verdict(report, str(tmp_path), setup)
-    folder = the_folder(tmp_path)
-    assert kind == "mismatch"
-    assert summary == ("tilelang: out[0] = 72.0, expected 36.0 (bound 1.93119e-05), 1 element(s); "
-                       f"report: {folder}")
-    assert os.path.isfile(folder / "program.py")
-    assert json.loads((folder / "report.json").read_text())["pass_configs"] == \
-        {BASELINE: True}
+def test_a_report_built_in_one_process_is_saved_in_another(monkeypatch, tmp_path):
+    # a fuzzing worker builds the report where TileLang ran; the campaign saves it
+    outcome = _outcome(MINIMAL, monkeypatch)
+    built = pickle.loads(pickle.dumps(bugreport.build_report(
+        outcome, origin="case 3 of `verify-reducer fuzz --seed 1`")))
+    folder = Path(bugreport.save_report(built, str(tmp_path / "saved")))
+    direct = Path(bugreport.write_report(outcome, str(tmp_path / "direct")))
+    assert folder.name == direct.name
+    assert {p.name for p in folder.iterdir()} == {p.name for p in direct.iterdir()}
+    assert (folder / "program.py").read_text() == Path(MINIMAL).read_text()
+    assert np.array_equal(load_npz(folder / "got.npz")["out"], [576.0])
+    facts = json.loads((folder / "report.json").read_text())
+    assert facts["original_program"] == "case 3 of `verify-reducer fuzz --seed 1`"
+    assert facts["pass_configs"] == {BASELINE: True}
+    assert facts["tilelang_version"] == "0.1.15"

@@ -1,8 +1,11 @@
 """The differential fuzzer: its programs are valid TileLang whose expected results come
 from the generator's own description, the tool agrees with them, and planted bugs are
-found, minimized, grouped and saved; campaigns run in a pool, on Dask, and resume."""
+found, minimized, grouped and saved; campaigns run in a pool, on Dask, and resume; a
+TileLang campaign (TileLang faked: tests/fake_tilelang.py) finds TileLang's planted
+wrong results and refusals and writes each as a bug report."""
 import io
 import json
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -22,6 +25,9 @@ from verify.fuzzing.grammar import GEMV_TILES, Kernel, Reducer, draw
 from verify.fuzzing.judge import judge, judge_file, program_text
 from verify.fuzzing.minimize import minimize
 from verify.fuzzing.program import render
+from verify.fuzzing.tilelang_target import failure_key
+
+from fake_tilelang import FakeTileLang
 
 # The serial-epoch class (x_frag[it, j] inside T.Parallel inside T.serial) is rejected
 # with a false R300 until the layout fix for exactly that class lands; its programs are
@@ -227,16 +233,24 @@ def test_cli_fuzz_json(tmp_path, capsys):
     assert code == (pipeline.EXIT_MISMATCH if doc["findings"] else pipeline.EXIT_OK)
 
 
-FOUND = sorted((Path(__file__).parent / "fuzz_findings").glob("*.py"))
+def _open_finding(path: Path):
+    """A reproducer as a strict xfail whose reason is its `# Open fuzz finding` line: once
+    the tool is fixed it passes, the xfail fails, and the file moves to
+    tests/programs/valid."""
+    reason = next(line[2:] for line in path.read_text().splitlines()
+                  if line.startswith("# Open fuzz finding"))
+    return pytest.param(path, marks=pytest.mark.xfail(reason=reason, strict=True),
+                        id=path.name)
 
 
-@pytest.mark.parametrize("path", FOUND, ids=lambda p: p.name)
-@pytest.mark.xfail(reason="an open tool bug; once fixed, move the file to tests/programs/valid",
-                   strict=True)
+FOUND = [_open_finding(p) for p in sorted((Path(__file__).parent / "fuzz_findings")
+                                          .glob("*.py"))]
+
+
+@pytest.mark.parametrize("path", FOUND)
 def test_minimized_tool_findings_get_the_verdict_a_correct_tool_gives(path):
     """Minimized reproducers of open tool bugs the fuzzer found, with the verdict a
-    correct tool gives (tests/programs runs them once the fix lands). None is open now:
-    the folder keeps only its README, and this test is skipped."""
+    correct tool gives (tests/programs runs them once the fix lands)."""
     expected = parse_expectation(path.read_text(), str(path))
     report = pipeline.check(str(path), given=expected.inputs, blocks="all")
     assert report.exit_code == pipeline.EXIT_OK, [d.message for d in report.diagnostics]
@@ -273,3 +287,207 @@ def test_a_backend_that_cannot_run_stops_the_campaign(tmp_path, monkeypatch, cap
     assert code == 2
     assert "cuda backend cannot run here" in capsys.readouterr().err
     assert not list(tmp_path.glob("finding-*"))
+
+
+# ----------------------------------------------------------------------------- 2-D reducers
+# and update loops split over the columns
+
+def test_the_grammar_draws_2d_reducers_and_several_loops_per_epoch():
+    kernels = _draws(3, 400)
+    two_d = [k for k in kernels if k.kept]
+    split = [k for k in kernels if k.splits]
+    assert {k.mode for k in two_d} == {"direct", "staged"}
+    assert {len(k.splits) for k in split} == {1, 2}
+    assert {k.mode for k in split} >= {"direct", "staged", "pipelined"}
+    text = render(next(k for k in two_d if k.rows > 1 and k.kept > 1))
+    assert re.search(r"T\.alloc_reducer\(\(\d+, \d+\), ", text)
+    assert re.search(r"for i, c, k in T\.Parallel\(\d+, \d+, \d+\):", text)
+    k = next(k for k in split if len(k.reducers) == 1 and not k.kept)
+    assert len(re.findall(r"acc0\[|reducer_update\(acc0", render(k))) == len(k.splits) + 1
+    for k in two_d[:10] + split[:10]:
+        parse_source(render(k))
+
+
+def test_a_2d_reducer_and_split_loops_in_the_model():
+    # cell (i, c) of block b sums columns c * 5 .. c * 5 + 4 of input row 2 b + i; the
+    # columns are fed by three loops (0, 1-2, 3-4) and the seed 2 is added once
+    k = _kernel([_plain(seed=2)], grid=(2,), rows=2, cols=5, valid=5, kept=3, splits=(1, 3))
+    given = model.inputs(k)
+    assert given["a0"].shape == (4, 15)
+    want = model.expected(k, given)["o0"]
+    assert np.array_equal(want, given["a0"].reshape(4, 3, 5).sum(axis=2) + 2)
+    text = render(k)
+    assert "T.alloc_reducer((2, 3), T.float32" in text
+    assert "for i, c, k in T.Parallel(2, 3, 2):" in text
+    assert "T.reducer_update(acc0[i, c], a0[(bx * 2) + i, (c * 5) + (k + 1)])" in text
+
+
+@pytest.mark.parametrize("kernel", [
+    _kernel([_plain(), _plain(op="max", surface="rfc")], kept=2, splits=(1,), fused=True),
+    _kernel([_plain(op="min", surface="legacy", in_place=True, output="loop", batch=2),
+             _plain(value="consume", consumes=0)], mode="staged", rows=4, cols=6,
+            valid=6, kept=3, splits=(2, 5)),
+    _kernel([_plain(dtype="int32", in_dtype="int8", op="bitxor", predicate="select")],
+            rows=3, cols=8, valid=5, kept=2, splits=(4,)),
+    _kernel([_plain(value="gemv")], mode="pipelined", rows=2, cols=8, valid=8, tiles=3,
+            tail=3, splits=(5,)),
+    _kernel([_plain()], rows=4, cols=6, valid=6, interleave=True, splits=(3,)),
+], ids=["direct-fused", "staged-consumer", "direct-tail", "pipelined-tail", "interleaved"])
+def test_the_interpreter_equals_the_model_on_2d_and_split_programs(kernel):
+    given = model.inputs(kernel)
+    want = model.expected(kernel, given)
+    with_file = program_text(kernel, given, want)
+    assert "T.Parallel" in with_file
+    assert judge(kernel) is None, render(kernel)
+
+
+def test_drawn_2d_and_split_programs_verify_against_their_descriptions():
+    drawn = [k for k in _draws(12, 120) if (k.kept or k.splits) and k.mode != "serial"]
+    assert sum(bool(k.kept) for k in drawn) >= 3 and sum(bool(k.splits) for k in drawn) >= 3
+    for k in drawn[:8]:
+        assert judge(k) is None, render(k)
+
+
+def test_minimize_drops_the_second_dimension_and_the_splits():
+    big = _kernel([_plain()], rows=4, cols=8, valid=8, kept=3, splits=(2, 5))
+
+    def signature_of(k):        # "the bug": any reducer at all
+        return ("rejected", "R999", "x", "-")
+    small = minimize(big, ("rejected", "R999", "x", "-"), signature_of, budget=200)
+    assert small.kept == 0 and small.splits == ()
+
+
+# ----------------------------------------------------------------------------- TileLang
+
+BASELINE = "tl.reducer_force_baseline"
+BASELINE_LABEL = f"tilelang/{BASELINE}=true"
+
+
+def _counting_twice_under_baseline() -> FakeTileLang:
+    """A fake TileLang that is right under its default plan and, under the forced
+    baseline, counts every contribution twice (gemv_pipelined on TileLang 0.1.15, as
+    measured): each output is twice the interpreter's."""
+    fake = FakeTileLang()
+
+    def respond(arrays):
+        truth = pipeline.oracle(pipeline.load(fake.program),
+                                {n: a.copy() for n, a in arrays.items()}).outputs
+        twice = bool((fake.compiled[-1]["pass_configs"] or {}).get(BASELINE))
+        return {n: v * 2 if twice and n.startswith("o") else v for n, v in truth.items()}
+    fake.respond = respond
+    return fake
+
+
+def _body_size(path: str) -> int:
+    """A program's size without its header (a small program's inputs are inline)."""
+    return sum(len(line) for line in Path(path).read_text().splitlines()
+               if not line.startswith("#"))
+
+
+def test_a_tilelang_campaign_finds_minimizes_groups_and_reports_a_wrong_result(
+        tmp_path, monkeypatch):
+    _counting_twice_under_baseline().install(monkeypatch)
+    setup = pipeline.tilelang_setup({BASELINE: "true"})
+    findings = fuzz(2, 1, str(tmp_path), ("sim", "tilelang"), budget=6, tilelang=setup)
+    planted = [f for f in findings if f.signature[3] == BASELINE_LABEL]
+    assert planted and all(f.signature == ("mismatch", "o0", "backend", BASELINE_LABEL)
+                           for f in planted)
+    f = planted[0]
+    assert _body_size(f.path) < _body_size(f.original)
+    folder = Path(f.report)
+    assert folder.parent == tmp_path and folder.name.startswith("tilelang-main-mismatch-")
+    assert {"program.py", "original.py", "inputs.npz", "expected.npz", "got.npz",
+            "report.md", "report.json"} <= {p.name for p in folder.iterdir()}
+    facts = json.loads((folder / "report.json").read_text())
+    assert facts["pass_configs"] == {BASELINE: True}
+    assert facts["tilelang_version"] == "0.1.15"
+    assert facts["original_program"] == f"case {f.case} of `verify-reducer fuzz --seed 1`"
+    assert facts["outputs"][-1]["common_ratio"] == 2.0
+    md = (folder / "report.md").read_text()
+    assert "TileLang version: 0.1.15" in md and f"--tilelang-config {BASELINE}=true" in md
+    assert "got = 2 x expected" in md
+    doc = json.loads((tmp_path / "findings.json").read_text())
+    (group,) = [g for g in doc["groups"] if g["signature"]["backend"] == BASELINE_LABEL]
+    assert group["count"] == len(planted) and group["report"] in {g.report for g in planted}
+
+    # the same TileLang under its default plan is right: no TileLang finding
+    right = fuzz(2, 1, str(tmp_path / "default"), ("sim", "tilelang"), budget=6,
+                 tilelang=pipeline.tilelang_setup())
+    assert not [f for f in right if f.signature[3].startswith("tilelang")]
+
+
+XOR_BUTTERFLY = ("InternalError: Traceback (most recent call last):\n"
+                 "  3: tvm::tl::ReduceOpNode::Lower(...)\n"
+                 '  File "/src/op/reduce.cc", line 412\n'
+                 "InternalError: Check failed: (IsPow2(96)) is false: XOR-butterfly "
+                 "AllReduce requires logical_width 96 to be a power of two")
+
+
+def test_a_tilelang_refusal_is_reported_with_its_message(tmp_path, monkeypatch):
+    fake = FakeTileLang(fail_at="compile", failure=RuntimeError(XOR_BUTTERFLY))
+    fake.install(monkeypatch)
+    findings = fuzz(1, 1, str(tmp_path), ("sim", "tilelang"), budget=3,
+                    tilelang=pipeline.tilelang_setup())
+    (f,) = [f for f in findings if f.signature[3] == "tilelang/default"]
+    # grouped by TileLang's message (its check, not the traceback; any width)
+    assert f.signature == ("refused", failure_key(XOR_BUTTERFLY), "compile",
+                           "tilelang/default")
+    folder = Path(f.report)
+    assert folder.name.startswith("tilelang-main-refused-")
+    assert not (folder / "got.npz").exists()
+    facts = json.loads((folder / "report.json").read_text())
+    assert facts["tilelang_error"]["stage"] == "compile"
+    assert "XOR-butterfly AllReduce requires logical_width 96" in \
+        facts["tilelang_error"]["message"]
+    assert "TileLang failed at its compile stage" in (folder / "report.md").read_text()
+
+
+def test_failure_keys_ignore_frames_and_numbers():
+    assert failure_key(XOR_BUTTERFLY) == ("InternalError: Check failed: (IsPowN(N)) is "
+                                          "false: XOR-butterfly AllReduce requires "
+                                          "logical_width N ")
+    assert failure_key(XOR_BUTTERFLY) == failure_key(XOR_BUTTERFLY.replace("96", "160"))
+    assert failure_key("RuntimeError: Check failed: reducer plan") == \
+        "RuntimeError: Check failed: reducer plan"
+    assert len(failure_key("ValueError: " + "x" * 500)) == 100
+
+
+def test_the_tilelang_config_reaches_worker_processes(tmp_path, monkeypatch, capsys):
+    fake = _counting_twice_under_baseline()
+    fake.install(monkeypatch)           # inherited by the forked workers
+    code = main(["fuzz", "--backend", "tilelang", "--tilelang-config", f"{BASELINE}=true",
+                 "--count", "2", "--seed", "1", "--jobs", "2", "--minimize-budget", "1",
+                 "--out", str(tmp_path), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 3 and doc["tilelang"] == {"version": "0.1.15",
+                                             "pass_configs": {BASELINE: True}}
+    planted = [f for f in doc["findings"] if f["signature"][3] == BASELINE_LABEL]
+    assert planted and all(Path(f["report"]).is_dir() for f in planted)
+    # every compile ran in a worker: the wrong results prove the config got there
+    assert fake.compiled == []
+
+
+def test_fuzz_without_tilelang_stops_before_the_first_program(tmp_path, monkeypatch,
+                                                              capsys):
+    from codegen import tilelang_backend
+
+    def missing():
+        raise tilelang_backend.TileLangUnavailable("TileLang is not installed")
+    drawn = []
+    monkeypatch.setattr(tilelang_backend, "_runtime", missing)
+    monkeypatch.setattr(campaign, "kernel_of", lambda seed, case: drawn.append(case))
+    code = main(["fuzz", "--backend", "tilelang", "--count", "3", "--jobs", "2",
+                 "--out", str(tmp_path)])
+    assert code == 2 and drawn == [] and list(tmp_path.iterdir()) == []
+    assert "the tilelang backend cannot run here: TileLang is not installed" in \
+        capsys.readouterr().err
+
+
+def test_fuzz_tilelang_config_needs_the_tilelang_backend_and_a_known_key(
+        tmp_path, monkeypatch, capsys):
+    code = main(["fuzz", "--tilelang-config", f"{BASELINE}=true", "--out", str(tmp_path)])
+    assert code == 2 and "applies to --backend tilelang only" in capsys.readouterr().err
+    FakeTileLang().install(monkeypatch)
+    code = main(["fuzz", "--backend", "tilelang", "--tilelang-config", "tl.reducer_force=1",
+                 "--out", str(tmp_path)])
+    assert code == 2 and f"did you mean {BASELINE}?" in capsys.readouterr().err

@@ -23,14 +23,16 @@ The folder is named for what it holds (function, kind, a digest of program, inpu
 configs), so the same disagreement found twice lands in one folder.
 
 Minimization belongs elsewhere: write_report accepts a shrink callback that is handed
-the outcome and returns a smaller outcome that still disagrees (or None)."""
+the outcome and returns a smaller outcome that still disagrees (or None). A fuzzing
+campaign builds the folder's content where TileLang ran (`build_report`: plain data, sent
+from a worker process) and saves it where files are written (`save_report`)."""
 from __future__ import annotations
 
 import hashlib
 import json
 import os
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -84,17 +86,20 @@ Shrinker = Callable[[TileLangOutcome], "TileLangOutcome | None"]
 
 
 def compare_with_tilelang(loaded: Loaded, values: dict[str, np.ndarray],
-                          setup: TileLangSetup) -> TileLangOutcome:
-    """TileLang's run of the loaded program on values, judged against the interpreter.
-    TileLang failing is an outcome (failure set), not a raise; a program our verifier
-    rejects raises DiagnosticError and a missing TileLang UsageError (pipeline)."""
+                          setup: TileLangSetup,
+                          reference: logical.Result | None = None) -> TileLangOutcome:
+    """TileLang's run of the loaded program on values, judged against the interpreter
+    (its result on values: reference when the caller has it already). TileLang failing
+    is an outcome (failure set), not a raise; a program our verifier rejects raises
+    DiagnosticError and a missing TileLang UsageError (pipeline)."""
     run = None
     failure = None
     try:
         run = pipeline.run_tilelang_backend(loaded, values, setup)
     except TileLangFailed as failed:
         failure = failed
-    reference = pipeline.oracle(loaded, values)
+    if reference is None:
+        reference = pipeline.oracle(loaded, values)
     if run is None:
         return TileLangOutcome(loaded, values, reference, setup, None, [], failure)
     comparisons = pipeline.compare_outputs(run.outputs, reference)
@@ -103,6 +108,15 @@ def compare_with_tilelang(loaded: Loaded, values: dict[str, np.ndarray],
 
 # ----------------------------------------------------------------------------- the folder
 
+@dataclass
+class BugReport:
+    """A report folder's content as plain data (picklable): its name, its text files
+    and its .npz files (each a dict of arrays), by file name."""
+    name: str
+    texts: dict[str, str] = field(default_factory=dict)
+    arrays: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+
+
 def write_report(outcome: TileLangOutcome, root: str,
                  shrink: Shrinker | None = None) -> str:
     """Write outcome (which must disagree) as a report folder under root and return the
@@ -110,23 +124,41 @@ def write_report(outcome: TileLangOutcome, root: str,
     program is kept beside it as original.py."""
     if not outcome.disagrees:
         raise ValueError("TileLang agrees with the interpreter: nothing to report")
-    original = outcome
     shrunk = shrink(outcome) if shrink is not None else None
     if shrunk is not None and shrunk.disagrees:
-        outcome = shrunk
-    folder = os.path.join(root, _folder_name(outcome))
-    os.makedirs(folder, exist_ok=True)
-    _write_text(os.path.join(folder, "program.py"), outcome.loaded.source)
-    if outcome is not original:
-        _write_text(os.path.join(folder, "original.py"), original.loaded.source)
-    inputs_mod.save_npz(os.path.join(folder, "inputs.npz"), outcome.inputs)
-    inputs_mod.save_npz(os.path.join(folder, "expected.npz"), outcome.reference.outputs)
-    inputs_mod.save_npz(os.path.join(folder, "bounds.npz"), outcome.reference.bounds)
+        return save_report(build_report(shrunk, original=outcome), root)
+    return save_report(build_report(outcome), root)
+
+
+def build_report(outcome: TileLangOutcome, original: TileLangOutcome | None = None,
+                 origin: str | None = None) -> BugReport:
+    """The report folder of outcome (which must disagree). original: the outcome it was
+    shrunk from (kept as original.py when its program differs); origin: where the
+    original program came from, when not a file the reader has (a fuzzing case)."""
+    if original is not None and original.loaded.source == outcome.loaded.source:
+        original = None
+    report = BugReport(_folder_name(outcome), {"program.py": outcome.loaded.source})
+    if original is not None:
+        report.texts["original.py"] = original.loaded.source
+    report.arrays = {"inputs.npz": outcome.inputs,
+                     "expected.npz": outcome.reference.outputs,
+                     "bounds.npz": outcome.reference.bounds}
     if outcome.got is not None:
-        inputs_mod.save_npz(os.path.join(folder, "got.npz"), outcome.got)
-    facts = report_facts(outcome, shrunk_from=original if outcome is not original else None)
-    _write_text(os.path.join(folder, "report.json"), json.dumps(facts, indent=2) + "\n")
-    _write_text(os.path.join(folder, "report.md"), format_report(facts))
+        report.arrays["got.npz"] = outcome.got
+    facts = report_facts(outcome, shrunk_from=original, origin=origin)
+    report.texts["report.json"] = json.dumps(facts, indent=2) + "\n"
+    report.texts["report.md"] = format_report(facts)
+    return report
+
+
+def save_report(report: BugReport, root: str) -> str:
+    """Write report as a folder under root; returns the folder's path."""
+    folder = os.path.join(root, report.name)
+    os.makedirs(folder, exist_ok=True)
+    for name, text in report.texts.items():
+        _write_text(os.path.join(folder, name), text)
+    for name, arrays in report.arrays.items():
+        inputs_mod.save_npz(os.path.join(folder, name), arrays)
     return folder
 
 
@@ -153,15 +185,16 @@ def reproduce_command(outcome: TileLangOutcome) -> str:
     return " ".join(shlex.quote(w) for w in words)
 
 
-def report_facts(outcome: TileLangOutcome, shrunk_from: TileLangOutcome | None = None
-                 ) -> dict:
-    """Everything the report says, as plain data (report.json; report.md renders it)."""
+def report_facts(outcome: TileLangOutcome, shrunk_from: TileLangOutcome | None = None,
+                 origin: str | None = None) -> dict:
+    """Everything the report says, as plain data (report.json; report.md renders it).
+    origin names where the program came from (default: its file)."""
     func = outcome.loaded.func
     facts = {
         "kind": outcome.kind,
         "summary": outcome.summary(),
         "program": "program.py",
-        "original_program": outcome.loaded.path,
+        "original_program": origin or outcome.loaded.path,
         "shrunk": shrunk_from is not None,
         "func": func.name,
         "grid": list(func.kernel.grid),
@@ -266,18 +299,3 @@ def format_report(facts: dict) -> str:
               "and the TileLang above):", "", "```sh", facts["command"], "```", "",
               "It exits 3 while TileLang disagrees and 0 once it agrees.", ""]
     return "\n".join(lines)
-
-
-# ----------------------------------------------------------------------------- fuzzing
-
-def tilelang_verdict(report: pipeline.CheckReport, out_dir: str, setup: TileLangSetup,
-                     shrink: Shrinker | None = None) -> tuple[str, str] | None:
-    """The fuzzer's TileLang step for one case `check` accepted (report, run with
-    blocks="all"): None when TileLang agrees, else ("mismatch", summary naming the bug
-    report written under out_dir). A refusal is a mismatch too (see the module doc)."""
-    values = report.loaded.inputs(report.seed)
-    outcome = compare_with_tilelang(report.loaded, values, setup)
-    if not outcome.disagrees:
-        return None
-    folder = write_report(outcome, out_dir, shrink)
-    return "mismatch", f"{outcome.summary()}; report: {folder}"

@@ -22,6 +22,8 @@ from codegen.plan_text import format_plan, plan_json, resources_json
 from verify.proofs_fast import smt2_queries
 from codegen.tilelang_backend import parse_config_assignment
 from .fuzz import fuzz, groups
+from .fuzzing.campaign import MINIMIZE_BUDGET
+from .fuzzing.tilelang_target import prepare_setup
 
 from . import bugreport
 from . import inputs as inputs_mod
@@ -35,6 +37,9 @@ SUBCOMMANDS = ("check", "run", "emit", "fuzz")
 BACKENDS = ("interp", "sim", "cuda", "tilelang")
 EMITS = ("ir", "layout", "plan", "smt2", "cuda")
 PLANS = ("auto", "canonical", "fast", "legacy")
+# what each `fuzz --backend` runs every program on
+FUZZ_BACKENDS = {"sim": ("sim",), "nvcc": ("sim", "nvcc"), "cuda": ("sim", "cuda"),
+                 "tilelang": ("sim", "tilelang")}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -99,15 +104,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("fuzz", help="differentially fuzz the lowerings on random kernels")
     p.add_argument("--count", type=_natural, default=20, help="number of programs")
     p.add_argument("--seed", type=_natural, default=0, help="seed of the program generator")
-    p.add_argument("--backend", choices=("sim", "nvcc", "cuda"), default="sim",
+    p.add_argument("--backend", choices=tuple(FUZZ_BACKENDS), default="sim",
                    help="nvcc also compiles every plan's CUDA; cuda also runs every program "
-                        "on the GPU")
+                        "on the GPU; tilelang also runs it through TileLang (with "
+                        "--tilelang-config) and writes a bug report for each disagreement")
     p.add_argument("--jobs", type=_natural, default=0, help="worker processes (0: one per CPU)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on this Dask distributed scheduler (pip install -e '.[campaign]')")
     p.add_argument("--corpus", metavar="DIR",
                    help="record finished cases in DIR; the same seed resumes from it")
     p.add_argument("--out", default="fuzz-findings", help="folder for the findings")
+    p.add_argument("--minimize-budget", type=_natural, default=MINIMIZE_BUDGET, metavar="N",
+                   help=f"checks one finding's minimization may spend (default "
+                        f"{MINIMIZE_BUDGET}; 0: keep findings as generated)")
+    tilelang_flags(p)
     p.add_argument("--json", action="store_true", help="print one JSON document")
 
     p = sub.add_parser("emit", help="print an intermediate form")
@@ -569,26 +579,37 @@ def _findings_folder(path: str, flag: str = "--out") -> None:
 
 
 def cmd_fuzz(args) -> int:
+    if args.backend != "tilelang" and args.tilelang_config:
+        raise UsageError("--tilelang-config applies to --backend tilelang only")
     _findings_folder(args.out)
     if args.corpus:
         _findings_folder(args.corpus, "--corpus")
-    backends = {"sim": ("sim",), "nvcc": ("sim", "nvcc"), "cuda": ("sim", "cuda")}[args.backend]
+    # TileLang must be able to run here before the first program is drawn
+    setup = prepare_setup(tilelang_config(args)) if args.backend == "tilelang" else None
+    facts = {} if setup is None else \
+        {"tilelang": {"version": setup.version, "pass_configs": setup.pass_configs}}
+    if facts and not args.json:
+        _print_tilelang_setup(facts)
 
     def progress(case, verdict):
         if not args.json and verdict is not None:
             print(f"case {case}: {verdict[0]}: {verdict[1][:200]}")
 
-    findings = fuzz(args.count, args.seed, args.out, backends, progress, jobs=args.jobs,
-                    scheduler=args.scheduler, corpus=args.corpus, bar=not args.json)
+    findings = fuzz(args.count, args.seed, args.out, FUZZ_BACKENDS[args.backend], progress,
+                    jobs=args.jobs, scheduler=args.scheduler, corpus=args.corpus,
+                    budget=args.minimize_budget, bar=not args.json, tilelang=setup)
     code = EXIT_MISMATCH if findings else EXIT_OK
     if args.json:
         _print_json({"command": "fuzz", "count": args.count, "seed": args.seed,
                      "backend": args.backend, "out": args.out, "exit_code": code,
-                     "findings": [f.__dict__ for f in findings],
+                     **facts, "findings": [f.__dict__ for f in findings],
                      "groups": groups(findings)})
     else:
         print(f"{args.count} programs, {len(findings)} finding(s)"
               + (f", saved in {args.out}/" if findings else ""))
+        reports = sorted({f.report for f in findings if f.report})
+        if reports:
+            print(f"{len(reports)} TileLang bug report(s): " + ", ".join(reports))
     return code
 
 

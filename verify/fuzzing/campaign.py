@@ -1,9 +1,11 @@
 """Fuzzing campaigns: program n of seed s is drawn, judged and (when it is a finding)
 minimized by one task, `run_case(s, n)`, a pure function of (s, n). Tasks run inline, in a
 local process pool (`jobs`) or on a Dask distributed cluster (`scheduler`); the parent
-alone writes files: each finding's minimized program (and the original) in `out_dir`, a
-`findings.json` that groups findings by signature, and, with `corpus`, one JSON line per
-finished case, so a campaign that is stopped resumes where it stopped."""
+alone writes files: each finding's minimized program (and the original) in `out_dir`,
+a TileLang finding's bug report folder beside it, a `findings.json` that groups findings
+by signature, and, with `corpus`, one JSON line per finished case, so a campaign that is
+stopped resumes where it stopped. A TileLang campaign's setup (version and pass configs,
+plain data) is an argument of every task, so it reaches every worker."""
 from __future__ import annotations
 
 import concurrent.futures as cf
@@ -11,15 +13,20 @@ import json
 import multiprocessing
 import os
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from codegen.tilelang_backend import TileLangSetup
+
+from ..bugreport import BugReport, save_report
 from ..pipeline import UsageError
 from . import model
 from .grammar import Kernel, draw
-from .judge import INLINE_ELEMENTS, Outcome, judge, program_text
+from .judge import INLINE_ELEMENTS, judge, program_text
 from .minimize import minimize
+from .outcome import Outcome
+from .tilelang_target import bug_report, prepare_setup
 
 MINIMIZE_BUDGET = 60          # checks one finding's minimization may spend
 
@@ -28,11 +35,12 @@ MINIMIZE_BUDGET = 60          # checks one finding's minimization may spend
 class Finding:
     case: int
     path: str                 # the minimized program
-    kind: str                 # rejected | violation | mismatch | oracle | crash
+    kind: str                 # rejected | violation | mismatch | oracle | crash | ...
     summary: str
     signature: tuple[str, str, str, str] = ("", "", "", "")
     seed: int = 0
     original: str = ""        # the program as generated
+    report: str = ""          # a TileLang finding's bug report folder
 
 
 @dataclass
@@ -43,6 +51,7 @@ class CaseResult:
     minimized: str = ""       # program text of the minimized kernel
     original: str = ""
     sidecar: dict | None = None   # inputs and expected results too large for the header
+    report: BugReport | None = None   # a TileLang finding's bug report, to be saved
 
 
 def kernel_of(seed: int, case: int) -> Kernel:
@@ -50,19 +59,31 @@ def kernel_of(seed: int, case: int) -> Kernel:
 
 
 def run_case(seed: int, case: int, backends: tuple[str, ...] = ("sim",),
-             budget: int = MINIMIZE_BUDGET) -> CaseResult:
+             budget: int = MINIMIZE_BUDGET,
+             tilelang: TileLangSetup | None = None) -> CaseResult:
     k = kernel_of(seed, case)
-    outcome = judge(k, backends)
+    outcome = judge(k, backends, tilelang)
     if outcome is None:
         return CaseResult(seed, case, None)
 
+    # the verdict on the last candidate the minimizer kept: the final program's (judged
+    # once: a TileLang run is slow)
+    accepted: dict[Kernel, Outcome] = {}
+
     def signature_of(candidate: Kernel):
-        found = judge(candidate, backends)
+        found = judge(candidate, backends, tilelang)
+        if found is not None and found.signature == outcome.signature:
+            accepted.clear()
+            accepted[candidate] = found
         return found.signature if found else None
     small = minimize(k, outcome.signature, signature_of, budget)
-    final = judge(small, backends) or outcome
+    final = accepted.get(small, outcome)
+    report = bug_report(final, outcome,
+                        f"case {case} of `verify-reducer fuzz --seed {seed}`")
+    # TileLang's run stays here: only plain data goes back to the campaign
+    final, outcome = replace(final, evidence=None), replace(outcome, evidence=None)
     return CaseResult(seed, case, final, _text(small, final), _text(k, outcome),
-                      _sidecar(small))
+                      _sidecar(small), report)
 
 
 def _text(k: Kernel, outcome: Outcome) -> str:
@@ -85,17 +106,21 @@ def _sidecar(k: Kernel) -> dict | None:
 def fuzz(count: int, seed: int, out_dir: str, backends: tuple[str, ...] = ("sim",),
          progress=None, jobs: int = 1, scheduler: str | None = None,
          corpus: str | None = None, budget: int = MINIMIZE_BUDGET,
-         bar: bool = False) -> list[Finding]:
+         bar: bool = False, tilelang: TileLangSetup | None = None) -> list[Finding]:
     """Run cases 0..count-1 of seed in jobs processes (0: one per CPU) or on the Dask
     scheduler at that address; return every finding (the corpus's earlier ones
     included). progress(case, (kind, summary) | None) is called as each case finishes;
-    bar draws a progress bar on stderr when it is a terminal."""
+    bar draws a progress bar on stderr when it is a terminal. tilelang: the setup of a
+    campaign whose backends have "tilelang" (default: no pass configs); UsageError
+    before any program is drawn when TileLang cannot run here."""
+    if "tilelang" in backends and tilelang is None:
+        tilelang = prepare_setup()
     os.makedirs(out_dir, exist_ok=True)
     jobs = jobs or default_jobs()
     done, findings = _resume(corpus, seed)
     todo = [n for n in range(count) if n not in done]
     meter = _Bar(count, len(done), len(findings)) if bar and sys.stderr.isatty() else None
-    for result in _results(todo, seed, backends, budget, jobs, scheduler):
+    for result in _results(todo, seed, (backends, budget, tilelang), jobs, scheduler):
         finding = _save(result, out_dir) if result.outcome else None
         if finding:
             findings.append(finding)
@@ -121,18 +146,19 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def _results(todo, seed, backends, budget, jobs, scheduler):
-    """CaseResults as they finish (in any order)."""
+def _results(todo, seed, task, jobs, scheduler):
+    """CaseResults as they finish (in any order); task: run_case's arguments after
+    (seed, case), plain data that travels with every task."""
     if scheduler:
-        yield from _on_dask(todo, seed, backends, budget, scheduler)
+        yield from _on_dask(todo, seed, task, scheduler)
     elif jobs <= 1 or len(todo) <= 1:
         for n in todo:
-            yield run_case(seed, n, backends, budget)
+            yield run_case(seed, n, *task)
     else:
         methods = multiprocessing.get_all_start_methods()
         ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
         with cf.ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
-            futures = [pool.submit(run_case, seed, n, backends, budget) for n in todo]
+            futures = [pool.submit(run_case, seed, n, *task) for n in todo]
             try:
                 for fut in cf.as_completed(futures):
                     yield fut.result()
@@ -141,7 +167,7 @@ def _results(todo, seed, backends, budget, jobs, scheduler):
                     fut.cancel()
 
 
-def _on_dask(todo, seed, backends, budget, address):
+def _on_dask(todo, seed, task, address):
     try:
         from distributed import Client, as_completed
     except ImportError:
@@ -149,7 +175,7 @@ def _on_dask(todo, seed, backends, budget, address):
                          "pip install 'verify-reducer[campaign]'") from None
     with Client(address) as client:
         futures = client.map(run_case, [seed] * len(todo), todo,
-                             [backends] * len(todo), [budget] * len(todo), pure=False)
+                             *([arg] * len(todo) for arg in task), pure=False)
         for fut in as_completed(futures):
             yield fut.result()
 
@@ -164,8 +190,9 @@ def _save(result: CaseResult, out_dir: str) -> Finding:
     if result.sidecar:
         np.savez(stem + ".inputs.npz", **result.sidecar["inputs"])
         np.savez(stem + ".expected.npz", **result.sidecar["expected"])
+    report = save_report(result.report, out_dir) if result.report else ""
     return Finding(result.case, stem + ".py", o.kind, o.summary, o.signature, result.seed,
-                   stem + ".original.py")
+                   stem + ".original.py", report)
 
 
 def groups(findings: list[Finding]) -> list[dict]:
@@ -177,9 +204,12 @@ def groups(findings: list[Finding]) -> list[dict]:
     out = []
     for sig, members in sorted(by.items(), key=lambda kv: -len(kv[1])):
         smallest = min(members, key=lambda f: _size(f.path))
-        out.append({"signature": dict(zip(("kind", "code", "stage", "backend"), sig)),
-                    "count": len(members), "cases": [f.case for f in members],
-                    "representative": smallest.path, "summary": smallest.summary})
+        group = {"signature": dict(zip(("kind", "code", "stage", "backend"), sig)),
+                 "count": len(members), "cases": [f.case for f in members],
+                 "representative": smallest.path, "summary": smallest.summary}
+        if smallest.report:
+            group["report"] = smallest.report
+        out.append(group)
     return out
 
 

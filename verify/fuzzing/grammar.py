@@ -1,8 +1,10 @@
 """The fuzzer's program space: a kernel description (plain data) and its random draw.
 
 A description fixes everything a program is: the launch (1–3-D grid, threads, an optional
-`T.ws` group), how inputs reach the updates (`mode`), the tile every block reduces, and
-its reducers (surface, dtype, op, contribution, predicate, finalize form). The source text
+`T.ws` group), how inputs reach the updates (`mode`), the tile every block reduces, the
+reducers' shape (1-D, or 2-D with one cell per row and column group), the T.Parallel
+loops that feed them in one epoch (one, or the columns split over several), and its
+reducers (surface, dtype, op, contribution, predicate, finalize form). The source text
 (verify.fuzzing.program) and the expected result (verify.fuzzing.model) are both functions
 of the description alone, and the minimizer edits descriptions, not text.
 
@@ -68,12 +70,20 @@ class Kernel:
     fused: bool               # every reducer's update in one T.Parallel
     tail: int = 0             # pipelined: columns missing from the last tile (guarded loads)
     interleave: bool = False  # one flat T.Parallel(R * E): cell k % R, column k // R
+    kept: int = 0             # C > 0: reducers of shape (R, C), cell (i, c) reducing its
+                              # own E columns (direct and staged modes); 0: shape (R,)
+    splits: tuple[int, ...] = ()  # columns where the epoch's update loop is cut: one
+                                  # T.Parallel per part, all feeding the same reducers
     reducers: tuple[Reducer, ...] = field(default_factory=tuple)
     input_seed: int = 0
 
     @property
     def blocks(self) -> int:
         return int(np.prod(self.grid))
+
+    @property
+    def reducer_shape(self) -> tuple[int, ...]:
+        return (self.rows, self.kept) if self.kept else (self.rows,)
 
     def contributions(self) -> int:
         """Contributions one reducer cell receives in one epoch."""
@@ -108,9 +118,11 @@ def draw(rng: np.random.Generator) -> Kernel:
         valid = int(rng.integers(1, cols))
     if mode == "pipelined" and rng.random() < 0.3:
         tail = int(rng.integers(1, cols))       # K = tiles * cols - tail, as in #2408
+    kept = _kept(rng, mode, rows, cols)
     k = Kernel(grid, threads, ws, mode, rows, cols, valid, tiles,
-               fused=rng.random() < 0.4, tail=tail, interleave=rows > 1 and rng.random() < 0.25,
-               input_seed=int(rng.integers(2 ** 31)))
+               fused=rng.random() < 0.4, tail=tail,
+               interleave=rows > 1 and not kept and rng.random() < 0.25,
+               kept=kept, splits=_splits(rng, cols), input_seed=int(rng.integers(2 ** 31)))
     # a GEMV tiling stages 32-64 KB per reducer: one of them keeps the block under
     # sm_90's 227 KB of shared memory, as TileLang's GEMV does
     count = 1 if (rows, cols) in GEMV_TILES else int(_pick(rng, (1, 1, 2, 3)))
@@ -118,6 +130,22 @@ def draw(rng: np.random.Generator) -> Kernel:
     for n in range(count):
         reducers.append(_reducer(rng, k, reducers))
     return replace(k, reducers=tuple(reducers))
+
+
+def _kept(rng, mode: str, rows: int, cols: int) -> int:
+    """A 2-D reducer's second dimension (0: 1-D), where its (R, C * E) tile stays small."""
+    if mode not in ("direct", "staged") or rows * cols > 512 or rng.random() >= 0.25:
+        return 0
+    return _pick(rng, (1, 2, 3, 4))
+
+
+def _splits(rng, cols: int) -> tuple[int, ...]:
+    """Where the update loop is cut into several T.Parallel loops (none mostly): one
+    cut, sometimes two, anywhere inside the columns."""
+    if cols < 2 or rng.random() >= 0.25:
+        return ()
+    cuts = 2 if cols >= 3 and rng.random() < 0.3 else 1
+    return tuple(sorted(int(c) for c in rng.choice(np.arange(1, cols), cuts, replace=False)))
 
 
 def _reducer(rng, k: Kernel, earlier: list[Reducer]) -> Reducer:

@@ -1,41 +1,30 @@
 """One generated program checked like `verify-reducer check --blocks all` on the
-generator's inputs, plus the generator's own expected result: the verdict is None (all
+generator's inputs, plus the generator's own expected result, then (as backends ask)
+compiled with nvcc, run on the GPU, or run through TileLang: the verdict is None (all
 agree) or an Outcome whose signature (kind, code, stage, backend) groups findings."""
 from __future__ import annotations
 
 import os
 import tempfile
 import traceback
-from dataclasses import dataclass
 
 import numpy as np
 
 from codegen import ptxas
 from codegen.cuda import Unsupported, render as render_cuda
+from codegen.tilelang_backend import TileLangSetup
 
 from .. import pipeline
 from . import model
 from .grammar import Kernel
+from .outcome import Outcome
 from .program import render
+from .tilelang_target import judge_tilelang
 
 # a program's inputs and results go in its header when they are this small
 INLINE_ELEMENTS = 256
 STAGES = {"R1": "frontend", "R2": "verify", "R3": "layout", "R4": "plan", "R5": "simulate",
           "R506": "resources"}
-
-
-@dataclass(frozen=True)
-class Outcome:
-    kind: str         # rejected | violation | mismatch | oracle | crash | unsupported | compile
-    code: str         # diagnostic code, exception type, or the mismatching output
-    stage: str        # frontend | verify | layout | plan | resources | simulate | interp |
-                      # codegen | backend, or a crash's file:function
-    backend: str      # the run that disagreed ("sim/auto", "interp", ...), else "-"
-    summary: str
-
-    @property
-    def signature(self) -> tuple[str, str, str, str]:
-        return (self.kind, self.code, self.stage, self.backend)
 
 
 def program_text(k: Kernel, given: dict[str, np.ndarray],
@@ -54,27 +43,32 @@ def _literal(v: np.ndarray) -> str:
     return repr(values).replace(" ", "")
 
 
-def judge(k: Kernel, backends: tuple[str, ...] = ("sim",)) -> Outcome | None:
-    """The kernel's finding, or None when every run agrees with the description."""
+def judge(k: Kernel, backends: tuple[str, ...] = ("sim",),
+          tilelang: TileLangSetup | None = None) -> Outcome | None:
+    """The kernel's finding, or None when every run agrees with the description.
+    tilelang: the setup TileLang runs under when backends has "tilelang"."""
     given = model.inputs(k)
     want = model.expected(k, given)
     with tempfile.TemporaryDirectory(prefix="fuzz-") as tmp:
         path = os.path.join(tmp, "case.py")
         with open(path, "w") as f:
             f.write(program_text(k, given, want))
-        return judge_file(path, given, want, backends)
+        return judge_file(path, given, want, backends, tilelang)
 
 
 def judge_file(path: str, given: dict[str, np.ndarray], want: dict[str, np.ndarray],
-               backends: tuple[str, ...] = ("sim",)) -> Outcome | None:
+               backends: tuple[str, ...] = ("sim",),
+               tilelang: TileLangSetup | None = None) -> Outcome | None:
     try:
         report = pipeline.check(path, given=given, blocks="all")
         return _verdict(report, want) or \
             (_judge_nvcc(report) if "nvcc" in backends else None) or \
-            (_judge_cuda(report, given) if "cuda" in backends else None)
+            (_judge_cuda(report, given) if "cuda" in backends else None) or \
+            (judge_tilelang(report, given, tilelang) if "tilelang" in backends else None)
     except pipeline.UsageError:
         # a backend that cannot run here (no device, no context: e.g. too many processes
-        # under compute-sanitizer) says nothing about the program: the campaign stops
+        # under compute-sanitizer; no TileLang) says nothing about the program: the
+        # campaign stops
         raise
     except Exception as exc:  # a crash of ours is exactly what fuzzing is for
         frame = traceback.extract_tb(exc.__traceback__)[-1]

@@ -1,8 +1,8 @@
 """Shrinking a finding: greedy delta debugging over the kernel description. Each step
-tries smaller variants (drop reducers, shrink the grid, tiles, rows and columns, plain
-contributions, no seed, batch, predicate, staging or warp group) and keeps the first one
-that still shows the same finding signature, until no variant does or the budget of
-checks is spent."""
+tries smaller variants (drop reducers, shrink the grid, one warp, tiles, rows and
+columns, a 1-D reducer, one update loop, plain contributions, no seed, batch, predicate,
+staging or warp group) and keeps the first one that still shows the same finding
+signature, until no variant does or the budget of checks is spent."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -45,10 +45,21 @@ def _variants(k: Kernel) -> Iterator[Kernel]:
         yield replace(k, grid=(k.blocks,))
     if k.ws:
         yield replace(k, ws=False, threads=128)
+    elif k.threads > 32:
+        yield replace(k, threads=32)       # one warp
     if k.interleave:
         yield replace(k, interleave=False)
     if k.fused:
         yield replace(k, fused=False)
+    if k.splits:
+        yield replace(k, splits=())
+        if len(k.splits) > 1:
+            for cut in k.splits:
+                yield replace(k, splits=tuple(c for c in k.splits if c != cut))
+    if k.kept:
+        yield replace(k, kept=0)
+        if k.kept > 1:
+            yield replace(k, kept=1)
     if k.tiles > 1:
         yield _sized(k, tiles=k.tiles // 2 if k.tiles > 2 else 1)
     if k.rows > 1:
@@ -110,6 +121,7 @@ def _sized(k: Kernel, **changes) -> Kernel:
     """k with changes, each reducer's batch and input range refitted to the new sizes
     (fewer contributions never need a smaller range; a batch must divide the rows)."""
     k = replace(k, **changes)
+    k = replace(k, splits=tuple(c for c in k.splits if c < k.cols))
     fitted = []
     for r in k.reducers:
         if r.batch is not None and k.rows % r.batch:

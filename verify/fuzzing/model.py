@@ -9,7 +9,7 @@ from spec.dtypes import lookup
 
 from .expr import FLOATS, wrap
 from .grammar import Kernel, Reducer
-from .program import BLOCK_VARS, input_shape, output_shape, site, vector_shape
+from .program import BLOCK_VARS, Site, input_shape, output_shape, sites, vector_shape
 
 INT_LIMITS = {"int32": (-2 ** 31, 2 ** 31 - 1), "uint32": (0, 2 ** 32 - 1)}
 
@@ -56,25 +56,32 @@ def expected(k: Kernel, given: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 def _epoch(k: Kernel, n: int, env: dict) -> np.ndarray:
-    """Reducer n's finalized value in this block and epoch."""
+    """Reducer n's finalized value in this block and epoch: every update loop of the
+    epoch (each pipelined tile runs them all) folded into one accumulator."""
     r = k.reducers[n]
-    s = site(k, n)
-    acc = np.full(k.rows, _start(r), dtype=np.float64 if r.dtype in FLOATS else np.int64)
-    grids = np.meshgrid(*(np.arange(e) for e in s.extents), indexing="ij")
-    env.update(zip(s.loop_vars, grids))
+    acc = np.full(k.reducer_shape, _start(r),
+                  dtype=np.float64 if r.dtype in FLOATS else np.int64)
     for ko in range(k.tiles if k.mode == "pipelined" else 1):
         env["ko"] = ko
-        shape = grids[0].shape
-        value = np.broadcast_to(s.value.eval(env), shape)
-        if r.dtype not in FLOATS:
-            value = wrap(value, r.dtype)
-        cell = np.broadcast_to(np.asarray(s.index.eval(env)), shape)
-        keep = np.ones(shape, bool) if s.guard is None else \
-            np.broadcast_to(s.guard.eval(env), shape)
-        _fold(r.op, acc, cell[keep], value[keep])
-        if r.dtype not in FLOATS:
-            acc = wrap(acc, r.dtype)
+        for s in sites(k, n):
+            _site(r, s, acc, env)
+            if r.dtype not in FLOATS:
+                acc[...] = wrap(acc, r.dtype)
     return acc
+
+
+def _site(r: Reducer, s: Site, acc: np.ndarray, env: dict) -> None:
+    """One update loop's contributions folded into acc."""
+    grids = np.meshgrid(*(np.arange(e) for e in s.extents), indexing="ij")
+    env.update(zip(s.loop_vars, grids))
+    shape = grids[0].shape
+    value = np.broadcast_to(s.value.eval(env), shape)
+    if r.dtype not in FLOATS:
+        value = wrap(value, r.dtype)
+    cell = tuple(np.broadcast_to(np.asarray(i.eval(env)), shape) for i in s.index)
+    keep = np.ones(shape, bool) if s.guard is None else \
+        np.broadcast_to(s.guard.eval(env), shape)
+    _fold(r.op, acc, tuple(c[keep] for c in cell), value[keep])
 
 
 def _start(r: Reducer):
@@ -87,7 +94,8 @@ def _start(r: Reducer):
     return {"product": 1, "bitand": -1}.get(r.op, 0)
 
 
-def _fold(op: str, acc: np.ndarray, cells: np.ndarray, values: np.ndarray) -> None:
+def _fold(op: str, acc: np.ndarray, cells: tuple[np.ndarray, ...],
+          values: np.ndarray) -> None:
     ufunc = {"sum": np.add, "product": np.multiply, "max": np.maximum, "min": np.minimum,
              "bitand": np.bitwise_and, "bitor": np.bitwise_or,
              "bitxor": np.bitwise_xor}[op]

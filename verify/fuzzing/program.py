@@ -1,6 +1,7 @@
 """A kernel description as TileLang source, and the update sites both the source and the
-numpy model (verify.fuzzing.model) are built from: one site per reducer, holding its loop,
-cell index, contribution and guard as generator expressions (verify.fuzzing.expr)."""
+numpy model (verify.fuzzing.model) are built from: per reducer one site for each update
+loop of the epoch (the columns cut at the kernel's splits), holding its loop, cell index,
+contribution and guard as generator expressions (verify.fuzzing.expr)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,17 +14,6 @@ IDENTITY_FILL = {"max": "T.min_value(T.{d})", "min": "T.max_value(T.{d})",
                  "product": "1"}
 LEGACY_FORMS = {"sum": "+=", "product": "*=", "bitand": "&=", "bitor": "|=",
                 "bitxor": "^="}
-
-
-@dataclass(frozen=True)
-class Site:
-    """One reducer's updates: `for loop_vars in T.Parallel(extents)`, contribution
-    `value` to cell `index`, only where `guard` holds (None: everywhere)."""
-    loop_vars: tuple[str, ...]
-    extents: tuple[int, ...]
-    index: Expr
-    value: Expr
-    guard: Expr | None
 
 
 def block_id(k: Kernel) -> Expr:
@@ -43,6 +33,8 @@ def _scaled(e: Expr, factor: int) -> Expr:
 def _plus(a: Expr, b: Expr) -> Expr:
     if isinstance(b, Const) and b.value == 0:
         return a
+    if isinstance(a, Const) and a.value == 0:
+        return b
     return Bin("+", a, b)
 
 
@@ -50,24 +42,66 @@ def result_buffer(n: int, r: Reducer) -> str:
     return f"acc{n}" if r.in_place else f"res{n}"
 
 
-def site(k: Kernel, n: int) -> Site:
-    r = k.reducers[n]
-    row = Var("i") if k.rows > 1 else Const(0)
-    col = Var("k")
-    blk = block_id(k)
-    loop_vars = ("i", "k") if k.rows > 1 else ("k",)
-    extents = (k.rows, k.cols) if k.rows > 1 else (k.cols,)
+@dataclass(frozen=True)
+class Site:
+    """One update loop of a reducer: `for loop_vars in T.Parallel(extents)`,
+    contribution `value` to cell `index` (one expression per reducer dimension), only
+    where `guard` holds (None: everywhere)."""
+    loop_vars: tuple[str, ...]
+    extents: tuple[int, ...]
+    index: tuple[Expr, ...]
+    value: Expr
+    guard: Expr | None
+
+
+def parts(k: Kernel) -> list[tuple[int, int]]:
+    """The (first column, width) each update loop covers: the epoch's columns cut at
+    k.splits, one T.Parallel per part, all feeding the same reducers."""
+    bounds = (0, *k.splits, k.cols)
+    return [(lo, hi - lo) for lo, hi in zip(bounds, bounds[1:])]
+
+
+def sites(k: Kernel, n: int) -> tuple[Site, ...]:
+    """Reducer n's update loops, one per part of the columns."""
+    return tuple(_site(k, n, start, width) for start, width in parts(k))
+
+
+def _loop(k: Kernel, width: int
+          ) -> tuple[tuple[str, ...], tuple[int, ...], Expr, Expr | None]:
+    """(loop vars, extents, row, kept cell) of an update loop over width columns; its
+    column is `k` (interleaved: `k // rows`, the row `k % rows`)."""
     if k.interleave and k.rows > 1:
-        row, col = Bin("%", Var("k"), Const(k.rows)), Bin("//", Var("k"), Const(k.rows))
-        loop_vars, extents = ("k",), (k.rows * k.cols,)
+        return ("k",), (k.rows * width,), Bin("%", Var("k"), Const(k.rows)), None
+    names, extents = ["k"], [width]
+    kept = None
+    if k.kept:
+        names.insert(0, "c")
+        extents.insert(0, k.kept)
+        kept = Var("c")
+    if k.rows > 1:
+        names.insert(0, "i")
+        extents.insert(0, k.rows)
+    row = Var("i") if k.rows > 1 else Const(0)
+    return tuple(names), tuple(extents), row, kept
+
+
+def _site(k: Kernel, n: int, start: int, width: int) -> Site:
+    r = k.reducers[n]
+    loop_vars, extents, row, kept = _loop(k, width)
+    col = Bin("//", Var("k"), Const(k.rows)) if k.interleave and k.rows > 1 else Var("k")
+    col = _plus(col, Const(start))
+    # a 2-D reducer's cell (i, c) reduces its own group of columns, c-major in the input
+    group = _scaled(kept, k.cols if k.mode != "direct" else k.valid) if kept else Const(0)
+    blk = block_id(k)
     a = f"a{n}"
     if k.mode == "direct":
-        read = Read(a, (_plus(_scaled(blk, k.rows), row), col), a,
-                    (_plus(_scaled(blk, k.rows), row), col), r.magnitude)
+        gcol = _plus(group, col)
+        read = Read(a, (_plus(_scaled(blk, k.rows), row), gcol), a,
+                    (_plus(_scaled(blk, k.rows), row), gcol), r.magnitude)
         wread = Read(f"w{n}", (col,), f"w{n}", (col,), r.magnitude)
     elif k.mode == "staged":
-        read = Read(f"{a}_frag", (row, col), a, (_plus(_scaled(blk, k.rows), row), col),
-                    r.magnitude)
+        read = Read(f"{a}_frag", (row, _plus(group, col)), a,
+                    (_plus(_scaled(blk, k.rows), row), _plus(group, col)), r.magnitude)
         wread = Read(f"w{n}_frag", (col,), f"w{n}", (col,), r.magnitude)
     elif k.mode == "pipelined":
         gcol = _plus(_scaled(Var("ko"), k.cols), col)
@@ -80,7 +114,8 @@ def site(k: Kernel, n: int) -> Site:
         read = Read(f"{a}_frag", (Var("it"), flat), a,
                     (_plus(_scaled(blk, k.tiles), Var("it")), flat), r.magnitude)
         wread = read
-    value = _value(k, r, read, wread, row)
+    cell = (row,) if kept is None else (row, kept)
+    value = _value(k, r, read, wread, cell)
     guard = None
     if r.predicate is not None:
         cond = _column_guard(k, gcol) if k.mode == "pipelined" else Less(col, Const(k.valid))
@@ -88,7 +123,7 @@ def site(k: Kernel, n: int) -> Site:
             value = Select(cond, value, Const(0))
         else:
             guard = cond
-    return Site(loop_vars, extents, row, value, guard)
+    return Site(loop_vars, extents, cell, value, guard)
 
 
 def _column_guard(k: Kernel, gcol: Expr) -> Expr:
@@ -100,7 +135,7 @@ def _cast(e: Expr, src: str, dst: str) -> Expr:
     return e if src == dst else Cast(e, dst)
 
 
-def _value(k: Kernel, r: Reducer, read: Read, wread: Read, row: Expr) -> Expr:
+def _value(k: Kernel, r: Reducer, read: Read, wread: Read, cell: tuple[Expr, ...]) -> Expr:
     x = _cast(read, r.in_dtype, r.dtype)
     if r.value == "abs":
         return Abs(x)
@@ -110,7 +145,7 @@ def _value(k: Kernel, r: Reducer, read: Read, wread: Read, row: Expr) -> Expr:
         return Bin("*", x, _cast(wread, r.in_dtype, r.dtype))
     if r.value == "consume":
         src = k.reducers[r.consumes]
-        return Bin("-", x, Result(result_buffer(r.consumes, src), (row,), f"r{r.consumes}",
+        return Bin("-", x, Result(result_buffer(r.consumes, src), cell, f"r{r.consumes}",
                                   result_bound(k, src)))
     return x
 
@@ -150,7 +185,7 @@ def _shape(dims) -> str:
 def input_shape(k: Kernel) -> tuple[int, ...]:
     if k.mode == "serial":
         return (k.blocks * k.tiles, k.rows * k.cols)
-    return (k.blocks * k.rows, _width(k))
+    return (k.blocks * k.rows, max(k.kept, 1) * _width(k))
 
 
 def vector_shape(k: Kernel) -> tuple[int, ...]:
@@ -162,7 +197,9 @@ def _width(k: Kernel) -> int:
 
 
 def output_shape(k: Kernel) -> tuple[int, ...]:
-    return (k.blocks * k.tiles, k.rows) if k.mode == "serial" else (k.blocks * k.rows,)
+    if k.mode == "serial":
+        return (k.blocks * k.tiles, k.rows)
+    return (k.blocks * k.rows,) + ((k.kept,) if k.kept else ())
 
 
 def _body(k: Kernel) -> list[str]:
@@ -213,7 +250,8 @@ def _producer_stages(k: Kernel) -> bool:
 
 
 def _tile(k: Kernel) -> tuple[int, ...]:
-    return (k.tiles, k.rows * k.cols) if k.mode == "serial" else (k.rows, k.cols)
+    return (k.tiles, k.rows * k.cols) if k.mode == "serial" else \
+        (k.rows, max(k.kept, 1) * k.cols)
 
 
 def _shared_allocs(k: Kernel, n: int) -> list[str]:
@@ -295,9 +333,10 @@ def _producer(k: Kernel) -> list[str]:
 def _alloc(k: Kernel, n: int) -> list[str]:
     r = k.reducers[n]
     extra = ', replication="all"' if r.surface == "legacy" else ""
-    out = [f'acc{n} = T.alloc_reducer(({k.rows},), T.{r.dtype}, op="{r.op}"{extra})']
+    shape = _shape(k.reducer_shape)
+    out = [f'acc{n} = T.alloc_reducer({shape}, T.{r.dtype}, op="{r.op}"{extra})']
     if not r.in_place:
-        out.append(f"res{n} = T.alloc_fragment(({k.rows},), T.{r.dtype})")
+        out.append(f"res{n} = T.alloc_fragment({shape}, T.{r.dtype})")
     return out
 
 
@@ -315,28 +354,36 @@ def _init(k: Kernel, n: int) -> list[str]:
 
 
 def _loops(k: Kernel, reducers: list[int]) -> list[str]:
+    """The epoch's update loops: each part of the columns in turn, and in each part one
+    loop per reducer (fused: one loop for all of them)."""
     groups = [reducers] if k.fused else [[n] for n in reducers]
     out = []
-    for group in groups:
-        s = site(k, group[0])
-        out.append(f"for {', '.join(s.loop_vars)} in T.Parallel("
-                   f"{', '.join(map(str, s.extents))}):")
-        for n in group:
-            s = site(k, n)
-            update = _update(k.reducers[n], n, s)
-            if s.guard is not None:
-                out += [f"    if {s.guard.text()}:", f"        {update}"]
-            else:
-                out.append(f"    {update}")
+    for part in range(len(parts(k))):
+        for group in groups:
+            out += _loop_text(k, group, part)
+    return out
+
+
+def _loop_text(k: Kernel, group: list[int], part: int) -> list[str]:
+    head = sites(k, group[0])[part]
+    out = [f"for {', '.join(head.loop_vars)} in T.Parallel("
+           f"{', '.join(map(str, head.extents))}):"]
+    for n in group:
+        s = sites(k, n)[part]
+        update = _update(k.reducers[n], n, s)
+        if s.guard is not None:
+            out += [f"    if {s.guard.text()}:", f"        {update}"]
+        else:
+            out.append(f"    {update}")
     return out
 
 
 def _update(r: Reducer, n: int, s: Site) -> str:
-    idx, value = s.index.text(), s.value.text()
+    idx, value = ", ".join(i.text() for i in s.index), s.value.text()
     if r.surface == "v2":
         return f"T.reducer_update(acc{n}[{idx}], {value})"
     if r.surface == "rfc":
-        return f"T.reducer_update(acc{n}, ({idx},), {value})"
+        return f"T.reducer_update(acc{n}, ({idx}{',' * (len(s.index) == 1)}), {value})"
     if r.op in LEGACY_FORMS:
         return f"acc{n}[{idx}] {LEGACY_FORMS[r.op]} {value}"
     return f"acc{n}[{idx}] = T.{r.op}(acc{n}[{idx}], {value})"
@@ -357,7 +404,10 @@ def _finalize(k: Kernel, n: int) -> list[str]:
         return out
     base = _scaled(block_id(k), k.rows).text()
     if r.output == "copy":
-        out.append(f"T.copy({src}, o{n}[{base}])")
+        out.append(f"T.copy({src}, o{n}[{base}{', 0' if k.kept else ''}])")
+    elif k.kept:
+        out += [f"for i, c in T.Parallel({k.rows}, {k.kept}):",
+                f"    o{n}[{base} + i, c] = {src}[i, c]"]
     else:
         out += [f"for i in T.Parallel({k.rows}):", f"    o{n}[{base} + i] = {src}[i]"]
     return out

@@ -1,0 +1,42 @@
+# expect: ok
+# input: a0=[[-4.0,8.0,-7.0,-1.0,3.0,-7.0,1.0,-1.0,-2.0,-2.0,-3.0,2.0,3.0,7.0,4.0,4.0,-3.0,2.0,-2.0,-1.0,5.0,4.0,1.0,-4.0,-8.0,5.0,-5.0,-7.0,8.0,2.0,0.0,2.0,-4.0,3.0,-1.0,7.0,1.0,-4.0,6.0,0.0,4.0,-2.0,6.0,-3.0,-1.0,2.0,-4.0,0.0,8.0,-5.0,2.0,-3.0,6.0,-2.0,-6.0,1.0,-5.0,8.0,6.0,1.0,-8.0,-4.0,8.0,-6.0]]
+# input: a1=[[-1.0,7.0,-7.0,6.0,1.0,-5.0,4.0,-2.0,-4.0,4.0,-3.0,-5.0,-4.0,1.0,-2.0,-6.0,7.0,-7.0,-3.0,6.0,6.0,-3.0,-6.0,0.0,7.0,1.0,-2.0,-5.0,6.0,-1.0,6.0,-1.0,-6.0,-4.0,4.0,-3.0,-3.0,-7.0,-8.0,-1.0,1.0,5.0,6.0,6.0,5.0,-5.0,6.0,8.0,-6.0,2.0,3.0,2.0,5.0,1.0,5.0,4.0,-6.0,5.0,1.0,4.0,-8.0,-6.0,-6.0,-3.0]]
+# expect: result o0=[[8.0,8.0,7.0,8.0]]
+# expect: result o1=[[-15.0,-15.0,-15.0,-16.0]]
+#
+# Open fuzz finding (issue #12): a false R300 on a valid program with several update loops
+# per epoch (layout conflict: T.Parallel(4, 11) at line 34: iteration (c=0, k=2) runs on thread 0, which does not hold a1_frag[0, 2] (held by threads 1)). GPU fuzz campaign of 2026-12-01, seed 2027 case 706.
+import tilelang.language as T
+
+
+@T.prim_func
+def main(
+    a0: T.Tensor((1, 64), T.float32),
+    a1: T.Tensor((1, 64), T.float32),
+    o0: T.Tensor((1, 4), T.float32),
+    o1: T.Tensor((1, 4), T.float32),
+):
+    with T.Kernel(1, threads=32) as bx:
+        a0_frag = T.alloc_fragment((1, 64), T.float32)
+        acc0 = T.alloc_reducer((1, 4), T.float32, op="max")
+        res0 = T.alloc_fragment((1, 4), T.float32)
+        T.reducer_init(acc0)
+        T.copy(a0[bx, 0], a0_frag)
+        for c, k in T.Parallel(4, 11):
+            T.reducer_update(acc0[0, c], a0_frag[0, (c * 16) + k])
+        for c, k in T.Parallel(4, 5):
+            T.reducer_update(acc0[0, c], a0_frag[0, (c * 16) + (k + 11)])
+        T.finalize_reducer(acc0, res0)
+        for i, c in T.Parallel(1, 4):
+            o0[bx + i, c] = res0[i, c]
+        a1_frag = T.alloc_fragment((1, 64), T.float32)
+        acc1 = T.alloc_reducer((1, 4), T.float32, op="min")
+        res1 = T.alloc_fragment((1, 4), T.float32)
+        T.reducer_init(acc1)
+        T.copy(a1[bx, 0], a1_frag)
+        for c, k in T.Parallel(4, 11):
+            T.reducer_update(acc1[0, c], a1_frag[0, (c * 16) + k] - res0[0, c])
+        for c, k in T.Parallel(4, 5):
+            T.reducer_update(acc1[0, c], a1_frag[0, (c * 16) + (k + 11)] - res0[0, c])
+        T.finalize_reducer(acc1, res1)
+        T.copy(res1, o1[bx, 0])

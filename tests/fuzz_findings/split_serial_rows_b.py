@@ -1,0 +1,26 @@
+# expect: ok
+# input: a0=[[-3.0,-2.0,-6.0,-2.0,3.0,2.0,-2.0,-7.0,-4.0,-4.0,7.0,1.0,0.0,1.0,6.0,-2.0],[-6.0,-7.0,-3.0,3.0,-3.0,3.0,3.0,5.0,0.0,-7.0,-8.0,-8.0,0.0,2.0,-8.0,-6.0]]
+# expect: result o0=[[-17.0,5.0],[-5.0,-35.0]]
+#
+# Open fuzz finding (issue #12): a false R300 on a valid program with several update loops
+# per epoch (layout conflict: T.Parallel(2, 5) at line 18: iteration (i=1, k=0, it=0) runs on thread 5, which does not hold a0_frag[0, 8] (held by threads 8)). GPU fuzz campaign of 2026-12-01, seed 2027 case 754.
+import tilelang.language as T
+
+
+@T.prim_func
+def main(
+    a0: T.Tensor((2, 16), T.float32),
+    o0: T.Tensor((2, 2), T.float32),
+):
+    with T.Kernel(1, threads=32) as bx:
+        a0_frag = T.alloc_fragment((2, 16), T.float32)
+        acc0 = T.alloc_reducer((2,), T.float32, op="sum", replication="all")
+        T.copy(a0[bx * 2, 0], a0_frag)
+        for it in T.serial(2):
+            T.clear(acc0)
+            for i, k in T.Parallel(2, 5):
+                acc0[i] += a0_frag[it, (i * 8) + k]
+            for i, k in T.Parallel(2, 3):
+                acc0[i] += a0_frag[it, (i * 8) + (k + 5)]
+            T.finalize_reducer(acc0)
+            T.copy(acc0, o0[(bx * 2) + it, 0:2])

@@ -66,22 +66,27 @@ T.copy(result, out[0:1])
         "thread = j, slot = i, replicate 1 (threads 0..127)"
 
 
-def test_a_later_copy_can_be_the_root():
-    # a_frag's copy first (program order) places a_frag and the loop follows it, but
-    # b_frag[j % 3] has no inverse (3 splits no digit off j < 8), so the loop cannot
-    # place b_frag: its own copy's default is left, which the loop does not match; with
-    # b_frag's copy as the root the loop follows b_frag and places a_frag and c_frag
-    func = kernel("""
+def _three_fragments(b_index: str):
+    """a_frag and b_frag copied whole, c_frag[j] = a_frag[j] + b_frag[b_index]."""
+    return kernel(f"""
 a_frag = T.alloc_fragment((8,), T.float32)
 b_frag = T.alloc_fragment((16,), T.float32)
 c_frag = T.alloc_fragment((8,), T.float32)
 T.copy(a, a_frag)
 T.copy(b, b_frag)
 for j in T.Parallel(8):
-    c_frag[j] = a_frag[j] + b_frag[j % 3]
+    c_frag[j] = a_frag[j] + b_frag[{b_index}]
 T.copy(c_frag, out)
 """, params="a: T.Tensor((8,), T.float32), b: T.Tensor((16,), T.float32), "
              "out: T.Tensor((8,), T.float32)")
+
+
+def test_a_later_copy_can_be_the_root():
+    # a_frag's copy first (program order) places a_frag and the loop follows it, but
+    # b_frag[j % 3] has no inverse (3 splits no digit off j < 8), so the loop cannot
+    # place b_frag: its own copy's default is left, which the loop does not match; with
+    # b_frag's copy as the root the loop follows b_frag and places a_frag and c_frag
+    func = _three_fragments("j % 3")
     layouts = infer_layouts(func)
     assert by_name(layouts, "b_frag").describe() == \
         "thread = 16*rep + i, slot = 0, replicate 8 (threads 0..127)"
@@ -96,17 +101,7 @@ def test_a_loop_reading_part_of_a_fragment_places_all_of_it():
     # b_frag[j] over j < 8 touches half of b_frag: the loop (following a_frag) places
     # b_frag through the inverse of its index, and the elements it never touches sit on
     # the same threads one slot up, so b_frag's copy still writes every element once
-    func = kernel("""
-a_frag = T.alloc_fragment((8,), T.float32)
-b_frag = T.alloc_fragment((16,), T.float32)
-c_frag = T.alloc_fragment((8,), T.float32)
-T.copy(a, a_frag)
-T.copy(b, b_frag)
-for j in T.Parallel(8):
-    c_frag[j] = a_frag[j] + b_frag[j]
-T.copy(c_frag, out)
-""", params="a: T.Tensor((8,), T.float32), b: T.Tensor((16,), T.float32), "
-             "out: T.Tensor((8,), T.float32)")
+    func = _three_fragments("j")
     layouts = infer_layouts(func)
     (loop,) = layouts.loops.values()
     assert loop.describe() == "thread = 8*rep + j, slot = 0, replicate 16 (threads 0..127)"

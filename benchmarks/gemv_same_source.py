@@ -48,7 +48,7 @@ from codegen.cuda import render  # noqa: E402
 from codegen.plan import plan_func  # noqa: E402
 from codegen.plan_fast import FastPlanRefused  # noqa: E402
 from codegen.resources import kib  # noqa: E402
-from codegen.runner import BATCHES, run_cuda, time_cuda  # noqa: E402
+from codegen.runner import run_cuda, time_cuda, time_launches  # noqa: E402
 from interp.accept import within_bound  # noqa: E402
 from spec.diagnostics import DiagnosticError  # noqa: E402
 from spec.dtypes import DTYPES  # noqa: E402
@@ -303,22 +303,12 @@ def share_primary_context() -> None:
 
 
 def time_events(torch, launch, repeat: int) -> float:
-    """µs of one launch() by time_cuda's method: after one warm-up, repeat launches in
-    BATCHES back-to-back batches between two events each; the median batch average
-    (the host's launch cost stays out of the time)."""
-    launch()
-    torch.cuda.synchronize()
-    per_batch = max(1, repeat // BATCHES)
-    times = []
-    for _ in range(BATCHES):
+    """µs of one launch() by time_cuda's method (codegen.runner.time_launches), with
+    torch's events."""
+    def events():
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(per_batch):
-            launch()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1000.0 / per_batch)
-    return float(np.median(times))
+        return start, stop, lambda: start.elapsed_time(stop)
+    return time_launches(launch, events, torch.cuda.synchronize, repeat)
 
 
 def ours_cell(planned: Planned, data: dict, ref: Reference, repeat: int) -> Cell:

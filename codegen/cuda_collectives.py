@@ -334,11 +334,11 @@ def _write_published(body, rp: ReducerPlan, fp: FinalizePlan, frame: Frame,
     stmt, reducer = fp.finalize, rp.reducer
     dst = stmt.dst
     pub = fp.publish
-    seeded = " (seeded once)" if reducer in body.seeded else ""
+    seed_note = " (seeded once)" if reducer in body.seeded else ""
     if dst is not None and dst.scope == "fragment":
         layout = fp.dst_layout or body.layouts.fragment(dst)
         body.out.comment(f"publication: {dst.name} in its own layout, {layout.describe()}, "
-                         f"each output combined from {pub.terms} workspace word(s){seeded}")
+                         f"each output combined from {pub.terms} workspace word(s){seed_note}")
         with body.cells(layout, frame) as inner:
             out_ix = tuple(Var(n) for n in layout.index_vars)
             red_ix = _reshape(out_ix, dst.shape, reducer.shape)
@@ -347,8 +347,10 @@ def _write_published(body, rp: ReducerPlan, fp: FinalizePlan, frame: Frame,
     else:
         storage = rp.storage.rename(index_names(len(reducer.shape)))
         first_only = dst is not None and storage.replicate > 1
-        body.out.comment(f"publication: {'every copy of ' + reducer.name if dst is None else dst.name + ' by storage replica 0'}, "
-                         f"each output combined from {pub.terms} workspace word(s){seeded}")
+        readers = f"every copy of {reducer.name}" if dst is None else \
+            f"{dst.name} by storage replica 0"
+        body.out.comment(f"publication: {readers}, each output combined from {pub.terms} "
+                         f"workspace word(s){seed_note}")
         if dst is not None and dst.scope == "shared":
             body.sync(frame.participants, f"earlier readers of {dst.name} are done")
         with body.cells(storage, frame, with_replica=first_only) as inner:

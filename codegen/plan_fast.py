@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
-
 from spec.diagnostics import NOTE, Diagnostic, Note
 from spec.physical import ReducerPlan
-from verify.proofs_fast import FastSearch, search_fast
+from verify.proofs_fast import FastSearch, group_numbers, search_fast
 from verify.signature import signature
 from .collectives import butterfly, butterfly_chunk_limit, chunk_size
 from .plan_canonical import plan_canonical
@@ -80,15 +78,13 @@ def _collective(sites: ReducerSites, finalize, partition, storage, needs_publish
 
 
 def first_replicas_form_a_group(storage, partition) -> bool:
-    """Replicas [0, width) of every output lie in one group of the partition: the
-    publication then reads one complete reduction of each output."""
+    """Replicas [0, width) of every output lie in one group of the partition (the
+    storage is proved injective, so they are width distinct threads: the whole group):
+    the publication then reads one complete reduction of each output."""
     if storage.replicate % partition.width:
         return False
-    span = partition.width * partition.scale
-    threads = storage.threads_of()[:partition.width]
-    groups = (threads // span) * partition.scale + threads % partition.scale
-    members = np.sort(threads, axis=0)
-    return bool((groups == groups[:1]).all() and (np.diff(members, axis=0) != 0).all())
+    groups = group_numbers(storage.threads_of()[:partition.width], partition)
+    return bool((groups == groups[:1]).all())
 
 
 def _no_publication(sites: ReducerSites, why: str) -> Diagnostic:

@@ -61,11 +61,8 @@ BATCHES = 5
 
 
 def time_cuda(plan: PhysicalPlan, inputs: dict[str, np.ndarray], repeat: int = 50) -> float:
-    """Kernel time in microseconds: `repeat` launches (after one warm-up) in BATCHES
-    back-to-back batches, each timed by two CUDA events around the whole batch; the
-    median of the batch averages. Back to back, the launches queue up on the stream, so
-    the host's launch cost (tens of µs through pycuda) is not in the time, as it would
-    be with events around each launch. The inputs stay on the device."""
+    """Kernel time in microseconds by `time_launches`, the inputs staying on the
+    device."""
     _refuse_over_limits(plan)
     driver = _driver()
     source = render(plan)
@@ -73,20 +70,36 @@ def time_cuda(plan: PhysicalPlan, inputs: dict[str, np.ndarray], repeat: int = 5
     launch = launch_arguments(source, kernel, driver)
     device = [driver.to_device(_to_device_layout(np.asarray(inputs[p.name]).reshape(p.shape),
                                                  p.dtype)) for p in plan.func.params]
-    kernel(*device, **launch)
-    driver.Context.synchronize()
+
+    def events():
+        start, stop = driver.Event(), driver.Event()
+        return start, stop, lambda: stop.time_since(start)
+    took = time_launches(lambda: kernel(*device, **launch), events,
+                         driver.Context.synchronize, repeat)
+    for d in device:
+        d.free()
+    return took
+
+
+def time_launches(launch, events, synchronize, repeat: int) -> float:
+    """µs of one launch(): after one warm-up, `repeat` launches in BATCHES back-to-back
+    batches, each between two events; the median of the batch averages. Back to back,
+    the launches queue up on the stream, so the host's launch cost (tens of µs through
+    pycuda) is not in the time, as it would be with events around each launch.
+    events() gives (start, stop, milliseconds between them) of the caller's runtime
+    (pycuda here, torch in benchmarks/gemv_same_source.py)."""
+    launch()
+    synchronize()
     per_batch = max(1, repeat // BATCHES)
     times = []
     for _ in range(BATCHES):
-        start, stop = driver.Event(), driver.Event()
+        start, stop, elapsed_ms = events()
         start.record()
         for _ in range(per_batch):
-            kernel(*device, **launch)
+            launch()
         stop.record()
         stop.synchronize()
-        times.append(stop.time_since(start) * 1000.0 / per_batch)
-    for d in device:
-        d.free()
+        times.append(elapsed_ms() * 1000.0 / per_batch)
     return float(np.median(times))
 
 

@@ -44,7 +44,7 @@ def segmented(storage: Layout, span: int, barrier_id: int, word_bytes: int,
               workspace_bytes: int = WORKSPACE_BYTES) -> Collective:
     """The collective and its publication for `storage`, reducing replicas [0, span) of
     each output. Raises NoSegments when the workspace would pass workspace_bytes."""
-    offset, count = storage.participants
+    count = storage.count
     if storage.replicate % span:
         raise ValueError(f"span {span} does not divide the {storage.replicate} replicas")
     bits = coset_bits(storage, span)

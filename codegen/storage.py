@@ -16,12 +16,13 @@ every participant (spec.layout.fully_replicated), which covers any site."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
 from spec import ir
 from spec.addressing import affine
-from spec.indexexpr import Const, Var
+from spec.indexexpr import Const, IndexExpr, Var
 from spec.layout import Layout, flat_index, fully_replicated
 from .layout_rules import project
 from .plan_sites import ReducerSites
@@ -37,7 +38,10 @@ def canonical_storage(sites: ReducerSites) -> Layout:
         return fully_replicated(shape, count, offset)
     for update in sites.updates:
         storage = loop_storage(update, sites)
-        if storage is not None and all(keeps(storage, u, sites) for u in sites.updates):
+        if storage is None:
+            continue
+        index, _ = storage.inverse()                   # [count, slots]
+        if all(keeps(storage, index, u, sites) for u in sites.updates):
             return storage
     return fully_replicated(shape, count, offset)
 
@@ -64,24 +68,27 @@ def loop_storage(update: ir.ReducerUpdate, sites: ReducerSites) -> Layout | None
 
 
 def _slot_candidates(layout: Layout):
-    """The projection's slot, the same with the gaps of a strided slot divided out
-    (slots 0, 2, 4, ... of a loop that puts two k per output become 0, 1, 2, ...), and
-    the flat output index: the storage takes the fewest registers among the injective."""
+    """The projection's slot, the same compacted, and the flat output index: the storage
+    takes the fewest registers among the injective."""
     yield layout.slot
-    used = np.unique(layout.slots_of())
-    stride = int(np.gcd.reduce(used)) if len(used) > 1 else 1
-    if stride > 1:
-        ranges = {v: (0, e - 1) for v, e in zip(layout.index_vars, layout.shape)}
-        yield (layout.slot // stride).simplify(ranges)
+    compact = compacted_slot(layout.slot, layout.shape, layout.index_vars)
+    if compact is not None:
+        yield compact
     yield flat_index(layout.shape, layout.index_vars)
 
 
 def kept_dims(update: ir.ReducerUpdate, loop: Layout) -> tuple[int | None, ...] | None:
-    """Which loop dimension each output dimension is, when the output index is distinct
-    bare loop variables (or 0 in a unit dimension)."""
+    """Which loop dimension each output dimension of the update is (kept_of)."""
+    return kept_of(tuple(affine(e) for e in update.indices), tuple(update.reducer.shape),
+                   loop)
+
+
+def kept_of(output, shape, loop: Layout) -> tuple[int | None, ...] | None:
+    """Which loop dimension each output dimension is, when the output index (IndexExprs,
+    None where not affine) is distinct bare loop variables (or 0 in a unit dimension);
+    None otherwise. verify.signature asks the same of a proof site."""
     kept: list[int | None] = []
-    for e, extent in zip(update.indices, update.reducer.shape):
-        index = affine(e)
+    for index, extent in zip(output, shape):
         if isinstance(index, Const) and index.value == 0 and extent == 1:
             kept.append(None)
         elif isinstance(index, Var) and index.name in loop.index_vars:
@@ -94,9 +101,25 @@ def kept_dims(update: ir.ReducerUpdate, loop: Layout) -> tuple[int | None, ...] 
     return tuple(kept)
 
 
-def keeps(storage: Layout, update: ir.ReducerUpdate, sites: ReducerSites) -> bool:
+def compacted_slot(slot: IndexExpr, shape, names) -> IndexExpr | None:
+    """The slot with the gaps of a stride divided out (a loop that puts two k of one
+    output in a thread numbers its slots 0, 2, 4, ...: they become 0, 1, 2, ...), or
+    None when the slots it uses have no common stride above 1."""
+    size = math.prod(shape)
+    points = np.unravel_index(np.arange(size), tuple(shape))
+    used = np.unique(np.broadcast_to(slot.evaluate(dict(zip(names, points))), (size,)))
+    stride = int(np.gcd.reduce(used)) if len(used) > 1 else 1
+    if stride == 1:
+        return None
+    ranges = {v: (0, e - 1) for v, e in zip(names, shape)}
+    return (slot // stride).simplify(ranges)
+
+
+def keeps(storage: Layout, index: np.ndarray, update: ir.ReducerUpdate,
+          sites: ReducerSites) -> bool:
     """Every iteration of the update's loop, replica 0, writes an output the storage
-    keeps in that thread (predicates ignored: a superset of what contributes)."""
+    (whose inverse's flat outputs are `index`) keeps in that thread (predicates ignored:
+    a superset of what contributes)."""
     loop = sites.loop(update)
     kept = kept_dims(update, loop)
     if kept is None:
@@ -106,7 +129,6 @@ def keeps(storage: Layout, update: ir.ReducerUpdate, sites: ReducerSites) -> boo
     shape = tuple(update.reducer.shape)
     output = tuple(indices[d] if d is not None else np.zeros_like(indices[0]) for d in kept)
     flat = np.ravel_multi_index(output, shape)
-    index, _ = storage.inverse()                       # [count, slots]
     slots = storage.slots_of(np.unravel_index(flat, shape))
     inside = (threads >= 0) & (threads < storage.count)
     if not inside.all():

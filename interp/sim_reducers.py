@@ -328,8 +328,25 @@ def published(pub: Publish, exchange: Exchange, p: Partials, outputs: np.ndarray
     return Copies(values, ids, counts, written, threads, observe)
 
 
+_ADDRESSES: dict = {}
+
+
 def publish_addresses(pub: Publish, shape, outputs: np.ndarray) -> np.ndarray:
-    """[copies, terms]: the workspace words each copy of output `outputs[n]` combines."""
+    """[copies, terms]: the workspace words each copy of output `outputs[n]` combines —
+    the same at every block and epoch, so computed once per (publication, outputs
+    array); the entry keeps both alive, so their ids stay unique."""
+    key = (id(pub), id(outputs))
+    found = _ADDRESSES.get(key)
+    if found is not None and found[0] is pub and found[1] is outputs:
+        return found[2]
+    if len(_ADDRESSES) > 1024:
+        _ADDRESSES.clear()
+    addrs = _publish_addresses(pub, shape, outputs)
+    _ADDRESSES[key] = (pub, outputs, addrs)
+    return addrs
+
+
+def _publish_addresses(pub: Publish, shape, outputs: np.ndarray) -> np.ndarray:
     index = np.unravel_index(outputs, tuple(shape))
     env = {v: np.asarray(ix, dtype=np.int64)[:, None] for v, ix in zip(pub.index_vars, index)}
     env[TERM] = np.arange(pub.terms, dtype=np.int64)[None, :]

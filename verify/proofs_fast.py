@@ -50,6 +50,7 @@ import z3
 from codegen.collectives import WARP, butterfly, is_power_of_two, transpose_reduce
 from codegen.layout import LayoutMap, infer_layouts
 from codegen.plan_sites import ReducerSites, gather_reducers
+from codegen.storage import compacted_slot
 from spec import ir
 from spec.indexexpr import IndexExpr, Var
 from spec.layout import Layout, flat_index, fully_replicated, index_names
@@ -361,7 +362,8 @@ def group_storage(sites: list[Site], part: Partition, shape: tuple[int, ...]) ->
     mapping = preimage(sites[0])
     if mapping is not None:
         loop_slot = sites[0].layout.slot.substitute(mapping).simplify(ranges)
-        slots[:0] = [loop_slot] + _compacted(loop_slot, shape, names, ranges)
+        compact = compacted_slot(loop_slot, shape, names)
+        slots[:0] = [loop_slot] + ([compact] if compact is not None else [])
     found = []
     for slot in slots:
         layout = Layout(shape, names, thread.simplify(ranges), slot.simplify(ranges),
@@ -373,16 +375,6 @@ def group_storage(sites: list[Site], part: Partition, shape: tuple[int, ...]) ->
     return f"{part.describe()}: no storage layout keeps exactly the outputs of each group"
 
 
-def _compacted(slot: IndexExpr, shape, names, ranges) -> list[IndexExpr]:
-    """The slot with the gaps of a stride divided out (a loop that puts two k of one
-    output in a thread numbers its slots 0, 2, 4, ...), when it has such a stride."""
-    points = np.unravel_index(np.arange(math.prod(shape)), shape)
-    used = np.unique(np.broadcast_to(slot.evaluate(dict(zip(names, points))),
-                                     (math.prod(shape),)))
-    stride = int(np.gcd.reduce(used)) if len(used) > 1 else 1
-    return [(slot // stride).simplify(ranges)] if stride > 1 else []
-
-
 def _held(sites: list[Site], part: Partition, shape) -> set[tuple[int, int]]:
     """(group, flat output) for every contribution of every site (those the affine
     predicate switches off contribute nowhere)."""
@@ -391,7 +383,7 @@ def _held(sites: list[Site], part: Partition, shape) -> set[tuple[int, int]]:
         active = site.active()
         threads = (site.layout.threads_of() + site.shift)[:, active]
         outputs = np.broadcast_to(output_values(site)[active], threads.shape)
-        groups = _groups(threads, part)
+        groups = group_numbers(threads, part)
         pairs.update(zip(groups.reshape(-1).tolist(), outputs.reshape(-1).tolist()))
     return pairs
 
@@ -401,13 +393,14 @@ def _holds(storage: Layout, part: Partition, shape) -> set[tuple[int, int]]:
     groups; an incomplete group makes the set wrong on purpose (never equal)."""
     threads = storage.threads_of()
     outputs = np.broadcast_to(np.arange(storage.size), threads.shape)
-    pairs = set(zip(_groups(threads, part).reshape(-1).tolist(),
+    pairs = set(zip(group_numbers(threads, part).reshape(-1).tolist(),
                     outputs.reshape(-1).tolist()))
     full = len(set(zip(threads.reshape(-1).tolist(), outputs.reshape(-1).tolist())))
     return pairs if full == len(pairs) * part.width else set()
 
 
-def _groups(threads: np.ndarray, part: Partition) -> np.ndarray:
+def group_numbers(threads: np.ndarray, part: Partition) -> np.ndarray:
+    """The partition's group of each (relative) thread."""
     span = part.width * part.scale
     return (threads // span) * part.scale + threads % part.scale
 
@@ -634,9 +627,9 @@ def attempt_partition(sites: list[Site], part: Partition, destinations, reducer:
         return attempt
     if not all(run(storage_complete_query(site, storage, part)) for site in sites):
         return attempt
-    for dst, what, line in destinations:
+    for dst, what, line, in_place in destinations:
         query = destination_query(dst, storage, part, what, line)
-        if what == reducer.name:
+        if in_place:
             # in place: the reducer is read afterwards in its storage layout by any
             # participant, so every one must keep every output — a hard obligation
             if not run(query):
@@ -664,7 +657,7 @@ def _unprovable(sites: list[Site], site_proofs, barrier_proofs) -> str | None:
     return None
 
 
-def _destinations(sites_of: ReducerSites) -> list[tuple[Layout, str, int]]:
+def _destinations(sites_of: ReducerSites) -> list[tuple[Layout, str, int, bool]]:
     """What each finalize must be able to write: a fragment destination in its own
     layout; an in-place finalize leaves the reducer readable everywhere, so every
     participant must keep every output. Shared and global destinations are written
@@ -675,11 +668,11 @@ def _destinations(sites_of: ReducerSites) -> list[tuple[Layout, str, int]]:
     for finalize in sites_of.finalizes:
         if finalize.dst is None:
             out.append((fully_replicated(reducer.shape, count, offset), reducer.name,
-                        finalize.span.line))
+                        finalize.span.line, True))
         else:
             layout = sites_of.dst_layout(finalize)
             if layout is not None:
-                out.append((layout, finalize.dst.name, finalize.span.line))
+                out.append((layout, finalize.dst.name, finalize.span.line, False))
     return out
 
 

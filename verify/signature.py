@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from codegen.layout_rules import project
+from codegen.storage import kept_of
 from spec import ir
 from spec.indexexpr import Const, IndexExpr, Var, floordiv, mod
 from spec.layout import Layout, index_names
@@ -316,22 +317,10 @@ def _group_size(steps: tuple[ReductionStep, ...]) -> int:
 
 
 def kept_dims(site: Site) -> tuple[int | None, ...] | None:
-    """Which loop dimension each output dimension is, when the output index is distinct
-    bare loop variables (or 0 in a unit dimension); None otherwise."""
+    """Which loop dimension each output dimension is (codegen.storage.kept_of)."""
     if site.output is None:
         return None
-    kept: list[int | None] = []
-    for e, extent in zip(site.output, site.reducer_shape):
-        if isinstance(e, Const) and e.value == 0 and extent == 1:
-            kept.append(None)
-        elif isinstance(e, Var) and e.name in site.layout.index_vars:
-            dim = site.layout.index_vars.index(e.name)
-            if site.layout.shape[dim] != extent or dim in kept:
-                return None
-            kept.append(dim)
-        else:
-            return None
-    return tuple(kept)
+    return kept_of(site.output, site.reducer_shape, site.layout)
 
 
 def preimage(site: Site) -> dict[str, IndexExpr] | None:

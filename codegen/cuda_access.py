@@ -6,10 +6,17 @@ A `Frame` says where statements run: the participant set and, inside a loop over
 layout's slots, each loop variable as an index expression over `t` (the thread relative
 to the participant offset) and `s` (the slot). Register slots are computed by
 substituting those expressions into the fragment's slot expression and simplifying, so
-an access that follows the loop's own layout comes out as `x_frag[slot]`."""
+an access that follows the loop's own layout comes out as `x_frag[slot]`.
+
+A register slot that stays unknown after unrolling (it depends on the thread, a serial
+loop variable or data) is read through `reducer_get` and written through `reducer_set`
+(runtime header), which select over the unrolled slots: indexing the array directly would
+move it to local memory, where CUDA 13.0's ptxas miscompiles 16-bit stores (see
+docs/compiler-bugs/ptxas-13.0-local-u8-store.md)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 from spec import addressing
 from spec.indexexpr import IndexExpr, Var
 from spec.layout import Layout
@@ -17,6 +24,7 @@ from .cuda_exprs import ADD, ATOM, C
 from .cuda_layouts import S
 
 FLAT, REP, TERM = "$flat", "$rep", "$term"
+LANE = "$lane"                       # the element of a run of a vectorized copy
 
 # A logical index: an integer IndexExpr when it is affine in known variables, else the
 # C text of the expression (a data-dependent index).
@@ -43,17 +51,45 @@ def render_index(ix: IndexExpr, frame: Frame, var_name, ranges=None) -> C:
     return C(text, ATOM if text.isidentifier() or text.isdigit() else ADD)
 
 
-def register_slot(layout: Layout, indices: tuple[Index, ...], frame: Frame, var_name) -> C:
-    """The slot of a fragment element in the executing thread's registers."""
+# Variables of loops the renderer always unrolls: a slot over these alone is a constant in
+# every unrolled copy.
+UNROLLED = {S, LANE}
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where an element lives, as C: `array[index]`, or a register array at a slot known
+    only at run time (`static` false), reached through the runtime's select helpers."""
+    array: str
+    index: C
+    static: bool = True
+
+    @property
+    def read(self) -> C:
+        if self.static:
+            return C(f"{self.array}[{self.index.text}]")
+        return C(f"reducer_get({self.array}, {self.index.text})")
+
+    def assign(self, value: str) -> str:
+        """The statement that stores value here."""
+        if self.static:
+            return f"{self.array}[{self.index.text}] = {value};"
+        return f"reducer_set({self.array}, {self.index.text}, {value});"
+
+
+def register_place(array: str, layout: Layout, indices: tuple[Index, ...], frame: Frame,
+                   var_name: Callable[[str], str]) -> Place:
+    """array's element at the slot `layout` gives the executing thread."""
     if all(isinstance(ix, IndexExpr) for ix in indices):
         slot = layout.slot.substitute(dict(zip(layout.index_vars, indices)))
         slot = slot.substitute(frame.loop_vars).simplify(frame.ranges)
+        static = set(slot.free_vars()) <= UNROLLED
         if isinstance(slot, Var) and slot.name == S:
-            return C("slot")
-        return render_index(slot, frame, var_name)
+            return Place(array, C("slot"))
+        return Place(array, render_index(slot, frame, var_name), static)
     texts = {v: (render_index(ix, frame, var_name) if isinstance(ix, IndexExpr) else ix).text
              for v, ix in zip(layout.index_vars, indices)}
-    return C(layout.slot.to_c(texts))
+    return Place(array, C(layout.slot.to_c(texts)), static=False)
 
 
 def flat_offset(shape: tuple[int, ...], indices: tuple[Index, ...], frame: Frame,

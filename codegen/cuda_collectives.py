@@ -22,7 +22,7 @@ from spec.layout import index_names
 from spec.ops import monoid as monoid_named
 from spec.physical import K, S, T, TERM, Barrier, FinalizePlan, FromWorkspace, Guard, \
     ReduceWorkspace, ReducerPlan, Shuffle, ToWorkspace
-from .cuda_access import Frame, register_slot, render_index
+from .cuda_access import Frame, register_place, render_index
 from .cuda_exprs import C, combine, literal, narrow_int
 from .cuda_text import term_loop
 
@@ -142,10 +142,10 @@ def update(body, stmt: ir.ReducerUpdate, frame: Frame) -> None:
             offset = rp.participants[0]
             site = next(s for s in rp.sites if s.update is stmt)
             guard = f"tid == {offset + site.guard_replica}"
-    target = body.element(reducer, stmt.indices, frame).text
+    target = body.place(reducer, stmt.indices, frame)
     value = body.exprs(frame).operand(stmt.value, dtype)
     with body._maybe_block(f"if ({guard})" if guard else None):
-        body.out.line(f"{target} = {combine(monoid, dtype, C(target), value).text};")
+        body.out.line(target.assign(combine(monoid, dtype, target.read, value).text))
 
 
 # ----------------------------------------------------------------------------- finalize
@@ -259,12 +259,13 @@ def _write_result(body, rp: ReducerPlan, fp: FinalizePlan, frame: Frame) -> None
     seeded = reducer in body.seeded
     seed = C(seed_name(body, reducer))
 
-    def result(slot_text: str) -> str:
-        value = C(f"{partial}[{slot_text}]")
-        return combine(monoid, dtype, seed, value).text if seeded else value.text
-
     def seeded_text(value: C) -> str:
         return combine(monoid, dtype, seed, value).text if seeded else value.text
+
+    def stored(red_ix, inner: Frame) -> str:
+        """The result of the reducer element at red_ix, read from the executing
+        thread's storage slot."""
+        return seeded_text(register_place(partial, rp.storage, red_ix, inner, body.var).read)
 
     dst = stmt.dst
     if fp.publish is not None:
@@ -274,7 +275,8 @@ def _write_result(body, rp: ReducerPlan, fp: FinalizePlan, frame: Frame) -> None
         if seeded:
             body.out.comment("the seed, once per output")
             _over_slots(body, 0, rp.storage.slots_per_thread,
-                        lambda slot: body.out.line(f"{partial}[{slot}] = {result(slot)};"))
+                        lambda slot: body.out.line(f"{partial}[{slot}] = "
+                                                   f"{seeded_text(C(f'{partial}[{slot}]'))};"))
         return
     if dst.scope == "fragment":
         layout = fp.dst_layout or body.layouts.fragment(dst)
@@ -283,9 +285,7 @@ def _write_result(body, rp: ReducerPlan, fp: FinalizePlan, frame: Frame) -> None
         with body.cells(layout, frame) as inner:
             out_ix = tuple(Var(n) for n in layout.index_vars)
             red_ix = _reshape(out_ix, dst.shape, reducer.shape)
-            slot = register_slot(rp.storage, red_ix, inner, body.var).text
-            target = body.element(dst, out_ix, inner).text
-            body.out.line(f"{target} = {result(slot)};")
+            body.out.line(body.place(dst, out_ix, inner).assign(stored(red_ix, inner)))
         return
     storage = rp.storage.rename(index_names(len(reducer.shape)))
     body.out.comment(f"{dst.name} ({dst.scope}) written by replica 0 of the storage layout"
@@ -295,10 +295,9 @@ def _write_result(body, rp: ReducerPlan, fp: FinalizePlan, frame: Frame) -> None
     with body.cells(storage, frame, with_replica=True) as inner:
         red_ix = tuple(Var(n) for n in storage.index_vars)
         out_ix = _reshape(red_ix, reducer.shape, dst.shape)
-        target = body.element(dst, out_ix, inner).text
-        slot = register_slot(rp.storage, red_ix, inner, body.var).text
+        target = body.place(dst, out_ix, inner)
         with body._maybe_block("if (rep == 0)" if storage.replicate > 1 else None):
-            body.out.line(f"{target} = {result(slot)};")
+            body.out.line(target.assign(stored(red_ix, inner)))
     if dst.scope == "shared":
         body.sync(frame.participants, f"{dst.name} is visible")
 
@@ -343,7 +342,7 @@ def _write_published(body, rp: ReducerPlan, fp: FinalizePlan, frame: Frame,
             out_ix = tuple(Var(n) for n in layout.index_vars)
             red_ix = _reshape(out_ix, dst.shape, reducer.shape)
             value = _published_value(body, rp, pub, red_ix, inner)
-            body.out.line(f"{body.element(dst, out_ix, inner).text} = {seeded_text(value)};")
+            body.out.line(body.place(dst, out_ix, inner).assign(seeded_text(value)))
     else:
         storage = rp.storage.rename(index_names(len(reducer.shape)))
         first_only = dst is not None and storage.replicate > 1
@@ -358,12 +357,11 @@ def _write_published(body, rp: ReducerPlan, fp: FinalizePlan, frame: Frame,
             with body._maybe_block("if (rep == 0)" if first_only else None):
                 value = _published_value(body, rp, pub, red_ix, inner)
                 if dst is None:
-                    slot = register_slot(rp.storage, red_ix, inner, body.var).text
-                    target = f"{partial_name(body, reducer)}[{slot}]"
+                    target = register_place(partial_name(body, reducer), rp.storage, red_ix,
+                                            inner, body.var)
                 else:
-                    out_ix = _reshape(red_ix, reducer.shape, dst.shape)
-                    target = body.element(dst, out_ix, inner).text
-                body.out.line(f"{target} = {seeded_text(value)};")
+                    target = body.place(dst, _reshape(red_ix, reducer.shape, dst.shape), inner)
+                body.out.line(target.assign(seeded_text(value)))
         if dst is not None and dst.scope == "shared":
             body.sync(frame.participants, f"{dst.name} is visible")
     body.out.comment("every publication read is done before the workspace is reused")

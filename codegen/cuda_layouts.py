@@ -8,7 +8,9 @@ the flat logical index and the replica as digits, `(u / a) % b`: the default par
 (flat = u, rep = u / N), a fully replicated layout (flat = slot, rep = thread), a
 projection (flat = u / 64, rep = u % 64), ... `inverse_of` finds those digits from the
 layout's own numeric inverse and checks the formulas on every cell; the used cells must
-be a prefix of u (`u < used`). A layout that fits no such formula gets its inverse as a
+be a prefix of u (`u < used`). A dimension may also be a weighted sum of digits: under
+the vectorized partition (spec.layout.vectorized_partition) the innermost index is
+`vec*(its vector's thread digit) + (its lane, a slot digit)`. A layout that fits no such formula gets its inverse as a
 constant table instead: always correct, just less pretty."""
 from __future__ import annotations
 
@@ -69,9 +71,9 @@ def _per_dimension(layout: Layout, flat: np.ndarray, u: IndexExpr,
     """Each logical index as one digit of u; else the flat index as one digit of u,
     unraveled row-major."""
     coords = np.unravel_index(flat, layout.shape)
-    digits = [_digit(c, extent) for c, extent in zip(coords, layout.shape)]
+    digits = [_digit_sum(c, extent) for c, extent in zip(coords, layout.shape)]
     if all(d is not None for d in digits):
-        return tuple(_apply(u, *d, ranges) for d in digits)
+        return tuple(_apply_sum(u, d, ranges) for d in digits)
     whole = _digit(flat, layout.size)
     if whole is None:
         return None
@@ -99,6 +101,42 @@ def _digit(values: np.ndarray, extent: int) -> tuple[int, int | None] | None:
     if np.array_equal(values, (u // a) % b):
         return a, b
     return None
+
+
+def _digit_sum(values: np.ndarray, extent: int) -> list[tuple[int, int, int | None]] | None:
+    """[(weight, a, b), ...] with values[u] == sum(weight * ((u // a) % b)) for every u,
+    the digits lowest first (one digit of weight 1 when `_digit` fits); None when no
+    such sum fits. Each digit starts at the first u the lower ones leave unexplained
+    and runs as long as the values grow by its weight at multiples of a."""
+    single = _digit(values, extent)
+    if single is not None:
+        return [(1, *single)]
+    u = np.arange(len(values))
+    rest = values.astype(np.int64).copy()
+    digits = []
+    while rest.any() and len(digits) < MAX_DIGITS:
+        a = int(np.nonzero(rest)[0][0])
+        if a == 0:
+            return None                    # a value at u = 0: no digit sum gives it
+        weight = int(rest[a])
+        steps = rest[::a] if a else rest[:1]
+        b = 1
+        while b < len(steps) and steps[b] == weight * b:
+            b += 1
+        top = a * b >= len(values)
+        digits.append((weight, a, None if top else b))
+        rest = rest - weight * ((u // a) if top else (u // a) % b)
+    return digits if not rest.any() else None
+
+
+MAX_DIGITS = 4
+
+
+def _apply_sum(u: IndexExpr, digits, ranges) -> IndexExpr:
+    total: IndexExpr = Const(0)
+    for weight, a, b in digits:
+        total = total + _apply(u, a, b, ranges) * weight
+    return total.simplify(ranges)
 
 
 def _apply(u: IndexExpr, a: int, b: int | None, ranges) -> IndexExpr:

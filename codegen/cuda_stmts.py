@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import re
+from typing import Callable
 from contextlib import contextmanager
 
 from spec import ir
@@ -29,8 +30,8 @@ from spec.ops import MONOIDS, REDUCE_KINDS
 from spec.physical import PhysicalPlan
 from . import cuda_collectives as collectives
 from spec.addressing import affine
-from .cuda_access import (FLAT, REP, TERM, Frame, Index, flat_offset, register_slot,
-                          render_index)
+from .cuda_access import (FLAT, LANE, REP, TERM, Frame, Index, Place, flat_offset,
+                          register_place, render_index)
 from .cuda_exprs import C, ExprRenderer, combine, convert, from_float, is_half_like, literal, \
     to_float
 from .cuda_layouts import S, T, Inverse, inverse_of, table_literal, table_type
@@ -40,7 +41,6 @@ from .cuda_text import Names, Writer, term_loop
 from .layout_rules import reduce_kept
 
 WARP_GROUP = 128
-LANE = "$lane"                       # the element of a run of a vectorized copy
 
 
 class Unsupported(ValueError):
@@ -88,20 +88,23 @@ class KernelBody:
 
     # --- elements --------------------------------------------------------------------
 
-    def element(self, buffer: ir.Buffer, indices, frame: Frame) -> C:
-        """The C lvalue of buffer[indices] for the executing thread; indices are IR
+    def place(self, buffer: ir.Buffer, indices, frame: Frame) -> Place:
+        """Where buffer[indices] lives for the executing thread; indices are IR
         expressions or already Index values."""
         ix = tuple(self.index(e, frame) if isinstance(e, tuple(ir.Expr.__args__)) else e
                    for e in indices)
         name = self.buffer(buffer)
         if buffer.is_reducer:
             storage = self.reducer_plans[buffer].storage
-            return C(f"{collectives.partial_name(self, buffer)}"
-                     f"[{register_slot(storage, ix, frame, self.var).text}]")
+            return register_place(collectives.partial_name(self, buffer), storage, ix, frame,
+                                  self.var)
         if buffer.scope == "fragment":
-            layout = self.layouts.fragment(buffer)
-            return C(f"{name}[{register_slot(layout, ix, frame, self.var).text}]")
-        return C(f"{name}[{flat_offset(buffer.shape, ix, frame, self.var).text}]")
+            return register_place(name, self.layouts.fragment(buffer), ix, frame, self.var)
+        return Place(name, flat_offset(buffer.shape, ix, frame, self.var))
+
+    def element(self, buffer: ir.Buffer, indices, frame: Frame) -> C:
+        """The value of buffer[indices] for the executing thread, as C."""
+        return self.place(buffer, indices, frame).read
 
     # --- barriers --------------------------------------------------------------------
 
@@ -336,9 +339,9 @@ class KernelBody:
     def _store(self, stmt: ir.Store, frame: Frame) -> None:
         if not frame.loop_vars:
             self.out.comment(f"line {stmt.span.line}: {stmt.buffer.name}[...] = ...")
-        target = self.element(stmt.buffer, stmt.indices, frame).text
+        target = self.place(stmt.buffer, stmt.indices, frame)
         value = self.exprs(frame).operand(stmt.value, stmt.buffer.dtype).text
-        self.out.line(f"{target} = {value};")
+        self.out.line(target.assign(value))
 
     # --- copies and fills --------------------------------------------------------------
 
@@ -373,12 +376,12 @@ class KernelBody:
                 value = C(f"{inside_src} ? {value.text} : {literal(0, src.buffer.dtype).text}",
                           10)
             value = convert(value, src.buffer.dtype, dst.buffer.dtype)
-            target = self.element(dst.buffer, dst_ix, inner).text
+            target = self.place(dst.buffer, dst_ix, inner)
             writes = [test for test in ("rep == 0" if one_writer else None,
                                         self._inside(stmt, dst, dst_ix, layout.shape, inner))
                       if test]
             with self._maybe_block(f"if ({' && '.join(writes)})" if writes else None):
-                self.out.line(f"{target} = {value.text};")
+                self.out.line(target.assign(value.text))
 
     def _vector_copy(self, stmt: ir.Copy, layout: Layout, frame: Frame,
                      one_writer: bool) -> bool:
@@ -423,7 +426,8 @@ class KernelBody:
             if src.buffer.scope == "fragment":
                 self.out.line(f"{vec} run;")
                 self.out.line(f"{ctype}* run_elements = reinterpret_cast<{ctype}*>(&run);")
-                self._lanes(src, layout.shape, first, v, inner, "run_elements[lane] = {};")
+                self._lanes(src, layout.shape, first, v, inner,
+                            lambda place: f"run_elements[lane] = {place.read.text};")
             else:
                 address = self.element(src.buffer, src_ix, inner).text
                 load = f"*reinterpret_cast<const {vec}*>(&{address})"
@@ -441,15 +445,16 @@ class KernelBody:
                 if dst.buffer.scope == "fragment":
                     self.out.line(f"const {ctype}* run_elements = "
                                   f"reinterpret_cast<const {ctype}*>(&run);")
-                    self._lanes(dst, layout.shape, first, v, inner, "{} = run_elements[lane];")
+                    self._lanes(dst, layout.shape, first, v, inner,
+                                lambda place: place.assign("run_elements[lane]"))
                 else:
                     target = self.element(dst.buffer, dst_ix, inner).text
                     self.out.line(f"*reinterpret_cast<{vec}*>(&{target}) = run;")
         return True
 
     def _lanes(self, region: ir.Region, shape: tuple[int, ...], first, v: int,
-               frame: Frame, pattern: str) -> None:
-        """`pattern` with the register of each of a run's v elements, in an unrolled
+               frame: Frame, statement: Callable[[Place], str]) -> None:
+        """The statement for the register of each of a run's v elements, in an unrolled
         loop over the lanes."""
         loop = first[:-1] + (first[-1] + Var(LANE),)
         inner = Frame(frame.participants, frame.loop_vars,
@@ -458,7 +463,7 @@ class KernelBody:
         self.out.line("#pragma unroll")
         with self._maybe_block(f"for (int lane = 0; lane < {v}; ++lane)"):
             ix = _region_indices(region, shape, loop)
-            self.out.line(pattern.format(self.element(region.buffer, ix, inner).text))
+            self.out.line(statement(self.place(region.buffer, ix, inner)))
 
     def _copy_layout(self, stmt: ir.Copy, frame: Frame) -> Layout:
         if stmt in self.layouts.copies:
@@ -530,9 +535,9 @@ class KernelBody:
             else:
                 ix = _region_indices(region, layout.shape, loop)
                 inside = self._inside(stmt, region, ix, layout.shape, inner)
-            target = self.element(buffer, ix, inner).text
+            target = self.place(buffer, ix, inner)
             with self._maybe_block(f"if ({inside})" if inside else None):
-                self.out.line(f"{target} = {value};")
+                self.out.line(target.assign(value))
         if writes_shared:
             self.sync(frame.participants, "the fill of shared memory is visible")
 
@@ -580,18 +585,18 @@ class KernelBody:
             out_ix = tuple(Var(n) for n in dst_layout.index_vars)
             row = [out_ix[kept.index(d)] if d != dim else Var(TERM)
                    for d in range(len(src.shape))]
-            target = self.element(dst, out_ix, inner).text
+            target = self.place(dst, out_ix, inner)
             if stmt.clear:
                 first = flat_offset(src.shape, tuple(row[:dim]) + (Const(0),) +
                                     tuple(row[dim + 1:]), inner, self.var).text
                 start, begin = f"{scratch}[{first}]", 1
             else:
-                start, begin = target, 0
+                start, begin = target.read.text, 0
             self.out.line(f"{dst.dtype.c_name} value = {start};")
             with self._maybe_block(term_loop(self.out, begin, src.shape[dim])):
                 element = C(f"{scratch}[{flat_offset(src.shape, tuple(row), inner, self.var).text}]")
                 self.out.line(f"value = {combine(monoid, dst.dtype, C('value'), element).text};")
-            self.out.line(f"{target} = value;")
+            self.out.line(target.assign("value"))
         if dst.scope == "shared":
             self.sync(frame.participants, f"{dst.name} is visible")
 

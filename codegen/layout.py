@@ -18,7 +18,9 @@ remains only when no root gives a clean placement.
   groups' threads [128·g, 128·(g_last+1)).
 - A T.Parallel loop follows a placed fragment it touches — preferring one indexed by
   every loop variable, then source order (TileLang's ParallelOp) — or, free, takes the
-  default partition of its extents. Every other fragment access must agree with the
+  vectorized partition of its extents (TileLang's PlanLoopPartition: each thread runs
+  V consecutive iterations of the innermost variable, V from the loop's accesses by
+  codegen.layout_vector; V = 1 is the default partition). Every other fragment access must agree with the
   loop (`layout_rules.check`: readers hold what they read, writers are exactly the
   holders); a disagreement, or an index no layout can place (data-dependent, thread
   binding), is an R300 layout conflict naming an iteration, a thread and both placements.
@@ -29,14 +31,16 @@ remains only when no root gives a clean placement.
   index does not use; a dimension indexed without loop variables (a serial loop
   variable, a constant) is kept whole by every holder, one slot per index
   (`x_frag[it, j]` in a serial loop over `it`). A `T.copy` places an unplaced
-  fragment side by the default partition of the fragment's shape (a whole
+  fragment side by the vectorized partition of the fragment's shape when the side is
+  the copy's whole index space (V from both sides), else the default one (a whole
   fragment-to-fragment copy keeps the source's layout). A fragment first reached by a
   statement outside T.Parallel (one iteration run by every participant) is placed fully
   replicated. A copy between global and shared memory has no fragment side: its
   partition is codegen.layout_copy's (runs of 16 bytes per thread where the regions
   allow, else the default partition), recorded with the other copies. `T.fill` and
-  finalize destinations are not sources: both lower to any layout, as in TileLang. A fragment never placed gets the default partition of its
-  shape over the participants where it was allocated.
+  finalize destinations are not sources: both lower to any layout, as in TileLang. A
+  fragment never placed gets the default partition of its shape over the participants
+  where it was allocated.
 - `T.reduce_*`: dst follows src with the reduced dimension removed, replicated across
   the threads that held the reduced elements; when those cannot share one replica
   numbering, dst sits on one holder of each element (sound: every thread of the group
@@ -58,12 +62,15 @@ import numpy as np
 from spec import ir
 from spec.diagnostics import Diagnostic, DiagnosticError, Note, error
 from spec.indexexpr import Var
-from spec.layout import Layout, default_partition, fully_replicated, index_names
+from spec.layout import (Layout, default_partition, fully_replicated, index_names,
+                         vectorized_partition)
 from spec.source import Span
 from .layout_copy import cooperative_layout, is_cooperative
-from .layout_access import Access, Scope, bind_let, region_access, serial_scope, stmt_accesses
+from .layout_access import (Access, Scope, bind_let, memory_accesses, region_access,
+                            serial_scope, stmt_accesses)
 from .layout_inverse import invert_access
 from .layout_rules import check, compose, follow, holders_contain, project, reduce_kept
+from .layout_vector import vector_width
 
 WARP_GROUP = 128
 SCALAR_VAR = "_i"
@@ -115,6 +122,7 @@ class _Op:
     names: tuple[str, ...] = ()
     accesses: list[Access] = field(default_factory=list)
     updates: list[ir.ReducerUpdate] = field(default_factory=list)
+    memory: list[Access] = field(default_factory=list)  # every buffer, for the vector width
     layout: Layout | None = None
     source: Access | None = None            # the access the loop layout follows
 
@@ -287,6 +295,7 @@ class _Inference:
                 continue
             if not isinstance(stmt, (ir.Fill, ir.ReducerFinalize, ir.Alias)):
                 op.accesses.extend(stmt_accesses(stmt, scope))
+                op.memory.extend(memory_accesses(stmt, scope))
             if isinstance(stmt, ir.ReducerUpdate):
                 op.updates.append(stmt)
             elif isinstance(stmt, ir.Let):
@@ -304,7 +313,11 @@ class _Inference:
                  for r, write in ((stmt.dst, True), (stmt.src, False))
                  if r.buffer.scope == "fragment"]
         if sides:
-            self.ops.append(_Op("copy", stmt, scope.participants, extents, names, sides))
+            memory = [region_access(r, extents, names, write, stmt.span, scope)
+                      for r, write in ((stmt.dst, True), (stmt.src, False))
+                      if r.buffer.scope != "local"]
+            self.ops.append(_Op("copy", stmt, scope.participants, extents, names, sides,
+                                memory=memory))
         elif is_cooperative(stmt):
             self.result.copies[stmt] = cooperative_layout(stmt, scope.participants)
 
@@ -428,8 +441,7 @@ class _Inference:
         if layout is None:
             if not free:
                 return
-            layout = default_partition(op.shape, op.participants[1], op.participants[0],
-                                       op.names)
+            layout = self.free_partition(op, op.shape)
         op.layout, op.source = layout, source
         for access in op.accesses:
             buffer = access.buffer
@@ -468,9 +480,18 @@ class _Inference:
         if free:
             for access in op.accesses:
                 if not self.placed(access.buffer):
-                    self.place(access.buffer, default_partition(
-                        access.buffer.shape, op.participants[1], op.participants[0]),
-                        node.span)
+                    self.place(access.buffer, self.free_partition(op, access.buffer.shape),
+                               node.span)
+
+    def free_partition(self, op: _Op, shape: tuple[int, ...]) -> Layout:
+        """The free-level partition of an op's loop, or of a fragment a free copy
+        places (shape): vectorized by the op's vector width (codegen.layout_vector)
+        when shape is the op's own index space, else the default partition."""
+        offset, count = op.participants
+        if tuple(shape) != op.shape:
+            return default_partition(shape, count, offset)
+        vec = vector_width(op.shape, op.names, op.memory, count)
+        return vectorized_partition(shape, count, offset, op.names, vec)
 
     def infer_reduce(self, op: _Op, free: bool) -> None:
         """dst follows src with the reduced dimension removed."""

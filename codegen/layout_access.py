@@ -116,6 +116,21 @@ def stmt_accesses(stmt: ir.Stmt, scope: Scope) -> Iterator[Access]:
         yield _access(stmt.buffer, stmt.indices, True, stmt.span, scope)
 
 
+def memory_accesses(stmt: ir.Stmt, scope: Scope) -> Iterator[Access]:
+    """Every element a statement reads or writes in memory that is laid out (fragments,
+    shared and global memory) and the reducer element it updates: what the vector
+    width of its loop depends on (codegen.layout_vector). Local buffers are one
+    thread's registers and constrain nothing."""
+    for e in ir.stmt_exprs(stmt):
+        for sub in ir.subexprs(e):
+            if isinstance(sub, ir.Load) and sub.buffer.scope != "local":
+                yield _access(sub.buffer, sub.indices, False, sub.span, scope)
+    if isinstance(stmt, ir.Store) and stmt.buffer.scope != "local":
+        yield _access(stmt.buffer, stmt.indices, True, stmt.span, scope)
+    elif isinstance(stmt, ir.ReducerUpdate):
+        yield _access(stmt.reducer, stmt.indices, True, stmt.span, scope)
+
+
 def bind_let(scope: Scope, let: ir.Let) -> None:
     """`name = value` names value for the rest of the block, or hides an outer name."""
     value = index_expr(let.value, scope)

@@ -21,8 +21,9 @@ import math
 
 from spec import ir
 from spec.dtypes import DType
-from spec.indexexpr import Const, floordiv, mod
-from spec.layout import Layout, default_partition, flat_index, fresh_rep, index_names
+from spec.indexexpr import floordiv, mod
+from spec.layout import (Layout, default_partition, flat_index, fresh_rep, index_names,
+                         vectorized_partition)
 
 VECTOR_BYTES = 16
 
@@ -73,18 +74,14 @@ def cooperative_layout(stmt: ir.Copy, participants: tuple[int, int]) -> Layout:
 def run_partition(shape: tuple[int, ...], v: int, count: int, offset: int = 0,
                   index_vars: tuple[str, ...] | None = None) -> Layout:
     """Runs of v consecutive elements (shape[-1] % v == 0) dealt round-robin over count
-    threads: run c = flat div v to thread c mod count, slots (c div count)*v + flat mod v."""
+    threads: run c = flat div v to thread c mod count, slots (c div count)*v + flat mod v
+    (spec.layout.vectorized_partition). With fewer runs than threads, thread c takes run
+    c and the others sit the copy out: a copy between memories needs no replicas."""
     index_vars = tuple(index_vars) if index_vars is not None else index_names(len(shape))
+    runs = math.prod(shape) // v
+    if runs >= count:
+        return vectorized_partition(shape, count, offset, index_vars, v)
     ranges = {name: (0, e - 1) for name, e in zip(index_vars, shape)}
     flat = flat_index(shape, index_vars).simplify(ranges)
-    run = floordiv(flat, v, ranges)
-    lane = mod(flat, v, ranges)
-    runs = math.prod(shape) // v
-    if runs > count:
-        thread = mod(run, count, ranges)
-        slot = floordiv(run, count, ranges) * v + lane
-    else:
-        thread, slot = run, lane
-    if count == 1:
-        thread = Const(0)
-    return Layout(shape, index_vars, thread, slot, count, 1, offset, fresh_rep(index_vars))
+    return Layout(shape, index_vars, floordiv(flat, v, ranges), mod(flat, v, ranges), count,
+                  1, offset, fresh_rep(index_vars))

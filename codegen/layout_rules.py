@@ -161,12 +161,16 @@ def compose(source: Layout, inverse: IndexInverse, shape: tuple[int, ...],
     thread = source.thread.substitute(mapping)
     slot = source.slot.substitute(fixed)   # the slot of replica digits 0 (a numbering)
     ranges = {v: (0, e - 1) for v, e in zip(names, shape)}
-    replicate = _condensed_replicate(thread, shape, names, rep, spread * source.replicate)
-    if replicate is None:
+    condensed = _condensed_replicate(thread, shape, names, rep, spread * source.replicate)
+    if condensed is None:
         if not single_holder_fallback:
             return ("its elements are held by different numbers of threads (or repeatedly "
                     "by one thread), so no replica numbering covers them all")
         thread, replicate = thread.substitute({rep: 0}), 1
+    else:
+        replicate, stride = condensed
+        if stride > 1:
+            thread = thread.substitute({rep: Var(rep) * stride})
     ranges[rep] = (0, replicate - 1)
     thread, slot = thread.simplify(ranges), slot.simplify(ranges)
     return _first_injective(shape, names, thread, _slot_candidates(slot, inverse, shape, names),
@@ -207,10 +211,13 @@ def _mixed_radix(parts) -> IndexExpr:
     return flat
 
 
-def _condensed_replicate(thread: IndexExpr, shape, names, rep: str, replicate: int) -> int | None:
-    """The smallest H such that replicas 0..H-1 already reach every holder of every
-    element, each once; None when the elements have different holder counts or the
-    first H replicas repeat a thread."""
+def _condensed_replicate(thread: IndexExpr, shape, names, rep: str,
+                         replicate: int) -> tuple[int, int] | None:
+    """(H, s): the number H of holders of every element, and the smallest stride s such
+    that replicas 0, s, ..., (H-1)*s reach each of them once — s > 1 when consecutive
+    replicas stay on one thread (a dropped dimension whose consecutive values one thread
+    runs, as under a vectorized partition); None when the elements have different
+    holder counts or no stride reaches them all."""
     points = np.unravel_index(np.arange(math.prod(shape)), shape)
     env = {v: p.reshape(1, -1) for v, p in zip(names, points)}
     env[rep] = np.arange(replicate).reshape(-1, 1)
@@ -220,10 +227,13 @@ def _condensed_replicate(thread: IndexExpr, shape, names, rep: str, replicate: i
     if not (distinct == distinct[0]).all():
         return None
     h = int(distinct[0])
-    head = np.sort(threads[:h], axis=0)
-    if h > 1 and (np.diff(head, axis=0) == 0).any():
-        return None
-    return h
+    if h == 1:
+        return 1, 1
+    for stride in range(1, (replicate - 1) // (h - 1) + 1):
+        head = np.sort(threads[:h * stride:stride], axis=0)
+        if not (np.diff(head, axis=0) == 0).any():
+            return h, stride
+    return None
 
 
 def reduce_kept(src_shape: tuple[int, ...], dim: int, dst_shape: tuple[int, ...]):

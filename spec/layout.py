@@ -219,6 +219,31 @@ def default_partition(shape: tuple[int, ...], count: int, offset: int = 0,
     return Layout(shape, index_vars, thread, Const(0), count, replicate, offset, rep)
 
 
+def vectorized_partition(shape: tuple[int, ...], count: int, offset: int = 0,
+                         index_vars: tuple[str, ...] | None = None, vec: int = 1) -> Layout:
+    """TileLang's vectorized loop partition (PlanLoopPartition with a vector size): each
+    thread takes `vec` consecutive iterations of the innermost dimension, so that a
+    thread's iterations can be one 16-byte access. Flatten row-major; vector
+    c = flat div vec goes to thread c mod count, its elements to the consecutive slots
+    (c div count)*vec + flat mod vec. vec must divide the innermost extent; with fewer
+    vectors than threads (or vec 1) this is the default partition."""
+    shape = tuple(int(s) for s in shape)
+    index_vars = tuple(index_vars) if index_vars is not None else index_names(len(shape))
+    n = math.prod(shape)
+    if vec <= 1 or n // vec < count:
+        return default_partition(shape, count, offset, index_vars)
+    if shape[-1] % vec:
+        raise ValueError(f"vector width {vec} does not divide the innermost extent "
+                         f"{shape[-1]}")
+    ranges = {v: (0, e - 1) for v, e in zip(index_vars, shape)}
+    flat = flat_index(shape, index_vars).simplify(ranges)
+    vector = floordiv(flat, vec, ranges)
+    thread = mod(vector, count, ranges) if count > 1 else Const(0)
+    slot = floordiv(vector, count, ranges) * vec + mod(flat, vec, ranges)
+    return Layout(shape, index_vars, thread, slot.simplify(ranges), count, 1, offset,
+                  fresh_rep(index_vars))
+
+
 def fully_replicated(shape: tuple[int, ...], count: int, offset: int = 0,
                      index_vars: tuple[str, ...] | None = None) -> Layout:
     """Every participant holds every element: thread = rep, slot = flat index."""

@@ -13,7 +13,13 @@ batches rather than one process each:
   nvcc's own errors for it;
 - a handful of translation units are also compiled exactly as emitted (the minimal
   example in every plan, a warp-specialized kernel, a vectorized one): the proof that
-  the emitted unit is self-contained."""
+  the emitted unit is self-contained.
+
+The batches run ptxas verbose, and no kernel may have a local-memory frame (unless its
+plan warns R506, registers over budget): registers
+indexed at run time go through the runtime's select helpers (reducer_get/reducer_set),
+since CUDA 13.0's ptxas miscompiles 16-bit stores to local memory (the
+tests/programs/valid/gpu_*.py programs came out wrong on the H200 that way)."""
 from __future__ import annotations
 
 import multiprocessing
@@ -30,7 +36,7 @@ from cuda_env import ROOT, case_id, cases, nvcc, plan, planners, requires_nvcc
 pytestmark = [pytest.mark.nvcc, requires_nvcc]
 
 CASES = cases()
-COMMAND = ("-arch=sm_90", "-cubin", "-fmad=false")
+COMMAND = ("-arch=sm_90", "-cubin", "-fmad=false", "-Xptxas", "-v")
 BATCHES = 4                  # two at a time on two cores; a failure re-runs only its batch
 MINIMAL = ROOT / "examples" / "minimal_rfc.py"
 ALONE = [(MINIMAL, planner) for planner in planners()] + [
@@ -81,7 +87,9 @@ def _render_program(path: Path) -> list[tuple[str, str, str, str]]:
 
 @pytest.fixture(scope="module")
 def compiled():
-    """case id -> (exit status, nvcc output), or ("skip" | "error", why)."""
+    """case id -> (exit status, nvcc output, the kernel's ptxas figures or None), or
+    ("skip" | "error", why, None)."""
+    from codegen.ptxas import parse_verbose
     programs = list(dict.fromkeys(param.values[0] for param in CASES))
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
         rendered = [row for rows in pool.map(_render_program, programs) for row in rows]
@@ -92,7 +100,7 @@ def compiled():
         if status == "ok":
             units[cid], named[cid] = text, kernel
         else:
-            results[cid] = (status, text)
+            results[cid] = (status, text, None)
     first = {}                                  # each distinct text: its first case
     for cid, text in units.items():
         first.setdefault(text, cid)
@@ -105,13 +113,17 @@ def compiled():
         alone: dict[str, object] = {}
         for group, future in zip(groups, batches):
             status, output = future.result()
+            figures = parse_verbose(output)
             for cid in group:
                 if status == 0:
-                    alone[cid] = None
+                    alone[cid] = (0, "", figures.get(f"{_stem(cid)}_kernel"))
                 else:                           # which case broke: each on its own
                     alone[cid] = pool.submit(_compile, units[cid], work, _stem(cid))
-        for cid, future in alone.items():
-            alone[cid] = (0, "") if future is None else future.result()
+        for cid, result in alone.items():
+            if not isinstance(result, tuple):
+                status, output = result.result()
+                figures = list(parse_verbose(output).values())
+                alone[cid] = (status, output, figures[0] if figures else None)
         results.update({cid: alone[first[text]] for cid, text in units.items()})
     return results
 
@@ -122,11 +134,17 @@ def _stem(cid: str) -> str:
 
 @pytest.mark.parametrize("path, planner", CASES)
 def test_generated_cuda_compiles(compiled, request, path, planner):
-    status, output = compiled[request.node.callspec.id]
+    status, output, figures = compiled[request.node.callspec.id]
     if status == "skip":
         pytest.skip(output)
     assert status != "error", f"rendering {path.name} ({planner}) failed:\n{output}"
     assert status == 0, f"nvcc {' '.join(COMMAND)} failed on {path.name} ({planner}):\n{output}"
+    assert figures is not None, f"ptxas -v reported nothing for {path.name} ({planner})"
+    warned = figures.stack_bytes and any(d.code == "R506" for d in plan(path, planner).notes)
+    assert figures.stack_bytes == 0 or warned, (
+        f"{path.name} ({planner}) keeps {figures.stack_bytes} bytes in local memory "
+        f"(spill stores {figures.spill_stores}, loads {figures.spill_loads}): a register "
+        f"array indexed at run time, or spills")
 
 
 @pytest.fixture(scope="module")

@@ -55,21 +55,22 @@ def test_minimal_example_is_fast_with_width_8(name):
 
 
 def test_gemv_is_fast_with_the_width_its_layouts_prove():
-    # the update loop runs as thread = 64*(i % 2) + k, slot = i // 2: output i lives in
-    # the 64 threads of one half, so width 64 is exactly-once. y_frag is placed as
-    # thread = 32*rep + i, so thread 1 must write y_frag[1], which only the other half
-    # reduces: the destination is refuted and the plan publishes into it (a
-    # redistribution through the workspace) instead of widening to 128
+    # the update loop runs vectorized as thread = 8*(i % 16) + k // 8, slot =
+    # 8*(i // 16) + k % 8: output i lives in the 8 threads of one lane group, so width 8
+    # is exactly-once. y_frag is placed as thread = 32*rep + i, so thread 32 must write
+    # y_frag[0], which only group {0..7} reduces: the destination is refuted and the
+    # plan publishes into it (a redistribution through the workspace) instead of
+    # widening to 128
     func = _func("gemv_pipelined.py")
     layouts = infer_layouts(func)
     (rs,) = gather_reducers(func, layouts)
     search = search_fast(rs)
-    assert search.chosen.partition.width == 64 and search.chosen.needs_publish
+    assert search.chosen.partition.width == 8 and search.chosen.needs_publish
     (refuted,) = search.chosen.destination
     assert "does not reduce that output" in refuted.counterexample
     rp = _only(plan_func(func, "fast", layouts))
-    assert rp.finalizes[0].width == 64 and rp.sites[0].guard_replica is None
-    assert rp.finalizes[0].publish is not None and rp.storage.slots_per_thread == 16
+    assert rp.finalizes[0].width == 8 and rp.sites[0].guard_replica is None
+    assert rp.finalizes[0].publish is not None and rp.storage.slots_per_thread == 2
 
 
 def test_proof_results_carry_name_time_and_smt2():

@@ -65,8 +65,8 @@ def test_reduce_rows_are_shared_arrays():
 def test_dynamic_kernel_over_48_kb():
     plan = _plan(DYNAMIC)
     res = plan.resources
-    assert res.dynamic and res.shared_bytes == 67584
-    assert (res.static_shared_bytes, res.dynamic_shared_bytes) == (0, 67584)
+    assert res.dynamic and res.shared_bytes == 66048
+    assert (res.static_shared_bytes, res.dynamic_shared_bytes) == (0, 66048)
     assert [(a.name, a.offset) for a in res.shared] == [("A_shared", 0),
                                                         ("acc workspace", 65536)]
     assert res.threads == 256 and res.grid == (1, 1, 1)
@@ -76,7 +76,7 @@ def test_registers_count_partials_fragments_and_seeds():
     res = _plan(WARNING, "auto").resources
     words = {(r.name, r.what): r.words for r in res.registers}
     assert words[("A_frag", "fragment")] == 256          # 512 fp16 slots, packed
-    assert words[("acc", "reducer partials")] == 128      # one per row: the loop layout
+    assert words[("acc", "reducer partials")] == 64       # two rows per thread: the loop layout
     assert res.register_words > res.register_budget == 255
     seeded = _plan(ROOT / "examples" / "seeded_init.py").resources
     assert any(r.what == "reducer seed" for r in seeded.registers)
@@ -87,7 +87,7 @@ def test_registers_count_partials_fragments_and_seeds():
 def test_r506_warning_does_not_reject():
     notes = _plan(WARNING, "auto").notes
     assert [(d.code, d.severity) for d in notes] == [("R506", "warning")]
-    assert "about 411 registers per thread" in notes[0].message
+    assert "about 349 registers per thread" in notes[0].message
     report = pipeline.check(str(WARNING))
     assert report.exit_code == pipeline.EXIT_OK
     assert [d.code for d in report.diagnostics] == ["R506"]
@@ -124,7 +124,7 @@ def test_runner_refuses_a_plan_over_the_limits():
 
 def test_dynamic_kernel_declares_one_extern_buffer():
     source = render(_plan(DYNAMIC))
-    assert source.dynamic_shared_bytes == 67584
+    assert source.dynamic_shared_bytes == 66048
     text = source.source
     assert "extern __shared__ __align__(16) unsigned char smem[];" in text
     assert "half* const A_shared = reinterpret_cast<half*>(smem + 0);" in text
@@ -155,8 +155,8 @@ def test_runner_launches_dynamic_kernels_with_their_bytes():
     source = render(_plan(DYNAMIC))
     kernel = _Kernel()
     launch = launch_arguments(source, kernel, _DRIVER)
-    assert launch == {"grid": (1, 1, 1), "block": (256, 1, 1), "shared": 67584}
-    assert kernel.attributes == {"MAX_DYNAMIC_SHARED_SIZE_BYTES": 67584}
+    assert launch == {"grid": (1, 1, 1), "block": (256, 1, 1), "shared": 66048}
+    assert kernel.attributes == {"MAX_DYNAMIC_SHARED_SIZE_BYTES": 66048}
 
 
 def test_runner_launches_static_kernels_without_the_attribute():
@@ -170,7 +170,7 @@ def test_runner_launches_static_kernels_without_the_attribute():
 def test_plan_text_has_a_resources_block():
     text = format_plan(_plan(DYNAMIC))
     assert "resources on sm_90: 256 threads per block (at most 1024), grid 1×1×1" in text
-    assert "shared memory: 67584 bytes (dynamic" in text
+    assert "shared memory: 66048 bytes (dynamic" in text
     assert "A_shared: shared buffer, 32768 × float16, 65536 bytes at offset 0" in text
     assert "registers: about" in text
     figures = PtxasFigures("main_kernel", 40, 0, 16, 8, 4)
@@ -187,9 +187,9 @@ def test_plan_without_reducers_still_reports_resources():
 
 def test_plan_json_and_check_json_carry_resources(capsys):
     doc = plan_json(_plan(DYNAMIC))["resources"]
-    assert doc["dynamic_shared_bytes"] == 67584 and doc["static_shared_bytes"] == 0
+    assert doc["dynamic_shared_bytes"] == 66048 and doc["static_shared_bytes"] == 0
     assert doc["shared"][1] == {"name": "acc workspace", "what": "reducer workspace",
-                                "dtype": "float32", "elements": 512, "bytes": 2048,
+                                "dtype": "float32", "elements": 128, "bytes": 512,
                                 "offset": 65536}
     assert doc["limits"]["dynamic_shared_bytes"] == 232448
     assert main(["check", str(MINIMAL), "--json"]) == 0
@@ -233,7 +233,7 @@ def test_emit_plan_ptxas(capsys):
     assert main(["emit", str(WARNING), "--what", "plan", "--ptxas"]) == 0
     out = capsys.readouterr().out
     assert "ptxas (sm_90): " in out and "bytes stack frame" in out
-    assert "warning[R506]: about 411 registers" in out
+    assert "warning[R506]: about 349 registers" in out
     assert main(["emit", str(DYNAMIC), "--what", "plan", "--ptxas", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["plan"]["ptxas"]["shared_bytes"] == 0

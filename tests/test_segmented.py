@@ -3,6 +3,8 @@
 faults planted into the new steps, each caught by the simulator with its own code."""
 from __future__ import annotations
 
+import re
+
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,7 +19,7 @@ from codegen.segmented import NoSegments, cosets_match_replicas, segmented, shuf
 from interp.accept import within_bound
 from interp.logical import run
 from interp.simulate import simulate
-from spec.frontend import parse_file
+from spec.frontend import parse_file, parse_source
 from spec.indexexpr import Const, Var
 from spec.layout import Layout, fully_replicated
 from spec.physical import Publish, Shuffle, ToWorkspace
@@ -29,6 +31,15 @@ GEMV = ROOT / "examples" / "gemv_pipelined.py"
 
 def _func(path: Path):
     return parse_file(str(path)).func()
+
+
+def _wide_gemv():
+    """The GEMV at 32 x 512 on 256 threads (K = 1024): each row lives in 64 threads, two
+    warps, so its publication combines two workspace words."""
+    text = GEMV.read_text()
+    for name, value in (("K", 1024), ("BLOCK_K", 512), ("THREADS", 256)):
+        text = re.sub(rf"^{name} = \d+$", f"{name} = {value}", text, flags=re.M)
+    return parse_source(text, "gemv_wide.py").func()
 
 
 def _finalize(plan):
@@ -49,30 +60,43 @@ def _agrees(func, plan, seed: int = 0) -> list[str]:
 # ----------------------------------------------------------------------------- the GEMV
 
 def test_gemv_canonical_keeps_partials_in_the_loop_layout():
-    """32 rows on 128 threads with the loop `thread = 64*(i % 2) + k, slot = i // 2`:
-    16 partials per thread (not 32), one store per warp, a 64-word workspace (4 warps x
-    16 slots), each output published from the 2 warps that hold it."""
+    """32 rows on 128 threads with the vectorized loop `thread = 8*(i % 16) + k // 8,
+    slot = 8*(i // 16) + k % 8`: 2 partials per thread (not 32), row i in the 8 lanes
+    8*(i % 16) .. +7 of one warp, so three shuffles, one store per 8 lanes, a 32-word
+    workspace (16 lane groups x 2 slots), each output published from one word."""
     func = _func(GEMV)
     rp, fp = _finalize(plan_func(func, "canonical"))
     assert rp.storage.describe() == \
-        "thread = 64*(i % 2) + rep, slot = i // 2, replicate 64 (threads 0..127)"
-    assert rp.storage.slots_per_thread == 16 and rp.workspace_words == 64
+        "thread = 8*(i % 16) + rep, slot = i // 16, replicate 8 (threads 0..127)"
+    assert rp.storage.slots_per_thread == 2 and rp.workspace_words == 32
+    steps = fp.chunks[0].steps
+    assert [s.mask for s in steps if isinstance(s, Shuffle)] == [1, 2, 4]
+    (store,) = [s for s in steps if isinstance(s, ToWorkspace)]
+    assert str(store.addr) == "2*(t // 8) + s" and str(store.guards[0].expr) == "t % 8"
+    assert fp.publish.terms == 1
+    assert str(fp.publish.addr) == "2*(i % 16) + i // 16"
+    assert _agrees(func, plan_func(func, "canonical")) == []
+
+
+def test_wide_gemv_publishes_each_row_from_the_two_warps_that_hold_it():
+    func = _wide_gemv()
+    rp, fp = _finalize(plan_func(func, "canonical"))
+    assert rp.storage.describe() == \
+        "thread = 64*(i % 4) + rep, slot = i // 4, replicate 64 (threads 0..255)"
     steps = fp.chunks[0].steps
     assert [s.mask for s in steps if isinstance(s, Shuffle)] == [1, 2, 4, 8, 16]
-    (store,) = [s for s in steps if isinstance(s, ToWorkspace)]
-    assert str(store.addr) == "16*(t // 32) + s" and str(store.guards[0].expr) == "t % 32"
     assert fp.publish.terms == 2
-    assert str(fp.publish.addr) == "32*(i % 2) + 16*term + i // 2"
+    assert str(fp.publish.addr) == "16*(i % 4) + 8*term + i // 4"
     assert _agrees(func, plan_func(func, "canonical")) == []
 
 
 def test_gemv_fast_plan_is_the_narrow_width_with_a_redistribution():
-    """The groups of 64 threads hold 16 rows each, the destination wants every row in 4
-    threads across both groups: the fast plan takes width 64 (not 128) and publishes."""
+    """The groups of 8 threads hold 2 rows each, the destination wants every row in 4
+    threads across the warps: the fast plan takes width 8 (not 128) and publishes."""
     func = _func(GEMV)
     rp, fp = _finalize(plan_func(func, "fast"))
-    assert rp.planner == "fast" and fp.width == 64
-    assert rp.storage.slots_per_thread == 16 and fp.publish is not None
+    assert rp.planner == "fast" and fp.width == 8
+    assert rp.storage.slots_per_thread == 2 and fp.publish is not None
     assert _agrees(func, plan_func(func, "fast")) == []
 
 
@@ -81,7 +105,7 @@ def test_register_words_of_the_partials_follow_the_loop():
     for planner in ("canonical", "fast"):
         words = {r.name: r.words for r in plan_func(func, planner).resources.registers
                  if r.what == "reducer partials"}
-        assert words == {"acc": 16}, planner
+        assert words == {"acc": 2}, planner
 
 
 # ----------------------------------------------------------------------------- building
@@ -146,7 +170,7 @@ def _violations(plan) -> list:
 
 
 def test_publication_of_one_warp_of_two_is_r503():
-    plan = _with_publish(plan_func(_func(GEMV), "canonical"), terms=1)
+    plan = _with_publish(plan_func(_wide_gemv(), "canonical"), terms=1)
     found = [d for d in _violations(plan) if d.code == "R503"]
     assert found and "entered y_frag" not in found[0].message
     assert "0 times" in found[0].message
@@ -170,18 +194,18 @@ def test_every_lane_storing_is_r504():
 def test_a_missing_shuffle_is_r503():
     def drop(steps):
         return [s for s in steps if not (isinstance(s, Shuffle) and s.mask == 16)]
-    plan = _with_steps(plan_func(_func(GEMV), "canonical"), drop)
+    plan = _with_steps(plan_func(_wide_gemv(), "canonical"), drop)
     found = [d for d in _violations(plan) if d.code == "R503"]
     assert found and "0 times" in found[0].message
 
 
 def test_publication_and_its_barrier_are_rendered():
     from codegen.cuda import render
-    text = render(plan_func(_func(GEMV), "canonical")).source
-    assert "float published = acc_workspace[32*(i % 2) + i / 2];" in text
-    assert "published = published + acc_workspace[32*(i % 2) + i / 2 + 16];" in text
-    assert text.count("reducer_barrier(1, 128);") == 2
-    assert isinstance(plan_func(_func(GEMV), "canonical").reducers[0].finalizes[0].publish,
+    text = render(plan_func(_wide_gemv(), "canonical")).source
+    assert "float published = acc_workspace[16*(i % 4) + i / 4];" in text
+    assert "published = published + acc_workspace[16*(i % 4) + i / 4 + 8];" in text
+    assert text.count("reducer_barrier(1, 256);") == 2
+    assert isinstance(plan_func(_wide_gemv(), "canonical").reducers[0].finalizes[0].publish,
                       Publish)
 
 

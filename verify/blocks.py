@@ -203,7 +203,12 @@ def _collision(kernel: ir.Kernel, w: Access, other: Access) -> str | None:
 
     def val(t):
         return model.eval(t, model_completion=True).as_long()
-    blocks = f"block {tuple(val(t) for t in b1)} and block {tuple(val(t) for t in b2)}"
+    first, second = tuple(val(t) for t in b1), tuple(val(t) for t in b2)
+    if w is other:
+        # one access against itself: the pair is symmetric, and which way round the
+        # model comes depends on Z3's history; name the lower block first
+        first, second = min(first, second), max(first, second)
+    blocks = f"block {first} and block {second}"
     element = ", ".join(str(val(t)) for t in i1)
     return f"{pair} both reach {w.buffer.name}[{element}] in {blocks}"
 

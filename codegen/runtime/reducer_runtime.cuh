@@ -37,3 +37,27 @@ template <typename T, typename F>
 __device__ __forceinline__ T reducer_float_to_int(F x) {
   return isfinite(x) ? T((long long)x) : T(0);
 }
+
+// A register array at a slot known only at run time (it depends on the thread, a serial
+// loop variable or data). Indexing the array directly moves it to local memory, and there
+// CUDA 13.0's ptxas (sm_90, any -O level) miscompiles a 16-bit store it splits into two
+// byte stores: the low byte is the value converted to an integer, not its bits
+// (docs/compiler-bugs/ptxas-13.0-local-u8-store.md). Selecting over the unrolled slots keeps
+// the array in registers; where the slot is a constant after unrolling, the select folds away.
+template <typename T, int N>
+__device__ __forceinline__ T reducer_get(const T (&a)[N], int i) {
+  T v = a[0];
+  #pragma unroll
+  for (int s = 1; s < N; ++s) {
+    if (s == i) v = a[s];
+  }
+  return v;
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void reducer_set(T (&a)[N], int i, T v) {
+  #pragma unroll
+  for (int s = 0; s < N; ++s) {
+    if (s == i) a[s] = v;
+  }
+}

@@ -1,7 +1,7 @@
 # expect: ok
 #
 # The streaming GEMV with a 128 x 512 tile on 128 threads (fp16 A, fp32 accumulation).
-# Each thread holds 512 fp16 elements of A_frag (256 registers) and 128 partials of acc
+# Each thread holds 512 fp16 elements of A_frag (256 registers) and 64 partials of acc
 # that live across the tile loop: the register estimate is over the 255 a thread can
 # have, so the plan carries an R506 *warning* (ptxas keeps part of them in local memory).
 # A warning never rejects: the program verifies. A_shared (128 KB) is dynamic shared

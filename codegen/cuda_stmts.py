@@ -22,20 +22,20 @@ from typing import Callable
 from contextlib import contextmanager
 
 from spec import ir
-from spec.addressing import border_guards, flat_offset as flat_of, region_indices, \
-    statement_ranges
+from spec.addressing import border_guards, region_indices, statement_ranges
 from spec.indexexpr import Const, IndexExpr, Var
 from spec.layout import Layout, default_partition, index_names
 from spec.ops import MONOIDS, REDUCE_KINDS
 from spec.physical import PhysicalPlan
 from . import cuda_collectives as collectives
+from .cuda_pipeline import plain_reason, render_pipeline
 from spec.addressing import affine
 from .cuda_access import (FLAT, LANE, REP, TERM, Frame, Index, Place, flat_offset,
                           register_place, render_index)
-from .cuda_exprs import C, ExprRenderer, combine, convert, from_float, is_half_like, literal, \
+from .cuda_exprs import ADD, C, ExprRenderer, combine, convert, from_float, is_half_like, literal, \
     to_float
 from .cuda_layouts import S, T, Inverse, inverse_of, table_literal, table_type
-from .cuda_vector import multiple_of, runs_of, vector_type
+from .cuda_vector import copy_runs, vector_type
 from .layout_copy import vector_elements
 from .cuda_text import Names, Writer, term_loop
 from .layout_rules import reduce_kept
@@ -60,9 +60,13 @@ class KernelBody:
         self.tables: dict[Layout, str] = {}          # layout -> its inverse tables' stem
         self.table_text: list[str] = []              # their file-scope declarations
         self.shared: dict[str, str] = {}             # C name -> declaration
-        self.var_ranges: dict[str, tuple[int, int]] = {}
         # what each statement's integer names are known to range over (border guards)
         self.scopes = statement_ranges(plan.func)
+        # a pipeline's issue of a later iteration: its loop variable's C name then
+        self.rebound: dict[str, str] = {}
+        # a pipelined shared buffer: the C variable of the element offset of the stage
+        # being accessed (codegen.cuda_pipeline)
+        self.stage_base: dict[ir.Buffer, str] = {}
         self.declared: list[set[str]] = [set()]
         self.divergent = 0                           # depth of thread-dependent ifs
         self.reducer_plans = {rp.reducer: rp for rp in plan.reducers}
@@ -73,7 +77,8 @@ class KernelBody:
     # --- names -----------------------------------------------------------------------
 
     def var(self, name: str) -> str:
-        return self.names.get(("var", name), name)
+        found = self.rebound.get(name)
+        return found if found is not None else self.names.get(("var", name), name)
 
     def buffer(self, buffer: ir.Buffer) -> str:
         return self.names.get(buffer, buffer.name)
@@ -100,7 +105,11 @@ class KernelBody:
                                   self.var)
         if buffer.scope == "fragment":
             return register_place(name, self.layouts.fragment(buffer), ix, frame, self.var)
-        return Place(name, flat_offset(buffer.shape, ix, frame, self.var))
+        flat = flat_offset(buffer.shape, ix, frame, self.var)
+        base = self.stage_base.get(buffer)
+        if base is not None:
+            flat = C(f"{base} + {flat.text}", ADD)
+        return Place(name, flat)
 
     def element(self, buffer: ir.Buffer, indices, frame: Frame) -> C:
         """The value of buffer[indices] for the executing thread, as C."""
@@ -278,17 +287,17 @@ class KernelBody:
         self.divergent -= divergent
 
     def _serialfor(self, stmt: ir.SerialFor, frame: Frame) -> None:
+        pipe = self.plan.pipeline(stmt)
+        if pipe is not None:
+            render_pipeline(self, pipe, frame)
+            return
         var = self.var(stmt.var.name)
         ctype = stmt.var.dtype.c_name
         ex = self.exprs(frame)
         start = ex.operand(stmt.start, stmt.var.dtype).text
         stop = ex.operand(stmt.stop, stmt.var.dtype).text
-        if isinstance(stmt.start, ir.Const) and isinstance(stmt.stop, ir.Const):
-            first, stop = int(stmt.start.value), int(stmt.stop.value)
-            values = range(first, stop, stmt.step)
-            if values:
-                self.var_ranges[stmt.var.name] = (min(values), max(values))
-        kind = {"pipelined": f"T.Pipelined (num_stages={stmt.num_stages}) as a plain loop",
+        kind = {"pipelined": f"T.Pipelined (num_stages={stmt.num_stages}) as a plain loop"
+                             f"{plain_reason(self.plan, stmt)}",
                 "unroll": "T.unroll", "serial": "T.serial", "range": "range"}[stmt.kind]
         self.out.comment(f"line {stmt.span.line}: {kind}")
         if stmt.kind == "unroll":
@@ -390,33 +399,10 @@ class KernelBody:
         src, dst = stmt.src, stmt.dst
         dtype = dst.buffer.dtype
         v = vector_elements(dtype)
-        sides = (src, dst)
-        if src.buffer.dtype != dtype or any(r.buffer.is_reducer or r.buffer.scope == "local"
-                                            for r in sides):
-            return False
-        runs = runs_of(layout, v)
+        runs = copy_runs(stmt, layout, self.scopes[stmt])
         if runs is None:
             return False
         first = tuple(Var(n) for n in runs.index_vars[:-1]) + (Var(runs.index_vars[-1]) * v,)
-        ranges = dict(self.var_ranges)
-        ranges.update((n, (0, e - 1)) for n, e in zip(runs.index_vars, runs.shape))
-        for region in sides:
-            if region.buffer.scope == "fragment":
-                continue
-            if tuple(region.extents)[-1] != layout.shape[-1]:
-                return False              # the run is not along the buffer's rows
-            ix = _region_indices(region, layout.shape, first)
-            offset = flat_of(region.buffer.shape, ix)
-            for name in offset.free_vars():
-                ranges.setdefault(name, self._block_range(name))
-            if not multiple_of(offset, v, ranges):
-                return False
-            # the guards of the elements (not only of a run's first): a run is then
-            # wholly inside or wholly outside when the innermost extent is a multiple
-            # of v, and the test of its first element decides it
-            guards = self._guards(stmt, region, layout.shape)
-            if region.buffer.shape[-1] % v and any(any(g) for g in guards):
-                return False              # a border guard could split a run
         ctype = dtype.c_name
         vec, zero = vector_type(ctype)
         with self.cells(runs, frame, with_replica=one_writer) as inner:
@@ -500,13 +486,6 @@ class KernelBody:
             if high:
                 tests.append(f"{text} < {extent}")
         return " && ".join(tests) or None
-
-    def _block_range(self, name: str) -> tuple[float, float]:
-        kernel = self.func.kernel
-        for v, extent in zip(kernel.block_vars, kernel.grid):
-            if v.name == name:
-                return (0, extent - 1)
-        return (0, float("inf"))
 
     def _fill(self, stmt: ir.Fill, frame: Frame) -> None:
         region = stmt.region

@@ -26,8 +26,12 @@ import math
 
 import numpy as np
 
+from spec import ir
+from spec.addressing import affine, border_guards, flat_offset, region_indices
 from spec.indexexpr import Const, IndexExpr, Var, floordiv, mod
 from spec.layout import Layout
+
+from .layout_copy import vector_elements
 
 ENUMERATE_LIMIT = 1 << 16
 
@@ -83,6 +87,44 @@ def multiple_of(expr: IndexExpr, v: int, ranges: dict[str, tuple[float, float]])
     env = {n: g.reshape(-1) for n, g in zip(names, grids)}
     # rest ≡ expr (mod v), over only the names left in it (expr may have more)
     return bool((np.asarray(rest.evaluate(env)) % v == 0).all())
+
+
+def copy_runs(stmt: ir.Copy, layout: Layout,
+              ranges: dict[str, tuple[float, float]]) -> Layout | None:
+    """The runs of a copy whose every access can move 16 bytes (conditions 1-5 above),
+    else None. layout is the copy's layout; ranges those of the names the region starts
+    read (spec.addressing.statement_ranges: block indices, serial loop variables)."""
+    src, dst = stmt.src, stmt.dst
+    dtype = dst.buffer.dtype
+    v = vector_elements(dtype)
+    sides = (src, dst)
+    if src.buffer.dtype != dtype or any(r.buffer.is_reducer or r.buffer.scope == "local"
+                                        for r in sides):
+        return None
+    runs = runs_of(layout, v)
+    if runs is None:
+        return None
+    first = tuple(Var(n) for n in runs.index_vars[:-1]) + (Var(runs.index_vars[-1]) * v,)
+    inner = dict(ranges)
+    inner.update((n, (0, e - 1)) for n, e in zip(runs.index_vars, runs.shape))
+    for region in sides:
+        if region.buffer.scope == "fragment":
+            continue
+        if tuple(region.extents)[-1] != layout.shape[-1]:
+            return None                   # the run is not along the buffer's rows
+        starts = tuple(affine(s) for s in region.starts)
+        if any(s is None for s in starts):
+            return None
+        ix = region_indices(starts, region.extents, layout.shape, first)
+        if not multiple_of(flat_offset(region.buffer.shape, ix), v, inner):
+            return None
+        # the guards of the elements (not only of a run's first): a run is then wholly
+        # inside or wholly outside when the innermost extent is a multiple of v, and the
+        # test of its first element decides it
+        guards = border_guards(region, starts, layout.shape, ranges)
+        if region.buffer.shape[-1] % v and any(any(g) for g in guards):
+            return None                   # a border guard could split a run
+    return runs
 
 
 def vector_type(c_name: str) -> tuple[str, str]:

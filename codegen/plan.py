@@ -20,8 +20,9 @@ from .layout import LayoutMap, infer_layouts
 from .plan_canonical import plan_canonical, plan_transpose
 from .plan_fast import plan_auto, plan_fast
 from .plan_legacy import plan_legacy
+from .pipeline import plan_pipelines
 from .plan_sites import ReducerSites, gather_reducers
-from .resources import plan_resources, resource_diagnostics
+from .resources import kib, plan_resources, resource_diagnostics
 
 Planner = Callable[[ReducerSites], ReducerPlan]
 
@@ -52,8 +53,19 @@ def plan_func(func: ir.PrimFunc, planner: str = "auto",
         layouts = infer_layouts(func)
     plan_reducer = PLANNERS[planner]
     reducers = tuple(plan_reducer(sites) for sites in gather_reducers(func, layouts))
-    plan = PhysicalPlan(func, planner, layouts, reducers)
     limits = target_named(target)
+    plan = PhysicalPlan(func, planner, layouts, reducers,
+                        pipelines=plan_pipelines(func, layouts, limits))
     resources = plan_resources(plan, limits)
+    if resources.shared_bytes > limits.dynamic_shared_bytes and \
+            any(p.copies for p in plan.pipelines):
+        # the stages do not fit: plain loops, which may (resource_diagnostics says)
+        why = (f"its stages would take the block to {kib(resources.shared_bytes)} of "
+               f"shared memory, over the {kib(limits.dynamic_shared_bytes)} one block "
+               f"may use")
+        plan = dataclasses.replace(plan, pipelines=tuple(
+            dataclasses.replace(p, copies=(), plain=why) if p.copies else p
+            for p in plan.pipelines))
+        resources = plan_resources(plan, limits)
     return dataclasses.replace(plan, resources=resources,
                                notes=plan.notes + resource_diagnostics(func, resources, limits))

@@ -7,7 +7,7 @@ when given, ptxas's own figures (codegen.ptxas)."""
 from __future__ import annotations
 
 from spec.layout import Layout
-from spec.physical import Barrier, FinalizePlan, FromWorkspace, Guard, PhysicalPlan, \
+from spec.physical import Barrier, FinalizePlan, FromWorkspace, Guard, PhysicalPlan, Pipeline, \
     ReduceWorkspace, ReducerPlan, Resources, Shuffle, SitePlan, Step, ToWorkspace
 from spec.target import target as target_named
 from .resources import kib
@@ -21,10 +21,23 @@ def format_plan(plan: PhysicalPlan, ptxas=None) -> str:
     if not plan.reducers:
         head += "\n  (no reducers: ordinary work follows the layouts)"
     blocks = [head] + [_reducer_text(r) for r in plan.reducers]
+    if plan.pipelines:
+        blocks.append("\n".join(pipeline_text(p) for p in plan.pipelines))
     if plan.resources is not None:
         blocks.append("\n".join(resources_text(plan.resources, ptxas)))
     blocks += [f"{d.severity}[{d.code}]: {d.message}" for d in plan.notes]
     return "\n\n".join(blocks)
+
+
+def pipeline_text(pipe: Pipeline) -> str:
+    head = f"T.Pipelined at line {pipe.loop.span.line} (num_stages={pipe.stages}): "
+    if not pipe.copies:
+        return head + f"a plain loop ({pipe.plain})"
+    copies = ", ".join(f"line {c.span.line} {c.src.buffer.name} -> {c.dst.buffer.name}"
+                       for c in pipe.copies)
+    return (head + f"a {pipe.stages}-stage cp.async pipeline of {copies}; iteration i "
+            f"reads stage i % {pipe.stages}, issues iteration i + {pipe.ahead}, waits "
+            f"with {pipe.pending} group(s) in flight")
 
 
 def resources_text(res: Resources, ptxas=None) -> list[str]:
@@ -154,12 +167,21 @@ def plan_json(plan: PhysicalPlan, ptxas=None) -> dict:
         "func": plan.func.name,
         "planner": plan.planner,
         "reducers": [_reducer_json(r) for r in plan.reducers],
+        "pipelines": [_pipeline_json(p) for p in plan.pipelines],
         "resources": resources_json(plan.resources) if plan.resources else None,
         "notes": [d.to_json() for d in plan.notes],
     }
     if ptxas is not None:
         doc["ptxas"] = ptxas.to_json()
     return doc
+
+
+def _pipeline_json(pipe: Pipeline) -> dict:
+    return {"line": pipe.loop.span.line, "stages": pipe.stages, "ahead": pipe.ahead,
+            "pending": pipe.pending,
+            "copies": [{"line": c.span.line, "src": c.src.buffer.name,
+                        "dst": c.dst.buffer.name} for c in pipe.copies],
+            "plain": pipe.plain or None}
 
 
 def resources_json(res: Resources) -> dict:

@@ -61,8 +61,10 @@ def _shared_arrays(plan: PhysicalPlan) -> tuple[SharedArray, ...]:
             buffer = stmt.buffer
             rp = reducer_plans.get(buffer)
             if buffer.scope == "shared" and not buffer.is_reducer:
+                # a pipelined loop's staged buffer: one copy per stage
+                stages = plan.stages_of(buffer)
                 wanted.append((buffer.name, "shared buffer", buffer, buffer.dtype,
-                               buffer.size))
+                               stages * buffer.size))
             elif rp is not None and rp.workspace_words:
                 wanted.append((f"{buffer.name} workspace", "reducer workspace", buffer,
                                buffer.dtype, rp.workspace_words))

@@ -111,3 +111,5 @@ class SharedBuffer:
     def __init__(self, size: int, np_dtype: np.dtype):
         self.values = np.zeros(size, dtype=np_dtype)
         self.written = np.zeros(size, dtype=bool)
+        # elements an asynchronous copy (a pipeline's cp.async) will write, not yet landed
+        self.pending = np.zeros(size, dtype=bool)

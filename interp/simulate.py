@@ -46,6 +46,7 @@ from .memory import Window, WindowArray, kernel_inputs
 from .registers import LocalBuffer, Registers, tables
 from .sim_copies import CopyExecution, Moves, in_box, outside_message
 from .sim_partials import Partials
+from .sim_pipeline import PipelineExecution
 from .sim_reducers import FinalizeSummary, ReducerExecution
 from .shared import SharedBuffer
 from .values import ITER, REP, SLOT, THREAD, Lanes, Val
@@ -250,7 +251,7 @@ def _global_arrays(func: ir.PrimFunc, inputs: dict[str, np.ndarray],
 
 # ============================================================================ reducers
 
-class _Block(CopyExecution, ReducerExecution):
+class _Block(CopyExecution, PipelineExecution, ReducerExecution):
     def __init__(self, kernel: _Kernel, block: tuple[int, ...]):
         self.k = kernel
         self.s = kernel.static
@@ -263,6 +264,9 @@ class _Block(CopyExecution, ReducerExecution):
         self.visits: dict[ir.ReducerUpdate, int] = {}
         self.loop_envs: dict[ir.ParallelFor, tuple] = {}
         self.iter_names: list[str] = []      # loop variables in scope, for messages
+        # a pipelined loop's staged shared buffers: the element offset of the stage
+        # the current iteration reads (interp.sim_pipeline)
+        self.stage_of: dict[ir.Buffer, int] = {}
         self.report = kernel.violations
         self._first: tuple[Lanes, Lanes] | None = None
 
@@ -427,6 +431,15 @@ class _Block(CopyExecution, ReducerExecution):
 
     def read_shared(self, buffer: ir.Buffer, flat: np.ndarray, span: Span) -> np.ndarray:
         sb = self.shared_buffer(buffer, span)
+        stage = self.stage_of.get(buffer)
+        if stage is not None:
+            flat = flat + stage
+            if sb.pending[flat].any():
+                self.report.add("R504", f"shared-memory race: read of "
+                                f"{self.element(buffer, flat[sb.pending[flat]][0] % buffer.size)}"
+                                f" (stage {stage // buffer.size}) before the cp.async that "
+                                f"writes it completed" + self.block_text, span,
+                                key="pipeline-stage")
         written = sb.written[flat]
         if not written.all():
             missing = ~written
@@ -487,7 +500,9 @@ class _Block(CopyExecution, ReducerExecution):
             rplan = self.s.plan.reducer_plan(buffer)
             self.partials[buffer] = Partials(buffer, rplan, self.s.threads)
         elif buffer.scope == "shared":
-            self.shared[buffer] = SharedBuffer(buffer.size, buffer.dtype.np)
+            # a pipeline's staged buffer: one copy per stage
+            size = self.s.plan.stages_of(buffer) * buffer.size
+            self.shared[buffer] = SharedBuffer(size, buffer.dtype.np)
         elif buffer.scope == "local":
             self.local[buffer] = LocalBuffer(self.s.threads, buffer.size, buffer.dtype.np)
         elif buffer.scope == "fragment":
@@ -544,6 +559,10 @@ class _Block(CopyExecution, ReducerExecution):
         return outer, env
 
     def _serialfor(self, stmt: ir.SerialFor, lanes: Lanes):
+        pipe = self.s.plan.pipeline(stmt)
+        if pipe is not None:
+            self.run_pipeline(pipe, lanes)
+            return
         self.iter_names.append(stmt.var.name)
         try:
             for bound in serial_iterations(stmt, lanes, self):

@@ -27,7 +27,7 @@ from typing import Union
 
 from .diagnostics import Diagnostic
 from .indexexpr import IndexExpr
-from .ir import Buffer, PrimFunc, ReducerFinalize, ReducerUpdate
+from .ir import Buffer, Copy, PrimFunc, ReducerFinalize, ReducerUpdate, SerialFor
 from .layout import Layout
 
 # Names the step expressions may use.
@@ -151,6 +151,35 @@ class ReducerPlan:
 
 
 @dataclass(frozen=True)
+class Pipeline:
+    """A `T.Pipelined(n, num_stages=stages)` loop run as a software pipeline
+    (codegen.pipeline decides; the simulator and the renderer execute it).
+
+    Each of `copies` (global → shared copies at the top of the loop body) writes one of
+    `stages` copies of its shared buffer: iteration i (counted from 0) uses stage
+    i % stages, at element offset stage * buffer.size. The copies of iteration i are
+    issued asynchronously (cp.async) `ahead` iterations early, as one commit group per
+    iteration (the first `ahead` groups before the loop, then one per iteration, empty
+    past the end). Iteration i then waits until at most `pending` of this thread's
+    groups are outstanding, passes a barrier (every thread's copies of the stage are
+    visible), runs the rest of the body on its stage, and passes a second barrier (every
+    read of the stage is done before a later issue refills it). A read of an element
+    whose copy has not completed is R504 in the simulator.
+
+    When `copies` is empty the loop runs as a plain loop, for the reason `plain`."""
+    loop: SerialFor
+    stages: int
+    ahead: int
+    pending: int
+    copies: tuple[Copy, ...]
+    plain: str = ""
+
+    @property
+    def buffers(self) -> tuple[Buffer, ...]:
+        return tuple(c.dst.buffer for c in self.copies)
+
+
+@dataclass(frozen=True)
 class PhysicalPlan:
     func: PrimFunc
     planner: str                     # what was asked for ("auto" resolves per reducer)
@@ -158,6 +187,17 @@ class PhysicalPlan:
     reducers: tuple[ReducerPlan, ...]
     notes: tuple[Diagnostic, ...] = field(default=())
     resources: Resources | None = None    # codegen.resources: what the kernel occupies
+    pipelines: tuple[Pipeline, ...] = ()  # every T.Pipelined loop (codegen.pipeline)
+
+    def pipeline(self, loop: SerialFor) -> Pipeline | None:
+        """The loop's pipeline when it runs as one (None: a plain loop)."""
+        found = next((p for p in self.pipelines if p.loop is loop), None)
+        return found if found is not None and found.copies else None
+
+    def stages_of(self, buffer: Buffer) -> int:
+        """How many copies of a shared buffer the kernel allocates (1 unless a pipeline
+        stages it)."""
+        return next((p.stages for p in self.pipelines if buffer in p.buffers), 1)
 
     def reducer_plan(self, reducer: Buffer) -> ReducerPlan:
         return next(p for p in self.reducers if p.reducer is reducer)

@@ -20,6 +20,7 @@ class Target:
     registers_per_thread: int          # what one thread can address
     registers_per_block: int           # the register file one block can use
     grid: tuple[int, int, int]         # the largest extent of x, y and z
+    async_copy: bool = False           # cp.async global -> shared (sm_80 and later)
 
     def register_budget(self, threads: int) -> int:
         """Registers one thread can have without spilling when `threads` threads run
@@ -31,7 +32,8 @@ class Target:
                 "dynamic_shared_bytes": self.dynamic_shared_bytes,
                 "threads_per_block": self.threads_per_block,
                 "registers_per_thread": self.registers_per_thread,
-                "registers_per_block": self.registers_per_block, "grid": list(self.grid)}
+                "registers_per_block": self.registers_per_block, "grid": list(self.grid),
+                "async_copy": self.async_copy}
 
 
 TARGETS: dict[str, Target] = {
@@ -39,7 +41,8 @@ TARGETS: dict[str, Target] = {
     # cudaFuncAttributeMaxDynamicSharedMemorySize; 48 KB without it.
     "sm_90": Target("sm_90", static_shared_bytes=48 * KIB, dynamic_shared_bytes=227 * KIB,
                     threads_per_block=1024, registers_per_thread=255,
-                    registers_per_block=65536, grid=(2 ** 31 - 1, 65535, 65535)),
+                    registers_per_block=65536, grid=(2 ** 31 - 1, 65535, 65535),
+                    async_copy=True),
 }
 
 DEFAULT_TARGET = "sm_90"               # the architecture generated CUDA is written for

@@ -47,12 +47,13 @@ def test_sm90_limits():
 # ----------------------------------------------------------------------------- model
 
 def test_static_kernel_arrays_are_aligned_in_program_order():
+    # A_shared and x_shared are staged by a 2-stage pipeline: two copies each
     res = _plan(VALID / "gemv_shared_vector.py").resources
-    assert not res.dynamic and res.static_shared_bytes == res.shared_bytes == 176
+    assert not res.dynamic and res.static_shared_bytes == res.shared_bytes == 336
     names = [(a.name, a.what, a.bytes, a.offset) for a in res.shared]
-    assert names == [("A_shared", "shared buffer", 128, 0),
-                     ("x_shared", "shared buffer", 32, 128),
-                     ("acc workspace", "reducer workspace", 16, 160)]
+    assert names == [("A_shared", "shared buffer", 256, 0),
+                     ("x_shared", "shared buffer", 64, 256),
+                     ("acc workspace", "reducer workspace", 16, 320)]
     assert all(a.offset % ALIGN == 0 for a in res.shared)
     assert res.shared_bytes % ALIGN == 0
 
@@ -65,10 +66,10 @@ def test_reduce_rows_are_shared_arrays():
 def test_dynamic_kernel_over_48_kb():
     plan = _plan(DYNAMIC)
     res = plan.resources
-    assert res.dynamic and res.shared_bytes == 66048
-    assert (res.static_shared_bytes, res.dynamic_shared_bytes) == (0, 66048)
+    assert res.dynamic and res.shared_bytes == 131584
+    assert (res.static_shared_bytes, res.dynamic_shared_bytes) == (0, 131584)
     assert [(a.name, a.offset) for a in res.shared] == [("A_shared", 0),
-                                                        ("acc workspace", 65536)]
+                                                        ("acc workspace", 131072)]
     assert res.threads == 256 and res.grid == (1, 1, 1)
 
 
@@ -124,11 +125,11 @@ def test_runner_refuses_a_plan_over_the_limits():
 
 def test_dynamic_kernel_declares_one_extern_buffer():
     source = render(_plan(DYNAMIC))
-    assert source.dynamic_shared_bytes == 66048
+    assert source.dynamic_shared_bytes == 131584
     text = source.source
     assert "extern __shared__ __align__(16) unsigned char smem[];" in text
     assert "half* const A_shared = reinterpret_cast<half*>(smem + 0);" in text
-    assert "float* const acc_workspace = reinterpret_cast<float*>(smem + 65536);" in text
+    assert "float* const acc_workspace = reinterpret_cast<float*>(smem + 131072);" in text
     assert "__shared__ __align__(16) half" not in text
 
 
@@ -155,8 +156,8 @@ def test_runner_launches_dynamic_kernels_with_their_bytes():
     source = render(_plan(DYNAMIC))
     kernel = _Kernel()
     launch = launch_arguments(source, kernel, _DRIVER)
-    assert launch == {"grid": (1, 1, 1), "block": (256, 1, 1), "shared": 66048}
-    assert kernel.attributes == {"MAX_DYNAMIC_SHARED_SIZE_BYTES": 66048}
+    assert launch == {"grid": (1, 1, 1), "block": (256, 1, 1), "shared": 131584}
+    assert kernel.attributes == {"MAX_DYNAMIC_SHARED_SIZE_BYTES": 131584}
 
 
 def test_runner_launches_static_kernels_without_the_attribute():
@@ -170,8 +171,8 @@ def test_runner_launches_static_kernels_without_the_attribute():
 def test_plan_text_has_a_resources_block():
     text = format_plan(_plan(DYNAMIC))
     assert "resources on sm_90: 256 threads per block (at most 1024), grid 1×1×1" in text
-    assert "shared memory: 66048 bytes (dynamic" in text
-    assert "A_shared: shared buffer, 32768 × float16, 65536 bytes at offset 0" in text
+    assert "shared memory: 131584 bytes (dynamic" in text
+    assert "A_shared: shared buffer, 65536 × float16, 131072 bytes at offset 0" in text
     assert "registers: about" in text
     figures = PtxasFigures("main_kernel", 40, 0, 16, 8, 4)
     with_ptxas = format_plan(_plan(DYNAMIC), figures)
@@ -187,10 +188,10 @@ def test_plan_without_reducers_still_reports_resources():
 
 def test_plan_json_and_check_json_carry_resources(capsys):
     doc = plan_json(_plan(DYNAMIC))["resources"]
-    assert doc["dynamic_shared_bytes"] == 66048 and doc["static_shared_bytes"] == 0
+    assert doc["dynamic_shared_bytes"] == 131584 and doc["static_shared_bytes"] == 0
     assert doc["shared"][1] == {"name": "acc workspace", "what": "reducer workspace",
                                 "dtype": "float32", "elements": 128, "bytes": 512,
-                                "offset": 65536}
+                                "offset": 131072}
     assert doc["limits"]["dynamic_shared_bytes"] == 232448
     assert main(["check", str(MINIMAL), "--json"]) == 0
     check = json.loads(capsys.readouterr().out)

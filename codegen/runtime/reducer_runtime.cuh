@@ -61,3 +61,24 @@ __device__ __forceinline__ void reducer_set(T (&a)[N], int i, T v) {
     if (s == i) a[s] = v;
   }
 }
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+// A pipelined T.Pipelined loop (sm_80 and later): 16 bytes copied global -> shared
+// asynchronously; the copies a thread issued since its last commit form one group, and
+// the wait returns when at most N of its groups are still in flight. L2-only (.cg): the
+// tile is read once.
+__device__ __forceinline__ void reducer_cp_async16(void* shared, const void* global) {
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(address), "l"(global)
+               : "memory");
+}
+
+__device__ __forceinline__ void reducer_cp_async_commit() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+template <int N>
+__device__ __forceinline__ void reducer_cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+}
+#endif

@@ -1,10 +1,10 @@
 # expect: ok
 #
 # The streaming GEMV with a wide tile: fp16 A in 64 x 512 tiles on 256 threads, fp32
-# accumulation. A_shared (64 KB) and the reducer's finalize workspace (8 warps x 64
-# outputs = 2 KB) are over the 48 KB of static shared memory, so the generated kernel
-# keeps them in one dynamic shared buffer at the resource model's offsets and the launch
-# opts into that many bytes. 64 * 1024 = 65536 contributions.
+# accumulation. A_shared (64 KB, twice: the T.Pipelined loop's two stages) and the
+# reducer's finalize workspace are over the 48 KB of static shared memory, so the
+# generated kernel keeps them in one dynamic shared buffer at the resource model's offsets
+# and the launch opts into that many bytes. 64 * 1024 = 65536 contributions.
 import tilelang.language as T
 
 M = 64

@@ -1,0 +1,111 @@
+"""A pipelined `T.Pipelined` loop as CUDA (the schedule is spec.physical.Pipeline's,
+decided by codegen.pipeline; interp.simulate executes the same one).
+
+    // prologue: iterations 0 .. ahead-1 issue their tiles, one commit group each
+    for (ko = start; ko < stop; ++ko) {
+      if (ko + ahead < stop) issue the tiles of iteration ko + ahead;  // its stage
+      commit;                       // one group per iteration, empty past the end
+      wait until at most `pending` groups of this thread are outstanding;
+      __syncthreads();              // every thread's copies of this stage landed
+      the rest of the body, reading stage (ko - start) % stages;
+      __syncthreads();              // every read of the stage is done before a refill
+    }
+
+A tile goes out as one cp.async of 16 bytes per run of the copy's layout (the runs
+codegen.cuda_vector proves aligned), into the stage's copy of the shared buffer at
+element offset stage * buffer.size."""
+from __future__ import annotations
+
+from spec import ir
+from spec.addressing import affine, region_indices
+from spec.indexexpr import Var
+from spec.physical import Pipeline, PhysicalPlan
+
+from .cuda_access import Frame
+from .cuda_vector import copy_runs
+from .layout_copy import vector_elements
+
+
+def plain_reason(plan: PhysicalPlan, loop: ir.SerialFor) -> str:
+    """`: why` for a T.Pipelined loop that runs plainly (the plan says why)."""
+    found = next((p for p in plan.pipelines if p.loop is loop), None)
+    return f" ({found.plain})" if found is not None and found.plain else ""
+
+
+def render_pipeline(body, pipe: Pipeline, frame: Frame) -> None:
+    loop = pipe.loop
+    start, stop = int(loop.start.value), int(loop.stop.value)
+    var = body.var(loop.var.name)
+    ctype = loop.var.dtype.c_name
+    staged = ", ".join(b.name for b in pipe.buffers)
+    body.out.comment(f"line {loop.span.line}: T.Pipelined (num_stages={pipe.stages}) as a "
+                     f"{pipe.stages}-stage cp.async pipeline of {staged}: iteration i "
+                     f"reads stage i % {pipe.stages}, its tiles issued {pipe.ahead} "
+                     f"iteration(s) ahead")
+    body.sync(frame.participants, "earlier readers of the stages are done")
+    for i in range(pipe.ahead):
+        body.out.comment(f"prologue: the tiles of iteration {i}")
+        if start + i < stop:
+            with body._maybe_block(""):
+                _issue(body, pipe, frame, f"{start + i}", ctype, start)
+        body.out.line("reducer_cp_async_commit();")
+    with body._maybe_block(f"for ({ctype} {var} = {start}; {var} < {stop}; ++{var})"):
+        with body._maybe_block(f"if ({var} + {pipe.ahead} < {stop})"):
+            _issue(body, pipe, frame, f"{var} + {pipe.ahead}", ctype, start)
+        body.out.line("reducer_cp_async_commit();")
+        body.out.line(f"reducer_cp_async_wait<{pipe.pending}>();")
+        body.out.line("__syncthreads();  // every thread's tiles of this stage have landed")
+        previous = dict(body.stage_base)
+        for buffer in pipe.buffers:
+            base = f"{body.buffer(buffer)}_stage"
+            body.out.line(f"const int {base} = (({var} - {start}) % {pipe.stages}) * "
+                          f"{buffer.size};")
+            body.stage_base[buffer] = base
+        body.body(loop.body[len(pipe.copies):], frame)
+        body.stage_base = previous
+        body.out.line("__syncthreads();  // every read of this stage is done before it "
+                      "is refilled")
+
+
+def _issue(body, pipe: Pipeline, frame: Frame, iteration: str, ctype: str,
+           start: int) -> None:
+    """The copies of one later iteration (`iteration`, C text) into its stage."""
+    loop = pipe.loop
+    ahead = f"{body.var(loop.var.name)}_ahead"
+    body.out.line(f"const {ctype} {ahead} = {iteration};")
+    previous = dict(body.stage_base), dict(body.rebound)
+    body.rebound[loop.var.name] = ahead
+    for buffer in pipe.buffers:
+        base = f"{body.buffer(buffer)}_fill"
+        body.out.line(f"const int {base} = (({ahead} - {start}) % {pipe.stages}) * "
+                      f"{buffer.size};")
+        body.stage_base[buffer] = base
+    for copy in pipe.copies:
+        _async_copy(body, copy, frame)
+    body.stage_base, body.rebound = previous
+
+
+def _async_copy(body, copy: ir.Copy, frame: Frame) -> None:
+    layout = body.layouts.copies[copy]
+    runs = copy_runs(copy, layout, body.scopes[copy])
+    assert runs is not None, "codegen.pipeline stages only copies of 16-byte runs"
+    v = vector_elements(copy.dst.buffer.dtype)
+    one_writer = layout.replicate > 1
+    body.out.comment(f"line {copy.span.line}: T.copy {copy.src.buffer.name} -> "
+                     f"{copy.dst.buffer.name} as cp.async of {v} elements: "
+                     f"{layout.describe()}")
+    first = tuple(Var(n) for n in runs.index_vars[:-1]) + (Var(runs.index_vars[-1]) * v,)
+    with body.cells(runs, frame, with_replica=one_writer) as inner:
+        src = body.element(copy.src.buffer, _indices(copy.src, layout.shape, first),
+                           inner).text
+        dst = body.place(copy.dst.buffer, _indices(copy.dst, layout.shape, first),
+                         inner).read.text
+        with body._maybe_block("if (rep == 0)" if one_writer else None):
+            body.out.line(f"reducer_cp_async16(&{dst}, &{src});")
+
+
+def _indices(region: ir.Region, loop_shape, loop) -> tuple:
+    """The element of region at a run's first iteration (the plan proved the starts
+    affine)."""
+    return region_indices(tuple(affine(s) for s in region.starts), region.extents,
+                          loop_shape, loop)

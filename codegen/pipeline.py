@@ -1,0 +1,148 @@
+"""Which `T.Pipelined` loops run as software pipelines (spec.physical.Pipeline).
+
+A `T.Pipelined(n, num_stages=s)` loop is pipelined, TileLang's way, when the global →
+shared copies at the top of its body can be issued ahead of the iterations that read
+them, as cp.async 16-byte copies, without changing what any statement reads:
+
+- the target has asynchronous copies (sm_80 and later), s >= 2, the loop has constant
+  bounds, step 1 and at least one iteration, and it is not inside a `T.ws` warp group;
+- each staged copy goes from a global tensor to a whole shared buffer that is allocated
+  outside the loop, written by no other statement and read only inside the loop, after
+  the copies (a later iteration's tile is then never read in place of an earlier one's);
+- no statement of the kernel writes the global tensor (reading it early sees the same
+  values);
+- the copy runs over every thread of the block as 16-byte runs (codegen.cuda_vector:
+  aligned for every block and loop index, no border guard inside a run), and needs no
+  border guard at all: cp.async of a run past the tensor's border would fault.
+
+Anything else runs as a plain loop, and the plan says why. A loop whose leading
+statements are not all eligible stages the eligible prefix only; the remaining copies
+run in order inside the body.
+
+The schedule (`ahead` = s - 1 iterations issued early, `pending` = s - 1 groups left
+outstanding at the wait) is TileLang's; the simulator checks it like everything else: a
+read of a stage before its copies completed is R504 there."""
+from __future__ import annotations
+
+from spec import ir
+from spec.addressing import border_guards, statement_ranges, affine
+from spec.physical import Pipeline
+from spec.target import Target
+
+from .cuda_vector import copy_runs
+from .layout import LayoutMap
+
+
+def plan_pipelines(func: ir.PrimFunc, layouts: LayoutMap,
+                   target: Target) -> tuple[Pipeline, ...]:
+    """A Pipeline for every T.Pipelined loop of func (empty `copies` and the reason when
+    it runs as a plain loop)."""
+    scopes = statement_ranges(func)
+    kernel = func.kernel
+    outer = _enclosing(kernel.body)
+    found = []
+    for stmt in ir.walk(kernel.body):
+        if isinstance(stmt, ir.SerialFor) and stmt.kind == "pipelined":
+            found.append(_pipeline(func, stmt, layouts, target, scopes, outer))
+    return tuple(found)
+
+
+def _pipeline(func, loop: ir.SerialFor, layouts: LayoutMap, target: Target, scopes,
+              outer) -> Pipeline:
+    stages = loop.num_stages or 1
+    ahead = stages - 1
+
+    def plain(why: str) -> Pipeline:
+        return Pipeline(loop, stages, ahead, ahead, (), why)
+
+    if not target.async_copy:
+        return plain(f"{target.name} has no asynchronous copies (cp.async needs sm_80)")
+    if stages < 2:
+        return plain("num_stages is below 2")
+    if not (isinstance(loop.start, ir.Const) and isinstance(loop.stop, ir.Const)) \
+            or loop.step != 1:
+        return plain("the loop's bounds are not constants with step 1")
+    if int(loop.stop.value) <= int(loop.start.value):
+        return plain("the loop has no iteration")
+    if any(isinstance(s, ir.WarpGroup) for s in outer[loop]):
+        return plain("the loop is inside a T.ws warp group")
+    copies = []
+    why = "its body does not start with a global -> shared copy"
+    for stmt in loop.body:
+        if not isinstance(stmt, ir.Copy):
+            break
+        why = _refusal(func, loop, stmt, layouts, scopes, outer)
+        if why:
+            break
+        copies.append(stmt)
+    if not copies:
+        return plain(why)
+    return Pipeline(loop, stages, ahead, ahead, tuple(copies))
+
+
+def _refusal(func, loop: ir.SerialFor, copy: ir.Copy, layouts: LayoutMap, scopes,
+             outer) -> str:
+    """Why copy cannot be staged ahead (empty: it can)."""
+    src, dst = copy.src, copy.dst
+    line = f"the copy at line {copy.span.line}"
+    if src.buffer.scope != "global" or dst.buffer.scope != "shared":
+        return f"{line} is not global -> shared"
+    if tuple(dst.extents) != tuple(dst.buffer.shape):
+        return f"{line} does not fill the whole of {dst.buffer.name}"
+    body = func.kernel.body
+    alloc = next(s for s in ir.walk(body) if isinstance(s, ir.Alloc) and s.buffer is dst.buffer)
+    if loop in outer[alloc]:
+        return f"{dst.buffer.name} is allocated inside the loop"
+    for stmt in ir.walk(body):
+        if stmt is copy:
+            continue
+        if dst.buffer in _written(stmt):
+            return f"{dst.buffer.name} is written by another statement (line {stmt.span.line})"
+        if dst.buffer in _read(stmt) and loop not in outer[stmt]:
+            return f"{dst.buffer.name} is read outside the loop (line {stmt.span.line})"
+        if src.buffer in _written(stmt):
+            return f"{src.buffer.name} is written by the kernel (line {stmt.span.line})"
+    offset, count = layouts.participants[copy]
+    if (offset, count) != (0, func.kernel.threads):
+        return f"{line} does not run on every thread of the block"
+    layout = layouts.copies.get(copy)
+    if layout is None or copy_runs(copy, layout, scopes[copy]) is None:
+        return f"{line} cannot move 16 bytes per access (cp.async)"
+    starts = tuple(affine(s) for s in src.starts)
+    if any(any(g) for g in border_guards(src, starts, layout.shape, scopes[copy])):
+        return f"{line} needs a border guard on {src.buffer.name}"
+    return ""
+
+
+def _enclosing(body: ir.Body, around: tuple = ()) -> dict[ir.Stmt, tuple[ir.Stmt, ...]]:
+    """Every statement's enclosing statements, outermost first."""
+    out = {}
+    for stmt in body:
+        out[stmt] = around
+        for sub in ir.children(stmt):
+            out.update(_enclosing(sub, around + (stmt,)))
+    return out
+
+
+def _written(stmt: ir.Stmt) -> set[ir.Buffer]:
+    if isinstance(stmt, ir.Copy):
+        return {stmt.dst.buffer}
+    if isinstance(stmt, ir.Store):
+        return {stmt.buffer}
+    if isinstance(stmt, ir.Fill):
+        return {stmt.region.buffer}
+    if isinstance(stmt, ir.Reduce):
+        return {stmt.dst}
+    if isinstance(stmt, ir.ReducerFinalize) and stmt.dst is not None:
+        return {stmt.dst}
+    return set()
+
+
+def _read(stmt: ir.Stmt) -> set[ir.Buffer]:
+    found = {e.buffer for x in ir.stmt_exprs(stmt) for e in ir.subexprs(x)
+             if isinstance(e, ir.Load)}
+    if isinstance(stmt, ir.Copy):
+        found.add(stmt.src.buffer)
+    if isinstance(stmt, ir.Reduce):
+        found.add(stmt.src)
+    return found

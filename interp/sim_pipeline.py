@@ -1,0 +1,88 @@
+"""The simulator's pipelined `T.Pipelined` loops (spec.physical.Pipeline), executed in
+the schedule the plan gives and the renderer emits (codegen.cuda_pipeline):
+
+- the tiles of iteration j are issued when the plan says (the first `ahead` before the
+  loop, then iteration i issues i + ahead): their source is read then, their
+  destination elements (in stage j % stages of the shared buffer) become *pending*;
+- each iteration commits one group (empty past the end) and then completes every group
+  but the newest `pending`: their values land, as the wait returns;
+- the rest of the body runs with the staged buffers read at their stage's offset; a read
+  of a pending element (a stage read before its copy completed) is R504.
+
+A mixin of interp.simulate's block, like interp.sim_copies."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from spec import ir
+from spec.physical import Pipeline
+
+from .evaluate import convert, serial_iterations
+from .values import Lanes, Val
+
+
+@dataclass
+class _Issued:
+    """One copy's elements in flight: they land when their group completes."""
+    buffer: ir.Buffer
+    threads: np.ndarray | None
+    flat: np.ndarray
+    values: np.ndarray
+    copy: ir.Copy
+
+
+class PipelineExecution:
+    """Pipelined loops for interp.simulate._Block."""
+
+    def run_pipeline(self, pipe: Pipeline, lanes: Lanes) -> None:
+        loop = pipe.loop
+        iterations = list(serial_iterations(loop, lanes, self))
+        groups: list[list[_Issued]] = []           # committed, oldest first
+        self.iter_names.append(loop.var.name)
+        try:
+            for j in range(pipe.ahead):
+                groups.append(self._issue(pipe, iterations, j))
+            for i, bound in enumerate(iterations):
+                groups.append(self._issue(pipe, iterations, i + pipe.ahead))
+                while len(groups) > pipe.pending:     # the wait
+                    self._land(groups.pop(0))
+                previous = dict(self.stage_of)
+                self.stage_of.update((b, (i % pipe.stages) * b.size) for b in pipe.buffers)
+                self.body(loop.body[len(pipe.copies):], bound)
+                self.stage_of = previous
+        finally:
+            self.iter_names.pop()
+        # what is still in flight after the loop is empty (issued past the end); the
+        # kernel never waits for it, and nothing may be left to land
+        assert not any(groups), "a pipeline left tiles in flight"
+
+    def _issue(self, pipe: Pipeline, iterations: list[Lanes], j: int) -> list[_Issued]:
+        """The copies of iteration j (none past the end), into stage j % stages."""
+        if j >= len(iterations):
+            return []
+        lanes = iterations[j]
+        issued = []
+        for copy in pipe.copies:
+            moves = self.copy_moves(copy, lanes)
+            for fault in moves.faults:
+                self.report.add("R505", fault + self.block_text, copy.span,
+                                key=" ".join(fault.split()[:2]))
+            src, dst = copy.src.buffer, copy.dst.buffer
+            # codegen.pipeline stages only copies without border guards
+            assert moves.src_outside is None, "a staged copy reads past a border"
+            values = convert(Val(self.k.globals[src][moves.src], src.dtype), dst.dtype).v
+            if moves.dst_lanes is not None:
+                values = values[moves.dst_lanes]
+            flat = np.arange(moves.dst.start, moves.dst.stop) \
+                if isinstance(moves.dst, slice) else moves.dst
+            flat = flat + (j % pipe.stages) * dst.size
+            self.shared_buffer(dst, copy.span).pending[flat] = True
+            issued.append(_Issued(dst, moves.dst_threads, flat, values, copy))
+        return issued
+
+    def _land(self, group: list[_Issued]) -> None:
+        for item in group:
+            self.shared_buffer(item.buffer, item.copy.span).pending[item.flat] = False
+            self.write(item.buffer, item.threads, item.flat, item.values, item.copy.span)

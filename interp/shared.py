@@ -111,5 +111,6 @@ class SharedBuffer:
     def __init__(self, size: int, np_dtype: np.dtype):
         self.values = np.zeros(size, dtype=np_dtype)
         self.written = np.zeros(size, dtype=bool)
-        # elements an asynchronous copy (a pipeline's cp.async) will write, not yet landed
-        self.pending = np.zeros(size, dtype=bool)
+        # per element, the asynchronous copies (a pipeline's cp.async) that will write
+        # it and have not landed
+        self.pending = np.zeros(size, dtype=np.int32)

@@ -431,19 +431,21 @@ class _Block(CopyExecution, PipelineExecution, ReducerExecution):
 
     def read_shared(self, buffer: ir.Buffer, flat: np.ndarray, span: Span) -> np.ndarray:
         sb = self.shared_buffer(buffer, span)
+        logical = flat
         stage = self.stage_of.get(buffer)
-        if stage is not None:
+        if stage is not None:                    # a pipeline's stage of the buffer
             flat = flat + stage
-            if sb.pending[flat].any():
+            in_flight = sb.pending[flat] > 0
+            if in_flight.any():
                 self.report.add("R504", f"shared-memory race: read of "
-                                f"{self.element(buffer, flat[sb.pending[flat]][0] % buffer.size)}"
-                                f" (stage {stage // buffer.size}) before the cp.async that "
-                                f"writes it completed" + self.block_text, span,
+                                f"{self.element(buffer, logical[in_flight][0])} (stage "
+                                f"{stage // buffer.size}) before the cp.async that writes "
+                                f"it completed" + self.block_text, span,
                                 key="pipeline-stage")
         written = sb.written[flat]
         if not written.all():
             missing = ~written
-            self.report.add("R502", f"read of {self.element(buffer, flat[missing][0])}, "
+            self.report.add("R502", f"read of {self.element(buffer, logical[missing][0])}, "
                             "which was never written (shared memory starts "
                             "uninitialized)", span, key=buffer)
         return sb.values[flat]

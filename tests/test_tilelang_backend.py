@@ -222,6 +222,7 @@ def test_an_exception_while_importing_is_tilelangs_import_stage(tmp_path, monkey
 # ----------------------------------------------------------------------------- on the GPU
 
 @pytest.mark.gpu
+@pytest.mark.tilelang
 @pytest.mark.skipif(tilelang_problem() is not None, reason=tilelang_problem() or "")
 def test_minimal_legacy_through_tilelang(record_property, capsys):
     """The RFC's example on real TileLang: 36 where the legacy lowering is fixed, 576
@@ -248,6 +249,7 @@ def _is_legacy(func) -> bool:
 
 
 @pytest.mark.gpu
+@pytest.mark.tilelang
 @pytest.mark.skipif(tilelang_problem() is not None, reason=tilelang_problem() or "")
 @pytest.mark.parametrize("path", [_case(p) for p in EXAMPLES + REPRODUCERS])
 def test_example_through_tilelang_matches_the_interpreter(path):
@@ -267,6 +269,7 @@ def test_example_through_tilelang_matches_the_interpreter(path):
 
 
 @pytest.mark.gpu
+@pytest.mark.tilelang
 @pytest.mark.skipif(tilelang_problem() is not None, reason=tilelang_problem() or "")
 def test_real_tilelang_lists_the_forced_baseline_key():
     """The key issue #12 needs is one TileLang registers — as an IntImm in 0.1.15 (GPU
@@ -279,6 +282,7 @@ def test_real_tilelang_lists_the_forced_baseline_key():
 
 
 @pytest.mark.gpu
+@pytest.mark.tilelang
 @pytest.mark.skipif(tilelang_problem() is not None, reason=tilelang_problem() or "")
 def test_minimal_legacy_under_the_forced_baseline(record_property):
     """The forced-baseline plan reaches TileLang's compile: its answer is judged like

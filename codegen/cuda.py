@@ -150,6 +150,9 @@ def _declarations(body: KernelBody) -> list[str]:
             layout = body.layouts.fragment(buffer)
             lines.append(f"{ctype} {name}[{layout.slots_per_thread}];  // "
                          f"{layout.describe()}")
+            if body.plan.prefetched(buffer):
+                lines.append(f"{ctype} {body.next_tile(buffer)}[{layout.slots_per_thread}];"
+                             f"  // {name}'s next tile, prefetched by a pipeline")
         elif buffer.scope == "local":
             lines.append(f"{ctype} {name}[{buffer.size}];")
     return lines

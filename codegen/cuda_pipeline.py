@@ -22,6 +22,7 @@ from spec.indexexpr import Var
 from spec.physical import Pipeline, PhysicalPlan
 
 from .cuda_access import Frame
+from .plan_text import pipeline_summary
 from .cuda_vector import copy_runs
 from .layout_copy import vector_elements
 
@@ -37,34 +38,74 @@ def render_pipeline(body, pipe: Pipeline, frame: Frame) -> None:
     start, stop = int(loop.start.value), int(loop.stop.value)
     var = body.var(loop.var.name)
     ctype = loop.var.dtype.c_name
-    staged = ", ".join(b.name for b in pipe.buffers)
     body.out.comment(f"line {loop.span.line}: T.Pipelined (num_stages={pipe.stages}) as a "
-                     f"{pipe.stages}-stage cp.async pipeline of {staged}: iteration i "
-                     f"reads stage i % {pipe.stages}, its tiles issued {pipe.ahead} "
-                     f"iteration(s) ahead")
-    body.sync(frame.participants, "earlier readers of the stages are done")
-    for i in range(pipe.ahead):
+                     f"software pipeline: {pipeline_summary(pipe)}")
+    if pipe.copies:
+        body.sync(frame.participants, "earlier readers of the stages are done")
+    for i in range(pipe.ahead if pipe.copies else 0):
         body.out.comment(f"prologue: the tiles of iteration {i}")
         if start + i < stop:
             with body._maybe_block(""):
                 _issue(body, pipe, frame, f"{start + i}", ctype, start)
         body.out.line("reducer_cp_async_commit();")
+    if pipe.prefetched:
+        body.out.comment("prologue: the registers of iteration 0")
+        with body._maybe_block(""):
+            _prefetch(body, pipe, frame, f"{start}", ctype)
     with body._maybe_block(f"for ({ctype} {var} = {start}; {var} < {stop}; ++{var})"):
-        with body._maybe_block(f"if ({var} + {pipe.ahead} < {stop})"):
-            _issue(body, pipe, frame, f"{var} + {pipe.ahead}", ctype, start)
-        body.out.line("reducer_cp_async_commit();")
-        body.out.line(f"reducer_cp_async_wait<{pipe.pending}>();")
-        body.out.line("__syncthreads();  // every thread's tiles of this stage have landed")
+        if pipe.copies:
+            with body._maybe_block(f"if ({var} + {pipe.ahead} < {stop})"):
+                _issue(body, pipe, frame, f"{var} + {pipe.ahead}", ctype, start)
+            body.out.line("reducer_cp_async_commit();")
+            body.out.line(f"reducer_cp_async_wait<{pipe.pending}>();")
+            body.out.line("__syncthreads();  // every thread's tiles of this stage have "
+                          "landed")
         previous = dict(body.stage_base)
         for buffer in pipe.buffers:
             base = f"{body.buffer(buffer)}_stage"
             body.out.line(f"const int {base} = (({var} - {start}) % {pipe.stages}) * "
                           f"{buffer.size};")
             body.stage_base[buffer] = base
-        body.body(loop.body[len(pipe.copies):], frame)
+        for stmt in loop.body[len(pipe.copies):]:
+            if stmt in pipe.prefetched:
+                _advance(body, pipe, stmt, frame, f"{var} + 1", ctype, stop)
+            else:
+                body.stmt(stmt, frame)
         body.stage_base = previous
-        body.out.line("__syncthreads();  // every read of this stage is done before it "
-                      "is refilled")
+        if pipe.copies:
+            body.out.line("__syncthreads();  // every read of this stage is done before "
+                          "it is refilled")
+
+
+def _prefetch(body, pipe: Pipeline, frame: Frame, iteration: str, ctype: str,
+              copies=None) -> None:
+    """The prefetched copies of one iteration (`iteration`, C text) into the `_next`
+    registers."""
+    loop = pipe.loop
+    ahead = f"{body.var(loop.var.name)}_next"
+    body.out.line(f"const {ctype} {ahead} = {iteration};")
+    previous = dict(body.redirected), dict(body.rebound)
+    body.rebound[loop.var.name] = ahead
+    for copy in copies or pipe.prefetched:
+        body.redirected[copy.dst.buffer] = body.next_tile(copy.dst.buffer)
+        body.stmt(copy, frame)
+    body.redirected, body.rebound = previous
+
+
+def _advance(body, pipe: Pipeline, copy: ir.Copy, frame: Frame, following: str,
+             ctype: str, stop: int) -> None:
+    """Where a prefetched copy stands: its registers, loaded an iteration ago, move into
+    the fragment, and the next iteration's load goes out."""
+    dst = copy.dst.buffer
+    name, spare = body.buffer(dst), body.next_tile(dst)
+    slots = body.layouts.fragment(dst).slots_per_thread
+    body.out.comment(f"line {copy.span.line}: T.copy {copy.src.buffer.name} -> {dst.name}, "
+                     f"loaded an iteration ago into {spare}")
+    body.out.line("#pragma unroll")
+    with body._maybe_block(f"for (int slot = 0; slot < {slots}; ++slot)"):
+        body.out.line(f"{name}[slot] = {spare}[slot];")
+    with body._maybe_block(f"if ({following} < {stop})"):
+        _prefetch(body, pipe, frame, following, ctype, (copy,))
 
 
 def _issue(body, pipe: Pipeline, frame: Frame, iteration: str, ctype: str,

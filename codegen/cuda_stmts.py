@@ -67,6 +67,8 @@ class KernelBody:
         # a pipelined shared buffer: the C variable of the element offset of the stage
         # being accessed (codegen.cuda_pipeline)
         self.stage_base: dict[ir.Buffer, str] = {}
+        # a fragment written under another name (a pipeline's prefetch into `_next`)
+        self.redirected: dict[ir.Buffer, str] = {}
         self.declared: list[set[str]] = [set()]
         self.divergent = 0                           # depth of thread-dependent ifs
         self.reducer_plans = {rp.reducer: rp for rp in plan.reducers}
@@ -81,7 +83,12 @@ class KernelBody:
         return found if found is not None else self.names.get(("var", name), name)
 
     def buffer(self, buffer: ir.Buffer) -> str:
-        return self.names.get(buffer, buffer.name)
+        found = self.redirected.get(buffer)
+        return found if found is not None else self.names.get(buffer, buffer.name)
+
+    def next_tile(self, buffer: ir.Buffer) -> str:
+        """The register array a pipeline prefetches a fragment's next tile into."""
+        return self.names.get(("next", buffer), f"{buffer.name}_next")
 
     def exprs(self, frame: Frame) -> ExprRenderer:
         return ExprRenderer(self.var, lambda load: self.element(load.buffer, load.indices,

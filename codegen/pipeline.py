@@ -15,9 +15,15 @@ them, as cp.async 16-byte copies, without changing what any statement reads:
   aligned for every block and loop index, no border guard inside a run), and needs no
   border guard at all: cp.async of a run past the tensor's border would fault.
 
+A global → fragment copy at the top level of the loop body is prefetched one iteration
+ahead into a second register array when the kernel never writes its source, it fills
+the whole fragment, and its region starts read only the loop variable and names fixed
+outside the loop (block indices, enclosing loop variables).
+
 Anything else runs as a plain loop, and the plan says why. A loop whose leading
 statements are not all eligible stages the eligible prefix only; the remaining copies
-run in order inside the body.
+run in order inside the body. (codegen.plan drops stages that would not fit shared
+memory and prefetches that would not fit the register budget.)
 
 The schedule (`ahead` = s - 1 iterations issued early, `pending` = s - 1 groups left
 outstanding at the wait) is TileLang's; the simulator checks it like everything else: a
@@ -75,9 +81,26 @@ def _pipeline(func, loop: ir.SerialFor, layouts: LayoutMap, target: Target, scop
         if why:
             break
         copies.append(stmt)
-    if not copies:
-        return plain(why)
-    return Pipeline(loop, stages, ahead, ahead, tuple(copies))
+    prefetched = tuple(s for s in loop.body[len(copies):]
+                       if isinstance(s, ir.Copy) and _prefetchable(func, loop, s, scopes))
+    if not copies and not prefetched:
+        return plain(why + "; no global -> fragment copy to prefetch")
+    # `plain` keeps why nothing is staged when only registers are prefetched
+    return Pipeline(loop, stages, ahead, ahead, tuple(copies), "" if copies else why,
+                    prefetched)
+
+
+def _prefetchable(func, loop: ir.SerialFor, copy: ir.Copy, scopes) -> bool:
+    src, dst = copy.src, copy.dst
+    if src.buffer.scope != "global" or dst.buffer.scope != "fragment" or \
+            dst.buffer.is_reducer or tuple(dst.extents) != tuple(dst.buffer.shape):
+        return False
+    if any(src.buffer in _written(s) for s in ir.walk(func.kernel.body)):
+        return False
+    # the starts of iteration i + 1 are those of i with the loop variable moved on
+    known = set(scopes[loop]) | {loop.var.name}
+    names = {e.name for x in src.starts for e in ir.subexprs(x) if isinstance(e, ir.Var)}
+    return names <= known
 
 
 def _refusal(func, loop: ir.SerialFor, copy: ir.Copy, layouts: LayoutMap, scopes,

@@ -64,7 +64,15 @@ def plan_func(func: ir.PrimFunc, planner: str = "auto",
                f"shared memory, over the {kib(limits.dynamic_shared_bytes)} one block "
                f"may use")
         plan = dataclasses.replace(plan, pipelines=tuple(
-            dataclasses.replace(p, copies=(), plain=why) if p.copies else p
+            dataclasses.replace(p, copies=(), prefetched=(), plain=why) if p.active else p
+            for p in plan.pipelines))
+        resources = plan_resources(plan, limits)
+    if resources.register_words > resources.register_budget and \
+            any(p.prefetched for p in plan.pipelines):
+        # the next tiles do not fit the registers: load them where the copies stand
+        plan = dataclasses.replace(plan, pipelines=tuple(
+            dataclasses.replace(p, prefetched=(), plain=p.plain or
+                                "its prefetched tiles would not fit the register budget")
             for p in plan.pipelines))
         resources = plan_resources(plan, limits)
     return dataclasses.replace(plan, resources=resources,

@@ -30,14 +30,27 @@ def format_plan(plan: PhysicalPlan, ptxas=None) -> str:
 
 
 def pipeline_text(pipe: Pipeline) -> str:
-    head = f"T.Pipelined at line {pipe.loop.span.line} (num_stages={pipe.stages}): "
-    if not pipe.copies:
-        return head + f"a plain loop ({pipe.plain})"
-    copies = ", ".join(f"line {c.span.line} {c.src.buffer.name} -> {c.dst.buffer.name}"
-                       for c in pipe.copies)
-    return (head + f"a {pipe.stages}-stage cp.async pipeline of {copies}; iteration i "
-            f"reads stage i % {pipe.stages}, issues iteration i + {pipe.ahead}, waits "
-            f"with {pipe.pending} group(s) in flight")
+    return (f"T.Pipelined at line {pipe.loop.span.line} (num_stages={pipe.stages}): "
+            + pipeline_summary(pipe))
+
+
+def pipeline_summary(pipe: Pipeline) -> str:
+    if not pipe.active:
+        return f"a plain loop ({pipe.plain})"
+    parts = [] if pipe.copies else [f"no cp.async stages ({pipe.plain})"]
+    if pipe.copies:
+        parts.append(f"a {pipe.stages}-stage cp.async pipeline of {_copies(pipe.copies)}; "
+                     f"iteration i reads stage i % {pipe.stages}, issues iteration "
+                     f"i + {pipe.ahead}, waits with {pipe.pending} group(s) in flight")
+    if pipe.prefetched:
+        parts.append(f"{_copies(pipe.prefetched)} prefetched one iteration ahead into "
+                     f"registers")
+    return "; ".join(parts)
+
+
+def _copies(copies) -> str:
+    return ", ".join(f"line {c.span.line} {c.src.buffer.name} -> {c.dst.buffer.name}"
+                     for c in copies)
 
 
 def resources_text(res: Resources, ptxas=None) -> list[str]:
@@ -179,9 +192,14 @@ def plan_json(plan: PhysicalPlan, ptxas=None) -> dict:
 def _pipeline_json(pipe: Pipeline) -> dict:
     return {"line": pipe.loop.span.line, "stages": pipe.stages, "ahead": pipe.ahead,
             "pending": pipe.pending,
-            "copies": [{"line": c.span.line, "src": c.src.buffer.name,
-                        "dst": c.dst.buffer.name} for c in pipe.copies],
+            "copies": _copies_json(pipe.copies),
+            "prefetched": _copies_json(pipe.prefetched),
             "plain": pipe.plain or None}
+
+
+def _copies_json(copies) -> list[dict]:
+    return [{"line": c.span.line, "src": c.src.buffer.name, "dst": c.dst.buffer.name}
+            for c in copies]
 
 
 def resources_json(res: Resources) -> dict:

@@ -100,8 +100,10 @@ def _register_uses(plan: PhysicalPlan) -> tuple[RegisterUse, ...]:
             # narrow elements counted packed: ptxas keeps fp16 pairs in one register
             # where the values flow straight from a copy into arithmetic
             slots = plan.layouts.fragment(buffer).slots_per_thread
-            uses.append(RegisterUse(buffer.name, "fragment",
-                                    -(-slots * element_bytes(buffer.dtype) // 4)))
+            packed = -(-slots * element_bytes(buffer.dtype) // 4)
+            uses.append(RegisterUse(buffer.name, "fragment", packed))
+            if plan.prefetched(buffer):     # a pipeline's next tile, in flight
+                uses.append(RegisterUse(f"{buffer.name}_next", "prefetch", packed))
         elif buffer.scope == "local":
             uses.append(RegisterUse(buffer.name, "local", buffer.size * words))
     return tuple(uses)

@@ -8,11 +8,15 @@ the schedule the plan gives and the renderer emits (codegen.cuda_pipeline):
 - each iteration commits one group (empty past the end) and then completes every group
   but the newest `pending`: their values land, as the wait returns;
 - the rest of the body runs with the staged buffers read at their stage's offset; a read
-  of a pending element (a stage read before its copy completed) is R504.
+  of a pending element (a stage read before its copy completed) is R504;
+- a prefetched copy of iteration j runs (into a second register array of its fragment)
+  before the loop for j = 0, else where the copy stands in iteration j - 1; where it
+  stands in iteration j, that array's registers move into the fragment.
 
 A mixin of interp.simulate's block, like interp.sim_copies."""
 from __future__ import annotations
 
+import copy as copy_module
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +25,7 @@ from spec import ir
 from spec.physical import Pipeline
 
 from .evaluate import convert, serial_iterations
+from .registers import Registers
 from .values import Lanes, Val
 
 
@@ -43,15 +48,25 @@ class PipelineExecution:
         groups: list[list[_Issued]] = []           # committed, oldest first
         self.iter_names.append(loop.var.name)
         try:
-            for j in range(pipe.ahead):
+            for j in range(pipe.ahead if pipe.copies else 0):
                 groups.append(self._issue(pipe, iterations, j))
+            spare = {c: self._prefetch(c, iterations, 0, None) for c in pipe.prefetched}
             for i, bound in enumerate(iterations):
-                groups.append(self._issue(pipe, iterations, i + pipe.ahead))
-                while len(groups) > pipe.pending:     # the wait
-                    self._land(groups.pop(0))
+                if pipe.copies:
+                    groups.append(self._issue(pipe, iterations, i + pipe.ahead))
+                    while len(groups) > pipe.pending:     # the wait
+                        self._land(groups.pop(0))
                 previous = dict(self.stage_of)
                 self.stage_of.update((b, (i % pipe.stages) * b.size) for b in pipe.buffers)
-                self.body(loop.body[len(pipe.copies):], bound)
+                for stmt in loop.body[len(pipe.copies):]:
+                    if bound.n == 0:
+                        break
+                    if stmt in spare:
+                        self._move(stmt, spare[stmt])
+                        spare[stmt] = self._prefetch(stmt, iterations, i + 1, spare[stmt])
+                    else:
+                        run = getattr(self, "_" + type(stmt).__name__.lower())
+                        bound = run(stmt, bound) or bound
                 self.stage_of = previous
         finally:
             self.iter_names.pop()
@@ -89,6 +104,30 @@ class PipelineExecution:
             self.shared_buffer(dst, copy.span).pending[flat] += 1
             issued.append(_Issued(dst, moves.dst_threads, flat, values, copy))
         return issued
+
+    def _prefetch(self, copy: ir.Copy, iterations: list[Lanes], j: int,
+                  spare: Registers | None) -> Registers | None:
+        """Iteration j's copy (none past the end) into the fragment's second register
+        array (spare, made on first use), which it returns."""
+        if j >= len(iterations):
+            return spare
+        dst = copy.dst.buffer
+        real = self.registers(dst, copy.span)
+        if spare is None:
+            spare = copy_module.copy(real)
+            spare.values, spare.written = real.values.copy(), np.zeros_like(real.written)
+        self.regs[dst] = spare
+        try:
+            self._copy(copy, iterations[j])
+        finally:
+            self.regs[dst] = real
+        return spare
+
+    def _move(self, copy: ir.Copy, spare: Registers) -> None:
+        """The prefetched registers into the fragment, every slot."""
+        real = self.registers(copy.dst.buffer, copy.span)
+        real.values[...] = spare.values
+        real.written[...] = spare.written
 
     def _land(self, group: list[_Issued]) -> None:
         for item in group:

@@ -166,13 +166,25 @@ class Pipeline:
     read of the stage is done before a later issue refills it). A read of an element
     whose copy has not completed is R504 in the simulator.
 
-    When `copies` is empty the loop runs as a plain loop, for the reason `plain`."""
+    Each of `prefetched` (global → fragment copies at the top level of the body) loads
+    the next iteration's tile into a second register array (`<fragment>_next`): the
+    first before the loop, then iteration i, where the copy stands, moves the loaded
+    registers into the fragment and loads iteration i + 1's. The loads are in flight
+    while the iteration computes, as TileLang's pipeline puts them in an earlier stage.
+
+    When both are empty the loop runs as a plain loop, for the reason `plain` (which also
+    says why nothing is staged when only registers are prefetched)."""
     loop: SerialFor
     stages: int
     ahead: int
     pending: int
     copies: tuple[Copy, ...]
     plain: str = ""
+    prefetched: tuple[Copy, ...] = ()
+
+    @property
+    def active(self) -> bool:
+        return bool(self.copies or self.prefetched)
 
     @property
     def buffers(self) -> tuple[Buffer, ...]:
@@ -192,7 +204,11 @@ class PhysicalPlan:
     def pipeline(self, loop: SerialFor) -> Pipeline | None:
         """The loop's pipeline when it runs as one (None: a plain loop)."""
         found = next((p for p in self.pipelines if p.loop is loop), None)
-        return found if found is not None and found.copies else None
+        return found if found is not None and found.active else None
+
+    def prefetched(self, buffer: Buffer) -> bool:
+        """Whether a pipeline prefetches this fragment (it then has `<name>_next`)."""
+        return any(c.dst.buffer is buffer for p in self.pipelines for c in p.prefetched)
 
     def stages_of(self, buffer: Buffer) -> int:
         """How many copies of a shared buffer the kernel allocates (1 unless a pipeline
@@ -224,6 +240,7 @@ class RegisterUse:
     """32-bit register words one thread needs for one array (an estimate: ptxas decides)."""
     name: str
     what: str                        # "fragment" | "local" | "reducer partials" | "reducer seed"
+                                     # | "prefetch" (a pipeline's next tile)
     words: int
 
 

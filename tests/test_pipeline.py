@@ -61,10 +61,16 @@ def test_the_gemv_is_a_two_stage_pipeline_of_its_a_tile():
     assert plan.pipeline(pipe.loop) is pipe
     [a_shared] = [a for a in plan.resources.shared if a.name == "A_shared"]
     assert a_shared.elements == 2 * 32 * 64            # one tile per stage
+    assert [c.dst.buffer.name for c in pipe.prefetched] == ["x_frag"]
     assert "a 2-stage cp.async pipeline of line 34 A -> A_shared" in format_plan(plan)
+    assert "line 36 x -> x_frag prefetched one iteration ahead" in format_plan(plan)
+    assert ("x_frag_next", "prefetch", 4) in [(r.name, r.what, r.words)
+                                               for r in plan.resources.registers]
     doc = plan_json(plan)["pipelines"]
     assert doc == [{"line": 33, "stages": 2, "ahead": 1, "pending": 1,
-                    "copies": [{"line": 34, "src": "A", "dst": "A_shared"}], "plain": None}]
+                    "copies": [{"line": 34, "src": "A", "dst": "A_shared"}],
+                    "prefetched": [{"line": 36, "src": "x", "dst": "x_frag"}],
+                    "plain": None}]
 
 
 @pytest.mark.parametrize("stages, tiles", [(2, 8), (3, 8), (4, 2), (3, 1)])
@@ -75,6 +81,35 @@ def test_the_simulator_runs_the_schedule_and_equals_the_interpreter(stages, tile
         plan = _plan(text, planner)
         assert _only(plan).stages == stages and _only(plan).copies
         assert _agrees(plan) == []
+
+
+def test_the_renderer_prefetches_registers_an_iteration_ahead():
+    source = render(_plan(GEMV)).source
+    assert "half x_frag_next[8];" in source
+    body = source.split("for (int ko = 0; ko < 8; ++ko)")[1]
+    move = body.index("x_frag[slot] = x_frag_next[slot];")
+    assert body.index("if (ko + 1 < 8) {\n      const int ko_next = ko + 1;", move) > move
+    assert "x_frag_next[lane] = run_elements[lane];" in body
+
+
+def test_a_prefetch_whose_source_the_kernel_writes_is_not_made():
+    text = GEMV.replace("        T.copy(y_frag, y[bx * BLOCK_M])\n",
+                        "        T.copy(y_frag, y[bx * BLOCK_M])\n"
+                        "        T.copy(A_frag[0, 0:64], x[0:64])\n")
+    pipe = _only(_plan(text))
+    assert pipe.prefetched == () and pipe.copies
+
+
+def test_a_prefetch_over_the_register_budget_is_dropped():
+    """A 64 x 1024 fp16 fragment prefetched would double 256 registers a thread."""
+    text = _gemv(M=64, K=2048, BLOCK_M=64, BLOCK_K=1024, THREADS=256).replace(
+        "            T.copy(x[ko * BLOCK_K], x_frag)\n",
+        "            T.copy(x[ko * BLOCK_K], x_frag)\n"
+        "            T.copy(A[bx * BLOCK_M, ko * BLOCK_K], A_frag)\n")
+    plan = _plan(text)
+    assert _only(plan).prefetched == ()
+    assert plan.resources.register_words <= plan.resources.register_budget or \
+        not any(r.what == "prefetch" for r in plan.resources.registers)
 
 
 def test_the_renderer_issues_ahead_commits_and_waits():
@@ -104,6 +139,7 @@ def test_a_schedule_that_reads_a_stage_in_flight_is_r504(fault):
 # ----------------------------------------------------------------------------- refusals
 
 def _plain(text: str) -> str:
+    """Why the loop stages nothing (it may still prefetch registers)."""
     pipe = _only(_plan(text))
     assert pipe.copies == ()
     return pipe.plain

@@ -66,7 +66,9 @@ def render_pipeline(body, pipe: Pipeline, frame: Frame) -> None:
             body.out.line(f"const int {base} = (({var} - {start}) % {pipe.stages}) * "
                           f"{buffer.size};")
             body.stage_base[buffer] = base
-        for stmt in loop.body[len(pipe.copies):]:
+        for stmt in loop.body:
+            if stmt in pipe.copies:
+                continue                  # issued ahead
             if stmt in pipe.prefetched:
                 _advance(body, pipe, stmt, frame, f"{var} + 1", ctype, stop)
             else:

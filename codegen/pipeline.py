@@ -6,9 +6,10 @@ them, as cp.async 16-byte copies, without changing what any statement reads:
 
 - the target has asynchronous copies (sm_80 and later), s >= 2, the loop has constant
   bounds, step 1 and at least one iteration, and it is not inside a `T.ws` warp group;
-- each staged copy goes from a global tensor to a whole shared buffer that is allocated
-  outside the loop, written by no other statement and read only inside the loop, after
-  the copies (a later iteration's tile is then never read in place of an earlier one's);
+- each staged copy is a statement of the loop body (not nested) from a global tensor to
+  a whole shared buffer that is allocated outside the loop, written by no other
+  statement, and read only inside the loop after the copy (a later iteration's tile is
+  then never read in place of an earlier one's);
 - no statement of the kernel writes the global tensor (reading it early sees the same
   values);
 - the copy runs over every thread of the block as 16-byte runs (codegen.cuda_vector:
@@ -20,9 +21,8 @@ ahead into a second register array when the kernel never writes its source, it f
 the whole fragment, and its region starts read only the loop variable and names fixed
 outside the loop (block indices, enclosing loop variables).
 
-Anything else runs as a plain loop, and the plan says why. A loop whose leading
-statements are not all eligible stages the eligible prefix only; the remaining copies
-run in order inside the body. (codegen.plan drops stages that would not fit shared
+Anything else runs as a plain loop, and the plan says why. Copies that are not eligible
+run where they stand; the eligible ones of the same loop are still staged. (codegen.plan drops stages that would not fit shared
 memory and prefetches that would not fit the register budget.)
 
 The schedule (`ahead` = s - 1 iterations issued early, `pending` = s - 1 groups left
@@ -73,21 +73,36 @@ def _pipeline(func, loop: ir.SerialFor, layouts: LayoutMap, target: Target, scop
     if any(isinstance(s, ir.WarpGroup) for s in outer[loop]):
         return plain("the loop is inside a T.ws warp group")
     copies = []
-    why = "its body does not start with a global -> shared copy"
-    for stmt in loop.body:
-        if not isinstance(stmt, ir.Copy):
-            break
-        why = _refusal(func, loop, stmt, layouts, scopes, outer)
-        if why:
-            break
-        copies.append(stmt)
-    prefetched = tuple(s for s in loop.body[len(copies):]
-                       if isinstance(s, ir.Copy) and _prefetchable(func, loop, s, scopes))
+    why = ""
+    for n, stmt in enumerate(loop.body):
+        if not (isinstance(stmt, ir.Copy) and stmt.src.buffer.scope == "global"
+                and stmt.dst.buffer.scope == "shared"):
+            continue
+        refused = _refusal(func, loop, stmt, layouts, scopes, outer) or \
+            _read_before(loop.body[:n], stmt)
+        if refused:
+            why = why or refused
+        else:
+            copies.append(stmt)
+    why = why or "its body has no global -> shared copy"
+    prefetched = tuple(s for s in loop.body
+                       if isinstance(s, ir.Copy) and s not in copies
+                       and _prefetchable(func, loop, s, scopes))
     if not copies and not prefetched:
         return plain(why + "; no global -> fragment copy to prefetch")
     # `plain` keeps why nothing is staged when only registers are prefetched
     return Pipeline(loop, stages, ahead, ahead, tuple(copies), "" if copies else why,
                     prefetched)
+
+
+def _read_before(earlier: ir.Body, copy: ir.Copy) -> str:
+    """Why a copy cannot be issued at the top of the iteration: a statement before it
+    reads its buffer (and would then see this iteration's tile, not the last one's)."""
+    for stmt in ir.walk(earlier):
+        if copy.dst.buffer in _read(stmt) or copy.dst.buffer in _written(stmt):
+            return (f"{copy.dst.buffer.name} is used at line {stmt.span.line}, before the "
+                    f"copy at line {copy.span.line}")
+    return ""
 
 
 def _prefetchable(func, loop: ir.SerialFor, copy: ir.Copy, scopes) -> bool:
@@ -108,8 +123,6 @@ def _refusal(func, loop: ir.SerialFor, copy: ir.Copy, layouts: LayoutMap, scopes
     """Why copy cannot be staged ahead (empty: it can)."""
     src, dst = copy.src, copy.dst
     line = f"the copy at line {copy.span.line}"
-    if src.buffer.scope != "global" or dst.buffer.scope != "shared":
-        return f"{line} is not global -> shared"
     if tuple(dst.extents) != tuple(dst.buffer.shape):
         return f"{line} does not fill the whole of {dst.buffer.name}"
     body = func.kernel.body

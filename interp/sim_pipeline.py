@@ -58,9 +58,11 @@ class PipelineExecution:
                         self._land(groups.pop(0))
                 previous = dict(self.stage_of)
                 self.stage_of.update((b, (i % pipe.stages) * b.size) for b in pipe.buffers)
-                for stmt in loop.body[len(pipe.copies):]:
+                for stmt in loop.body:
                     if bound.n == 0:
                         break
+                    if stmt in pipe.copies:
+                        continue              # issued ahead
                     if stmt in spare:
                         self._move(stmt, spare[stmt])
                         spare[stmt] = self._prefetch(stmt, iterations, i + 1, spare[stmt])

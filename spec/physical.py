@@ -155,14 +155,14 @@ class Pipeline:
     """A `T.Pipelined(n, num_stages=stages)` loop run as a software pipeline
     (codegen.pipeline decides; the simulator and the renderer execute it).
 
-    Each of `copies` (global → shared copies at the top of the loop body) writes one of
-    `stages` copies of its shared buffer: iteration i (counted from 0) uses stage
+    Each of `copies` (global → shared copies among the loop body's statements) writes
+    one of `stages` copies of its shared buffer: iteration i (counted from 0) uses stage
     i % stages, at element offset stage * buffer.size. The copies of iteration i are
     issued asynchronously (cp.async) `ahead` iterations early, as one commit group per
     iteration (the first `ahead` groups before the loop, then one per iteration, empty
     past the end). Iteration i then waits until at most `pending` of this thread's
     groups are outstanding, passes a barrier (every thread's copies of the stage are
-    visible), runs the rest of the body on its stage, and passes a second barrier (every
+    visible), runs the rest of the body (the staged copies left out) on its stage, and passes a second barrier (every
     read of the stage is done before a later issue refills it). A read of an element
     whose copy has not completed is R504 in the simulator.
 

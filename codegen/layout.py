@@ -23,10 +23,12 @@ remains only when no root gives a clean placement.
   codegen.layout_vector; V = 1 is the default partition). Every other fragment access must agree with the
   loop (`layout_rules.check`: readers hold what they read, writers are exactly the
   holders); a disagreement, or an index no layout can place (data-dependent, thread
-  binding), is an R300 layout conflict naming an iteration, a thread and both placements.
+  binding), is an R300 layout conflict naming both demands: the loop (and the fragment
+  it follows) with an iteration and a thread, and the op that placed the fragment.
 - A loop places the unplaced fragments whose index it can invert (codegen.layout_inverse:
-  affine sums of digits of loop variables with mixed-radix coefficients,
-  `x_frag[it, 2*j + k]`, `x_frag[it, (k % 2)*8 + k // 2]`): element y lives where the
+  affine sums of digits of loop variables with mixed-radix coefficients, gaps allowed,
+  `x_frag[it, 2*j + k]`, `x_frag[it, 12*i + k]`, `x_frag[it, (k % 2)*8 + k // 2]`), so
+  that a loop over other columns of the row follows it: element y lives where the
   loop runs the iterations that touch y, replicated over the variables and digits the
   index does not use; a dimension indexed without loop variables (a serial loop
   variable, a constant) is kept whole by every holder, one slot per index
@@ -130,7 +132,7 @@ class _Op:
     def what(self) -> str:
         line = self.node.span.line
         if self.kind == "loop":
-            return f"T.Parallel{tuple(self.shape)} at line {line}"
+            return f"T.Parallel({', '.join(map(str, self.shape))}) at line {line}"
         if self.kind == "copy":
             return f"T.copy at line {line}"
         if self.kind == "reduce":
@@ -164,6 +166,8 @@ class _Inference:
         # access) questions again: both rules are pure, so each is decided once
         self.followed: dict[tuple, Layout | str] = {}
         self.checked: dict[tuple, str | None] = {}
+        # the op that placed each fragment (None: no op did), named in an R300
+        self.placed_by: dict[ir.Buffer, _Op | None] = {}
 
     def run(self) -> LayoutMap:
         kernel = self.func.kernel
@@ -190,16 +194,17 @@ class _Inference:
 
     # --- bookkeeping -----------------------------------------------------------------
 
-    def place(self, buffer: ir.Buffer, layout: Layout, span: Span) -> None:
+    def place(self, buffer: ir.Buffer, layout: Layout, span: Span, by: _Op | None) -> None:
         self.result.fragments[buffer] = layout.rename(index_names(len(buffer.shape)))
         self.result.sources[buffer] = span
+        self.placed_by[buffer] = by
         self.queue.extend(op for op in self.users.get(buffer, ()) if op.layout is None)
 
     def place_unreached(self, buffer: ir.Buffer) -> None:
         """A fragment no op placed (only filled, or only indexed by values no layout can
         place) gets the default partition of its shape where it was allocated."""
         offset, count = self.allocated.get(buffer, (0, self.func.kernel.threads))
-        self.place(buffer, default_partition(buffer.shape, count, offset), buffer.span)
+        self.place(buffer, default_partition(buffer.shape, count, offset), buffer.span, None)
 
     def placed(self, buffer: ir.Buffer) -> bool:
         return buffer in self.result.fragments
@@ -211,6 +216,14 @@ class _Inference:
         layout = self.result.fragments[buffer]
         return Note(f"{buffer.name} was placed here: {layout.describe()}",
                     self.result.sources.get(buffer))
+
+    def placement(self, buffer: ir.Buffer) -> str:
+        """The demand behind a fragment's layout, as a conflict names it: the op that
+        placed it, or its default partition when no op did."""
+        by = self.placed_by.get(buffer)
+        if by is None:
+            return f"{buffer.name} has the default partition of its shape (no op placed it)"
+        return f"{buffer.name} was placed by {by.what}"
 
     # --- collecting ops --------------------------------------------------------------
 
@@ -376,6 +389,7 @@ class _Inference:
         for buffer in self.buffers(ops):
             self.result.fragments.pop(buffer, None)
             self.result.sources.pop(buffer, None)
+            self.placed_by.pop(buffer, None)
         self.queue.clear()
         self.infer(root, free=True)
         self.propagate(ops)
@@ -393,14 +407,15 @@ class _Inference:
         return {b for op in ops for b in op.buffers()}
 
     def snapshot(self, ops: list[_Op]):
-        placed = {b: (self.result.fragments[b], self.result.sources[b])
+        placed = {b: (self.result.fragments[b], self.result.sources[b], self.placed_by[b])
                   for b in self.buffers(ops)}
         return placed, [(op.layout, op.source) for op in ops]
 
     def restore(self, ops: list[_Op], state) -> None:
         placed, chosen = state
-        for buffer, (layout, span) in placed.items():
+        for buffer, (layout, span, by) in placed.items():
             self.result.fragments[buffer], self.result.sources[buffer] = layout, span
+            self.placed_by[buffer] = by
         for op, (layout, source) in zip(ops, chosen):
             op.layout, op.source = layout, source
 
@@ -433,7 +448,7 @@ class _Inference:
                     if not self.placed(access.buffer):
                         self.place(access.buffer, fully_replicated(
                             access.buffer.shape, op.participants[1], op.participants[0]),
-                            access.span)
+                            access.span, op)
             return
         if op.kind == "copy":
             self.place_copy_sides(op, free)
@@ -450,7 +465,7 @@ class _Inference:
             inverse = invert_access(access, layout.index_vars, layout.shape)
             found = compose(layout, inverse, buffer.shape) if inverse is not None else None
             if isinstance(found, Layout):       # otherwise its own source places it
-                self.place(buffer, found, access.span)
+                self.place(buffer, found, access.span, op)
 
     def follow_placed(self, op: _Op) -> tuple[Layout | None, Access | None]:
         """Follow a placed fragment, preferring one indexed by every loop variable."""
@@ -476,12 +491,12 @@ class _Inference:
                     tuple(a.buffer.shape) == op.shape for a in op.accesses)
         src, dst = node.src.buffer, node.dst.buffer
         if len(op.accesses) == 2 and whole and self.placed(src) and not self.placed(dst):
-            self.place(dst, self.result.fragments[src], node.span)
+            self.place(dst, self.result.fragments[src], node.span, op)
         if free:
             for access in op.accesses:
                 if not self.placed(access.buffer):
                     self.place(access.buffer, self.free_partition(op, access.buffer.shape),
-                               node.span)
+                               node.span, op)
 
     def free_partition(self, op: _Op, shape: tuple[int, ...]) -> Layout:
         """The free-level partition of an op's loop, or of a fragment a free copy
@@ -501,13 +516,13 @@ class _Inference:
             if not free:
                 return
             self.place(src, default_partition(src.shape, op.participants[1],
-                                              op.participants[0]), node.span)
+                                              op.participants[0]), node.span, op)
         source = self.result.fragments[src]
         op.layout = source
         kept = reduce_kept(src.shape, node.dim, dst.shape)
         if dst.scope == "fragment" and kept is not None and not self.placed(dst):
             self.place(dst, project(source, kept, dst.shape, single_holder_fallback=True),
-                       node.span)
+                       node.span, op)
 
     # --- results and checks ----------------------------------------------------------
 
@@ -534,12 +549,14 @@ class _Inference:
             if not why:
                 continue
             if op.source is not None:
+                demand = f"{op.what}, following {op.source.buffer.name}"
                 how = Note(f"{op.what} follows {op.source.buffer.name}: "
                            f"{op.layout.describe()}", op.source.span)
             else:
+                demand = op.what
                 how = Note(f"{op.what} runs as {op.layout.describe()}", op.node.span)
-            found.append(self.conflict(f"{op.what}: {why}", access.span, how,
-                                       self.placed_note(access.buffer)))
+            found.append(self.conflict(f"{demand}: {why}; {self.placement(access.buffer)}",
+                                       access.span, how, self.placed_note(access.buffer)))
         return found
 
     def check_reduce(self, op: _Op) -> list[Diagnostic]:
@@ -549,7 +566,7 @@ class _Inference:
         if source.participants != op.participants:
             return [self.conflict(f"{op.what} runs on threads {_range(op.participants)} "
                                   f"but {src.name} lives on threads "
-                                  f"{_range(source.participants)}",
+                                  f"{_range(source.participants)}; {self.placement(src)}",
                                   node.span, self.placed_note(src))]
         if dst.scope != "fragment":
             return []
@@ -560,7 +577,8 @@ class _Inference:
                                   f"{node.dim}", node.span)]
         why = holders_contain(source, kept, self.result.fragments[dst])
         if why:
-            return [self.conflict(f"{op.what} into {dst.name}: {why}", node.span,
+            return [self.conflict(f"{op.what} into {dst.name}: {why}; "
+                                  f"{self.placement(dst)}", node.span,
                                   self.placed_note(dst), self.placed_note(src))]
         return []
 

@@ -10,8 +10,12 @@ The index is read in digits of the loop variables: `k`, `k // 2`, `k % 2`,
 either free of loop variables (a serial loop variable, a block index, a constant: every
 holder keeps that dimension whole, one slot per index) or an affine sum of digits whose
 coefficients form a mixed radix: `i + 2*k` with i in [0, 2), `2*i + k`, `j + c`,
-`31 - j`, `2*j`, `(k % 2)*8 + k // 2`. Digit t of y is ((y - c) // coefficient_t) %
-extent_t, counted down for a negative coefficient. The digits of a loop variable the
+`31 - j`, `2*j`, `(k % 2)*8 + k // 2`, also with gaps between the digits: `12*i + k`
+over k < 5 (issue #12: one row read by several loops, each over a part of every
+cell's columns). Digit t of y is ((y - c) // coefficient_t) % extent_t, counted down
+for a negative coefficient; where a coefficient above is no multiple of coefficient_t *
+extent_t, the digit is read inside the window of y - c that the digits above leave
+(its modulo by each coefficient above). The digits of a loop variable the
 index leaves out (all of an unused variable, or `k // 2` when only `k % 2` is read)
 replicate the element over their values. Any other map (a digit read twice, digits that
 overlap as `i + k` over 2×2 do, a loop variable beside a context variable, a product, a
@@ -19,10 +23,12 @@ division that does not split a variable into digits) has no inverse here: the lo
 not place the fragment, and its other users do (where they cannot agree, R300 names
 both demands).
 
-An element the loop never touches (`x_frag[j + 2]` leaves columns 0 and 1) is mapped onto
-some iteration too, so every element has holders and the copy that fills the fragment
-writes each one somewhere; the `apart` parts tell it from the touched element that shares
-its iteration, so that the two get different slots."""
+An element the loop never touches (`x_frag[j + 2]` leaves columns 0 and 1; `12*i + k`
+over k < 5 leaves columns 5..11 of each 12) is mapped onto some iteration too, so every
+element has holders and the copy that fills the fragment writes each one somewhere; the
+`apart` parts (below the lowest digit, in each gap, above the highest) tell it from the
+touched element that shares its iteration, so that the two get different slots. A loop
+over the untouched columns then follows the fragment (codegen.layout)."""
 from __future__ import annotations
 
 import math
@@ -117,16 +123,39 @@ def _invert_dim(e: IndexExpr, y: str, size: int, extents: dict[str, int]):
         if a < 0:                       # a*g = |a|*(n-1-g) + a*(n-1): g counted down
             const += a * (digit.extent - 1)
     order = sorted(terms, key=lambda g: abs(terms[g]))
+    coefficients = [abs(terms[g]) for g in order]
     rel = Var(y) - const
     ranges = {y: (0, size - 1)}
-    values = {}
-    for digit in order:
-        a, n = terms[digit], digit.extent
-        value = mod(floordiv(rel, abs(a)), n)
-        values[digit] = (n - 1 - value if a < 0 else value).simplify(ranges)
-    top = abs(terms[order[-1]]) * order[-1].extent
-    parts = (_part(floordiv(rel, top), y, size), _part(mod(rel, abs(terms[order[0]])), y, size))
+    values, parts = {}, []
+    window = rel                        # rel without the digits above the current one
+    for t in reversed(range(len(order))):
+        digit, a, n = order[t], coefficients[t], order[t].extent
+        above = coefficients[t + 1:]
+        if above:
+            window = mod(window, above[0])
+        value = _digit_value(rel, window, a, n, above)
+        values[digit] = (n - 1 - value if terms[digit] < 0 else value).simplify(ranges)
+        if above and above[0] > a * n:  # a gap: the ys between this digit and the next
+            parts.append(floordiv(window, a * n))
+    top = coefficients[-1] * order[-1].extent
+    parts += [floordiv(rel, top), mod(window, coefficients[0])]
+    parts = [_part(p, y, size) for p in parts]
     return values, [p for p in parts if p is not None]
+
+
+def _digit_value(rel: IndexExpr, window: IndexExpr, a: int, n: int,
+                 above: list[int]) -> IndexExpr:
+    """The digit of coefficient a and extent n. When a*n divides every coefficient
+    above (a tight mixed radix, or gaps in whole multiples: `10*i + k` over k < 5),
+    the digits above add multiples of n to rel // a, and the digit is (rel // a) % n.
+    Otherwise (`12*i + k` over k < 5: columns 5..11 of each 12 are untouched, and 12
+    adds 2 to k's count mod 5) it is read inside the window, rel with the digits above
+    taken off by the modulo of each coefficient above: (window // a) % n is the digit
+    of a touched y (the digits below it stay under a), and folds an untouched one onto
+    some value of the digit, a gap part keeping the two apart."""
+    if all(c % (a * n) == 0 for c in above):
+        return mod(floordiv(rel, a), n)
+    return mod(floordiv(window, a), n)
 
 
 def _digit(atom: IndexExpr, extents: dict[str, int]) -> Digit | None:

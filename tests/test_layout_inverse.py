@@ -39,6 +39,11 @@ PLACEABLE = {
     "digits swapped": ((2, 16), (it, (k % 2) * 8 + k // 2), ("k",), (16,), 128),
     "a digit left out": ((3, 16), (it, j // 2), ("j",), (32,), 64),
     "a middle digit left out": ((3, 8), (it, (j // 8) * 4 + j % 4), ("j",), (16,), 32),
+    "a gap above a digit": ((3, 24), (it, 12 * i + k), ("i", "k"), (2, 5), 32),
+    "a gap and an offset": ((3, 24), (it, 12 * i + k + 5), ("i", "k"), (2, 7), 32),
+    "gaps above two digits": ((2, 40), (it, 20 * i + 6 * j + k), ("i", "j", "k"), (2, 3, 4), 64),
+    "a gap counted down": ((2, 24), (it, 23 - 12 * i - k), ("i", "k"), (2, 5), 32),
+    "a gap in a 2-D loop": ((3, 80), (it, 40 * i + 20 * j + k), ("i", "j", "k"), (2, 2, 7), 96),
 }
 
 
@@ -84,6 +89,29 @@ def test_untouched_elements_are_told_apart_by_a_slot():
     frag = compose(loop, invert_access(read, ("j",), (32,)), (3, 34))
     assert frag.describe() == ("thread = 32*rep + (j + 30) % 32, slot = 2*i + (j + 30) // 32, "
                                "replicate 2 (threads 0..63)")
+
+
+def test_a_gap_between_digits_is_read_inside_its_window():
+    # x_frag[it, 12*i + k] over k < 5 (issue #12): column c is iteration (c // 12, c % 12)
+    # when c % 12 < 5; columns 5..11 of each 12 are untouched, folded onto k = c % 12 % 5
+    # with the gap part c % 12 // 5 (0, 1 or 2) telling them apart by a slot
+    read = access((3, 24), (it, 12 * i + k))
+    inverse = invert_access(read, ("i", "k"), (2, 5))
+    assert {d: str(e) for d, e in inverse.loop_of.items()} == {0: "j // 12", 1: "j % 12 % 5"}
+    assert [(str(e), n) for e, n in inverse.apart] == [("j % 12 // 5", 3)]
+    loop = default_partition((2, 5), 32, 0, ("i", "k"))
+    frag = compose(loop, inverse, (3, 24))
+    assert frag.describe() == ("thread = 10*rep + 5*(j // 12) + j % 12 % 5, "
+                               "slot = 3*i + j % 12 // 5, replicate 3 (threads 0..31)")
+    # the loop over the rest of each 12 (k + 5, k < 7) finds every column it reads on
+    # the threads of the first loop's iteration (i, (k + 5) % 5)
+    rest = access((3, 24), (it, 12 * i + k + 5))
+    columns = 12 * np.arange(2)[:, None] + np.arange(5, 12)[None, :]
+    holders = frag.threads_of((np.zeros(14, int), columns.ravel()))
+    folded = (10 * np.arange(3)[:, None] + 5 * np.arange(2).repeat(7)[None, :]
+              + np.tile(np.arange(5, 12) % 5, 2)[None, :])
+    assert (holders == folded).all()
+    assert invert_access(rest, ("i", "k"), (2, 7)) is not None
 
 
 def test_a_write_through_a_reversed_index_runs_on_exactly_the_holders():

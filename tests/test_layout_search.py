@@ -220,10 +220,111 @@ def test_an_index_without_an_inverse_keeps_r300_naming_both_demands():
     assert diag.message == (
         "layout conflict: T.Parallel(2, 2) at line 23: iteration (i=1, k=0, it=0) runs on "
         "thread 2, which does not hold x_frag[0, 1] (held by threads 1, 10, ..., 55 "
-        "(7 threads))")
+        "(7 threads)); x_frag was placed by T.copy at line 18")
     loop, placed = diag.notes
     assert loop.message == ("T.Parallel(2, 2) at line 23 runs as thread = 4*rep + 2*i + k, "
                             "slot = 0, replicate 16 (threads 0..63)")
     assert placed.message == ("x_frag was placed here: thread = 9*rep + 3*i + j, slot = 0, "
                               "replicate 7 (threads 0..63)")
     assert placed.span.line == 18                   # the copy
+
+
+def split_rows(rows: int, cells: int, width: int, cuts: tuple[int, ...], threads: int):
+    """Issue #12's split class: row `it` of x_frag read as x_frag[it, width*i + k] by
+    one T.Parallel per part of each cell's width (cut at cuts), all in one epoch."""
+    bounds = (0, *cuts, width)
+    loops = "".join(f"""
+    for i, k in T.Parallel({cells}, {hi - lo}):
+        T.reducer_update(acc[i], x_frag[it, {width}*i + k + {lo}])"""
+                    for lo, hi in zip(bounds, bounds[1:]))
+    return kernel(f"""
+x_frag = T.alloc_fragment(({rows}, {cells * width}), T.float32)
+T.copy(x, x_frag)
+acc = T.alloc_reducer(({cells},), T.float32, op="sum")
+result = T.alloc_fragment(({cells},), T.float32)
+for it in T.serial({rows}):
+    T.reducer_init(acc){loops}
+    T.finalize_reducer(acc, result)
+    for i in T.Parallel({cells}):
+        out[it, i] = result[i]
+""", params=f"x: T.Tensor(({rows}, {cells * width}), T.float32), "
+            f"out: T.Tensor(({rows}, {cells}), T.float32)", threads=threads)
+
+
+SPLIT = {
+    "2x12 cut at 5 on 32": (3, 2, 12, (5,), 32),
+    "2x24 cut at 11 on 32": (2, 2, 24, (11,), 32),
+    "three parts on 64": (3, 2, 20, (7, 13), 64),
+    "four cells on 128": (3, 4, 24, (10,), 128),
+    "a gap in whole multiples on 96": (2, 3, 16, (8,), 96),
+}
+
+
+@pytest.mark.parametrize("shape", SPLIT.values(), ids=SPLIT.keys())
+def test_split_serial_rows_place_the_fragment_by_one_loop_the_others_follow(shape):
+    rows, cells, width, cuts, threads = shape
+    func = split_rows(*shape)
+    layouts = infer_layouts(func)
+    x_frag = by_name(layouts, "x_frag")
+    bounds = (0, *cuts, width)
+    update_loops = [loop for loop in layouts.loops.values() if len(loop.shape) == 2]
+    assert len(update_loops) == len(bounds) - 1
+    for loop, lo in zip(update_loops, bounds):
+        runs = loop.threads_of()                    # (replica, iteration)
+        i, k = np.unravel_index(np.arange(loop.size), loop.shape)
+        for it in range(rows):                      # every runner holds what it reads
+            holds = x_frag.threads_of((np.full(loop.size, it), width * i + k + lo))
+            assert (runs[:, None, :] == holds[None, :, :]).any(axis=1).all()
+    # x_frag's holders stay put from row to row, and the copy writes every replica
+    holders = [np.sort(x_frag.threads_of((np.full(cells * width, r),
+                                          np.arange(cells * width))), axis=0)
+               for r in range(rows)]
+    assert all((h == holders[0]).all() for h in holders)
+    (copy,) = [c for node, c in layouts.copies.items() if c.shape == (rows, cells * width)]
+    assert copy == x_frag
+    assert_injective(layouts)
+
+
+def test_r300_names_both_demands_after_every_root_was_tried(monkeypatch):
+    # the split shape written by warp group 0 and read by warp group 1: the writer needs
+    # exactly its own threads to hold x_frag, the readers need theirs to; no layout
+    # does both, whichever of the three loops is the root
+    path = "tests/programs/layout/r300_split_rows_written_in_another_warp_group.py"
+    func = parse_source(open(path).read(), path).func()
+    roots = []
+    real_attempt = _Inference.attempt
+
+    def recording_attempt(self, ops, root, first_only=False):
+        roots.append(root.what)
+        return real_attempt(self, ops, root, first_only)
+
+    monkeypatch.setattr(_Inference, "attempt", recording_attempt)
+    with pytest.raises(DiagnosticError) as info:
+        infer_layouts(func)
+    assert {"T.Parallel(3, 24) at line 21", "T.Parallel(2, 5) at line 26",
+            "T.Parallel(2, 7) at line 28"} <= set(roots)
+    first, second = info.value.diagnostics
+    assert first.message == (
+        "layout conflict: T.Parallel(2, 5) at line 26: iteration (i=0, k=0, it=0) runs on "
+        "thread 128, which does not hold x_frag[0, 0] (held by threads 0); x_frag was "
+        "placed by T.Parallel(3, 24) at line 21")
+    assert second.message.startswith("layout conflict: T.Parallel(2, 7) at line 28: ")
+    assert second.message.endswith("; x_frag was placed by T.Parallel(3, 24) at line 21")
+    for diag in (first, second):
+        loop, placed = diag.notes
+        assert "(threads 128..255)" in loop.message
+        assert placed.message.startswith("x_frag was placed here: ") and \
+            placed.message.endswith("(threads 0..127)")
+        assert placed.span.line == 22                  # the writer's store
+
+
+def test_a_loop_following_another_fragment_says_so_in_r300():
+    path = "tests/programs/layout/r300_index_no_layout_places.py"
+    func = parse_source(open(path).read(), path).func()
+    with pytest.raises(DiagnosticError) as info:
+        infer_layouts(func)
+    (diag,) = info.value.diagnostics
+    assert diag.message == (
+        "layout conflict: T.Parallel(8) at line 17, following k_frag: x_frag[...] is not "
+        "an affine function of the loop variables; x_frag has the default partition of "
+        "its shape (no op placed it)")

@@ -4,8 +4,13 @@
 # expect: result o0=[[8.0,8.0,7.0,8.0]]
 # expect: result o1=[[-15.0,-15.0,-15.0,-16.0]]
 #
-# Open fuzz finding (issue #12): a false R300 on a valid program with several update loops
-# per epoch (layout conflict: T.Parallel(4, 11) at line 34: iteration (c=0, k=2) runs on thread 0, which does not hold a1_frag[0, 2] (held by threads 1)). GPU fuzz campaign of 2026-12-01, seed 2027 case 706.
+# Fixed fuzz finding (issue #12, regression test): this was a false R300 (layout conflict)
+# on a valid program with several update loops per epoch, reading a1_frag[0, 16*c + k]
+# over k < 11 (then k + 11 over k < 5): 16 is no multiple of 11, so the loop could not
+# place a1_frag, which kept its copy's default partition; the loops follow res0 (placed by
+# the loop that stores o0) and fit no such a1_frag. Now the first consumer loop places
+# a1_frag through the inverse of its gapped index and the second follows the fragments.
+# GPU fuzz campaign of 2026-12-01, seed 2027 case 706; TileLang 0.1.15 runs it correctly.
 import tilelang.language as T
 
 

@@ -2,8 +2,13 @@
 # input: a0=[[-3.0,-2.0,-6.0,-2.0,3.0,2.0,-2.0,-7.0,-4.0,-4.0,7.0,1.0,0.0,1.0,6.0,-2.0],[-6.0,-7.0,-3.0,3.0,-3.0,3.0,3.0,5.0,0.0,-7.0,-8.0,-8.0,0.0,2.0,-8.0,-6.0]]
 # expect: result o0=[[-17.0,5.0],[-5.0,-35.0]]
 #
-# Open fuzz finding (issue #12): a false R300 on a valid program with several update loops
-# per epoch (layout conflict: T.Parallel(2, 5) at line 18: iteration (i=1, k=0, it=0) runs on thread 5, which does not hold a0_frag[0, 8] (held by threads 8)). GPU fuzz campaign of 2026-12-01, seed 2027 case 754.
+# Fixed fuzz finding (issue #12, regression test): this was a false R300 (layout conflict)
+# on a valid program with several update loops per epoch, reading a0_frag[it, 8*i + k]
+# over k < 5 (then k + 5 over k < 3): 8 is no multiple of 5 or 3, so no loop could place
+# a0_frag, and the copy's default partition moves each column's holders with the row `it`.
+# Now the first loop places a0_frag through the inverse of its gapped index and the second
+# follows it. GPU fuzz campaign of 2026-12-01, seed 2027 case 754; TileLang 0.1.15 runs it
+# correctly.
 import tilelang.language as T
 
 

@@ -2,8 +2,13 @@
 # input: a0=[[-3.0,6.0,4.0,-8.0,-3.0,2.0,-5.0,-8.0,-8.0,5.0,0.0,-1.0,-8.0,-8.0,-6.0,1.0,-7.0,-6.0,1.0,7.0,-6.0,-5.0,-6.0,7.0],[-3.0,-5.0,-7.0,-4.0,-2.0,2.0,-7.0,3.0,8.0,-3.0,-5.0,7.0,-1.0,4.0,-8.0,-3.0,1.0,-6.0,7.0,1.0,2.0,2.0,1.0,2.0],[-1.0,5.0,-2.0,-6.0,5.0,-7.0,-7.0,3.0,3.0,7.0,7.0,5.0,-2.0,-5.0,2.0,6.0,-1.0,-5.0,-2.0,5.0,-2.0,8.0,-8.0,6.0]]
 # expect: result o0=[[-19.0,-36.0],[-16.0,2.0],[12.0,2.0]]
 #
-# Open fuzz finding (issue #12): a false R300 on a valid program with several update loops
-# per epoch (layout conflict: T.Parallel(2, 5) at line 19: iteration (i=0, k=1, it=0) runs on thread 1, which does not hold a0_frag[0, 1] (held by threads 0)). GPU fuzz campaign of 2026-12-01, seed 2027 case 669.
+# Fixed fuzz finding (issue #12, regression test): this was a false R300 (layout conflict)
+# on a valid program with several update loops per epoch, reading a0_frag[it, 12*i + k]
+# over k < 5 (then k + 5 over k < 7): 12 is no multiple of 5 or 7, so no loop could place
+# a0_frag, and the copy's default partition moves each column's holders with the row `it`.
+# Now the first loop places a0_frag through the inverse of its gapped index and the second
+# follows it. GPU fuzz campaign of 2026-12-01, seed 2027 case 669; TileLang 0.1.15 runs it
+# correctly.
 import tilelang.language as T
 
 

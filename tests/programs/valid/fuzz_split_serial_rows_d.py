@@ -2,8 +2,13 @@
 # input: a0=[[-7.0,-7.0,0.0,4.0,4.0,6.0,6.0,1.0,4.0,2.0,0.0,-1.0,3.0,8.0,2.0,4.0,3.0,-6.0,4.0,7.0,-7.0,6.0,4.0,6.0,3.0,8.0,-7.0,4.0,-3.0,-7.0,1.0,-5.0,-2.0,-3.0,0.0,-8.0,1.0,0.0,0.0,3.0,5.0,8.0,6.0,-1.0,0.0,-5.0,-4.0,-6.0],[2.0,5.0,-5.0,-2.0,2.0,-8.0,-1.0,-2.0,-8.0,6.0,0.0,4.0,-7.0,-6.0,-2.0,2.0,3.0,-5.0,-4.0,-1.0,7.0,-6.0,4.0,4.0,5.0,3.0,0.0,-8.0,-5.0,2.0,-4.0,-7.0,0.0,-2.0,-4.0,0.0,-4.0,4.0,-7.0,-7.0,1.0,-4.0,4.0,-2.0,-2.0,-7.0,0.0,-6.0]]
 # expect: result o0=[[8.0,8.0],[7.0,5.0]]
 #
-# Open fuzz finding (issue #12): a false R300 on a valid program with several update loops
-# per epoch (layout conflict: T.Parallel(2, 11) at line 19: iteration (i=0, k=1, it=0) runs on thread 1, which does not hold a0_frag[0, 1] (held by threads 0)). GPU fuzz campaign of 2026-12-01, seed 2027 case 845.
+# Fixed fuzz finding (issue #12, regression test): this was a false R300 (layout conflict)
+# on a valid program with several update loops per epoch, reading a0_frag[it, 24*i + k]
+# over k < 11 (then k + 11 over k < 13): 24 is no multiple of 11 or 13, so no loop could
+# place a0_frag, and the copy's default partition moves each column's holders with the row
+# `it`. Now the first loop places a0_frag through the inverse of its gapped index and the
+# second follows it. GPU fuzz campaign of 2026-12-01, seed 2027 case 845; TileLang 0.1.15
+# runs it correctly.
 import tilelang.language as T
 
 

@@ -6,7 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from codegen.layout import format_layouts, infer_layouts
+from codegen.layout import infer_layouts
+from codegen.layout_text import format_layouts
 from spec import ir
 from spec.diagnostics import DiagnosticError
 from spec.dtypes import FLOAT32

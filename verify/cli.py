@@ -15,7 +15,7 @@ import numpy as np
 from spec.diagnostics import DiagnosticError
 from spec.ir import ReducerFinalize, walk
 from spec.printer import format_func
-from codegen.layout import format_layouts
+from codegen.layout_text import format_layouts
 from codegen.cuda import Unsupported, render
 from codegen import ptxas
 from codegen.plan_text import format_plan, plan_json, resources_json

@@ -15,8 +15,8 @@ batches rather than one process each:
   example in every plan, a warp-specialized kernel, a vectorized one): the proof that
   the emitted unit is self-contained.
 
-The batches run ptxas verbose, and no kernel may have a local-memory frame (unless its
-plan warns R506, registers over budget): registers
+The batches run ptxas verbose, and no kernel may have a local-memory frame other than
+ptxas's own spills (unless its plan warns R506, registers over budget): registers
 indexed at run time go through the runtime's select helpers (reducer_get/reducer_set),
 since CUDA 13.0's ptxas miscompiles 16-bit stores to local memory (the
 tests/programs/valid/gpu_*.py programs came out wrong on the H200 that way)."""
@@ -140,11 +140,12 @@ def test_generated_cuda_compiles(compiled, request, path, planner):
     assert status != "error", f"rendering {path.name} ({planner}) failed:\n{output}"
     assert status == 0, f"nvcc {' '.join(COMMAND)} failed on {path.name} ({planner}):\n{output}"
     assert figures is not None, f"ptxas -v reported nothing for {path.name} ({planner})"
+    # a frame that holds spills is ptxas's register allocation; one without spills is an
+    # array indexed at run time (unless the plan itself warns R506)
     warned = figures.stack_bytes and any(d.code == "R506" for d in plan(path, planner).notes)
-    assert figures.stack_bytes == 0 or warned, (
+    assert figures.stack_bytes == 0 or figures.spills or warned, (
         f"{path.name} ({planner}) keeps {figures.stack_bytes} bytes in local memory "
-        f"(spill stores {figures.spill_stores}, loads {figures.spill_loads}): a register "
-        f"array indexed at run time, or spills")
+        f"without spilling: a register array indexed at run time")
 
 
 @pytest.fixture(scope="module")

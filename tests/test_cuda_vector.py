@@ -35,7 +35,21 @@ def copies(path) -> dict[tuple[str, str], object]:
 
 @pytest.mark.parametrize("planner", planners())
 def test_float32_staged_gemv_uses_float4(planner):
+    """The T.Pipelined loop stages A and x through cp.async of 16 bytes (the runs the
+    vector rules prove aligned); the fragment reads the iteration's stage."""
     source = cuda(VALID / "gemv_shared_vector.py", planner)
+    assert "reducer_cp_async16(&A_shared[A_shared_fill + " in source
+    assert "reducer_cp_async16(&x_shared[x_shared_fill + " in source
+    assert "A_frag[0] = A_shared[A_shared_stage + 8*i + j];" in source
+    assert "__shared__ __align__(16) float A_shared[64];" in source     # two stages
+
+
+def test_float32_plain_loop_uses_float4(tmp_path):
+    """The same kernel with one stage (a plain loop): 128-bit loads and stores."""
+    text = (VALID / "gemv_shared_vector.py").read_text()
+    path = tmp_path / "one_stage.py"
+    path.write_text(text.replace("num_stages=2", "num_stages=1"))
+    source = cuda(path)
     assert "const float4 run = *reinterpret_cast<const float4*>(&A[" in source
     assert "*reinterpret_cast<float4*>(&A_shared[" in source
     assert "*reinterpret_cast<const float4*>(&x[" in source
@@ -44,8 +58,9 @@ def test_float32_staged_gemv_uses_float4(planner):
 
 def test_float16_staged_gemv_uses_uint4():
     source = cuda(ROOT / "examples" / "gemv_pipelined.py")
-    assert "*reinterpret_cast<const uint4*>(&A[" in source
-    assert "*reinterpret_cast<uint4*>(&A_shared[" in source
+    assert "reducer_cp_async16(&A_shared[A_shared_fill + " in source
+    assert "*reinterpret_cast<const uint4*>(&A_shared[A_shared_stage + " in source
+    assert "*reinterpret_cast<const uint4*>(&x[" in source       # the prefetch of x
 
 
 def test_unaligned_rows_stay_scalar():

@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from verify import blocks, pipeline  # noqa: E402
+from verify_reducer.verify import blocks, pipeline  # noqa: E402
 
 TILING = {"BLOCK_M": 64, "BLOCK_K": 256, "THREADS": 256}
 
@@ -49,7 +49,7 @@ def run_child(path: str, extra: list[str]) -> dict:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     start = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        child = subprocess.Popen([sys.executable, "-m", "verify", "check", path, *extra],
+        child = subprocess.Popen([sys.executable, "-m", "verify_reducer", "check", path, *extra],
                                  stdout=out, stderr=err, env=env, cwd=ROOT)
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - start

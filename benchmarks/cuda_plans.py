@@ -17,10 +17,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from codegen.plan import plan_func  # noqa: E402
-from codegen.runner import time_cuda  # noqa: E402
-from spec.frontend import parse_source  # noqa: E402
-from verify.inputs import prepare  # noqa: E402
+from verify_reducer.codegen.plan import plan_func  # noqa: E402
+from verify_reducer.codegen.runner import time_cuda  # noqa: E402
+from verify_reducer.spec.frontend import parse_source  # noqa: E402
+from verify_reducer.verify.inputs import prepare  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "gemv_pipelined.py"
 

@@ -43,16 +43,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.cuda_plans import scaled_gemv  # noqa: E402
-from codegen import tilelang_backend  # noqa: E402
-from codegen.cuda import render  # noqa: E402
-from codegen.plan import plan_func  # noqa: E402
-from codegen.plan_fast import FastPlanRefused  # noqa: E402
-from codegen.resources import kib  # noqa: E402
-from codegen.runner import run_cuda, time_cuda, time_launches  # noqa: E402
-from interp.accept import within_bound  # noqa: E402
-from spec.diagnostics import DiagnosticError  # noqa: E402
-from spec.dtypes import DTYPES  # noqa: E402
-from spec.frontend import parse_source  # noqa: E402
+from verify_reducer.codegen import tilelang_backend  # noqa: E402
+from verify_reducer.codegen.cuda import render  # noqa: E402
+from verify_reducer.codegen.plan import plan_func  # noqa: E402
+from verify_reducer.codegen.plan_fast import FastPlanRefused  # noqa: E402
+from verify_reducer.codegen.resources import kib  # noqa: E402
+from verify_reducer.codegen.runner import run_cuda, time_cuda, time_launches  # noqa: E402
+from verify_reducer.interp.accept import within_bound  # noqa: E402
+from verify_reducer.spec.diagnostics import DiagnosticError  # noqa: E402
+from verify_reducer.spec.dtypes import DTYPES  # noqa: E402
+from verify_reducer.spec.frontend import parse_source  # noqa: E402
 
 TILINGS = ((64, 256, 256), (128, 128, 256), (32, 512, 256), (16, 1024, 256), (32, 64, 128))
 SHAPES = ((16384, 16384), (4096, 65536), (65536, 4096))

@@ -21,8 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from verify.mangle import mangle_corpus, seed_programs  # noqa: E402
-from verify.mangle_run import (format_summary, minimize_classes, run_programs,  # noqa: E402
+from verify_reducer.verify.mangle import mangle_corpus, seed_programs  # noqa: E402
+from verify_reducer.verify.mangle_run import (format_summary, minimize_classes, run_programs,  # noqa: E402
                                summarize)
 
 

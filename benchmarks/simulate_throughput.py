@@ -20,11 +20,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from codegen.plan import plan_func  # noqa: E402
-from interp.logical import run  # noqa: E402
-from interp.simulate import simulate  # noqa: E402
-from spec.frontend import parse_file  # noqa: E402
-from verify.inputs import prepare  # noqa: E402
+from verify_reducer.codegen.plan import plan_func  # noqa: E402
+from verify_reducer.interp.logical import run  # noqa: E402
+from verify_reducer.interp.simulate import simulate  # noqa: E402
+from verify_reducer.spec.frontend import parse_file  # noqa: E402
+from verify_reducer.verify.inputs import prepare  # noqa: E402
 
 TARGET = 5e6          # contributions per second (issue 4)
 

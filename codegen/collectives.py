@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spec.indexexpr import Var
-from spec.physical import K, S, T, Barrier, Chunk, FromWorkspace, Guard, Publish, \
+from verify_reducer.spec.indexexpr import Var
+from verify_reducer.spec.physical import K, S, T, Barrier, Chunk, FromWorkspace, Guard, Publish, \
     ReduceWorkspace, Shuffle, Step, ToWorkspace
 
 WARP = 32

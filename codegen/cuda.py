@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from spec import ir
-from spec.physical import PhysicalPlan, SharedArray
+from verify_reducer.spec import ir
+from verify_reducer.spec.physical import PhysicalPlan, SharedArray
 from . import cuda_collectives as collectives
 from .cuda_access import Frame
 from .cuda_stmts import KernelBody, Unsupported, used_vars

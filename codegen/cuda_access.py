@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable
-from spec import addressing
-from spec.indexexpr import IndexExpr, Var
-from spec.layout import Layout
+from verify_reducer.spec import addressing
+from verify_reducer.spec.indexexpr import IndexExpr, Var
+from verify_reducer.spec.layout import Layout
 from .cuda_exprs import ADD, ATOM, C
 from .cuda_layouts import S
 

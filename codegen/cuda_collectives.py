@@ -16,11 +16,11 @@ The step expressions are over the plan's names t (thread relative to the partici
 offset), s (slot) and k (term)."""
 from __future__ import annotations
 
-from spec import ir
-from spec.indexexpr import Const, IndexExpr, Var
-from spec.layout import index_names
-from spec.ops import monoid as monoid_named
-from spec.physical import K, S, T, TERM, Barrier, FinalizePlan, FromWorkspace, Guard, \
+from verify_reducer.spec import ir
+from verify_reducer.spec.indexexpr import Const, IndexExpr, Var
+from verify_reducer.spec.layout import index_names
+from verify_reducer.spec.ops import monoid as monoid_named
+from verify_reducer.spec.physical import K, S, T, TERM, Barrier, FinalizePlan, FromWorkspace, Guard, \
     ReduceWorkspace, ReducerPlan, Shuffle, ToWorkspace
 from .cuda_access import Frame, register_place, render_index
 from .cuda_exprs import C, combine, literal, narrow_int

@@ -22,10 +22,10 @@ from typing import Callable
 
 import numpy as np
 
-from spec import ir
-from spec.dtypes import BOOL, FLOAT32, FLOAT64, DType
-from spec.intrinsics import INTRINSICS
-from spec.ops import Monoid
+from verify_reducer.spec import ir
+from verify_reducer.spec.dtypes import BOOL, FLOAT32, FLOAT64, DType
+from verify_reducer.spec.intrinsics import INTRINSICS
+from verify_reducer.spec.ops import Monoid
 
 # C precedence levels (higher binds tighter).
 ATOM, UNARY, MUL, ADD, SHIFT, REL, EQ, BAND, BXOR, BOR, LAND, LOR, COND = \

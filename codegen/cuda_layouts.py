@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spec.indexexpr import Const, IndexExpr, Var, floordiv, mod
-from spec.layout import Layout
+from verify_reducer.spec.indexexpr import Const, IndexExpr, Var, floordiv, mod
+from verify_reducer.spec.layout import Layout
 
 # Internal variable names: "$" keeps them apart from every TileLang name.
 T, S = "$t", "$s"

@@ -16,10 +16,10 @@ codegen.cuda_vector proves aligned), into the stage's copy of the shared buffer 
 element offset stage * buffer.size."""
 from __future__ import annotations
 
-from spec import ir
-from spec.addressing import affine, region_indices
-from spec.indexexpr import Var
-from spec.physical import Pipeline, PhysicalPlan
+from verify_reducer.spec import ir
+from verify_reducer.spec.addressing import affine, region_indices
+from verify_reducer.spec.indexexpr import Var
+from verify_reducer.spec.physical import Pipeline, PhysicalPlan
 
 from .cuda_access import Frame
 from .plan_text import pipeline_summary

@@ -21,15 +21,15 @@ import re
 from typing import Callable
 from contextlib import contextmanager
 
-from spec import ir
-from spec.addressing import border_guards, region_indices, statement_ranges
-from spec.indexexpr import Const, IndexExpr, Var
-from spec.layout import Layout, default_partition, index_names
-from spec.ops import MONOIDS, REDUCE_KINDS
-from spec.physical import PhysicalPlan
+from verify_reducer.spec import ir
+from verify_reducer.spec.addressing import border_guards, region_indices, statement_ranges
+from verify_reducer.spec.indexexpr import Const, IndexExpr, Var
+from verify_reducer.spec.layout import Layout, default_partition, index_names
+from verify_reducer.spec.ops import MONOIDS, REDUCE_KINDS
+from verify_reducer.spec.physical import PhysicalPlan
 from . import cuda_collectives as collectives
 from .cuda_pipeline import plain_reason, render_pipeline
-from spec.addressing import affine
+from verify_reducer.spec.addressing import affine
 from .cuda_access import (FLAT, LANE, REP, TERM, Frame, Index, Place, flat_offset,
                           register_place, render_index)
 from .cuda_exprs import ADD, C, ExprRenderer, combine, convert, from_float, is_half_like, literal, \

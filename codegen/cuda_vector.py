@@ -26,10 +26,10 @@ import math
 
 import numpy as np
 
-from spec import ir
-from spec.addressing import affine, border_guards, flat_offset, region_indices
-from spec.indexexpr import Const, IndexExpr, Var, floordiv, mod
-from spec.layout import Layout
+from verify_reducer.spec import ir
+from verify_reducer.spec.addressing import affine, border_guards, flat_offset, region_indices
+from verify_reducer.spec.indexexpr import Const, IndexExpr, Var, floordiv, mod
+from verify_reducer.spec.layout import Layout
 
 from .layout_copy import vector_elements
 

@@ -61,12 +61,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spec import ir
-from spec.diagnostics import Diagnostic, DiagnosticError, Note, error
-from spec.indexexpr import Var
-from spec.layout import (Layout, default_partition, fully_replicated, index_names,
+from verify_reducer.spec import ir
+from verify_reducer.spec.diagnostics import Diagnostic, DiagnosticError, Note, error
+from verify_reducer.spec.indexexpr import Var
+from verify_reducer.spec.layout import (Layout, default_partition, fully_replicated, index_names,
                          vectorized_partition)
-from spec.source import Span
+from verify_reducer.spec.source import Span
 from .layout_copy import cooperative_layout, is_cooperative
 from .layout_access import (Access, Scope, bind_let, memory_accesses, region_access,
                             serial_scope, stmt_accesses)

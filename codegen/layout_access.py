@@ -12,10 +12,10 @@ from typing import Iterator, Mapping
 
 import numpy as np
 
-from spec import ir
-from spec.addressing import integer_index
-from spec.indexexpr import Const, IndexExpr, Var
-from spec.source import Span
+from verify_reducer.spec import ir
+from verify_reducer.spec.addressing import integer_index
+from verify_reducer.spec.indexexpr import Const, IndexExpr, Var
+from verify_reducer.spec.source import Span
 
 
 @dataclass

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import math
 
-from spec import ir
-from spec.dtypes import DType
-from spec.indexexpr import floordiv, mod
-from spec.layout import (Layout, default_partition, flat_index, fresh_rep, index_names,
+from verify_reducer.spec import ir
+from verify_reducer.spec.dtypes import DType
+from verify_reducer.spec.indexexpr import floordiv, mod
+from verify_reducer.spec.layout import (Layout, default_partition, flat_index, fresh_rep, index_names,
                          vectorized_partition)
 
 VECTOR_BYTES = 16

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spec.indexexpr import Const, FloorDiv, IndexExpr, Mod, Var, floordiv, linear_terms, mod
-from spec.layout import index_names
+from verify_reducer.spec.indexexpr import Const, FloorDiv, IndexExpr, Mod, Var, floordiv, linear_terms, mod
+from verify_reducer.spec.layout import index_names
 from .layout_access import Access
 
 Part = tuple[IndexExpr, int]        # a value over the buffer's index names, and its extent

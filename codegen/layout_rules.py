@@ -21,8 +21,8 @@ from typing import Iterator
 
 import numpy as np
 
-from spec.indexexpr import Const, IndexExpr, Var
-from spec.layout import Layout, flat_index, fresh_rep, index_names
+from verify_reducer.spec.indexexpr import Const, IndexExpr, Var
+from verify_reducer.spec.layout import Layout, flat_index, fresh_rep, index_names
 from .layout_access import Access
 from .layout_inverse import IndexInverse, kept_inverse
 

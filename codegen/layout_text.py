@@ -2,7 +2,7 @@
 T.Parallel loop and update outside T.Parallel with its layout, in source order."""
 from __future__ import annotations
 
-from spec import ir
+from verify_reducer.spec import ir
 
 from .layout import LayoutMap
 

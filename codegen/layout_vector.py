@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import math
 
-from spec.dtypes import DType
-from spec.indexexpr import Var, linear_terms
+from verify_reducer.spec.dtypes import DType
+from verify_reducer.spec.indexexpr import Var, linear_terms
 from .layout_access import Access
 
 VECTOR_BYTES = 16

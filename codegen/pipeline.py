@@ -30,10 +30,10 @@ outstanding at the wait) is TileLang's; the simulator checks it like everything 
 read of a stage before its copies completed is R504 there."""
 from __future__ import annotations
 
-from spec import ir
-from spec.addressing import border_guards, statement_ranges, affine
-from spec.physical import Pipeline
-from spec.target import Target
+from verify_reducer.spec import ir
+from verify_reducer.spec.addressing import border_guards, statement_ranges, affine
+from verify_reducer.spec.physical import Pipeline
+from verify_reducer.spec.target import Target
 
 from .cuda_vector import copy_runs
 from .layout import LayoutMap

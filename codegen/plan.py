@@ -13,9 +13,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from spec import ir
-from spec.physical import PhysicalPlan, ReducerPlan
-from spec.target import DEFAULT_TARGET, target as target_named
+from verify_reducer.spec import ir
+from verify_reducer.spec.physical import PhysicalPlan, ReducerPlan
+from verify_reducer.spec.target import DEFAULT_TARGET, target as target_named
 from .layout import LayoutMap, infer_layouts
 from .plan_canonical import plan_canonical, plan_transpose
 from .plan_fast import plan_auto, plan_fast

@@ -19,8 +19,8 @@ ownership — and built for speed.
   its own layout."""
 from __future__ import annotations
 
-from spec.layout import fully_replicated
-from spec.physical import ReducerPlan
+from verify_reducer.spec.layout import fully_replicated
+from verify_reducer.spec.physical import ReducerPlan
 from .collectives import chunk_size, transpose_chunk_limit, transpose_reduce
 from .plan_sites import ReducerSites, finalize_plan, site_plans
 from .segmented import NoSegments, segmented

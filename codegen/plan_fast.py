@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from spec.diagnostics import NOTE, Diagnostic, Note
-from spec.physical import ReducerPlan
-from verify.proofs_fast import FastSearch, group_numbers, search_fast
-from verify.signature import signature
+from verify_reducer.spec.diagnostics import NOTE, Diagnostic, Note
+from verify_reducer.spec.physical import ReducerPlan
+from verify_reducer.verify.proofs_fast import FastSearch, group_numbers, search_fast
+from verify_reducer.verify.signature import signature
 from .collectives import butterfly, butterfly_chunk_limit, chunk_size
 from .plan_canonical import plan_canonical
 from .plan_sites import ReducerSites, finalize_plan, site_plans

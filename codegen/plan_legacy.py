@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import math
 
-from spec import ir
-from spec.layout import Layout, fully_replicated
-from spec.physical import ReducerPlan
+from verify_reducer.spec import ir
+from verify_reducer.spec.layout import Layout, fully_replicated
+from verify_reducer.spec.physical import ReducerPlan
 from .collectives import butterfly, butterfly_chunk_limit, chunk_size
 from .layout_rules import project
 from .storage import kept_dims

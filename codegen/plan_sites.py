@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spec import ir
-from spec.diagnostics import DiagnosticError, Note, error
-from spec.layout import Layout
-from spec.physical import FinalizePlan, SitePlan
+from verify_reducer.spec import ir
+from verify_reducer.spec.diagnostics import DiagnosticError, Note, error
+from verify_reducer.spec.layout import Layout
+from verify_reducer.spec.physical import FinalizePlan, SitePlan
 from .collectives import Collective
 from .layout import LayoutMap
 

@@ -6,10 +6,10 @@ array at its offset, the register estimate, threads, grid, the target limits use
 when given, ptxas's own figures (codegen.ptxas)."""
 from __future__ import annotations
 
-from spec.layout import Layout
-from spec.physical import Barrier, FinalizePlan, FromWorkspace, Guard, PhysicalPlan, Pipeline, \
+from verify_reducer.spec.layout import Layout
+from verify_reducer.spec.physical import Barrier, FinalizePlan, FromWorkspace, Guard, PhysicalPlan, Pipeline, \
     ReduceWorkspace, ReducerPlan, Resources, Shuffle, SitePlan, Step, ToWorkspace
-from spec.target import target as target_named
+from verify_reducer.spec.target import target as target_named
 from .resources import kib
 
 

@@ -20,10 +20,10 @@ ptxas decides; its own count is codegen.ptxas (`emit --what plan --ptxas`), and 
 budget it puts arrays in local memory (its stack frame) or spills."""
 from __future__ import annotations
 
-from spec import ir
-from spec.diagnostics import WARNING, Diagnostic, error
-from spec.physical import PhysicalPlan, RegisterUse, Resources, SharedArray
-from spec.target import Target
+from verify_reducer.spec import ir
+from verify_reducer.spec.diagnostics import WARNING, Diagnostic, error
+from verify_reducer.spec.physical import PhysicalPlan, RegisterUse, Resources, SharedArray
+from verify_reducer.spec.target import Target
 from .cuda_collectives import seeded_reducers
 
 ALIGN = 16                       # bytes: a float4/uint4 access needs it

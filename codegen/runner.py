@@ -22,9 +22,9 @@ import hashlib
 
 import numpy as np
 
-from spec.diagnostics import DiagnosticError
-from spec.dtypes import DType
-from spec.physical import PhysicalPlan
+from verify_reducer.spec.diagnostics import DiagnosticError
+from verify_reducer.spec.dtypes import DType
+from verify_reducer.spec.physical import PhysicalPlan
 from .cuda import NVCC_OPTIONS, CudaSource, render
 
 

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from spec.indexexpr import Const, IndexExpr, Var
-from spec.layout import Layout
-from spec.physical import S, T, TERM, Barrier, Chunk, Guard, Publish, Shuffle, ToWorkspace
+from verify_reducer.spec.indexexpr import Const, IndexExpr, Var
+from verify_reducer.spec.layout import Layout
+from verify_reducer.spec.physical import S, T, TERM, Barrier, Chunk, Guard, Publish, Shuffle, ToWorkspace
 from .collectives import WARP, WORKSPACE_BYTES, Collective
 
 LANE_BITS = 5                        # log2(WARP)

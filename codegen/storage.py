@@ -20,10 +20,10 @@ import math
 
 import numpy as np
 
-from spec import ir
-from spec.addressing import affine
-from spec.indexexpr import Const, IndexExpr, Var
-from spec.layout import Layout, flat_index, fully_replicated
+from verify_reducer.spec import ir
+from verify_reducer.spec.addressing import affine
+from verify_reducer.spec.indexexpr import Const, IndexExpr, Var
+from verify_reducer.spec.layout import Layout, flat_index, fully_replicated
 from .layout_rules import project
 from .plan_sites import ReducerSites
 

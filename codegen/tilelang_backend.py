@@ -59,8 +59,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spec.dtypes import DType
-from spec.ir import PrimFunc
+from verify_reducer.spec.dtypes import DType
+from verify_reducer.spec.ir import PrimFunc
 
 
 class TileLangUnavailable(RuntimeError):

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spec import ir
-from spec.physical import FinalizePlan
-from spec.printer import format_expr
+from verify_reducer.spec import ir
+from verify_reducer.spec.physical import FinalizePlan
+from verify_reducer.spec.printer import format_expr
 
 from .collective import Channel, Exchange, add_fold
 

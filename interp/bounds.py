@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spec.dtypes import DType
+from verify_reducer.spec.dtypes import DType
 
 # Half the smallest subnormal: the absolute error of rounding near zero.
 _ETA = {"float16": 2.0 ** -25, "bfloat16": 2.0 ** -134, "float32": 2.0 ** -150,

@@ -20,10 +20,10 @@ from typing import Callable
 
 import numpy as np
 
-from spec.indexexpr import IndexExpr
-from spec.physical import K, S, T, Barrier, FinalizePlan, FromWorkspace, Guard, \
+from verify_reducer.spec.indexexpr import IndexExpr
+from verify_reducer.spec.physical import K, S, T, Barrier, FinalizePlan, FromWorkspace, Guard, \
     ReduceWorkspace, Shuffle, ToWorkspace
-from spec.source import Span
+from verify_reducer.spec.source import Span
 
 from .shared import Race, RaceTracker
 from .violations import Violations, threads_text

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spec.diagnostics import DiagnosticError, Note, error
-from spec.ir import Buffer
-from spec.ops import MONOIDS, OP_ALIASES, Monoid, monoid
-from spec.source import Span
+from verify_reducer.spec.diagnostics import DiagnosticError, Note, error
+from verify_reducer.spec.ir import Buffer
+from verify_reducer.spec.ops import MONOIDS, OP_ALIASES, Monoid, monoid
+from verify_reducer.spec.source import Span
 
 from .exact import combine
 from .memory import Storage

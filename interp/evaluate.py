@@ -15,11 +15,11 @@ from typing import Callable, Protocol
 
 import numpy as np
 
-from spec import ir
-from spec.diagnostics import DiagnosticError, error
-from spec.dtypes import BOOL, DType
-from spec.intrinsics import INTRINSICS
-from spec.limits import MAX_ITERATIONS, power_of_two
+from verify_reducer.spec import ir
+from verify_reducer.spec.diagnostics import DiagnosticError, error
+from verify_reducer.spec.dtypes import BOOL, DType
+from verify_reducer.spec.intrinsics import INTRINSICS
+from verify_reducer.spec.limits import MAX_ITERATIONS, power_of_two
 
 from . import bounds as B
 from .values import THREAD, Lanes, Val, const

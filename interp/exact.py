@@ -23,8 +23,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from spec.dtypes import DType
-from spec.ops import Monoid
+from verify_reducer.spec.dtypes import DType
+from verify_reducer.spec.ops import Monoid
 
 from .bounds import clean
 

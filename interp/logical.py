@@ -17,11 +17,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from spec import ir
-from spec.diagnostics import DiagnosticError, Note, error
-from spec.dtypes import BOOL, INT32
-from spec.ops import MONOIDS, REDUCE_KINDS, monoid as monoid_named
-from spec.source import Span
+from verify_reducer.spec import ir
+from verify_reducer.spec.diagnostics import DiagnosticError, Note, error
+from verify_reducer.spec.dtypes import BOOL, INT32
+from verify_reducer.spec.ops import MONOIDS, REDUCE_KINDS, monoid as monoid_named
+from verify_reducer.spec.source import Span
 
 from . import bounds as B
 from .epochs import ReducerState

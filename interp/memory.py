@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from spec.diagnostics import DiagnosticError, Note, error
-from spec.ir import Buffer, PrimFunc
-from spec.source import Span
+from verify_reducer.spec.diagnostics import DiagnosticError, Note, error
+from verify_reducer.spec.ir import Buffer, PrimFunc
+from verify_reducer.spec.source import Span
 
 from .values import Val
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spec.layout import Layout
+from verify_reducer.spec.layout import Layout
 
 
 @dataclass(frozen=True)

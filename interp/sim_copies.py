@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spec import ir
-from spec.addressing import flat_offset, region_indices
-from spec.diagnostics import DiagnosticError, error
-from spec.source import Span
+from verify_reducer.spec import ir
+from verify_reducer.spec.addressing import flat_offset, region_indices
+from verify_reducer.spec.diagnostics import DiagnosticError, error
+from verify_reducer.spec.source import Span
 
 from .evaluate import convert, operand
 from .registers import tables

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spec import ir
-from spec.ops import monoid as monoid_named
-from spec.physical import ReducerPlan, SitePlan
+from verify_reducer.spec import ir
+from verify_reducer.spec.ops import monoid as monoid_named
+from verify_reducer.spec.physical import ReducerPlan, SitePlan
 
 from .accounting import Ledger
 from .registers import LayoutTables, Registers

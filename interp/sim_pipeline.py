@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spec import ir
-from spec.physical import Pipeline
+from verify_reducer.spec import ir
+from verify_reducer.spec.physical import Pipeline
 
 from .evaluate import convert, serial_iterations
 from .registers import Registers

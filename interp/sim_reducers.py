@@ -10,9 +10,9 @@ from typing import Callable
 
 import numpy as np
 
-from spec import ir
-from spec.diagnostics import DiagnosticError, Note, error
-from spec.physical import TERM, FinalizePlan, Publish, SitePlan
+from verify_reducer.spec import ir
+from verify_reducer.spec.diagnostics import DiagnosticError, Note, error
+from verify_reducer.spec.physical import TERM, FinalizePlan, Publish, SitePlan
 
 from .accounting import UpdateEvent, contribution_ids, describe, replay_counts, \
     wrong_contributions

@@ -32,13 +32,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spec import ir
-from spec.addressing import affine, border_guards, statement_ranges
-from spec.diagnostics import Diagnostic, DiagnosticError, error
-from spec.dtypes import BOOL, INT64
-from spec.ops import REDUCE_KINDS, MONOIDS
-from spec.physical import FinalizePlan, PhysicalPlan, SitePlan
-from spec.source import Span
+from verify_reducer.spec import ir
+from verify_reducer.spec.addressing import affine, border_guards, statement_ranges
+from verify_reducer.spec.diagnostics import Diagnostic, DiagnosticError, error
+from verify_reducer.spec.dtypes import BOOL, INT64
+from verify_reducer.spec.ops import REDUCE_KINDS, MONOIDS
+from verify_reducer.spec.physical import FinalizePlan, PhysicalPlan, SitePlan
+from verify_reducer.spec.source import Span
 
 from .accounting import iteration_hashes
 from .evaluate import convert, evaluate, operand, serial_iterations, stored

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from spec.dtypes import DType
+from verify_reducer.spec.dtypes import DType
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from spec.diagnostics import Diagnostic, Note, error
-from spec.source import Span
+from verify_reducer.spec.diagnostics import Diagnostic, Note, error
+from verify_reducer.spec.source import Span
 
 
 def threads_text(threads, limit: int = 6) -> str:

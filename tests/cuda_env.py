@@ -47,7 +47,7 @@ def gpu_problem() -> str | None:
     """Why CUDA cannot run here, or None when it can."""
     if importlib.util.find_spec("pycuda") is None:
         return "pycuda is not installed"
-    from codegen.runner import CudaUnavailable, _driver
+    from verify_reducer.codegen.runner import CudaUnavailable, _driver
     try:
         _driver()
     except CudaUnavailable as exc:
@@ -57,7 +57,7 @@ def gpu_problem() -> str | None:
 
 def planners() -> tuple[str, ...]:
     names = ["canonical", "legacy"]
-    if importlib.util.find_spec("codegen.plan_fast") is not None:
+    if importlib.util.find_spec("verify_reducer.codegen.plan_fast") is not None:
         names += ["fast", "auto"]
     return tuple(names)
 
@@ -67,16 +67,16 @@ def case_id(path: Path) -> str:
 
 
 def load(path: Path):
-    from spec.frontend import parse_file
+    from verify_reducer.spec.frontend import parse_file
     return parse_file(str(path)).func()
 
 
 def plan(path: Path, planner: str):
     """The physical plan, or pytest.skip when the planner refuses this program."""
-    from codegen.plan import plan_func
+    from verify_reducer.codegen.plan import plan_func
     func = load(path)
     if planner == "fast":
-        from codegen.plan_fast import FastPlanRefused
+        from verify_reducer.codegen.plan_fast import FastPlanRefused
         try:
             return plan_func(func, planner)
         except FastPlanRefused as refused:

@@ -24,7 +24,7 @@ import types
 
 import numpy as np
 
-from codegen import tilelang_backend
+from verify_reducer.codegen import tilelang_backend
 
 # A few of TileLang 0.1.15's registered keys with TVM's type names (src/op/builtin.cc).
 KNOWN_CONFIGS = {

@@ -6,7 +6,7 @@
 # itself passed under every tool.
 #
 #   bash tests/gpu_sanitize.sh                         # python3 -m pytest -m "gpu and not tilelang" -q
-#   bash tests/gpu_sanitize.sh --tools memcheck -- python3 -m verify fuzz --backend cuda --count 300
+#   bash tests/gpu_sanitize.sh --tools memcheck -- python3 -m verify_reducer fuzz --backend cuda --count 300
 #   bash tests/gpu_sanitize.sh --out /tmp/logs --shards 2   # the suite split in 2 per tool
 #
 # Needs CUDA's compute-sanitizer (found on PATH, else under $CUDA_HOME or /usr/local/cuda) and

@@ -8,12 +8,12 @@ source .gpu/setup-device.sh
 set +e                       # setup-device.sh sets -e: run both steps whatever the first says
 python3 -m pytest -m gpu tests/test_tilelang_backend.py -q -rs
 tests=$?
-python3 -m verify.cli run examples/minimal_legacy.py --backend tilelang
+python3 -m verify_reducer run examples/minimal_legacy.py --backend tilelang
 echo "pytest exit $tests; run exit $? (0 TileLang == interpreter, 3 mismatch, 2 unavailable)"
 # every example again under TileLang's forced-baseline plan; each disagreement becomes a
 # bug report folder under ${OUT:-.}/tilelang-reports (program, inputs, expected, got)
 for prog in examples/*.py; do
-  python3 -m verify.cli run "$prog" --backend tilelang \
+  python3 -m verify_reducer run "$prog" --backend tilelang \
     --tilelang-config tl.reducer_force_baseline=true --bug-report "${OUT:-.}/tilelang-reports"
   echo "$prog forced baseline: exit $?"
 done

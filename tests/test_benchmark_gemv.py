@@ -13,9 +13,9 @@ import numpy as np
 
 from benchmarks import gemv_same_source as bench
 from fake_tilelang import FakeTileLang
-from spec.frontend import parse_source
-from spec.ir import Alloc, walk
-from spec.target import target
+from verify_reducer.spec.frontend import parse_source
+from verify_reducer.spec.ir import Alloc, walk
+from verify_reducer.spec.target import target
 
 M, K = 256, 1024
 
@@ -55,7 +55,7 @@ def test_bfloat16_source_is_parsed_and_rendered_as_bfloat16():
     cfg = bench.Config(M, K, "bfloat16", 32, 64, 128)
     func, planned = bench.plan_config(cfg)
     assert [p.dtype.name for p in func.params] == ["bfloat16", "bfloat16", "float32"]
-    from codegen.cuda import render
+    from verify_reducer.codegen.cuda import render
     text = render(planned["canonical"].plan).translation_unit()
     assert "__nv_bfloat16" in text and planned["canonical"].reason is None
 

@@ -9,16 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spec.dtypes import DTYPES
-from spec.ir import Buffer
-from interp import logical
-from interp.memory import Window
-from interp.simulate import simulate
-from verify import blocks, pipeline
-from verify.cli import _progress, main
-from verify.cost import estimate, parse_size
-from verify.expect import parse_expectation
-from verify.inputs import generate, in_windows
+from verify_reducer.spec.dtypes import DTYPES
+from verify_reducer.spec.ir import Buffer
+from verify_reducer.interp import logical
+from verify_reducer.interp.memory import Window
+from verify_reducer.interp.simulate import simulate
+from verify_reducer.verify import blocks, pipeline
+from verify_reducer.verify.cli import _progress, main
+from verify_reducer.verify.cost import estimate, parse_size
+from verify_reducer.verify.expect import parse_expectation
+from verify_reducer.verify.inputs import generate, in_windows
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
@@ -450,7 +450,7 @@ def test_progress_lines_on_stderr(capsys):
 def test_blocks_run_side_by_side_give_the_serial_answer(monkeypatch):
     """Large windows run in forked workers (verify.pipeline._map_blocks); the report is
     the one the serial loop gives: the same blocks, comparisons, epochs and verdict."""
-    from verify import pipeline
+    from verify_reducer.verify import pipeline
     path = str(ROOT / "examples" / "gemv_nondividing.py")
     serial = pipeline.check(path)
     monkeypatch.setattr(pipeline, "PARALLEL_ELEMENTS", 0)

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from verify import bugreport, pipeline
-from verify.cli import main
+from verify_reducer.verify import bugreport, pipeline
+from verify_reducer.verify.cli import main
 
 from fake_tilelang import FakeTileLang
 

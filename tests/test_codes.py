@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from spec.diagnostics import CODES
+from verify_reducer.spec.diagnostics import CODES
 
 ROOT = Path(__file__).resolve().parent.parent
 _TESTS = [p for p in (ROOT / "tests").rglob("*.py") if p.name != "test_codes.py"]

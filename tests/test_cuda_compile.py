@@ -56,7 +56,7 @@ def _compile(source: str, workdir: Path, stem: str) -> tuple[int, str]:
 def _batch_unit(sources: list[str]) -> str:
     """One translation unit: the runtime header once, then each kernel (named apart)
     in a namespace of its own, so file-scope tables of different kernels never clash."""
-    from codegen.cuda import INCLUDE, RUNTIME_HEADER
+    from verify_reducer.codegen.cuda import INCLUDE, RUNTIME_HEADER
     parts = [RUNTIME_HEADER.read_text().replace("#pragma once\n", "")]
     for n, source in enumerate(sources):
         parts.append(f"namespace case{n} {{\n{source.replace(INCLUDE, '')}}}  "
@@ -69,7 +69,7 @@ def _render_program(path: Path) -> list[tuple[str, str, str, str]]:
     emitted translation unit or the reason, the kernel under a name of its own).
     Runs in a worker process: planning (the fast plan's proofs) is most of the time."""
     import traceback
-    from codegen.cuda import render
+    from verify_reducer.codegen.cuda import render
     out = []
     for planner in planners():
         cid = f"{case_id(path)}-{planner}"
@@ -89,7 +89,7 @@ def _render_program(path: Path) -> list[tuple[str, str, str, str]]:
 def compiled():
     """case id -> (exit status, nvcc output, the kernel's ptxas figures or None), or
     ("skip" | "error", why, None)."""
-    from codegen.ptxas import parse_verbose
+    from verify_reducer.codegen.ptxas import parse_verbose
     programs = list(dict.fromkeys(param.values[0] for param in CASES))
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
         rendered = [row for rows in pool.map(_render_program, programs) for row in rows]
@@ -152,7 +152,7 @@ def test_generated_cuda_compiles(compiled, request, path, planner):
 def emitted_alone():
     """The ALONE programs' emitted translation units, each distinct one compiled as it
     is: case id -> (exit status, nvcc output), or the exception rendering raised."""
-    from codegen.cuda import render
+    from verify_reducer.codegen.cuda import render
     units: dict[str, object] = {}
     for path, planner in ALONE:
         cid = f"{case_id(path)}-{planner}"

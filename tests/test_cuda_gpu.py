@@ -27,13 +27,13 @@ UNDEFINED = {"R500", "R501", "R502", "R504", "R505"}
 
 
 def _inputs(func):
-    from verify.inputs import prepare
+    from verify_reducer.verify.inputs import prepare
     return prepare(func, seed=0)
 
 
 def _simulate(physical, inputs):
     try:
-        from interp.simulate import simulate
+        from verify_reducer.interp.simulate import simulate
     except ImportError:
         return None
     return simulate(physical, inputs)
@@ -48,9 +48,9 @@ def _mismatch(name, got, want, ok) -> str:
 
 @pytest.mark.parametrize("path, planner", cases())
 def test_cuda_matches_interpreter_and_simulator(path, planner):
-    from codegen.runner import run_cuda
-    from interp.accept import within_bound
-    from interp.logical import run
+    from verify_reducer.codegen.runner import run_cuda
+    from verify_reducer.interp.accept import within_bound
+    from verify_reducer.interp.logical import run
     physical = plan(path, planner)
     func = physical.func
     inputs = _inputs(func)
@@ -87,8 +87,8 @@ def test_cuda_matches_interpreter_and_simulator(path, planner):
 
 
 def test_legacy_minimal_example_gives_576_on_hardware():
-    from codegen.plan import plan_func
-    from codegen.runner import run_cuda
+    from verify_reducer.codegen.plan import plan_func
+    from verify_reducer.codegen.runner import run_cuda
     path = ROOT / "examples" / "minimal_legacy.py"
     physical = plan_func(load(path), "legacy")
     inputs = {"x": np.arange(1, 9, dtype=np.float32), "out": np.zeros(1, np.float32)}
@@ -109,11 +109,11 @@ def test_gemv_tilings_equal_the_interpreter_at_4096(tiling, planner):
     and did not compile; the segmented finalize fits them in static shared memory, and
     tests/programs/valid/gemv_dynamic_shared.py keeps the dynamic path): y equals the
     interpreter's within its bound."""
-    from codegen.plan import plan_func
-    from codegen.runner import run_cuda
-    from interp.accept import within_bound
-    from interp.logical import run
-    from spec.frontend import parse_source
+    from verify_reducer.codegen.plan import plan_func
+    from verify_reducer.codegen.runner import run_cuda
+    from verify_reducer.interp.accept import within_bound
+    from verify_reducer.interp.logical import run
+    from verify_reducer.spec.frontend import parse_source
     func = parse_source(tiling_source(*tiling), "gemv_tiling.py").func()
     inputs = _inputs(func)
     reference = run(func, inputs)

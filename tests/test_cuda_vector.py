@@ -10,19 +10,19 @@ from __future__ import annotations
 import pytest
 
 from cuda_env import ROOT, load, plan, planners
-from codegen.cuda_vector import multiple_of, runs_of
-from codegen.layout import infer_layouts
-from codegen.layout_copy import run_partition
-from spec import ir
-from spec.indexexpr import Var
-from spec.layout import default_partition
+from verify_reducer.codegen.cuda_vector import multiple_of, runs_of
+from verify_reducer.codegen.layout import infer_layouts
+from verify_reducer.codegen.layout_copy import run_partition
+from verify_reducer.spec import ir
+from verify_reducer.spec.indexexpr import Var
+from verify_reducer.spec.layout import default_partition
 
 VALID = ROOT / "tests" / "programs" / "valid"
 VECTOR = "reinterpret_cast<const {}*>"
 
 
 def cuda(path, planner="canonical") -> str:
-    from codegen.cuda import render
+    from verify_reducer.codegen.cuda import render
     return render(plan(path, planner)).source
 
 

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from spec.dtypes import DTYPES, converts_exactly, lookup, promote
-from spec.ops import MONOIDS, monoid
+from verify_reducer.spec.dtypes import DTYPES, converts_exactly, lookup, promote
+from verify_reducer.spec.ops import MONOIDS, monoid
 
 
 def test_bfloat16_from_float64_rounds_once():

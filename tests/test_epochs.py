@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import z3
 
-from spec.frontend import parse_source
-from verify.epochs import check_func
-from verify.expect import parse_expectation
+from verify_reducer.spec.frontend import parse_source
+from verify_reducer.verify.epochs import check_func
+from verify_reducer.verify.expect import parse_expectation
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADER = "import tilelang.language as T\n\n\n"

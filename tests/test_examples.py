@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from verify.expect import parse_expectation
+from verify_reducer.verify.expect import parse_expectation
 
 from references import REFERENCES
 
@@ -31,9 +31,9 @@ def _name(path: Path) -> str:
 
 def _parse(path: Path):
     try:
-        from spec.frontend import parse_file
+        from verify_reducer.spec.frontend import parse_file
     except ImportError:                      # the frontend's file-level entry point
-        from spec.frontend import parse_source
+        from verify_reducer.spec.frontend import parse_source
 
         def parse_file(p):
             return parse_source(Path(p).read_text(), str(p))
@@ -105,9 +105,9 @@ def _cases():
 
 @pytest.mark.parametrize("path, seed", list(_cases()))
 def test_interpreter_matches_reference(path: Path, seed: int | None):
-    from interp.accept import within_bound
-    from interp.logical import run
-    from verify.inputs import prepare
+    from verify_reducer.interp.accept import within_bound
+    from verify_reducer.interp.logical import run
+    from verify_reducer.verify.inputs import prepare
 
     ref = REFERENCES[_name(path)]
     func = _parse(path).func()

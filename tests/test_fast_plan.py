@@ -7,12 +7,12 @@ import os
 
 import pytest
 
-from codegen.layout import infer_layouts
-from codegen.plan import plan_func
-from codegen.plan_fast import FastPlanRefused
-from codegen.plan_sites import gather_reducers
-from spec.frontend import parse_file
-from verify.proofs_fast import prove_reducer, search_fast, smt2_queries
+from verify_reducer.codegen.layout import infer_layouts
+from verify_reducer.codegen.plan import plan_func
+from verify_reducer.codegen.plan_fast import FastPlanRefused
+from verify_reducer.codegen.plan_sites import gather_reducers
+from verify_reducer.spec.frontend import parse_file
+from verify_reducer.verify.proofs_fast import prove_reducer, search_fast, smt2_queries
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "examples", "*.py")))
@@ -102,7 +102,7 @@ def test_every_proof_on_every_example_is_decided():
 
 def _simulator():
     try:
-        from interp.simulate import simulate
+        from verify_reducer.interp.simulate import simulate
     except ImportError as exc:  # the simulator is written alongside this planner
         pytest.skip(f"interp.simulate is not importable yet: {exc}")
     return simulate
@@ -111,9 +111,9 @@ def _simulator():
 @pytest.mark.parametrize("path", EXAMPLES, ids=os.path.basename)
 def test_fast_equals_canonical_equals_interpreter(path):
     simulate = _simulator()
-    from interp.accept import within_bound
-    from interp.logical import run
-    from verify.inputs import prepare
+    from verify_reducer.interp.accept import within_bound
+    from verify_reducer.interp.logical import run
+    from verify_reducer.verify.inputs import prepare
     func = parse_file(path).func()
     layouts = infer_layouts(func)
     auto = plan_func(func, "auto", layouts)
@@ -140,7 +140,7 @@ def _repeated_update(times: int) -> str:
 
 
 def test_identical_sites_are_proved_once():
-    from spec.frontend import parse_source
+    from verify_reducer.spec.frontend import parse_source
     one = parse_source(_repeated_update(1), "one.py").func()
     many = parse_source(_repeated_update(40), "many.py").func()
     proofs = {}
@@ -154,7 +154,7 @@ def test_identical_sites_are_proved_once():
 
 
 def test_a_spent_proof_budget_falls_back_to_canonical_with_a_note(monkeypatch):
-    import verify.proofs_fast as proofs_fast
+    import verify_reducer.verify.proofs_fast as proofs_fast
     monkeypatch.setattr(proofs_fast, "DEFAULT_BUDGET_S", 0.0)
     plan = plan_func(_func("minimal_v2.py"), "auto")
     rp = _only(plan)

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from spec import ir
-from spec.diagnostics import DiagnosticError
-from spec.dtypes import DTYPES
-from spec.frontend import parse_file, parse_source
-from spec.printer import format_expr, format_func, format_program
+from verify_reducer.spec import ir
+from verify_reducer.spec.diagnostics import DiagnosticError
+from verify_reducer.spec.dtypes import DTYPES
+from verify_reducer.spec.frontend import parse_file, parse_source
+from verify_reducer.spec.printer import format_expr, format_func, format_program
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from spec.diagnostics import DiagnosticError
-from spec.frontend import parse_file, parse_source
+from verify_reducer.spec.diagnostics import DiagnosticError
+from verify_reducer.spec.frontend import parse_file, parse_source
 
 ROOT = Path(__file__).resolve().parent.parent
 

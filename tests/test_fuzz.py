@@ -14,18 +14,18 @@ import numpy as np
 import pytest
 
 from cuda_env import requires_nvcc
-from spec.frontend import parse_source
-from verify import pipeline
-from verify.cli import main
-from verify.expect import parse_expectation
-from verify.fuzz import fuzz, groups
-from verify.fuzzing import campaign, model
-from verify.fuzzing import judge as judge_mod
-from verify.fuzzing.grammar import GEMV_TILES, Kernel, Reducer, draw
-from verify.fuzzing.judge import judge, judge_file, program_text
-from verify.fuzzing.minimize import minimize
-from verify.fuzzing.program import render
-from verify.fuzzing.tilelang_target import failure_key
+from verify_reducer.spec.frontend import parse_source
+from verify_reducer.verify import pipeline
+from verify_reducer.verify.cli import main
+from verify_reducer.verify.expect import parse_expectation
+from verify_reducer.verify.fuzz import fuzz, groups
+from verify_reducer.verify.fuzzing import campaign, model
+from verify_reducer.verify.fuzzing import judge as judge_mod
+from verify_reducer.verify.fuzzing.grammar import GEMV_TILES, Kernel, Reducer, draw
+from verify_reducer.verify.fuzzing.judge import judge, judge_file, program_text
+from verify_reducer.verify.fuzzing.minimize import minimize
+from verify_reducer.verify.fuzzing.program import render
+from verify_reducer.verify.fuzzing.tilelang_target import failure_key
 
 from fake_tilelang import FakeTileLang
 
@@ -266,7 +266,7 @@ def test_a_backend_that_cannot_run_stops_the_campaign(tmp_path, monkeypatch, cap
     # GPU finding (2026-12-01): 16 fuzz campaigns under compute-sanitizer at once ran the
     # device out of memory at context creation, and every case became a "crash" finding.
     # No context says nothing about the program: the campaign stops with exit 2.
-    from codegen.runner import CudaUnavailable
+    from verify_reducer.codegen.runner import CudaUnavailable
 
     def no_context(plan, values):
         raise CudaUnavailable("make_default_context() wasn't able to create a context")
@@ -460,7 +460,7 @@ def test_the_tilelang_config_reaches_worker_processes(tmp_path, monkeypatch, cap
 
 def test_fuzz_without_tilelang_stops_before_the_first_program(tmp_path, monkeypatch,
                                                               capsys):
-    from codegen import tilelang_backend
+    from verify_reducer.codegen import tilelang_backend
 
     def missing():
         raise tilelang_backend.TileLangUnavailable("TileLang is not installed")

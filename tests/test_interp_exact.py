@@ -7,10 +7,10 @@ from fractions import Fraction
 import numpy as np
 from hypothesis import given, strategies as st
 
-from interp.accept import within_bound
-from interp.exact import combine
-from spec.dtypes import DTYPES
-from spec.ops import MONOIDS
+from verify_reducer.interp.accept import within_bound
+from verify_reducer.interp.exact import combine
+from verify_reducer.spec.dtypes import DTYPES
+from verify_reducer.spec.ops import MONOIDS
 from test_interp_logical import round_fraction
 
 FLOATS = {"float16": 16, "float32": 32, "float64": 64}
@@ -130,7 +130,7 @@ def test_a_product_that_can_leave_the_normal_range_has_no_bound():
     some order of tiny, tiny, huge, huge underflows to 0: neither output can be bounded,
     so both are unchecked (infinite bound) instead of pinned to the exact value. A product
     that stays in range in every order keeps its finite bound."""
-    from spec.dtypes import FLOAT32
+    from verify_reducer.spec.dtypes import FLOAT32
     product = MONOIDS["product"]
     flat = np.array([0] * 96 + [1] * 4 + [2] * 3, np.int64)
     vals = np.concatenate([np.arange(96), [1e-30, 1e-30, 1e30, 1e30], [2.0, 3.0, 0.5]])

@@ -8,13 +8,13 @@ from functools import reduce
 import numpy as np
 import pytest
 
-from interp.accept import within_bound
-from interp.logical import run
-from spec import ir
-from spec.diagnostics import DiagnosticError
-from spec.dtypes import DTYPES, INT32
-from spec.ops import MONOIDS
-from spec.source import Span
+from verify_reducer.interp.accept import within_bound
+from verify_reducer.interp.logical import run
+from verify_reducer.spec import ir
+from verify_reducer.spec.diagnostics import DiagnosticError
+from verify_reducer.spec.dtypes import DTYPES, INT32
+from verify_reducer.spec.ops import MONOIDS
+from verify_reducer.spec.source import Span
 
 # ----------------------------------------------------------------------------- builder
 # A few lines of IR per test: ints become weak literals, strings loop variables, and

@@ -18,13 +18,38 @@ EXCEPTIONS = {"codegen/plan_fast.py": {"verify"}}
 
 
 def _imported_packages(path: Path) -> set[str]:
+    """Our subpackages a module imports absolutely (verify_reducer.X), and any import of
+    a bare top-level name of ours (never allowed: it would load a second copy)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
+        names = []
         if isinstance(node, ast.Import):
-            found |= {a.name.split(".")[0] for a in node.names}
+            names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add(node.module.split(".")[0])
-    return found & OURS
+            names = [node.module]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "verify_reducer" and len(parts) > 1:
+                found.add(parts[1])
+            elif parts[0] in OURS:
+                found.add(f"bare {parts[0]}")
+    return found & (OURS | {f"bare {p}" for p in OURS})
+
+
+def test_nothing_imports_a_bare_top_level_name_of_ours():
+    """`import spec` would load the tree a second time beside verify_reducer.spec (and
+    installed, no such name exists)."""
+    modules = [p for folder in ("spec", "interp", "codegen", "verify", "verify_reducer")
+               for p in (ROOT / folder).rglob("*.py")]
+    # tests/ and benchmarks/ at their top (below them lie TileLang programs, some broken
+    # on purpose)
+    modules += [p for folder in ("tests", "benchmarks") for p in (ROOT / folder).glob("*.py")]
+    bare = {}
+    for path in sorted(modules):
+        found = {p for p in _imported_packages(path) if p.startswith("bare ")}
+        if found:
+            bare[str(path.relative_to(ROOT))] = sorted(found)
+    assert not bare, bare
 
 
 @pytest.mark.parametrize("package", sorted(ALLOWED))

@@ -7,7 +7,7 @@ import pytest
 import z3
 from hypothesis import given, settings, strategies as st
 
-from spec.indexexpr import (Add, Const, FloorDiv, Mod, Mul, Sub, Var, add, floordiv, mod,
+from verify_reducer.spec.indexexpr import (Add, Const, FloorDiv, Mod, Mul, Sub, Var, add, floordiv, mod,
                             mul, sub, var)
 
 NAMES = ("a", "b", "c")

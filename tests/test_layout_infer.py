@@ -6,13 +6,13 @@ import math
 import numpy as np
 import pytest
 
-from codegen.layout import infer_layouts
-from codegen.layout_text import format_layouts
-from spec import ir
-from spec.diagnostics import DiagnosticError
-from spec.dtypes import FLOAT32
-from spec.frontend import parse_source
-from spec.source import Span
+from verify_reducer.codegen.layout import infer_layouts
+from verify_reducer.codegen.layout_text import format_layouts
+from verify_reducer.spec import ir
+from verify_reducer.spec.diagnostics import DiagnosticError
+from verify_reducer.spec.dtypes import FLOAT32
+from verify_reducer.spec.frontend import parse_source
+from verify_reducer.spec.source import Span
 
 HEADER = "import tilelang.language as T\n\n"
 

@@ -5,14 +5,14 @@ each element; any other index has no inverse, and the loop leaves the fragment a
 import numpy as np
 import pytest
 
-from codegen.layout_access import Access
-from codegen.layout_inverse import invert_access
-from codegen.layout_rules import check, compose
-from spec import ir
-from spec.dtypes import FLOAT32
-from spec.indexexpr import Const, Var
-from spec.layout import default_partition
-from spec.source import Span
+from verify_reducer.codegen.layout_access import Access
+from verify_reducer.codegen.layout_inverse import invert_access
+from verify_reducer.codegen.layout_rules import check, compose
+from verify_reducer.spec import ir
+from verify_reducer.spec.dtypes import FLOAT32
+from verify_reducer.spec.indexexpr import Const, Var
+from verify_reducer.spec.layout import default_partition
+from verify_reducer.spec.source import Span
 
 SPAN = Span(1, 0, 1, 0)
 i, j, k, it = Var("i"), Var("j"), Var("k"), Var("it")

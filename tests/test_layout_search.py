@@ -5,9 +5,9 @@ naming the two demands that cannot both hold."""
 import numpy as np
 import pytest
 
-from codegen.layout import _Inference, infer_layouts
-from spec.diagnostics import DiagnosticError
-from spec.frontend import parse_source
+from verify_reducer.codegen.layout import _Inference, infer_layouts
+from verify_reducer.spec.diagnostics import DiagnosticError
+from verify_reducer.spec.frontend import parse_source
 from test_layout_infer import assert_injective, by_name, kernel
 
 
@@ -183,7 +183,7 @@ def test_every_loop_free_dimension_is_kept_whole_by_each_holder():
 
 
 def test_each_rule_question_is_decided_once_across_the_roots(monkeypatch):
-    import codegen.layout as layout_module
+    import verify_reducer.codegen.layout as layout_module
     asked, attempts = [], []
     real_check, real_follow = layout_module.check, layout_module.follow
     real_attempt = _Inference.attempt

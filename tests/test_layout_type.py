@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from spec.indexexpr import Const, var
-from spec.layout import Layout, default_partition, fully_replicated
+from verify_reducer.spec.indexexpr import Const, var
+from verify_reducer.spec.layout import Layout, default_partition, fully_replicated
 
 # (shape, participants, replicate, slots per thread, idle threads)
 DESIGN_SHAPES = [

@@ -7,13 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from codegen.cuda_layouts import inverse_of
-from codegen.layout import infer_layouts
-from codegen.layout_rules import project
-from codegen.plan import plan_func
-from spec import ir
-from spec.frontend import parse_source
-from spec.layout import default_partition, vectorized_partition
+from verify_reducer.codegen.cuda_layouts import inverse_of
+from verify_reducer.codegen.layout import infer_layouts
+from verify_reducer.codegen.layout_rules import project
+from verify_reducer.codegen.plan import plan_func
+from verify_reducer.spec import ir
+from verify_reducer.spec.frontend import parse_source
+from verify_reducer.spec.layout import default_partition, vectorized_partition
 
 HEADER = "import tilelang.language as T\n\n"
 

@@ -6,8 +6,8 @@ reassociation bound: IEEE float32 addition is refuted as associative."""
 import pytest
 import z3
 
-from spec.dtypes import DTYPES
-from spec.ops import MONOIDS
+from verify_reducer.spec.dtypes import DTYPES
+from verify_reducer.spec.ops import MONOIDS
 
 INT_DTYPES = [DTYPES[n] for n in ("int8", "uint8", "int32", "uint32", "int64")]
 

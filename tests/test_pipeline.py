@@ -10,14 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codegen.cuda import render
-from codegen.plan import plan_func
-from codegen.plan_text import format_plan, plan_json
-from interp.accept import within_bound
-from interp.logical import run
-from interp.simulate import simulate
-from spec.frontend import parse_source
-from verify.inputs import prepare
+from verify_reducer.codegen.cuda import render
+from verify_reducer.codegen.plan import plan_func
+from verify_reducer.codegen.plan_text import format_plan, plan_json
+from verify_reducer.interp.accept import within_bound
+from verify_reducer.interp.logical import run
+from verify_reducer.interp.simulate import simulate
+from verify_reducer.spec.frontend import parse_source
+from verify_reducer.verify.inputs import prepare
 
 ROOT = Path(__file__).resolve().parent.parent
 GEMV = (ROOT / "examples" / "gemv_pipelined.py").read_text()

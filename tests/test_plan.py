@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codegen.layout import infer_layouts
-from codegen.plan import plan_func
-from codegen.plan_canonical import plan_transpose
-from codegen.plan_sites import gather_reducers
-from codegen.plan_text import format_plan, plan_json
-from spec.diagnostics import DiagnosticError
-from spec.frontend import parse_file, parse_source
-from spec.physical import Barrier, ReduceWorkspace, Shuffle
+from verify_reducer.codegen.layout import infer_layouts
+from verify_reducer.codegen.plan import plan_func
+from verify_reducer.codegen.plan_canonical import plan_transpose
+from verify_reducer.codegen.plan_sites import gather_reducers
+from verify_reducer.codegen.plan_text import format_plan, plan_json
+from verify_reducer.spec.diagnostics import DiagnosticError
+from verify_reducer.spec.frontend import parse_file, parse_source
+from verify_reducer.spec.physical import Barrier, ReduceWorkspace, Shuffle
 
 from test_plan_steps import all_one_group, expect_groups, run_chunks, symbolic_partials
 

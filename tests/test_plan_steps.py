@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from codegen.collectives import butterfly, chunk_size, hint_problem, \
+from verify_reducer.codegen.collectives import butterfly, chunk_size, hint_problem, \
     transpose_chunk_limit, transpose_reduce
-from spec.physical import Barrier, FromWorkspace, ReduceWorkspace, Shuffle, ToWorkspace
+from verify_reducer.spec.physical import Barrier, FromWorkspace, ReduceWorkspace, Shuffle, ToWorkspace
 
 
 class _Workspace:

@@ -10,16 +10,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from spec.frontend import parse_file
-from spec.target import TARGETS, target
-from codegen.cuda import render
-from codegen.plan import plan_func
-from codegen.plan_text import format_plan, plan_json
-from codegen.ptxas import PtxasFigures, figures_text, parse_verbose
-from codegen.resources import ALIGN, kib
-from codegen.runner import launch_arguments
-from verify import pipeline
-from verify.cli import main
+from verify_reducer.spec.frontend import parse_file
+from verify_reducer.spec.target import TARGETS, target
+from verify_reducer.codegen.cuda import render
+from verify_reducer.codegen.plan import plan_func
+from verify_reducer.codegen.plan_text import format_plan, plan_json
+from verify_reducer.codegen.ptxas import PtxasFigures, figures_text, parse_verbose
+from verify_reducer.codegen.resources import ALIGN, kib
+from verify_reducer.codegen.runner import launch_arguments
+from verify_reducer.verify import pipeline
+from verify_reducer.verify.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 VALID = ROOT / "tests" / "programs" / "valid"
@@ -114,8 +114,8 @@ def test_r506_exits_1_from_every_command(capsys, command):
 
 
 def test_runner_refuses_a_plan_over_the_limits():
-    from codegen.runner import run_cuda
-    from spec.diagnostics import DiagnosticError
+    from verify_reducer.codegen.runner import run_cuda
+    from verify_reducer.spec.diagnostics import DiagnosticError
     plan = _plan(ROOT / "tests" / "programs" / "resources" / "r506_shared_too_large.py")
     with pytest.raises(DiagnosticError, match="R506"):
         run_cuda(plan, {})

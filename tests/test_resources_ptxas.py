@@ -36,9 +36,9 @@ def _programs() -> list[tuple[str, str, str]]:
 def _plan_and_render(program: tuple[str, str, str]) -> list[tuple[str, object, str, str]]:
     """Every plan of one program: (case id, its Resources, its kernel's source under a
     name of its own, that name). Runs in a worker process."""
-    from spec.frontend import parse_source
-    from codegen.cuda import render
-    from codegen.plan import plan_func
+    from verify_reducer.spec.frontend import parse_source
+    from verify_reducer.codegen.cuda import render
+    from verify_reducer.codegen.plan import plan_func
     stem, path, source = program
     func = parse_source(source, path).func()
     out = []
@@ -52,7 +52,7 @@ def _plan_and_render(program: tuple[str, str, str]) -> list[tuple[str, object, s
 
 
 def _unit(sources: list[str]) -> str:
-    from codegen.cuda import INCLUDE, RUNTIME_HEADER
+    from verify_reducer.codegen.cuda import INCLUDE, RUNTIME_HEADER
     parts = [RUNTIME_HEADER.read_text().replace("#pragma once\n", "")]
     parts += [f"namespace case{n} {{\n{s.replace(INCLUDE, '')}}}\n"
               for n, s in enumerate(sources)]
@@ -62,7 +62,7 @@ def _unit(sources: list[str]) -> str:
 @pytest.fixture(scope="module")
 def measured():
     """case id -> (Resources, PtxasFigures)."""
-    from codegen.ptxas import compile_figures
+    from verify_reducer.codegen.ptxas import compile_figures
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
         rows = [row for rows in pool.map(_plan_and_render, _programs()) for row in rows]
     groups = [rows[b::BATCHES] for b in range(BATCHES)]
@@ -111,7 +111,7 @@ def test_every_spill_is_reported_in_the_plan_text(measured):
     (`emit --what plan --ptxas`) must say so, with ptxas's byte counts. Today the fast
     plans of the largest GEMV tilings spill a few words (their partials cover every
     output of the block; the storage-in-the-loop-layout change shrinks them)."""
-    from codegen.ptxas import figures_text
+    from verify_reducer.codegen.ptxas import figures_text
     for cid, (_, figures) in measured.items():
         text = "\n".join(figures_text(figures))
         if figures.spills:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from verify import mangle, pipeline
-from verify.expect import parse_expectation
-from verify.mangle import EDITS, mangle_corpus, mangle_one, seed_programs
-from verify.mangle_run import (OVER_TIME, format_summary, minimize, minimize_classes,
+from verify_reducer.verify import mangle, pipeline
+from verify_reducer.verify.expect import parse_expectation
+from verify_reducer.verify.mangle import EDITS, mangle_corpus, mangle_one, seed_programs
+from verify_reducer.verify.mangle_run import (OVER_TIME, format_summary, minimize, minimize_classes,
                                run_one, run_programs, summarize)
 
 ROOT = Path(__file__).resolve().parent.parent

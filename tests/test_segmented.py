@@ -11,19 +11,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codegen.plan import plan_func
-from codegen.plan_canonical import plan_transpose
-from codegen.plan_sites import gather_reducers
-from codegen.layout import infer_layouts
-from codegen.segmented import NoSegments, cosets_match_replicas, segmented, shuffle_bits
-from interp.accept import within_bound
-from interp.logical import run
-from interp.simulate import simulate
-from spec.frontend import parse_file, parse_source
-from spec.indexexpr import Const, Var
-from spec.layout import Layout, fully_replicated
-from spec.physical import Publish, Shuffle, ToWorkspace
-from verify.inputs import prepare
+from verify_reducer.codegen.plan import plan_func
+from verify_reducer.codegen.plan_canonical import plan_transpose
+from verify_reducer.codegen.plan_sites import gather_reducers
+from verify_reducer.codegen.layout import infer_layouts
+from verify_reducer.codegen.segmented import NoSegments, cosets_match_replicas, segmented, shuffle_bits
+from verify_reducer.interp.accept import within_bound
+from verify_reducer.interp.logical import run
+from verify_reducer.interp.simulate import simulate
+from verify_reducer.spec.frontend import parse_file, parse_source
+from verify_reducer.spec.indexexpr import Const, Var
+from verify_reducer.spec.layout import Layout, fully_replicated
+from verify_reducer.spec.physical import Publish, Shuffle, ToWorkspace
+from verify_reducer.verify.inputs import prepare
 
 ROOT = Path(__file__).resolve().parent.parent
 GEMV = ROOT / "examples" / "gemv_pipelined.py"
@@ -200,7 +200,7 @@ def test_a_missing_shuffle_is_r503():
 
 
 def test_publication_and_its_barrier_are_rendered():
-    from codegen.cuda import render
+    from verify_reducer.codegen.cuda import render
     text = render(plan_func(_wide_gemv(), "canonical")).source
     assert "float published = acc_workspace[16*(i % 4) + i / 4];" in text
     assert "published = published + acc_workspace[16*(i % 4) + i / 4 + 8];" in text

@@ -1,12 +1,12 @@
 """ThreadGroupSignature: derived from loop layouts, compared by Z3 proofs."""
 from __future__ import annotations
 
-from spec.indexexpr import Const, Var
-from spec.layout import Layout
-from verify.proofs import PROVED, REFUTED
-from verify.proofs_fast import same_signature
-from verify.proofs_layout import prove_site
-from verify.signature import ReductionStep, Site, signature
+from verify_reducer.spec.indexexpr import Const, Var
+from verify_reducer.spec.layout import Layout
+from verify_reducer.verify.proofs import PROVED, REFUTED
+from verify_reducer.verify.proofs_fast import same_signature
+from verify_reducer.verify.proofs_layout import prove_site
+from verify_reducer.verify.signature import ReductionStep, Site, signature
 
 j, rep = Var("j"), Var("rep")
 

@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codegen.plan import plan_func
-from interp.accept import within_bound
-from interp.logical import run
-from interp.simulate import simulate
-from spec.frontend import parse_file
-from verify.expect import parse_expectation
-from verify.inputs import prepare
+from verify_reducer.codegen.plan import plan_func
+from verify_reducer.interp.accept import within_bound
+from verify_reducer.interp.logical import run
+from verify_reducer.interp.simulate import simulate
+from verify_reducer.spec.frontend import parse_file
+from verify_reducer.verify.expect import parse_expectation
+from verify_reducer.verify.inputs import prepare
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(ROOT.glob("examples/*.py"))

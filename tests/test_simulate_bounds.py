@@ -14,8 +14,8 @@ from dataclasses import replace
 
 import pytest
 
-from spec.layout import default_partition, fully_replicated
-from spec.physical import FromWorkspace, ReduceWorkspace, ToWorkspace
+from verify_reducer.spec.layout import default_partition, fully_replicated
+from verify_reducer.spec.physical import FromWorkspace, ReduceWorkspace, ToWorkspace
 
 from test_simulate_faults import _codes, _plan, _with_finalize, _with_reducer, _with_steps
 
@@ -121,8 +121,8 @@ def main(x: T.Tensor((64,), T.float32), out: T.Tensor((64,), T.float32)):
 
 
 def _program(source: str, name: str):
-    from codegen.plan import plan_func
-    from spec.frontend import parse_source
+    from verify_reducer.codegen.plan import plan_func
+    from verify_reducer.spec.frontend import parse_source
     func = parse_source(source, name).func()
     return func, plan_func(func, "transpose")
 
@@ -159,7 +159,7 @@ def test_copy_layout_overrunning_a_fragment_is_r505_not_a_crash():
 def test_unguarded_global_read_past_the_tensor_is_r505(monkeypatch):
     """A kernel that tests none of the tensor's borders (the guard decision planted to
     say no test is needed) reads x[-4] in block 0: R505, not TileLang's guarded 0."""
-    import interp.simulate as simulate_module
+    import verify_reducer.interp.simulate as simulate_module
     from pathlib import Path
     source = (Path(__file__).parent / "programs/valid/copy_start_below_zero.py").read_text()
     func, plan = _program(source, "copy_start_below_zero.py")
@@ -179,7 +179,7 @@ def test_the_renderer_tests_the_borders_the_simulator_assumes():
     """Both executors take border tests from spec.addressing.border_guards: a negative
     Let start gets its `>= 0` test, a run straddling the tensor's end stays scalar."""
     from pathlib import Path
-    from codegen.cuda import render
+    from verify_reducer.codegen.cuda import render
     root = Path(__file__).parent / "programs/valid"
     func, plan = _program((root / "copy_start_below_zero.py").read_text(), "a.py")
     assert "base + i >= 0 && base + i < 64 ? x[base + i] : 0.0f" in render(plan).source

@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codegen import tilelang_backend
-from codegen.tilelang_backend import PrimFuncNotFound, TileLangFailed
-from spec.ir import Alloc, walk
-from verify import pipeline
-from verify.cli import main
+from verify_reducer.codegen import tilelang_backend
+from verify_reducer.codegen.tilelang_backend import PrimFuncNotFound, TileLangFailed
+from verify_reducer.spec.ir import Alloc, walk
+from verify_reducer.verify import pipeline
+from verify_reducer.verify.cli import main
 
 from fake_tilelang import FakeTileLang
 

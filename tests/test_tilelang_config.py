@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from codegen import tilelang_backend
-from codegen.tilelang_backend import (PassConfigError, parse_config_assignment,
+from verify_reducer.codegen import tilelang_backend
+from verify_reducer.codegen.tilelang_backend import (PassConfigError, parse_config_assignment,
                                       parse_config_value, resolve_pass_configs)
-from verify.cli import main
+from verify_reducer.verify.cli import main
 
 from fake_tilelang import KNOWN_CONFIGS, FakeTileLang
 

@@ -1,1 +1,6 @@
-from .cli import main; import sys; sys.exit(main())
+"""`python -m verify_reducer.verify ...` is the `verify-reducer` command too."""
+import sys
+
+from verify_reducer.verify.cli import main
+
+sys.exit(main())

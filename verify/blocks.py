@@ -31,10 +31,10 @@ import numpy as np
 import z3
 from z3.z3util import get_vars
 
-from spec import ir
-from spec.printer import format_expr
-from spec.source import Span
-from interp.memory import Window
+from verify_reducer.spec import ir
+from verify_reducer.spec.printer import format_expr
+from verify_reducer.spec.source import Span
+from verify_reducer.interp.memory import Window
 
 from .bounds import Z3_TIMEOUT_MS, _dtype_range, _Encoder, interval
 from .scopes import Context, Frame, kernel_context

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import z3
 
-from spec import ir
+from verify_reducer.spec import ir
 
 from .scopes import Binding, Context
 

@@ -37,8 +37,8 @@ from typing import Callable
 
 import numpy as np
 
-from interp import logical
-from interp.accept import within_bound
+from verify_reducer.interp import logical
+from verify_reducer.interp.accept import within_bound
 
 from . import inputs as inputs_mod
 from . import pipeline

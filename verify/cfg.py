@@ -26,7 +26,7 @@ from typing import Iterator
 
 import networkx as nx
 
-from spec import ir
+from verify_reducer.spec import ir
 
 from .bounds import trip_range
 from .scopes import Context, Frame, kernel_context

@@ -12,15 +12,15 @@ from collections import Counter
 
 import numpy as np
 
-from spec.diagnostics import DiagnosticError
-from spec.ir import ReducerFinalize, walk
-from spec.printer import format_func
-from codegen.layout_text import format_layouts
-from codegen.cuda import Unsupported, render
-from codegen import ptxas
-from codegen.plan_text import format_plan, plan_json, resources_json
-from verify.proofs_fast import smt2_queries
-from codegen.tilelang_backend import parse_config_assignment
+from verify_reducer.spec.diagnostics import DiagnosticError
+from verify_reducer.spec.ir import ReducerFinalize, walk
+from verify_reducer.spec.printer import format_func
+from verify_reducer.codegen.layout_text import format_layouts
+from verify_reducer.codegen.cuda import Unsupported, render
+from verify_reducer.codegen import ptxas
+from verify_reducer.codegen.plan_text import format_plan, plan_json, resources_json
+from verify_reducer.verify.proofs_fast import smt2_queries
+from verify_reducer.codegen.tilelang_backend import parse_config_assignment
 from .fuzz import fuzz, groups
 from .fuzzing.campaign import MINIMIZE_BUDGET
 from .fuzzing.tilelang_target import prepare_setup

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spec import ir
+from verify_reducer.spec import ir
 
-from interp.memory import Window
+from verify_reducer.interp.memory import Window
 
 from .bounds import trip_range
 from .scopes import Context, Frame, kernel_context

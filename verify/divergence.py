@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spec import ir
-from spec.printer import format_expr
+from verify_reducer.spec import ir
+from verify_reducer.spec.printer import format_expr
 
 from .scopes import Context, Frame
 

@@ -49,9 +49,9 @@ After an error the reducer moves to a `recovered` state that accepts everything 
 next init/finalize, so one mistake gives one diagnostic (verify.states)."""
 from __future__ import annotations
 
-from spec import ir
-from spec.diagnostics import Diagnostic, Note, error
-from spec.printer import format_expr
+from verify_reducer.spec import ir
+from verify_reducer.spec.diagnostics import Diagnostic, Note, error
+from verify_reducer.spec.printer import format_expr
 
 from . import rules
 from .cfg import CFG, build

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spec.limits import MAX_ELEMENTS, power_of_two
+from verify_reducer.spec.limits import MAX_ELEMENTS, power_of_two
 
 _DIRECTIVE = re.compile(r"#\s*(expect|input)\s*:\s*(.*?)\s*$")
 _ERROR = re.compile(r"error\s+(R\d{3})\s+at\s+(\d+)(?::(\d+))?$")

@@ -12,8 +12,8 @@ import zlib
 
 import numpy as np
 
-from spec.ir import Buffer, PrimFunc
-from spec.limits import MAX_ELEMENTS, power_of_two
+from verify_reducer.spec.ir import Buffer, PrimFunc
+from verify_reducer.spec.limits import MAX_ELEMENTS, power_of_two
 
 
 class InputError(ValueError):

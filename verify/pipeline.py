@@ -10,24 +10,24 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spec.diagnostics import ERROR, Diagnostic, DiagnosticError
-from spec.frontend import parse_source
-from spec.frontend.sizes import check_run_size
-from spec.ir import PrimFunc, Program
-from interp import logical
-from interp.accept import within_bound
+from verify_reducer.spec.diagnostics import ERROR, Diagnostic, DiagnosticError
+from verify_reducer.spec.frontend import parse_source
+from verify_reducer.spec.frontend.sizes import check_run_size
+from verify_reducer.spec.ir import PrimFunc, Program
+from verify_reducer.interp import logical
+from verify_reducer.interp.accept import within_bound
 
-from codegen.layout import LayoutMap, infer_layouts
-from codegen.plan import plan_func
-from codegen.plan_fast import FastPlanRefused
-from codegen.runner import CudaUnavailable, run_cuda
-from codegen.tilelang_backend import (PassConfigError, PrimFuncNotFound,  # noqa: F401
+from verify_reducer.codegen.layout import LayoutMap, infer_layouts
+from verify_reducer.codegen.plan import plan_func
+from verify_reducer.codegen.plan_fast import FastPlanRefused
+from verify_reducer.codegen.runner import CudaUnavailable, run_cuda
+from verify_reducer.codegen.tilelang_backend import (PassConfigError, PrimFuncNotFound,  # noqa: F401
                                       TileLangFailed, TileLangSetup,   # (re-exported)
                                       TileLangUnavailable, prepare, run_tilelang)
-from verify.proofs import ProofResult
-from verify.proofs_fast import prove_reducer
-from interp.simulate import simulate
-from spec.physical import PhysicalPlan, Resources
+from verify_reducer.verify.proofs import ProofResult
+from verify_reducer.verify.proofs_fast import prove_reducer
+from verify_reducer.interp.simulate import simulate
+from verify_reducer.spec.physical import PhysicalPlan, Resources
 
 from . import blocks as blocks_mod
 from . import inputs as inputs_mod

@@ -47,14 +47,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import z3
 
-from codegen.collectives import WARP, butterfly, is_power_of_two, transpose_reduce
-from codegen.layout import LayoutMap, infer_layouts
-from codegen.plan_sites import ReducerSites, gather_reducers
-from codegen.storage import compacted_slot
-from spec import ir
-from spec.indexexpr import IndexExpr, Var
-from spec.layout import Layout, flat_index, fully_replicated, index_names
-from spec.physical import Barrier
+from verify_reducer.codegen.collectives import WARP, butterfly, is_power_of_two, transpose_reduce
+from verify_reducer.codegen.layout import LayoutMap, infer_layouts
+from verify_reducer.codegen.plan_sites import ReducerSites, gather_reducers
+from verify_reducer.codegen.storage import compacted_slot
+from verify_reducer.spec import ir
+from verify_reducer.spec.indexexpr import IndexExpr, Var
+from verify_reducer.spec.layout import Layout, flat_index, fully_replicated, index_names
+from verify_reducer.spec.physical import Barrier
 from .proofs import DEFAULT_TIMEOUT_MS, PROVED, UNKNOWN, ProofResult, Query, \
     decided, group_member, group_of, solve, within
 from .proofs_layout import guard_query, injective_query

@@ -2,8 +2,8 @@
 span. Tools get the JSON objects of DESIGN §5 from `Diagnostic.to_json`."""
 from __future__ import annotations
 
-from spec.diagnostics import Diagnostic
-from spec.source import Span
+from verify_reducer.spec.diagnostics import Diagnostic
+from verify_reducer.spec.source import Span
 
 
 def _caret_block(lines: list[str], span: Span, width: int = 100) -> list[str]:

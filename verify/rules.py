@@ -11,11 +11,11 @@ import math
 
 import numpy as np
 
-from spec import ir
-from spec.diagnostics import Diagnostic, Note, error
-from spec.dtypes import DType, converts_exactly
-from spec.ops import MONOIDS, OP_ALIASES
-from spec.printer import format_expr
+from verify_reducer.spec import ir
+from verify_reducer.spec.diagnostics import Diagnostic, Note, error
+from verify_reducer.spec.dtypes import DType, converts_exactly
+from verify_reducer.spec.ops import MONOIDS, OP_ALIASES
+from verify_reducer.spec.printer import format_expr
 
 from .bounds import check_index
 from .scopes import Context

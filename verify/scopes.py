@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from spec import ir
-from spec.printer import format_expr
+from verify_reducer.spec import ir
+from verify_reducer.spec.printer import format_expr
 
 
 @dataclass(frozen=True, eq=False)

@@ -29,12 +29,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from codegen.layout_rules import project
-from codegen.storage import kept_of
-from spec import ir
-from spec.indexexpr import Const, IndexExpr, Var, floordiv, mod
-from spec.layout import Layout, index_names
-from spec.printer import format_expr
+from verify_reducer.codegen.layout_rules import project
+from verify_reducer.codegen.storage import kept_of
+from verify_reducer.spec import ir
+from verify_reducer.spec.indexexpr import Const, IndexExpr, Var, floordiv, mod
+from verify_reducer.spec.layout import Layout, index_names
+from verify_reducer.spec.printer import format_expr
 
 NUMPY_OPS = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
              "==": np.equal, "!=": np.not_equal}

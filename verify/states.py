@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from spec import ir
+from verify_reducer.spec import ir
 
 from .cfg import CFG
 

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from codegen.tilelang_backend import TileLangSetup
+from verify_reducer.codegen.tilelang_backend import TileLangSetup
 
 from ..bugreport import BugReport, save_report
 from ..pipeline import UsageError

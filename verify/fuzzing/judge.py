@@ -10,9 +10,9 @@ import traceback
 
 import numpy as np
 
-from codegen import ptxas
-from codegen.cuda import Unsupported, render as render_cuda
-from codegen.tilelang_backend import TileLangSetup
+from verify_reducer.codegen import ptxas
+from verify_reducer.codegen.cuda import Unsupported, render as render_cuda
+from verify_reducer.codegen.tilelang_backend import TileLangSetup
 
 from .. import pipeline
 from . import model

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spec.dtypes import lookup
+from verify_reducer.spec.dtypes import lookup
 
 from .expr import FLOATS, wrap
 from .grammar import Kernel, Reducer

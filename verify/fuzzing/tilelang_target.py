@@ -25,7 +25,7 @@ import re
 
 import numpy as np
 
-from codegen.tilelang_backend import TileLangSetup
+from verify_reducer.codegen.tilelang_backend import TileLangSetup
 
 from .. import bugreport, pipeline
 from .outcome import Outcome

@@ -2,7 +2,7 @@
 the streaming GEMV (examples/gemv_pipelined.py) scaled up to a size where memory
 bandwidth, not launch overhead, decides. Prints each plan's median kernel time, its
 effective bandwidth (bytes of A and x read once), and the ratios canonical/fast and
-legacy/fast — DESIGN §3 wants canonical close to fast.
+legacy/fast — docs/design.md §7 wants canonical close to fast.
 
     python benchmarks/cuda_plans.py [--m 8192] [--k 8192] [--repeat 50]
 

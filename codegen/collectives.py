@@ -13,7 +13,7 @@ slot being processed and `k` the term of a reduction (spec.physical).
   warp bits. Cheap, but only a power-of-two group is reduced completely (TileLang #2542).
 
 `chunk_size` chooses the chunk for either, honouring a finalize's `batch=` hint when it
-is usable (a hint only picks among equivalent lowerings, RFC "Codegen hints")."""
+is usable (a hint only picks among equivalent lowerings: docs/semantics.md §4)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,5 +1,5 @@
-"""Render a physical plan to CUDA C++ (DESIGN §1: the simulator and this renderer run
-the same plan; no lowering decision is made here).
+"""Render a physical plan to CUDA C++ (docs/design.md §1: the simulator and this
+renderer run the same plan; no lowering decision is made here).
 
     source = render(plan)            # a CudaSource
     source.translation_unit()        # self-contained: the runtime header inlined

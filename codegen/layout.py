@@ -1,18 +1,18 @@
 """Layout inference: where every fragment element and every T.Parallel iteration runs.
 
-TileLang's rules (DESIGN §3), decided exactly. The kernel is read into ops (T.Parallel
-loops, copies, reductions, statements outside T.Parallel) in program order; then layouts
-are placed the way TileLang's LayoutInference does: an op infers as soon as a fragment it
-touches is placed, and each newly placed fragment wakes its users ("common" level); when
-nothing can propagate, the first op left in program order takes its default ("free"
-level). So a fragment is placed by whichever op reaches it first through that
+TileLang's rules (docs/design.md §5), decided exactly. The kernel is read into ops
+(T.Parallel loops, copies, reductions, statements outside T.Parallel) in program order;
+then layouts are placed the way TileLang's LayoutInference does: an op infers as soon as a
+fragment it touches is placed, and each newly placed fragment wakes its users ("common"
+level); when nothing can propagate, the first op left in program order takes its default
+("free" level). So a fragment is placed by whichever op reaches it first through that
 propagation — not necessarily its first writer in the text (an 8-wide loop writing
 m_new[i] does not pin m_new when (8, 64) loops that follow x_frag also read it). Every
 access is checked once all is placed. When a check fails, the ops that share fragments
 (one component) are placed again from each of their ops as the first free one, and the
-clean placement with the fewest slots per thread wins (TileLang's InferInFreeMode): so
-a whole-tile `T.copy` adopts the layout a loop needs, replicated ones included. R300
-remains only when no root gives a clean placement.
+clean placement with the fewest slots per thread wins (TileLang's InferInFreeMode): so a
+whole-tile `T.copy` adopts the layout a loop needs, replicated ones included. R300 remains
+only when no root gives a clean placement.
 
 - Participants: all `kernel.threads` threads; inside `T.ws(g, ...)` the contiguous warp
   groups' threads [128·g, 128·(g_last+1)).

@@ -13,8 +13,8 @@ The rule (plain data, decided from the copy's regions and dtypes alone):
   threads `>= runs` sit the copy out. A thread's run is then V consecutive elements in
   both memories, which the renderer moves with one 128-bit access where it can prove
   the addresses 16-byte aligned (codegen.cuda_vector), else element by element.
-- otherwise the **default partition** of the copy's extents (DESIGN §3; replicas take
-  no part in the write: replica 0 moves each element)."""
+- otherwise the **default partition** of the copy's extents (docs/design.md §5;
+  replicas take no part in the write: replica 0 moves each element)."""
 from __future__ import annotations
 
 import math

@@ -1,5 +1,5 @@
-"""The canonical planner (DESIGN §3): correct for every reducer region, with no proof of
-ownership — and built for speed.
+"""The canonical planner (docs/design.md §7): correct for every reducer region, with no
+proof of ownership — and built for speed.
 
 - storage: in the update loop's layout (codegen.storage): a thread keeps a partial only
   for the outputs its replica-0 iterations touch; a region whose sites cannot share such

@@ -1,4 +1,4 @@
-"""The fast planner (DESIGN §3, Appendix A): when Z3 proves that a butterfly partition
+"""The fast planner (docs/design.md §7, §8): when Z3 proves that a butterfly partition
 of the participants gives every reduction group each contribution exactly once, the
 updates need no guard and each group all-reduces only its own outputs.
 

@@ -1,5 +1,6 @@
 """The acceptance test every backend's output is judged by: a value matches the reference
-when it lies within the reference's error bound (DESIGN §2). No ad hoc tolerance."""
+when it lies within the reference's error bound (docs/semantics.md §9). No ad hoc
+tolerance."""
 from __future__ import annotations
 
 import numpy as np

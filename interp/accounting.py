@@ -1,4 +1,4 @@
-"""Exactly-once accounting (DESIGN Appendix B).
+"""Exactly-once accounting (docs/design.md §12).
 
 Every logical contribution gets a 64-bit id: a hash of its update site, block and
 iteration of the T.Parallel, multiplied by an odd number drawn from the site's visit

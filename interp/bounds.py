@@ -1,5 +1,5 @@
 """First-order error bounds for elementwise operations: the rules that carry a bound
-shadow from the inputs of an expression to its result (DESIGN §2).
+shadow from the inputs of an expression to its result (docs/semantics.md §9).
 
 A bound b beside a value v promises |v_backend − v_reference| ≤ b, where v_reference is
 what this interpreter computed. `None` stands for an all-zero bound (the value is exact:

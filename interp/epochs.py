@@ -1,5 +1,5 @@
 """A reducer's life in one block: epochs of contributions, and the state machine that
-refuses what has no meaning (DESIGN §5 codes R200–R214).
+refuses what has no meaning (docs/semantics.md §4; codes R200–R214 in docs/codes.md).
 
   fresh ──init──► open ──update*──► open ──finalize──► closed ──init──► open ...
 

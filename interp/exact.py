@@ -1,5 +1,5 @@
 """Exact combination of contributions per logical output, and the reassociation bound of
-the result (DESIGN §2).
+the result (docs/semantics.md §9).
 
 Integers wrap and max/min/bitwise ops are exact in any order, so numpy's unbuffered
 `ufunc.at` in the reducer dtype gives the one right answer. A float sum is computed
@@ -10,9 +10,10 @@ once, not twice (p + 2 ≤ 53 bits, the classic round-to-odd argument). A float 
 multiplied exactly with `fractions.Fraction` and rounded the same way; that is a Python
 loop per contribution, fine for the small counts products see in kernels.
 
-The bound of a float sum is DESIGN's `γ(n)·Σ|xᵢ| + u·|exact|` (n counts the seed), widened
-by the contributions' own bounds bᵢ: `γ(n)·Σ(|xᵢ| + bᵢ) + Σbᵢ + u·|r|/(1 − u)`. One
-contribution is exact in any order (identity ⊕ x = x). A product gets the analogous
+The bound of a float sum is `γ(n)·Σ|xᵢ| + u·|exact|` (docs/semantics.md §9; n counts the
+seed), widened by the contributions' own bounds bᵢ:
+`γ(n)·Σ(|xᵢ| + bᵢ) + Σbᵢ + u·|r|/(1 − u)`. One contribution is exact in any order
+(identity ⊕ x = x). A product gets the analogous
 `γ(n−1)·Π(|xᵢ|+bᵢ) + (Π(|xᵢ|+bᵢ) − Π|xᵢ|) + u·|r|/(1 − u)`. max/min carry the widest
 contribution bound (they are 1-Lipschitz); integer results are exact, or inf when an
 uncertain float fed them."""

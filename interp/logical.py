@@ -1,5 +1,5 @@
-"""The logical interpreter: the reference meaning of a kernel (DESIGN §2), the oracle
-every backend is judged against.
+"""The logical interpreter: the reference meaning of a kernel (docs/semantics.md §2), the
+oracle every backend is judged against.
 
     result = run(func, inputs)   # inputs: every parameter, keyed by name
     result.outputs / result.bounds / result.epochs

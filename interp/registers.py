@@ -2,7 +2,7 @@
 spec.layout.Layout, with poison tracking.
 
 A register file is `values[thread - offset, slot]` plus `written[...]`: a register
-starts poisoned and becomes readable when something writes it (DESIGN §4). Which
+starts poisoned and becomes readable when something writes it (docs/design.md §12). Which
 element a register holds is the layout's `inverse()`; the tables derived from a layout
 are computed once per layout object (`tables`), since a loop's layout is reused every
 time the loop runs."""

@@ -1,5 +1,5 @@
 """Shared memory of one block: the kernel's shared buffers and a reducer's workspace,
-with the happens-before bookkeeping that finds races (DESIGN §4).
+with the happens-before bookkeeping that finds races (docs/design.md §12).
 
 Two accesses to one address by different threads are ordered only by a barrier instance
 that completed after the first access and that both threads passed. A write that is not

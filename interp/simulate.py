@@ -1,5 +1,5 @@
 """The SIMT simulator: a physical plan (spec.physical) executed for every thread of every
-block, vectorized across threads with numpy (DESIGN §3, §4).
+block, vectorized across threads with numpy (docs/design.md §6, §12).
 
     result = simulate(plan, inputs)      # inputs: every tensor parameter by name
     result.outputs / result.violations / result.finalizes

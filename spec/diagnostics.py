@@ -1,4 +1,5 @@
-"""Diagnostics: the stable codes of DESIGN §5 and the objects every stage reports with.
+"""Diagnostics: the stable codes of docs/design.md §16 (listed in docs/codes.md) and the
+objects every stage reports with.
 
 Rendering (human and JSON) lives in verify.report; stages only build Diagnostic values."""
 from __future__ import annotations
@@ -64,7 +65,7 @@ class Diagnostic:
         return self.severity == ERROR
 
     def to_json(self) -> dict:
-        """The JSON object of DESIGN §5 (plus the hint)."""
+        """The JSON object of docs/design.md §16 (with the hint)."""
         return {"code": self.code, "severity": self.severity, "message": self.message,
                 **span_json(self.span),
                 "notes": [{"message": n.message, **span_json(n.span)} for n in self.notes],

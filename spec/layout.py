@@ -1,5 +1,5 @@
 """Layouts: where the elements of a fragment, or the iterations of a T.Parallel loop, live
-among the threads of a participant set (DESIGN §3).
+among the threads of a participant set (docs/design.md §5).
 
 A layout over a logical index space of shape S (index variables x = (x0, x1, ...)) and a
 replica variable `rep` in [0, R) gives
@@ -201,9 +201,9 @@ class Layout:
 
 def default_partition(shape: tuple[int, ...], count: int, offset: int = 0,
                       index_vars: tuple[str, ...] | None = None) -> Layout:
-    """TileLang's partition of an index space over `count` threads (DESIGN §3): flatten
-    row-major; N >= count: thread = flat mod count, slot = flat div count (the last slot
-    partial when count does not divide N); N < count: R = count div N replicas,
+    """TileLang's partition of an index space over `count` threads (docs/design.md §5):
+    flatten row-major; N >= count: thread = flat mod count, slot = flat div count (the
+    last slot partial when count does not divide N); N < count: R = count div N replicas,
     thread = rep*N + flat, slot 0, and threads >= R*N sit it out."""
     shape = tuple(int(s) for s in shape)
     index_vars = tuple(index_vars) if index_vars is not None else index_names(len(shape))

@@ -20,7 +20,8 @@ class Monoid:
     idempotent: bool           # x ⊕ x = x (max/min/and/or): duplicates would hide in values
 
     def identity(self, dtype: DType):
-        """The per-partial identity e with e ⊕ x = x for every x of dtype (DESIGN §2)."""
+        """The per-partial identity e with e ⊕ x = x for every x of dtype
+        (docs/semantics.md §3)."""
         return {
             "sum": 0,
             "product": 1,

@@ -1,4 +1,5 @@
-"""The CLI contract of DESIGN §5: subcommands, --json, the output file and exit codes."""
+"""The CLI contract of docs/design.md §15: subcommands, --json, the output file and exit
+codes."""
 from __future__ import annotations
 
 import json

@@ -2,8 +2,8 @@
 
 For every program and plan, on seeded inputs:
 - canonical, fast, auto: every tensor parameter after the kernel lies within the logical
-  interpreter's bound (DESIGN §2: exact for integers, the reassociation bound for float
-  sums);
+  interpreter's bound (docs/semantics.md §9: exact for integers, the reassociation bound
+  for float sums);
 - legacy (wrong on purpose where replicas contribute twice): where the simulator agrees
   with the interpreter, so must CUDA; where it does not, CUDA must reproduce the
   simulator's wrong value — exactly for integers, for floats within the interpreter's

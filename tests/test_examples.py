@@ -1,8 +1,8 @@
 """Every program in examples/ computes what its numpy ground truth (tests/references.py)
 says it computes: the logical interpreter's outputs are compared, element by element,
 with the reference on the header's inputs and on seeded inputs. Integers must match
-exactly; floats must lie within the interpreter's own reassociation bound (DESIGN §2),
-and that bound must be finite and not vacuous.
+exactly; floats must lie within the interpreter's own reassociation bound
+(docs/semantics.md §9), and that bound must be finite and not vacuous.
 
 Also checked without the interpreter: the `# expect: result` values written in each
 header agree with the reference, and every `# expect: error RXXX at LINE` of the invalid

@@ -1,4 +1,4 @@
-"""The verdict headers of program files (DESIGN §6)."""
+"""The verdict headers of program files (docs/design.md §17)."""
 import numpy as np
 import pytest
 

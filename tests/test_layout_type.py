@@ -1,5 +1,5 @@
-"""The Layout type and the default partition of DESIGN §3, checked by brute force on every
-(iteration, replica) point."""
+"""The Layout type and the default partition of docs/design.md §5, checked by brute force
+on every (iteration, replica) point."""
 import math
 
 import numpy as np
@@ -22,7 +22,7 @@ DESIGN_SHAPES = [
 
 
 def reference_partition(shape, count):
-    """DESIGN §3 spelled out point by point: (thread, slot) per (replica, flat)."""
+    """docs/design.md §5 spelled out point by point: (thread, slot) per (replica, flat)."""
     n = math.prod(shape)
     flat = np.arange(n)
     if n >= count:

@@ -1,6 +1,6 @@
-"""One runner for every program that carries its verdict (DESIGN §6): examples/ and
-tests/programs/**. Each file's header says ok, the errors (code and line) it must get,
-and the results the interpreter must produce on the inputs it gives."""
+"""One runner for every program that carries its verdict (docs/design.md §17): examples/
+and tests/programs/**. Each file's header says ok, the errors (code and line) it must
+get, and the results the interpreter must produce on the inputs it gives."""
 from __future__ import annotations
 
 from pathlib import Path

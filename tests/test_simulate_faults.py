@@ -1,7 +1,7 @@
 """Faults planted into correct canonical plans (dataclasses.replace of one piece), each
-caught by the simulator with its own code (DESIGN §4): a wrong barrier count (R500), a
-shuffle under a guard (R501), reads before writes (R502), racing workspace accesses
-(R504), a missing update guard and a batch covering only the first chunk (R503).
+caught by the simulator with its own code (docs/design.md §12): a wrong barrier count
+(R500), a shuffle under a guard (R501), reads before writes (R502), racing workspace
+accesses (R504), a missing update guard and a batch covering only the first chunk (R503).
 The faults go into the transpose all-reduce (planner "transpose", the canonical plan's
 fallback), whose chunks, workspace reductions and broadcasts have the most to break; the
 segmented finalize's own faults are in test_segmented."""

@@ -1,5 +1,6 @@
-"""`verify-reducer`: check, run and emit (DESIGN §5). Exit codes: 0 verified, 1 rejected,
-2 usage error, 3 mismatch, 4 internal error (reported, never a bare traceback)."""
+"""`verify-reducer`: check, run, emit and fuzz (docs/design.md §15). Exit codes: 0
+verified, 1 rejected, 2 usage error, 3 mismatch, 4 internal error (reported, never a bare
+traceback)."""
 from __future__ import annotations
 
 import argparse

@@ -4,7 +4,8 @@ It builds the control-flow graph (verify.cfg), solves the epoch state machine on
 (verify.states) and judges each statement against the states that reach it on **some**
 path, then adds the rules that need no state (verify.rules).
 
-State rules, with the definitions chosen where the RFC and DESIGN are silent:
+State rules (docs/semantics.md §4), with the definitions chosen where the reducer RFC is
+silent (docs/decisions.md):
 
 - R200 read: any load of a reducer's element as a value, unless on every path the reducer
   was finalized *in place* (legacy `T.finalize_reducer(acc)` makes it readable). After a

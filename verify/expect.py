@@ -1,4 +1,4 @@
-"""The verdict a program file carries in its leading comment lines (DESIGN §6):
+"""The verdict a program file carries in its leading comment lines (docs/design.md §17):
 
     # expect: ok
     # expect: error R201 at 14

@@ -1,4 +1,4 @@
-"""Fast-path legality as proof obligations (DESIGN Appendix A), and the search for the
+"""Fast-path legality as proof obligations (docs/design.md §8), and the search for the
 cheapest butterfly partition that meets them.
 
 A candidate `Partition` (width w = 2^k, scale 2^m over the participants) groups relative

@@ -1,5 +1,5 @@
 """Facts about one update site's loop layout, as Z3 queries — what the canonical plan
-relies on (DESIGN Appendix A, "Canonical-plan obligations"):
+relies on (docs/design.md §8, "Canonical obligations"):
 
 1. `injective`: the layout is injective on (iteration, replica) -> (thread, slot), every
    replica lands on a participant, and the replicas of an iteration are exact copies

@@ -1,5 +1,5 @@
 """Diagnostics as people read them: compiler-style text with the source line and a caret
-span. Tools get the JSON objects of DESIGN §5 from `Diagnostic.to_json`."""
+span. Tools get the JSON objects of docs/design.md §16 from `Diagnostic.to_json`."""
 from __future__ import annotations
 
 from verify_reducer.spec.diagnostics import Diagnostic

@@ -1,4 +1,5 @@
-"""Per update site its ThreadGroupSignature (RFC "compatible subgroup signatures").
+"""Per update site its ThreadGroupSignature (the reducer RFC's compatible subgroup
+signatures; docs/design.md §8).
 
 An update site is a `ReducerUpdate` with the layout of the loop around it. What the fast
 plan needs to know about it is written down as a `Site` in the vocabulary the Z3 proofs

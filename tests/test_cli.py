@@ -191,9 +191,9 @@ def test_single_array_npy_as_inputs_is_usage_error(capsys, tmp_path):
     assert code == 2 and "keyed by parameter name" in err
 
 
-def test_directory_and_undecodable_file_are_usage_errors(capsys, tmp_path):
+def test_empty_directory_and_undecodable_file_are_usage_errors(capsys, tmp_path):
     code, _, err = run_cli(capsys, "check", str(tmp_path))
-    assert code == 2 and "is a directory" in err
+    assert code == 2 and f"{tmp_path}: no .py files in the directory" in err
     binary = tmp_path / "bin.py"
     binary.write_bytes(b"\xff\xfe\x00")
     code, _, err = run_cli(capsys, "check", str(binary))

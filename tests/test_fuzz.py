@@ -6,7 +6,6 @@ wrong results and refusals and writes each as a bug report."""
 import io
 import json
 import re
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from cuda_env import requires_nvcc
 from verify_reducer.spec.frontend import parse_source
 from verify_reducer.verify import pipeline
 from verify_reducer.verify.cli import main
+from verify_reducer.verify.cli_output import fuzz_meter
 from verify_reducer.verify.expect import parse_expectation
 from verify_reducer.verify.fuzz import fuzz, groups
 from verify_reducer.verify.fuzzing import campaign, model
@@ -181,17 +181,18 @@ def test_a_corpus_resumes_a_campaign(tmp_path, monkeypatch):
     assert first and [f.case for f in first] == [f.case for f in again if f.case < 2]
 
 
-def test_the_progress_bar_draws_only_on_a_terminal(tmp_path, monkeypatch):
+def test_the_progress_is_a_bar_on_a_terminal_and_lines_elsewhere(tmp_path):
     class Tty(io.StringIO):
         def isatty(self):
             return True
-    quiet, tty = io.StringIO(), Tty()
-    monkeypatch.setattr(sys, "stderr", quiet)
-    fuzz(1, 6, str(tmp_path), bar=True)
-    monkeypatch.setattr(sys, "stderr", tty)
-    fuzz(2, 6, str(tmp_path), bar=True)
-    assert quiet.getvalue() == ""
-    assert "2/2 cases" in tty.getvalue() and "finding(s)" in tty.getvalue()
+    lines, tty = io.StringIO(), Tty()
+    fuzz(1, 6, str(tmp_path), meter=fuzz_meter(lines, color=False))
+    fuzz(2, 6, str(tmp_path), meter=fuzz_meter(tty, color=False))
+    assert lines.getvalue().splitlines()[0] == "fuzz: 0/1 programs, 0 finding(s), 0 s"
+    assert lines.getvalue().splitlines()[-1].startswith("fuzz: 1/1 programs, 0 finding(s)")
+    assert "\r" not in lines.getvalue() and "\x1b" not in lines.getvalue()
+    assert "2/2" in tty.getvalue() and "programs, 0 finding(s)" in tty.getvalue()
+    assert "\x1b[" in tty.getvalue()            # drawn in place: cursor control
 
 
 def test_a_dask_cluster_runs_the_campaign(tmp_path):
@@ -452,7 +453,7 @@ def test_the_tilelang_config_reaches_worker_processes(tmp_path, monkeypatch, cap
     doc = json.loads(capsys.readouterr().out)
     assert code == 3 and doc["tilelang"] == {"version": "0.1.15",
                                              "pass_configs": {BASELINE: True}}
-    planted = [f for f in doc["findings"] if f["signature"][3] == BASELINE_LABEL]
+    planted = [f for f in doc["findings"] if f["signature"]["backend"] == BASELINE_LABEL]
     assert planted and all(Path(f["report"]).is_dir() for f in planted)
     # every compile ran in a worker: the wrong results prove the config got there
     assert fake.compiled == []

@@ -1,1 +1,1 @@
-"""Checking: the reducer epoch verifier, Z3 proofs, the oracle API and the CLI."""
+"""Checking: the reducer epoch verifier, Z3 proofs, the CLI and fuzzing."""

@@ -1,38 +1,44 @@
-"""`verify-reducer`: check, run, emit and fuzz (docs/design.md §15). Exit codes: 0
-verified, 1 rejected, 2 usage error, 3 mismatch, 4 internal error (reported, never a bare
-traceback)."""
+"""`verify-reducer`: check, run, emit, fuzz and compare (docs/design.md §15). Exit codes: 0 verified, 1 rejected,
+2 usage error, 3 mismatch, 4 internal error (reported, never a bare traceback); several
+programs exit with the worst of theirs (verify.cli_output.WORST_FIRST). Output goes
+through verify.cli_output (colour, -q/-v, progress) and verify.cli_json (--json)."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import tempfile
-import traceback
-from collections import Counter
+import time
 
 import numpy as np
 
 from verify_reducer.spec.diagnostics import DiagnosticError
-from verify_reducer.spec.ir import ReducerFinalize, walk
 from verify_reducer.spec.printer import format_func
 from verify_reducer.codegen.layout_text import format_layouts
-from verify_reducer.codegen.cuda import Unsupported, render
+from verify_reducer.codegen.cuda import render
 from verify_reducer.codegen import ptxas
-from verify_reducer.codegen.plan_text import format_plan, plan_json, resources_json
+from verify_reducer.codegen.plan_text import format_plan, plan_json
 from verify_reducer.verify.proofs_fast import smt2_queries
 from verify_reducer.codegen.tilelang_backend import parse_config_assignment
 from .fuzz import fuzz, groups
 from .fuzzing.campaign import MINIMIZE_BUDGET
 from .fuzzing.tilelang_target import prepare_setup
 
+from verify_reducer import __version__
 from . import bugreport
+from . import cli_json
 from . import inputs as inputs_mod
 from . import pipeline
+from .cli_batch import deliver_json, first_error, json_file_writable, run_programs
+from .cli_batch import writable_file
+from .cli_batch import findings_folder as _findings_folder, guarded as _guarded
+from .cli_batch import print_json as _print_json, report_usage as _report_usage
+from .cli_batch import safe_source as _safe_source, stdin_source as _stdin_source
+from .cli_output import COLOR_MODES, Output, fuzz_meter
+from .cli_text import VERBOSE_VALUES, check_text
+from .cli_text import comparison_status as _comparison_status
+from .cli_text import values_text as _summary
 from .cost import estimate, parse_size, physical_memory
-from .pipeline import (EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
-                       UsageError)
-from .report import format_diagnostics
+from .pipeline import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
 
 SUBCOMMANDS = ("check", "run", "emit", "fuzz")
 BACKENDS = ("interp", "sim", "cuda", "tilelang")
@@ -65,13 +71,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="verify-reducer", description=(
         "Check that every contribution of a TileLang deferred reduction enters its output "
         "exactly once. `verify-reducer PROG.py` is `verify-reducer check PROG.py`."))
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def common(p):
-        p.add_argument("program", help="TileLang source file (parsed, never executed, "
-                       "except by `run --backend tilelang`)")
+        p.add_argument("programs", nargs="+", metavar="PROG",
+                       help="TileLang source files (parsed, never executed, except by "
+                            "`run --backend tilelang`), directories (their .py files, "
+                            "sorted, recursively) or - (the program on stdin)")
         p.add_argument("--func", help="prim_func to use (default: main, or the only one)")
-        p.add_argument("--json", action="store_true", help="print one JSON document")
+        json_flags(p)
+        output_flags(p)
 
     p = sub.add_parser("check", help="parse, verify, interpret and compare (the default)")
     common(p)
@@ -119,7 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"checks one finding's minimization may spend (default "
                         f"{MINIMIZE_BUDGET}; 0: keep findings as generated)")
     tilelang_flags(p)
-    p.add_argument("--json", action="store_true", help="print one JSON document")
+    json_flags(p)
+    output_flags(p)
 
     p = sub.add_parser("emit", help="print an intermediate form")
     common(p)
@@ -132,6 +143,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-verify", action="store_true",
                    help="emit a program the verifier rejects (the output says so)")
     return parser
+
+
+def json_flags(p) -> None:
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON document (docs/schema/) instead of the report")
+    p.add_argument("--json-file", metavar="FILE",
+                   help="write the JSON document to FILE (implies --json; --json=FILE "
+                        "is the same)")
+
+
+def output_flags(p) -> None:
+    """--color, -q and -v: how much is said, and in colour or not."""
+    p.add_argument("--color", choices=COLOR_MODES, default="auto",
+                   help="colour the report and diagnostics: auto (a terminal, unless "
+                        "NO_COLOR is set), always or never")
+    amount = p.add_mutually_exclusive_group()
+    amount.add_argument("-q", "--quiet", action="store_true",
+                        help="only each program's verdict and the summary")
+    amount.add_argument("-v", "--verbose", action="store_true",
+                        help="more detail: every proof, more output values, timings")
 
 
 def _config_flag(text: str) -> tuple[str, str]:
@@ -196,35 +227,18 @@ def _max_memory(args) -> int | None:
 
 
 def _normalize_argv(argv: list[str]) -> list[str]:
-    """`verify-reducer PROG.py [flags]` means `verify-reducer check PROG.py [flags]`."""
-    first = next((a for a in argv if not a.startswith("-")), None)
+    """`verify-reducer PROG.py [flags]` means `verify-reducer check PROG.py [flags]` (`-`,
+    stdin, is a program too); `--json=FILE` is `--json-file FILE`."""
+    argv = [part for a in argv for part in
+            (["--json-file", a[len("--json="):]] if a.startswith("--json=") else [a])]
+    first = next((a for a in argv if a == "-" or not a.startswith("-")), None)
     if first is not None and first not in SUBCOMMANDS and "-h" not in argv \
-            and "--help" not in argv:
+            and "--help" not in argv and "--version" not in argv:
         return ["check", *argv]
     return argv
 
 
-def _print_json(doc: dict) -> None:
-    print(json.dumps(doc, indent=2, default=_json_default))
-
-
-def _json_default(value):
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")
-
-
-def _array_json(array: np.ndarray) -> dict:
-    return {"shape": list(array.shape), "dtype": str(array.dtype), "values": array.tolist()}
-
-
-def _summary(array: np.ndarray, limit: int = 8) -> str:
-    flat = array.reshape(-1)
-    shown = ", ".join(str(v) for v in flat[:limit].tolist())
-    more = f", ... ({flat.size} values)" if flat.size > limit else ""
-    return f"[{shown}{more}]"
+_array_json = cli_json.array_json
 
 
 def _given_inputs(path: str | None) -> dict[str, np.ndarray] | None:
@@ -234,29 +248,40 @@ def _given_inputs(path: str | None) -> dict[str, np.ndarray] | None:
 # ----------------------------------------------------------------------------- check
 
 def cmd_check(args) -> int:
+    start = time.perf_counter()
     given = _given_inputs(args.inputs)
     report = pipeline.check(args.program, args.func, args.seed, given, args.blocks,
-                            _max_memory(args))
-    source = report.loaded.source if report.loaded else _safe_source(args.program)
+                            _max_memory(args), _stdin_source(args))
+    source = report.loaded.source if report.loaded else _safe_source(args)
     # generated values are finite: only the given ones (and `# input:` lines) can hold
     # NaN or inf, and materializing every input here would undo the block windows
     notes = inputs_mod.special_values(report.loaded.given(given)) \
         if report.reference is not None else []
+    args.detail = first_error(report.diagnostics)
     if args.json:
-        _print_json({**_check_json(args, report), "input_notes": notes})
+        _print_json({**_check_json(args, report), "input_notes": notes}, args)
         return report.exit_code
-    shown = report.diagnostics + report.violations
-    if shown:
-        print(format_diagnostics(shown, args.program, source), file=sys.stderr)
-    _print_notes(notes)
+    args.ui.diagnostics(report.diagnostics + report.violations, args.program, source)
+    _print_notes(notes, args)
     if report.loaded is not None:
-        print(_check_text(report))
+        args.ui.report(check_text(report, args.ui.verbose))
+    _print_elapsed(args, start)
     return report.exit_code
 
 
-def _print_notes(notes: list[str]) -> None:
+def _print_notes(notes: list[str], args=None) -> None:
     for note in notes:
-        print(f"verify-reducer: note: {note}", file=sys.stderr)
+        if args is not None and getattr(args, "ui", None) is not None:
+            args.ui.note(note)
+        else:
+            print(f"verify-reducer: note: {note}", file=sys.stderr)
+
+
+def _print_elapsed(args, start: float) -> None:
+    """-v: the program's wall time, on stderr."""
+    if args.ui.verbose:
+        args.ui.note(f"{args.program}: {args.command} took "
+                     f"{time.perf_counter() - start:.2f} s")
 
 
 NO_VERIFY_NOTE = ("--no-verify: the verifier was not consulted; this output may belong "
@@ -270,7 +295,7 @@ def _gate(args, loaded, values, interpret: bool = True):
     interpreter's result when the gate ran it, else None."""
     if args.no_verify:
         if not args.json:
-            _print_notes([NO_VERIFY_NOTE])
+            _print_notes([NO_VERIFY_NOTE], args)
         return None
     errors, reference = pipeline.verifier_errors(loaded, values, interpret)
     if errors:
@@ -282,136 +307,23 @@ def _output_path(path: str | None) -> str | None:
     """Where `run --output` writes (numpy appends .npz), checked before the run."""
     if path is None:
         return None
-    written = path if path.endswith(".npz") else path + ".npz"
-    folder = os.path.dirname(written) or "."
-    if not os.path.isdir(folder):
-        raise UsageError(f"--output {path}: no such directory {folder}")
-    if os.path.isdir(written):
-        raise UsageError(f"--output {path}: {written} is a directory")
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"--output {path}: cannot write in {folder}")
-    return written
-
-
-def _safe_source(path: str) -> str:
-    try:
-        return pipeline.read_source(path)
-    except UsageError:
-        return ""
-
-
-def _check_text(report: pipeline.CheckReport) -> str:
-    func = report.loaded.func
-    k = func.kernel
-    grid = "×".join(str(g) for g in k.grid)
-    finalizes = sum(isinstance(s, ReducerFinalize) for s in walk(k.body))
-    errors = sum(d.is_error for d in report.diagnostics)
-    lines = [f"{report.loaded.path}: {func.name} (grid {grid}, {k.threads} threads, "
-             f"{finalizes} finalize site{'s' * (finalizes != 1)})"]
-    lines.append(f"  verify         {'ok' if not errors else f'{errors} error(s)'}")
-    if report.selection is not None:
-        lines += _blocks_text(report)
-    if report.reference is not None:
-        per_epoch = report.reference.epochs
-        lines.append(f"  interpret      ok: seed {report.seed}, {len(per_epoch)} epoch(s) "
-                     f"finalized, {sum(int(e.counts.sum()) for e in per_epoch)} contributions")
-        for name, value in report.reference.outputs.items():
-            lines.append(f"                 {name} = {_summary(value)}")
-    for epoch in report.epochs:
-        results = Counter(p.result for p in epoch.proofs)
-        tally = ", ".join(f"{results[r]} {r}" for r in ("proved", "refuted", "unknown")
-                          if results[r])
-        ms = sum(p.ms for p in epoch.proofs)
-        width = f", all-reduce width {epoch.width}" if epoch.width else ""
-        lines.append(f"  plan           {epoch.reducer} (line {epoch.line}): {epoch.plan}"
-                     f"{width}; proofs: {tally or 'none'} in {ms:.0f} ms")
-        for note in epoch.notes:
-            lines.append(f"                 {note.code}: {note.message}")
-    for label, comps in report.comparisons.items():
-        lines.append(f"  {label:<14} {_comparison_status(comps)}")
-    lines.append(f"verdict: {report.verdict}")
-    return "\n".join(lines)
-
-
-def _blocks_text(report: pipeline.CheckReport) -> list[str]:
-    """Which blocks ran and why: the independence proof, the classes, the sample, the
-    memory estimate, and how much of each output the comparisons covered."""
-    sel = report.selection
-    ind = sel.independence
-    queries = f"{ind.queries} quer{'y' if ind.queries == 1 else 'ies'}, {ind.ms:.0f} ms"
-    proof = (f"independence proved ({queries})" if ind.proved
-             else f"independence NOT proved: {ind.reason}; every block runs")
-    memory = f"memory estimate {report.estimate.describe()}" if report.estimate else ""
-    if sel.total == 1:
-        return [f"  blocks         1 of 1; {memory}"]
-    if sel.blocks is None:
-        why = "" if not ind.proved else f" ({sel.why_all})"
-        return [f"  blocks         all {sel.total}{why}; {proof}",
-                f"                 {memory}"]
-    lines = [f"  blocks         {len(sel.blocks)} of {sel.total}: {_block_list(sel.blocks)}; "
-             f"{proof}"]
-    lines.append("                 classes: " + "; ".join(
-        f"{c.first}" + (f" x{c.size}" if c.size else "") + f" {', '.join(c.traits)}"
-        for c in sel.classes))
-    notes = list(dict.fromkeys(c.note for c in sel.classes if c.note))
-    lines += [f"                 classes approximate: {n}" for n in notes]
-    if sel.sampled:
-        lines.append(f"                 random sample (seed {report.seed}): "
-                     f"{_block_list(sel.sampled)}")
-    compared = [c for c in next(iter(report.comparisons.values()), []) if c.compared]
-    if compared:
-        sizes = {p.name: p.size for p in report.loaded.func.params}
-        lines.append("                 compared " + ", ".join(
-            f"{c.name}: {c.compared} of {sizes[c.name]} elements" for c in compared))
-    lines.append(f"                 {memory}")
-    return lines
-
-
-def _block_list(blocks, limit: int = 8) -> str:
-    shown = ", ".join(str(b) for b in blocks[:limit])
-    return shown + (f", ... ({len(blocks)} blocks)" if len(blocks) > limit else "")
-
-
-def _comparison_status(comps: list[pipeline.Comparison]) -> str:
-    bad = [c for c in comps if not c.ok]
-    unchecked = sum(c.unchecked for c in comps)
-    caveat = f" ({unchecked} element(s) unchecked: infinite bound)" if unchecked else ""
-    return "== interpreter" + caveat if not bad else "MISMATCH " + "; ".join(
-        f"{c.name}{list(c.first_index)}: got {c.got}, expected {c.expected} "
-        f"(bound {c.bound:g}), {c.mismatches} element(s)" for c in bad)
-
-
-def _check_json(args, report: pipeline.CheckReport) -> dict:
-    doc = {"command": "check", "program": args.program,
-           "func": report.loaded.func.name if report.loaded else None,
-           "verdict": report.verdict, "exit_code": report.exit_code, "seed": report.seed,
-           "diagnostics": [d.to_json() for d in report.diagnostics]}
-    if report.reference is not None:
-        doc["finalized"] = [{"reducer": e.reducer, "line": e.span.line if e.span else None,
-                             "block": list(e.block), "contributions": int(e.counts.sum())}
-                            for e in report.reference.epochs]
-        doc["outputs"] = {n: _array_json(v) for n, v in report.reference.outputs.items()}
-    doc["resources"] = resources_json(report.resources) if report.resources else None
-    if report.selection is not None:
-        doc["blocks"] = report.selection.to_json()
-    if report.estimate is not None:
-        doc["memory_estimate"] = report.estimate.to_json()
-    doc["epochs"] = [e.to_json() for e in report.epochs]
-    doc["violations"] = [d.to_json() for d in report.violations]
-    doc["comparisons"] = {b: [c.__dict__ for c in cs] for b, cs in report.comparisons.items()}
-    return doc
+    return writable_file("--output", path, path if path.endswith(".npz") else path + ".npz")
 
 
 # ----------------------------------------------------------------------------- run
 
 def cmd_run(args) -> int:
+    start = time.perf_counter()
     output = _output_path(args.output)
     if args.backend != "tilelang" and (args.tilelang_config or args.bug_report):
         flag = "--tilelang-config" if args.tilelang_config else "--bug-report"
         raise UsageError(f"{flag} applies to --backend tilelang only")
+    if args.backend == "tilelang" and _stdin_source(args) is not None:
+        raise UsageError("--backend tilelang imports the program's file: give its path, "
+                         "not - (stdin)")
     if args.bug_report:
         _findings_folder(args.bug_report, "--bug-report")
-    loaded = pipeline.load(args.program, args.func)
+    loaded = pipeline.load(args.program, args.func, _stdin_source(args))
     if args.backend != "cuda":      # the interpreter runs the whole grid (tilelang: too)
         pipeline.refuse_over(estimate(loaded.func), _max_memory(args), "this run",
                              "use `check`, which runs a sample of the blocks")
@@ -420,7 +332,8 @@ def cmd_run(args) -> int:
     notes = inputs_mod.special_values(values)
     if args.backend == "tilelang":
         return _run_tilelang(args, loaded, values, notes, output)
-    progress = _progress(args.backend) if sys.stderr.isatty() else None
+    progress = _progress(args.backend) if sys.stderr.isatty() and not args.ui.quiet \
+        else None
     run = pipeline.run_backend(loaded, args.backend, values, args.plan, progress)
     comparisons = None
     if args.backend == "cuda":
@@ -428,7 +341,19 @@ def cmd_run(args) -> int:
         # disagreement beyond the bound is a mismatch (exit 3)
         reference = reference or pipeline.oracle(loaded, values)
         comparisons = pipeline.compare_outputs(run.outputs, reference)
-    return _report_run(args, loaded, run, notes, output, comparisons=comparisons)
+    code = _report_run(args, loaded, run, notes, output, comparisons=comparisons)
+    _print_elapsed(args, start)
+    return code
+
+
+def _save_output(args, output: str, outputs: dict[str, np.ndarray]) -> str:
+    """Write `run --output` (checked before the run; a write that fails anyway, say the
+    disk is full, is a usage error naming the path too)."""
+    try:
+        return inputs_mod.save_npz(output, outputs)
+    except OSError as exc:
+        raise UsageError(f"--output {args.output}: cannot write {output}: "
+                         f"{exc.strerror or exc}") from None
 
 
 def _report_run(args, loaded, run: pipeline.BackendRun, notes: list[str],
@@ -439,10 +364,12 @@ def _report_run(args, loaded, run: pipeline.BackendRun, notes: list[str],
     bad = comparisons is not None and any(not c.ok for c in comparisons)
     code = EXIT_MISMATCH if run.violations or bad else EXIT_OK
     if output:
-        output = inputs_mod.save_npz(output, run.outputs)
+        output = _save_output(args, output, run.outputs)
+    args.detail = first_error(run.violations)
     if args.json:
         doc = {"command": "run", "program": args.program, "func": loaded.func.name,
-               "backend": args.backend, "plan": run.plan, "exit_code": code,
+               "backend": args.backend, "plan": run.plan,
+               "verdict": cli_json.verdict("run", code), "exit_code": code,
                "verified": not args.no_verify, "input_notes": notes,
                "output_file": output,
                "outputs": {n: _array_json(v) for n, v in run.outputs.items()},
@@ -451,23 +378,30 @@ def _report_run(args, loaded, run: pipeline.BackendRun, notes: list[str],
         if run.bounds is not None:
             doc["bounds"] = {n: _array_json(b) for n, b in run.bounds.items()}
         if comparisons is not None:
-            doc["comparisons"] = {pipeline.run_label(run): [c.__dict__ for c in comparisons]}
+            doc["comparisons"] = cli_json.comparisons_json({pipeline.run_label(run):
+                                                            comparisons})
         if tilelang is not None:
             doc.update(tilelang)
-        _print_json(doc)
+        _print_json(doc, args)
         return code
-    _print_notes(notes)
-    if run.violations or run.notes:
-        print(format_diagnostics(run.notes + run.violations, args.program, loaded.source),
-              file=sys.stderr)
-    for name, value in run.outputs.items():
-        print(f"{name} = {_summary(value)}")
+    out = args.ui
+    _print_notes(notes, args)
+    out.diagnostics(run.notes + run.violations, args.program, loaded.source)
+    if out.quiet:
+        return code
+    limit = VERBOSE_VALUES if out.verbose else 8
+    lines = [f"{name} = {_summary(value, limit)}" for name, value in run.outputs.items()]
+    if out.verbose and run.bounds is not None:
+        lines += [f"bound of {name} = {_summary(b, limit)}" for name, b in run.bounds.items()]
+    if out.verbose:
+        lines.append(f"ran on {pipeline.run_label(run)}")
     if comparisons is not None:
-        print(f"{pipeline.run_label(run)} {_comparison_status(comparisons)}")
+        lines.append(f"{pipeline.run_label(run)} {_comparison_status(comparisons)}")
+    out.report("\n".join(lines))
     if tilelang is not None:
-        _print_tilelang_setup(tilelang)
+        _print_tilelang_setup(tilelang, out)
     if output:
-        print(f"wrote {output}")
+        out.out(f"wrote {output}")
     return code
 
 
@@ -487,12 +421,17 @@ def _run_tilelang(args, loaded, values, notes: list[str], output: str | None) ->
     return _report_run(args, loaded, run, notes, output, facts, outcome.comparisons)
 
 
-def _print_tilelang_setup(facts: dict) -> None:
+def _print_tilelang_setup(facts: dict, out: Output | None = None) -> None:
     configs = ", ".join(f"{k}={v!r}" for k, v in facts["tilelang"]["pass_configs"].items())
-    print(f"tilelang {facts['tilelang']['version']}; pass configs: "
-          f"{configs or 'none (defaults)'}")
+    lines = [f"tilelang {facts['tilelang']['version']}; pass configs: "
+             f"{configs or 'none (defaults)'}"]
     if "bug_report" in facts:
-        print(f"bug report: {facts['bug_report']}")
+        lines.append(f"bug report: {facts['bug_report']}")
+    for line in lines:
+        if out is not None:
+            out.out(line)
+        else:
+            print(line)
 
 
 def _progress(backend: str, lines: int = 100):
@@ -509,52 +448,62 @@ def _report_tilelang_failure(args, loaded, reference, failed, facts: dict) -> in
     """TileLang refused or crashed on a program the oracle accepts and answers: a
     disagreement, so exit 3 (codegen.tilelang_backend says why), with TileLang's message
     and the answer it should have given."""
+    args.detail = f"TileLang failed at {failed.stage}"
     if args.json:
         _print_json({"command": "run", "program": args.program, "func": loaded.func.name,
-                     "backend": "tilelang", "plan": None, "exit_code": EXIT_MISMATCH,
+                     "backend": "tilelang", "plan": None, "verdict": "mismatch",
+                     "exit_code": EXIT_MISMATCH,
                      "tilelang_error": {"stage": failed.stage, "message": failed.detail},
                      "expected": {n: _array_json(v) for n, v in reference.outputs.items()},
-                     **facts})
+                     **facts}, args)
         return EXIT_MISMATCH
-    print(f"verify-reducer: {failed}", file=sys.stderr)
-    for name, value in reference.outputs.items():
-        print(f"interpreter: {name} = {_summary(value)}")
-    print("tilelang MISMATCH: TileLang failed on a program the interpreter accepts")
-    _print_tilelang_setup(facts)
+    out = args.ui
+    out.error(str(failed))
+    if out.quiet:
+        return EXIT_MISMATCH
+    out.report("\n".join(
+        [f"interpreter: {name} = {_summary(value)}" for name, value in reference.outputs.items()]
+        + ["tilelang MISMATCH: TileLang failed on a program the interpreter accepts"]))
+    _print_tilelang_setup(facts, out)
     return EXIT_MISMATCH
 
 
 # ----------------------------------------------------------------------------- emit
 
 def cmd_emit(args) -> int:
-    loaded = pipeline.load(args.program, args.func)
+    start = time.perf_counter()
+    loaded = pipeline.load(args.program, args.func, _stdin_source(args))
     # the gate judges the program as `check` does by default: on the inputs of seed 0
     _gate(args, loaded, loaded.inputs(0))
     head = {"command": "emit", "program": args.program, "func": loaded.func.name,
-            "what": args.what, "verified": not args.no_verify}
+            "what": args.what, "verdict": "emitted", "exit_code": EXIT_OK,
+            "verified": not args.no_verify}
+    doc = None
     if args.what == "layout":
         text = format_layouts(pipeline.loaded_layouts(loaded), loaded.func)
     elif args.what == "plan":
         plan = pipeline.make_plan(loaded, args.plan)
         figures = _ptxas_figures(plan) if args.ptxas else None
-        if args.json:
-            _print_json({**head, "plan": plan_json(plan, figures)})
-            return EXIT_OK
-        text = format_plan(plan, figures)
+        doc = {**head, "plan": plan_json(plan, figures)}
+        text = None if args.json else format_plan(plan, figures)
     elif args.what == "cuda":
         text = render(pipeline.make_plan(loaded, args.plan)).translation_unit()
     elif args.what == "smt2":
         queries = smt2_queries(loaded.func, pipeline.loaded_layouts(loaded))
-        if args.json:
-            _print_json({**head, "queries": [{"name": n, "smt2": t} for n, t in queries]})
-            return EXIT_OK
+        doc = {**head, "queries": [{"name": n, "smt2": t} for n, t in queries]}
         text = "\n".join(f"; ---- {name}\n{smt2}" for name, smt2 in queries)
     else:
         text = format_func(loaded.func)
     if args.json:
-        _print_json({**head, "text": text})
-    else:
-        print(text)
+        _print_json(doc or {**head, "text": text}, args)
+    elif not args.ui.quiet:
+        print(text, flush=True)
+    if args.ui.verbose:
+        args.ui.note(f"{args.program}: emitted {args.what} of {loaded.func.name}"
+                     + (f" (plan {args.plan})" if args.what in ("plan", "cuda") else "")
+                     + ("; not verified (--no-verify)" if args.no_verify else
+                        "; the verifier accepts it"))
+    _print_elapsed(args, start)
     return EXIT_OK
 
 
@@ -565,21 +514,12 @@ def _ptxas_figures(plan):
         return ptxas.compile_figures(source.translation_unit())[source.kernel_name]
     except ptxas.PtxasUnavailable as exc:
         raise UsageError(f"--ptxas: {exc}") from None
-def _findings_folder(path: str, flag: str = "--out") -> None:
-    """`fuzz --out` (and `run --bug-report`) must be a folder we can write (made if
-    missing), checked first."""
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise UsageError(f"{flag} {path}: exists and is not a directory")
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"{flag} {path}: cannot create the directory ({exc.strerror})") \
-            from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise UsageError(f"{flag} {path}: cannot write in the directory")
 
+
+# ----------------------------------------------------------------------------- fuzz
 
 def cmd_fuzz(args) -> int:
+    out = args.ui
     if args.backend != "tilelang" and args.tilelang_config:
         raise UsageError("--tilelang-config applies to --backend tilelang only")
     _findings_folder(args.out)
@@ -589,88 +529,59 @@ def cmd_fuzz(args) -> int:
     setup = prepare_setup(tilelang_config(args)) if args.backend == "tilelang" else None
     facts = {} if setup is None else \
         {"tilelang": {"version": setup.version, "pass_configs": setup.pass_configs}}
-    if facts and not args.json:
-        _print_tilelang_setup(facts)
+    if facts and not args.json and not out.quiet:
+        _print_tilelang_setup(facts, out)
 
     def progress(case, verdict):
-        if not args.json and verdict is not None:
-            print(f"case {case}: {verdict[0]}: {verdict[1][:200]}")
+        if args.json or out.quiet:
+            return
+        if verdict is not None:
+            out.out(f"case {case}: {verdict[0]}: {verdict[1][:200]}")
+        elif out.verbose:
+            out.out(f"case {case}: ok")
 
-    findings = fuzz(args.count, args.seed, args.out, FUZZ_BACKENDS[args.backend], progress,
-                    jobs=args.jobs, scheduler=args.scheduler, corpus=args.corpus,
-                    budget=args.minimize_budget, bar=not args.json, tilelang=setup)
+    meter = None if out.quiet else fuzz_meter(sys.stderr, out.color_err)
+    findings = fuzz(args.count, args.seed, args.out, FUZZ_BACKENDS[args.backend],
+                    progress, jobs=args.jobs, scheduler=args.scheduler, corpus=args.corpus,
+                    budget=args.minimize_budget, meter=meter, tilelang=setup)
     code = EXIT_MISMATCH if findings else EXIT_OK
     if args.json:
-        _print_json({"command": "fuzz", "count": args.count, "seed": args.seed,
-                     "backend": args.backend, "out": args.out, "exit_code": code,
-                     **facts, "findings": [f.__dict__ for f in findings],
-                     "groups": groups(findings)})
-    else:
-        print(f"{args.count} programs, {len(findings)} finding(s)"
-              + (f", saved in {args.out}/" if findings else ""))
-        reports = sorted({f.report for f in findings if f.report})
-        if reports:
-            print(f"{len(reports)} TileLang bug report(s): " + ", ".join(reports))
+        doc = {"command": "fuzz", "count": args.count, "seed": args.seed,
+               "backend": args.backend, "out": args.out, "exit_code": code, **facts,
+               "findings": [cli_json.finding_json(f) for f in findings],
+               "groups": groups(findings)}
+        return deliver_json(args, doc, code)
+    out.out(f"{args.count} programs, {len(findings)} finding(s)"
+            + (f", saved in {args.out}/" if findings else ""))
+    reports = sorted({f.report for f in findings if f.report})
+    if reports and not out.quiet:
+        out.out(f"{len(reports)} TileLang bug report(s): " + ", ".join(reports))
     return code
 
 
 COMMANDS = {"check": cmd_check, "run": cmd_run, "emit": cmd_emit, "fuzz": cmd_fuzz}
 
 
-def _report_rejection(args, err: DiagnosticError) -> int:
-    if getattr(args, "json", False):
-        _print_json({"command": args.command, "program": args.program, "verdict": "rejected",
-                     "exit_code": EXIT_REJECTED,
-                     "diagnostics": [d.to_json() for d in err.diagnostics]})
-    else:
-        print(format_diagnostics(err.diagnostics, args.program, _safe_source(args.program)),
-              file=sys.stderr)
-    return EXIT_REJECTED
-
-
-def _report_usage(args, message: str) -> int:
-    if getattr(args, "json", False):
-        _print_json({"command": args.command, "exit_code": EXIT_USAGE, "error": message})
-    else:
-        print(f"verify-reducer: error: {message}", file=sys.stderr)
-    return EXIT_USAGE
-
-
-def _report_internal(args, exc: BaseException) -> int:
-    with tempfile.NamedTemporaryFile("w", prefix="verify-reducer-crash-", suffix=".txt",
-                                     delete=False) as f:
-        traceback.print_exception(exc, file=f)
-        crash_file = f.name
-    message = (f"internal error of verify-reducer ({type(exc).__name__}: {exc}); "
-               f"this is our bug, not your program's. Details: {crash_file}")
-    if getattr(args, "json", False):
-        _print_json({"command": getattr(args, "command", None), "exit_code": EXIT_INTERNAL,
-                     "error": message, "crash_report": crash_file})
-    else:
-        print(f"verify-reducer: {message}", file=sys.stderr)
-    return EXIT_INTERNAL
+def _check_json(args, report: pipeline.CheckReport) -> dict:
+    return cli_json.check_json(args.program, report)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = _normalize_argv(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
+    if getattr(args, "json_file", None):
+        args.json = True
+    args.ui = Output.from_args(args)
     try:
-        return COMMANDS[args.command](args)
+        if args.command == "fuzz":
+            return _guarded(args, cmd_fuzz) if json_file_writable(args) else EXIT_USAGE
+        if getattr(args, "output", None) and len(args.programs) > 1:
+            return _report_usage(args, "--output names one file: give one program")
+        return run_programs(args, COMMANDS[args.command])
     except BrokenPipeError:
         # the reader went away (`| head`): nothing left to say, and nothing went wrong
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
-    except DiagnosticError as err:
-        return _report_rejection(args, err)
-    except (UsageError, inputs_mod.InputError) as err:
-        return _report_usage(args, str(err))
-    except Unsupported as err:
-        # a construct the verifier accepts but the CUDA renderer does not lower: the
-        # backend cannot run this program (like a missing device), not a crash of ours
-        return _report_usage(args, f"{getattr(args, 'program', '')}: the CUDA backend does not "
-                                   f"lower this program: {err}")
-    except Exception as exc:  # the contract: exit 4 with a report, never a bare traceback
-        return _report_internal(args, exc)
 
 
 if __name__ == "__main__":

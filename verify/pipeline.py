@@ -250,7 +250,7 @@ def epoch_reports(loaded: Loaded, plan: PhysicalPlan) -> list[EpochReport]:
 
 def check(path: str, func_name: str | None = None, seed: int = 0,
           given: dict[str, np.ndarray] | None = None, blocks: str | int | None = None,
-          max_memory: int | None = None) -> CheckReport:
+          max_memory: int | None = None, source: str | None = None) -> CheckReport:
     """Parse, verify, then run the reference interpreter on seeded inputs and simulate
     every plan that applies, comparing each with the interpreter. Rejections come back as
     diagnostics and violations, not raises.
@@ -258,9 +258,10 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
     blocks: None (the block classes and a small random sample, each block against its
     own window of every tensor, when the blocks are proved independent; verify.blocks),
     "all" (the whole grid in one run) or N (the classes and N random blocks).
-    max_memory: refuse (UsageError) when the run's memory estimate is over it."""
+    max_memory: refuse (UsageError) when the run's memory estimate is over it.
+    source: the program's text when it was not read from path (stdin); path names it."""
     try:
-        loaded = load(path, func_name)
+        loaded = load(path, func_name, source)
     except DiagnosticError as err:
         return CheckReport(None, err.diagnostics, seed=seed)
     report = CheckReport(loaded, static_diagnostics(loaded), seed=seed)

@@ -106,11 +106,13 @@ def _sidecar(k: Kernel) -> dict | None:
 def fuzz(count: int, seed: int, out_dir: str, backends: tuple[str, ...] = ("sim",),
          progress=None, jobs: int = 1, scheduler: str | None = None,
          corpus: str | None = None, budget: int = MINIMIZE_BUDGET,
-         bar: bool = False, tilelang: TileLangSetup | None = None) -> list[Finding]:
+         meter=None, tilelang: TileLangSetup | None = None) -> list[Finding]:
     """Run cases 0..count-1 of seed in jobs processes (0: one per CPU) or on the Dask
     scheduler at that address; return every finding (the corpus's earlier ones
     included). progress(case, (kind, summary) | None) is called as each case finishes;
-    bar draws a progress bar on stderr when it is a terminal. tilelang: the setup of a
+    meter (verify.cli_output's BarMeter or LineMeter) shows the campaign's progress:
+    start(total, done, findings), step(findings) as each case finishes, close() at
+    the end. tilelang: the setup of a
     campaign whose backends have "tilelang" (default: no pass configs); UsageError
     before any program is drawn when TileLang cannot run here."""
     if "tilelang" in backends and tilelang is None:
@@ -119,20 +121,23 @@ def fuzz(count: int, seed: int, out_dir: str, backends: tuple[str, ...] = ("sim"
     jobs = jobs or default_jobs()
     done, findings = _resume(corpus, seed)
     todo = [n for n in range(count) if n not in done]
-    meter = _Bar(count, len(done), len(findings)) if bar and sys.stderr.isatty() else None
-    for result in _results(todo, seed, (backends, budget, tilelang), jobs, scheduler):
-        finding = _save(result, out_dir) if result.outcome else None
-        if finding:
-            findings.append(finding)
-        if corpus:
-            _record(corpus, result, finding)
-        if progress:
-            o = result.outcome
-            progress(result.case, None if o is None else (o.kind, o.summary))
-        if meter:
-            meter.step(len(findings))
     if meter:
-        meter.close()
+        meter.start(count, len(done), len(findings))
+    try:
+        for result in _results(todo, seed, (backends, budget, tilelang), jobs, scheduler):
+            finding = _save(result, out_dir) if result.outcome else None
+            if finding:
+                findings.append(finding)
+            if corpus:
+                _record(corpus, result, finding)
+            if progress:
+                o = result.outcome
+                progress(result.case, None if o is None else (o.kind, o.summary))
+            if meter:
+                meter.step(len(findings))
+    finally:            # a bar is stopped (its drawing thread too) whatever happens
+        if meter:
+            meter.close()
     findings.sort(key=lambda f: f.case)
     _write_groups(out_dir, findings)
     return findings
@@ -263,26 +268,3 @@ def _record(corpus: str, result: CaseResult, finding: Finding | None) -> None:
              "finding": asdict(finding) if finding else None}
     with open(_corpus_file(corpus), "a") as f:
         f.write(json.dumps(entry) + "\n")
-
-
-class _Bar:
-    """`[#####.....] 120/400 cases, 3 finding(s)` redrawn in place on stderr."""
-    WIDTH = 30
-
-    def __init__(self, total: int, done: int, findings: int):
-        self.total, self.done = max(total, 1), done
-        self._draw(findings)
-
-    def step(self, findings: int) -> None:
-        self.done += 1
-        self._draw(findings)
-
-    def _draw(self, findings: int) -> None:
-        filled = self.WIDTH * self.done // self.total
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (self.WIDTH - filled)}] "
-                         f"{self.done}/{self.total} cases, {findings} finding(s)")
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        sys.stderr.write("\n")
-        sys.stderr.flush()

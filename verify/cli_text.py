@@ -1,0 +1,109 @@
+"""The human report of `check` (and the value and comparison lines `run` shares):
+plain text, which verify.cli_output colours on a terminal. verbose adds every proof
+and more of each output's values."""
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from verify_reducer.spec.ir import ReducerFinalize, walk
+
+from . import pipeline
+
+VERBOSE_VALUES = 64      # values of an output that -v shows (8 without it)
+
+
+def values_text(array: np.ndarray, limit: int = 8) -> str:
+    flat = array.reshape(-1)
+    shown = ", ".join(str(v) for v in flat[:limit].tolist())
+    more = f", ... ({flat.size} values)" if flat.size > limit else ""
+    return f"[{shown}{more}]"
+
+
+def check_text(report: pipeline.CheckReport, verbose: bool = False) -> str:
+    func = report.loaded.func
+    k = func.kernel
+    grid = "×".join(str(g) for g in k.grid)
+    finalizes = sum(isinstance(s, ReducerFinalize) for s in walk(k.body))
+    errors = sum(d.is_error for d in report.diagnostics)
+    lines = [f"{report.loaded.path}: {func.name} (grid {grid}, {k.threads} threads, "
+             f"{finalizes} finalize site{'s' * (finalizes != 1)})"]
+    lines.append(f"  verify         {'ok' if not errors else f'{errors} error(s)'}")
+    if report.selection is not None:
+        lines += blocks_text(report)
+    if report.reference is not None:
+        per_epoch = report.reference.epochs
+        lines.append(f"  interpret      ok: seed {report.seed}, {len(per_epoch)} epoch(s) "
+                     f"finalized, {sum(int(e.counts.sum()) for e in per_epoch)} contributions")
+        limit = VERBOSE_VALUES if verbose else 8
+        for name, value in report.reference.outputs.items():
+            lines.append(f"                 {name} = {values_text(value, limit)}")
+    for epoch in report.epochs:
+        results = Counter(p.result for p in epoch.proofs)
+        tally = ", ".join(f"{results[r]} {r}" for r in ("proved", "refuted", "unknown")
+                          if results[r])
+        ms = sum(p.ms for p in epoch.proofs)
+        width = f", all-reduce width {epoch.width}" if epoch.width else ""
+        lines.append(f"  plan           {epoch.reducer} (line {epoch.line}): {epoch.plan}"
+                     f"{width}; proofs: {tally or 'none'} in {ms:.0f} ms")
+        for note in epoch.notes:
+            lines.append(f"                 {note.code}: {note.message}")
+        if verbose:
+            lines += [f"                 proof {p.name}: {p.result} ({p.ms:.0f} ms)"
+                      + (f": {p.counterexample}" if p.counterexample else "")
+                      for p in epoch.proofs]
+    for label, comps in report.comparisons.items():
+        lines.append(f"  {label:<14} {comparison_status(comps)}")
+    lines.append(f"verdict: {report.verdict}")
+    return "\n".join(lines)
+
+
+def blocks_text(report: pipeline.CheckReport) -> list[str]:
+    """Which blocks ran and why: the independence proof, the classes, the sample, the
+    memory estimate, and how much of each output the comparisons covered."""
+    sel = report.selection
+    ind = sel.independence
+    queries = f"{ind.queries} quer{'y' if ind.queries == 1 else 'ies'}, {ind.ms:.0f} ms"
+    proof = (f"independence proved ({queries})" if ind.proved
+             else f"independence NOT proved: {ind.reason}; every block runs")
+    memory = f"memory estimate {report.estimate.describe()}" if report.estimate else ""
+    if sel.total == 1:
+        return [f"  blocks         1 of 1; {memory}"]
+    if sel.blocks is None:
+        why = "" if not ind.proved else f" ({sel.why_all})"
+        return [f"  blocks         all {sel.total}{why}; {proof}",
+                f"                 {memory}"]
+    lines = [f"  blocks         {len(sel.blocks)} of {sel.total}: {block_list(sel.blocks)}; "
+             f"{proof}"]
+    lines.append("                 classes: " + "; ".join(
+        f"{c.first}" + (f" x{c.size}" if c.size else "") + f" {', '.join(c.traits)}"
+        for c in sel.classes))
+    notes = list(dict.fromkeys(c.note for c in sel.classes if c.note))
+    lines += [f"                 classes approximate: {n}" for n in notes]
+    if sel.sampled:
+        lines.append(f"                 random sample (seed {report.seed}): "
+                     f"{block_list(sel.sampled)}")
+    compared = [c for c in next(iter(report.comparisons.values()), []) if c.compared]
+    if compared:
+        sizes = {p.name: p.size for p in report.loaded.func.params}
+        lines.append("                 compared " + ", ".join(
+            f"{c.name}: {c.compared} of {sizes[c.name]} elements" for c in compared))
+    lines.append(f"                 {memory}")
+    return lines
+
+
+def block_list(blocks, limit: int = 8) -> str:
+    shown = ", ".join(str(b) for b in blocks[:limit])
+    return shown + (f", ... ({len(blocks)} blocks)" if len(blocks) > limit else "")
+
+
+def comparison_status(comps: list[pipeline.Comparison]) -> str:
+    bad = [c for c in comps if not c.ok]
+    unchecked = sum(c.unchecked for c in comps)
+    caveat = f" ({unchecked} element(s) unchecked: infinite bound)" if unchecked else ""
+    return "== interpreter" + caveat if not bad else "MISMATCH " + "; ".join(
+        f"{c.name}{list(c.first_index)}: got {c.got}, expected {c.expected} "
+        f"(bound {c.bound:g}), {c.mismatches} element(s)" for c in bad)
+
+

@@ -1,6 +1,7 @@
 """Dependencies point downward only: spec imports nothing of ours; interp and codegen
 import spec (and not each other's executors: the simulator must not borrow the renderer's
-address arithmetic, it reads the same spec functions); only verify imports everything."""
+address arithmetic, it reads the same spec functions); verify imports everything below
+it, and verify_reducer (the public API over verify) is imported by none of them."""
 from __future__ import annotations
 
 import ast
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-OURS = {"spec", "interp", "codegen", "verify"}
+OURS = {"spec", "interp", "codegen", "verify", "verify_reducer"}
 ALLOWED = {"spec": set(), "interp": {"spec"}, "codegen": {"spec"}}
 # Known exceptions, each with its reason. The fast planner asks verify's Z3 obligations
 # whether a partition is legal (the proofs belong with the verifier, the choice with the
@@ -37,3 +38,12 @@ def test_package_imports_only_what_is_below_it(package):
         if extra:
             wrong[name] = sorted(extra)
     assert not wrong, f"{package} may import only {sorted(ALLOWED[package])}: {wrong}"
+
+
+def test_nothing_below_the_public_api_imports_it():
+    wrong = {}
+    for package in sorted(OURS - {"verify_reducer"}):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "verify_reducer" in _imported_packages(path):
+                wrong[str(path.relative_to(ROOT))] = "verify_reducer"
+    assert not wrong, f"verify_reducer sits on top; these import it: {wrong}"

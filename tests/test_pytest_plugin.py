@@ -10,7 +10,7 @@ import numpy  # noqa: F401  (imported here: pytester's in-process runs drop modu
 import pytest  # that they import first, and numpy cannot be imported twice)
 
 import verify.expect  # noqa: F401
-from verify_reducer import oracle, pytest_plugin  # noqa: F401
+from verify_reducer import oracle  # noqa: F401
 
 pytest_plugins = ["pytester"]
 
@@ -21,7 +21,9 @@ PLUGIN = "verify_reducer.pytest_plugin"
 @pytest.fixture
 def session(pytester, monkeypatch):
     """A pytester folder with two good programs and one the verifier rejects; the
-    plugin loaded by name (autoloading off, so an installed copy does not load twice)."""
+    plugin loaded by name (autoloading off, so an installed copy does not load twice).
+    The files made there have names no module of this suite has (pytester runs in
+    this process, where tests/test_examples.py is already imported)."""
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     progs = pytester.path / "progs"
     progs.mkdir()
@@ -29,7 +31,7 @@ def session(pytester, monkeypatch):
         shutil.copy(ROOT / "examples" / name, progs / name)
     shutil.copy(ROOT / "tests" / "programs" / "invalid" / "r201_update_after_finalize.py",
                 progs / "r201.py")
-    pytester.makepyfile(backends='''
+    pytester.makepyfile(vrp_backends='''
         import numpy as np
         from verify_reducer import oracle
 
@@ -53,9 +55,9 @@ def run(pytester, *args):
 
 
 def test_the_marker_passes_an_honest_backend_and_fails_a_dropping_one(session):
-    session.makepyfile(test_marked='''
+    session.makepyfile(test_vrp_marked='''
         import pytest
-        from backends import honest, drop_first
+        from vrp_backends import honest, drop_first
 
         @pytest.mark.reducer_backend(honest, programs="progs")
         def test_honest(reducer_case):
@@ -70,10 +72,10 @@ def test_the_marker_passes_an_honest_backend_and_fails_a_dropping_one(session):
     # r201.py expects an error: it is left out, so two cases per test
     result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines([
-        "*PASSED test_marked.py::test_honest[[]gemv_pipelined[]]*",
-        "*PASSED test_marked.py::test_honest[[]minimal_v2[]]*",
-        "*FAILED test_marked.py::test_dropping[[]gemv_pipelined[]]*",
-        "*FAILED test_marked.py::test_dropping[[]minimal_v2[]]*",
+        "*PASSED test_vrp_marked.py::test_honest[[]gemv_pipelined[]]*",
+        "*PASSED test_vrp_marked.py::test_honest[[]minimal_v2[]]*",
+        "*FAILED test_vrp_marked.py::test_dropping[[]gemv_pipelined[]]*",
+        "*FAILED test_vrp_marked.py::test_dropping[[]minimal_v2[]]*",
     ])
     text = result.stdout.str()
     # the failure is the oracle's report: the element, the values, the witness audit
@@ -83,7 +85,7 @@ def test_the_marker_passes_an_honest_backend_and_fails_a_dropping_one(session):
 
 
 def test_the_marker_takes_builtin_backends_and_reports_their_violations(session):
-    session.makepyfile(test_builtin='''
+    session.makepyfile(test_vrp_builtin='''
         import pytest
 
         @pytest.mark.reducer_backend("sim:canonical", programs="progs/minimal_v2.py")
@@ -100,9 +102,9 @@ def test_the_marker_takes_builtin_backends_and_reports_their_violations(session)
 
 
 def test_a_program_the_oracle_rejects_is_skipped_when_named(session):
-    session.makepyfile(test_rejected='''
+    session.makepyfile(test_vrp_rejected='''
         import pytest
-        from backends import honest
+        from vrp_backends import honest
 
         @pytest.mark.reducer_backend(honest, programs="progs/r201.py")
         def test_it(reducer_case):
@@ -114,9 +116,9 @@ def test_a_program_the_oracle_rejects_is_skipped_when_named(session):
 
 
 def test_the_fixture_asserts_with_the_report(session):
-    session.makepyfile(test_fixture='''
+    session.makepyfile(test_vrp_fixture='''
         import numpy as np
-        from backends import honest, drop_first
+        from vrp_backends import honest, drop_first
 
         def test_backend_matches(reducer_oracle):
             report = reducer_oracle.assert_matches("progs/gemv_pipelined.py", honest)
@@ -141,7 +143,7 @@ def test_the_fixture_asserts_with_the_report(session):
 
 
 def test_the_default_programs_are_the_projects_examples(session):
-    session.makepyfile(test_examples='''
+    session.makepyfile(test_vrp_examples='''
         import pytest
 
         @pytest.mark.reducer_backend("interp")
@@ -155,7 +157,7 @@ def test_the_default_programs_are_the_projects_examples(session):
 
 
 def test_marker_misuse_is_a_usage_error(session):
-    session.makepyfile(test_bad='''
+    session.makepyfile(test_vrp_bad='''
         import pytest
 
         @pytest.mark.reducer_backend(programs="progs")

@@ -114,7 +114,7 @@ def _float_sum(dtype, flat, values, bounds, size):
     with np.errstate(all="ignore"):
         bound = (gamma(n, u) * abs_sum + b_sum
                  + u * np.abs(result.astype(np.float64)) / (1 - u)) * _SLACK
-    exact_alone = (n <= 1) & (b_sum == 0)
+    exact_alone = ((n <= 1) & (b_sum == 0)) | exact_sums(dtype, flat, values, bounds, size)
     return result, clean(np.where(exact_alone | ~np.isfinite(s64), 0.0, bound))
 
 
@@ -167,9 +167,10 @@ def _float_product(dtype, flat, values, bounds, size):
         bound = (gamma(np.maximum(n - 1, 0), u) * wide + (wide - narrow)
                  + u * np.abs(result.astype(np.float64)) / (1 - u)) * _SLACK
     b_any = np.bincount(flat[order], weights=b, minlength=size) > 0
-    exact_alone = (n <= 1) & ~b_any
-    bound = np.where(_leaves_range(dtype, flat[order], mags + b, size) & (n > 1),
-                     np.inf, bound)
+    leaves = _leaves_range(dtype, flat[order], mags + b, size)
+    exact_alone = ((n <= 1) & ~b_any) | \
+        (~leaves & ~b_any & _odd_parts_fit(dtype, flat, values, size))
+    bound = np.where(leaves & (n > 1), np.inf, bound)
     return result, clean(np.where(exact_alone | ~np.isfinite(s64), 0.0, bound))
 
 
@@ -216,3 +217,62 @@ def _round_to_odd_float32(x: np.ndarray) -> np.ndarray:
     neighbour = np.nextafter(f, np.where(x > f, np.float32(np.inf), np.float32(-np.inf)))
     f_odd = (f.view(np.uint32) & np.uint32(1)) == 1
     return np.where(inexact & ~f_odd, neighbour, f).astype(np.float32)
+
+
+def _binary_parts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(odd part, exponent) of each finite nonzero |value| = odd · 2^exponent (odd an
+    integer below 2^53 in float64); zeros give odd 0."""
+    mags = np.abs(values.astype(np.float64))
+    frac, exp = np.frexp(mags)
+    mantissa = (frac * 2.0 ** 53).astype(np.int64)          # exact: frac has 53 bits
+    low = mantissa & -mantissa
+    shift = np.where(low > 0, np.log2(np.where(low > 0, low, 1)), 0).astype(np.int64)
+    odd = np.where(mantissa > 0, mantissa >> shift, 0)
+    return odd, exp.astype(np.int64) - 53 + shift
+
+
+def exact_sums(dtype: DType, flat: np.ndarray, values: np.ndarray,
+               bounds: np.ndarray | None, size: int) -> np.ndarray:
+    """Per output: whether its float sum is exact in every order. It is when its terms
+    are exact (bound 0), finite, all multiples of one power of two g (the smallest
+    `lowbit` among them) and Σ|xᵢ| ≤ 2^p·g (p the significand's bits) and ≤ the largest
+    finite value: every partial sum of any subset is then a multiple m·g with |m| ≤ 2^p,
+    which the dtype represents, so no addition of any order rounds."""
+    out = np.ones(size, dtype=bool)
+    if len(flat) == 0:
+        return out
+    v = values.astype(np.float64)
+    finite = np.isfinite(v)
+    bad = ~finite if bounds is None else ~finite | (bounds != 0)
+    if bad.any():
+        out[np.unique(flat[bad])] = False
+    odd, exp = _binary_parts(np.where(finite, v, 0.0))
+    big = np.iinfo(np.int64).max
+    low = np.full(size, big, dtype=np.int64)
+    np.minimum.at(low, flat, np.where(odd > 0, exp, big))
+    mags = np.abs(np.where(finite, v, 0.0))
+    total = np.bincount(flat, weights=mags, minlength=size)
+    n = np.bincount(flat, minlength=size)
+    # the float64 sum of magnitudes is itself rounded: widen it by γ(n) at 2^-53
+    total = total * (1 + gamma(n, 2.0 ** -53)) * _SLACK
+    p = int(round(-np.log2(dtype.unit_roundoff)))
+    with np.errstate(over="ignore"):
+        fits = (low == big) | (total <= np.ldexp(1.0, np.minimum(low + p, 2000)))
+    return out & fits & (total <= float(dtype.finite_max))
+
+
+def _odd_parts_fit(dtype: DType, flat: np.ndarray, values: np.ndarray,
+                   size: int) -> np.ndarray:
+    """Per output: whether the product of the odd parts of its finite terms is below 2^p,
+    so every partial product has at most p significant bits (the caller checks that no
+    partial product can leave the normal range)."""
+    v = values.astype(np.float64)
+    finite = np.isfinite(v)
+    out = np.ones(size, dtype=bool)
+    if (~finite).any():
+        out[np.unique(flat[~finite])] = False
+    odd, _ = _binary_parts(np.where(finite, v, 0.0))
+    logs = np.log2(np.maximum(odd, 1).astype(np.float64))
+    bits = np.bincount(flat, weights=logs, minlength=size)
+    p = -np.log2(dtype.unit_roundoff)
+    return out & (bits < p - 1e-6)

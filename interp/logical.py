@@ -43,6 +43,19 @@ class EpochRecord:
 
 
 @dataclass(frozen=True)
+class Contributions:
+    """What one finalized epoch combined, for an observer of `run` (the witness audit of
+    verify.witness): the output of each contribution (flat index into the reducer), its
+    value in the reducer dtype, the reducer's op, and the result's bound per output."""
+    record: EpochRecord
+    op: str
+    dtype: object              # spec.dtypes.DType of the reducer
+    flat: np.ndarray
+    values: np.ndarray
+    bound: np.ndarray          # float64, the reducer's shape flattened
+
+
+@dataclass(frozen=True)
 class Result:
     """Outputs and bounds in each tensor's shape, or in its window's shape when the run
     had windows; `written` then says which window elements the run wrote."""
@@ -53,17 +66,18 @@ class Result:
 
 
 def run(func: ir.PrimFunc, inputs: dict[str, np.ndarray], blocks=None,
-        windows: dict[str, Window] | None = None, progress=None) -> Result:
+        windows: dict[str, Window] | None = None, progress=None,
+        observe=None) -> Result:
     """Runs blocks (default: every block of the grid, in order). With windows, inputs
     hold each tensor's window only (verify.blocks proves that the chosen blocks cannot
     see each other's writes before a run is cut down this way). progress(done, total)
-    is called after each block."""
+    is called after each block; observe(Contributions) after each finalize."""
     globals_ = _global_storage(func, inputs, windows)
     epochs: list[EpochRecord] = []
     kernel = func.kernel
     chosen = list(np.ndindex(*kernel.grid)) if blocks is None else list(blocks)
     for done, block in enumerate(chosen, 1):
-        Block(kernel, block, globals_, epochs).run()
+        Block(kernel, block, globals_, epochs, observe).run()
         if progress is not None:
             progress(done, len(chosen))
     written = None if windows is None else \
@@ -85,8 +99,10 @@ class Block:
     """One block's run: its on-chip buffers, its reducers, the global tensors."""
 
     def __init__(self, kernel: ir.Kernel, block: tuple[int, ...],
-                 globals_: dict[ir.Buffer, Storage], epochs: list[EpochRecord]):
+                 globals_: dict[ir.Buffer, Storage], epochs: list[EpochRecord],
+                 observe=None):
         self.kernel = kernel
+        self.observe = observe
         self.block = tuple(int(b) for b in block)
         self.globals = globals_
         self.epochs = epochs
@@ -404,8 +420,15 @@ class Block:
             state.readable = True
         else:
             self.storage(stmt.dst, stmt.span).write_all(result, bound)
-        self.epochs.append(EpochRecord(self.block, stmt.reducer.name, stmt.span, init_span,
-                                       counts.reshape(stmt.reducer.shape)))
+        record = EpochRecord(self.block, stmt.reducer.name, stmt.span, init_span,
+                             counts.reshape(stmt.reducer.shape))
+        self.epochs.append(record)
+        if self.observe is not None:
+            flat = np.concatenate(epoch.flats) if epoch.flats else np.zeros(0, np.int64)
+            values = np.concatenate(epoch.values) if epoch.values else \
+                np.zeros(0, stmt.reducer.dtype.np)
+            self.observe(Contributions(record, state.monoid.name, stmt.reducer.dtype, flat,
+                                       values, np.asarray(bound, np.float64).reshape(-1)))
 
     def _check_destination(self, stmt: ir.ReducerFinalize) -> None:
         red, dst = stmt.reducer, stmt.dst

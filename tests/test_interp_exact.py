@@ -98,7 +98,53 @@ def test_grouping_by_output_with_a_seed_and_bounds():
     out, bound, counts = combine(MONOIDS["sum"], d, flat, vals, None, 3,
                                  seed=np.float32([10, 10, 10]))
     assert out.tolist() == [17, 10, 18] and counts.tolist() == [2, 0, 3]
+    # small integers: every partial sum of every order is a float32, so no order rounds
+    assert bound.tolist() == [0, 0, 0]
+    thirds = (vals / np.float32(3)).astype(np.float32)
+    out, bound, _ = combine(MONOIDS["sum"], d, flat, thirds, None, 3,
+                            seed=np.float32([10, 10, 10]))
     assert bound[1] == 0 and (bound[[0, 2]] > 0).all()
+
+
+def test_a_sum_is_exact_in_every_order_only_when_every_partial_sum_is_representable():
+    """exact_sums: terms on one power-of-two grid whose magnitudes sum to at most 2^p
+    grid steps give bound 0; one term off the grid, a sum past 2^24, an uncertain term
+    or a non-finite one keeps the reassociation bound. Checked against brute force: every
+    order of the exact ones gives the same float32."""
+    import itertools
+    from verify_reducer.interp.exact import exact_sums
+    d = DTYPES["float32"]
+    cases = [([0.5, 0.25, 3.0, -1.75], True), ([2.0 ** 20, 3.0, -5.0], True),
+             ([2.0 ** 23, 2.0 ** 23, 1.0], False), ([1.0, 0.1], False),
+             ([1.0, np.inf], False), ([0.0, 0.0], True), ([-(2.0 ** 30), 2.0 ** 30], True)]
+    for xs, want in cases:
+        vals = np.float32(xs)
+        got = exact_sums(d, np.zeros(len(xs), np.int64), vals, None, 1)[0]
+        assert got == want, xs
+        if want:
+            sums = set()
+            for order in itertools.permutations(vals.tolist()):
+                total = np.float32(0)
+                for v in order:
+                    total = np.float32(total + np.float32(v))
+                sums.add(float(total))
+            assert len(sums) == 1
+    uncertain = exact_sums(d, np.zeros(2, np.int64), np.float32([1, 2]), np.array([0, 1e-3]), 1)
+    assert not uncertain[0]
+    two = exact_sums(d, np.array([0, 1, 1]), np.float32([1, 1, 0.1]), None, 2)
+    assert two.tolist() == [True, False]
+
+
+def test_a_product_of_powers_of_two_is_exact_in_every_order():
+    d = DTYPES["float32"]
+    flat = np.zeros(8, np.int64)
+    _, bound, _ = combine(MONOIDS["product"], d, flat, np.float32([2, .5, 4, -1, 8, .25, 1, -2]),
+                          None, 1)
+    assert bound.tolist() == [0]
+    # odd parts 4095 · 4097 · 3 need more than 24 bits: some order rounds
+    _, bound, _ = combine(MONOIDS["product"], d, np.zeros(3, np.int64),
+                          np.float32([4095, 4097, 3]), None, 1)
+    assert bound[0] > 0
 
 
 def test_integer_ops_wrap_and_are_exact():

@@ -26,6 +26,7 @@ from .fuzzing.tilelang_target import prepare_setup
 from verify_reducer import __version__
 from . import bugreport
 from . import cli_json
+from . import cli_compare
 from . import inputs as inputs_mod
 from . import pipeline
 from .cli_batch import deliver_json, first_error, json_file_writable, run_programs
@@ -40,7 +41,7 @@ from .cli_text import values_text as _summary
 from .cost import estimate, parse_size, physical_memory
 from .pipeline import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
 
-SUBCOMMANDS = ("check", "run", "emit", "fuzz")
+SUBCOMMANDS = ("check", "run", "emit", "fuzz", "compare")
 BACKENDS = ("interp", "sim", "cuda", "tilelang")
 EMITS = ("ir", "layout", "plan", "smt2", "cuda")
 PLANS = ("auto", "canonical", "fast", "legacy")
@@ -86,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="parse, verify, interpret and compare (the default)")
     common(p)
     p.add_argument("--seed", type=_natural, default=0, help="seed of generated inputs")
-    p.add_argument("--inputs", help=".npz of inputs keyed by parameter name")
+    p.add_argument("--inputs", help=cli_compare.INPUTS_HELP)
     p.add_argument("--blocks", type=_blocks_flag, default=None, metavar="all|N",
                    help="blocks to run: all, or the block classes plus N random blocks "
                         "(default: the classes plus 2, when blocks are proved "
@@ -100,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "GPU, then compares with the interpreter")
     p.add_argument("--plan", choices=PLANS, default="auto",
                    help="physical plan for sim/cuda (default auto: fast where proved)")
-    p.add_argument("--inputs", help=".npz of inputs keyed by parameter name")
+    p.add_argument("--inputs", help=cli_compare.INPUTS_HELP)
     p.add_argument("--output", help="write every tensor parameter after the run to this "
                    ".npz (.npz is appended when missing)")
     p.add_argument("--no-verify", action="store_true",
@@ -131,6 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     tilelang_flags(p)
     json_flags(p)
     output_flags(p)
+
+    cli_compare.add_parser(sub, common, _natural)
 
     p = sub.add_parser("emit", help="print an intermediate form")
     common(p)
@@ -241,7 +244,9 @@ def _normalize_argv(argv: list[str]) -> list[str]:
 _array_json = cli_json.array_json
 
 
-def _given_inputs(path: str | None) -> dict[str, np.ndarray] | None:
+def _given_inputs(path: str | None, args=None) -> dict[str, np.ndarray] | None:
+    if path in cli_compare.INPUT_KEYWORDS:
+        return cli_compare.keyword_inputs(path, args)
     return inputs_mod.load_npz(path) if path else None
 
 
@@ -249,7 +254,7 @@ def _given_inputs(path: str | None) -> dict[str, np.ndarray] | None:
 
 def cmd_check(args) -> int:
     start = time.perf_counter()
-    given = _given_inputs(args.inputs)
+    given = _given_inputs(args.inputs, args)
     report = pipeline.check(args.program, args.func, args.seed, given, args.blocks,
                             _max_memory(args), _stdin_source(args))
     source = report.loaded.source if report.loaded else _safe_source(args)
@@ -327,7 +332,7 @@ def cmd_run(args) -> int:
     if args.backend != "cuda":      # the interpreter runs the whole grid (tilelang: too)
         pipeline.refuse_over(estimate(loaded.func), _max_memory(args), "this run",
                              "use `check`, which runs a sample of the blocks")
-    values = loaded.inputs(args.seed, _given_inputs(args.inputs), args.inputs or "inputs")
+    values = loaded.inputs(args.seed, _given_inputs(args.inputs, args), args.inputs or "inputs")
     reference = _gate(args, loaded, values, interpret=args.backend != "interp")
     notes = inputs_mod.special_values(values)
     if args.backend == "tilelang":
@@ -559,7 +564,8 @@ def cmd_fuzz(args) -> int:
     return code
 
 
-COMMANDS = {"check": cmd_check, "run": cmd_run, "emit": cmd_emit, "fuzz": cmd_fuzz}
+COMMANDS = {"check": cmd_check, "run": cmd_run, "emit": cmd_emit, "fuzz": cmd_fuzz,
+            "compare": cli_compare.cmd_compare}
 
 
 def _check_json(args, report: pipeline.CheckReport) -> dict:

@@ -10,13 +10,13 @@ stand: output values, bounds, a comparison's got/expected/bound."""
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 
 from verify_reducer.codegen.plan_text import resources_json
 
 from .fuzz import Finding
+from .judge import json_number
 
 SCHEMA_VERSION = 1
 NON_FINITE = ("nan", "inf", "-inf")
@@ -46,8 +46,8 @@ def jsonable(value):
         return jsonable(value.tolist())
     if isinstance(value, np.generic):
         return jsonable(value.item())
-    if isinstance(value, float) and not math.isfinite(value):
-        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, float):
+        return json_number(value)
     if value is None or isinstance(value, (str, int, float)):
         return value        # (bool is an int)
     raise TypeError(f"not JSON serializable: {type(value).__name__}")

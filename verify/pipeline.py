@@ -42,6 +42,11 @@ class UsageError(Exception):
     """Bad flags, an unreadable file, an unknown function: exit 2."""
 
 
+class OutputsError(ValueError):
+    """A backend's outputs that cannot be judged: a tensor missing, one the program does
+    not have, another shape, not numbers. The message names the tensor."""
+
+
 @dataclass
 class Loaded:
     path: str
@@ -145,14 +150,31 @@ class Comparison:
 
 def compare_outputs(got: dict[str, np.ndarray], reference: logical.Result,
                     written: dict[str, np.ndarray] | None = None,
-                    windows: dict[str, blocks_mod.Window] | None = None) -> list[Comparison]:
+                    windows: dict[str, blocks_mod.Window] | None = None,
+                    required=None) -> list[Comparison]:
     """Each output judged against the interpreter: every element, or with `written`
     (window runs) exactly the elements either side wrote, reported at their index in
-    the whole tensor."""
+    the whole tensor. Only the tensors in `got` are judged (a backend need not return
+    its inputs); those named in `required` (the outputs a backend must return) raise
+    OutputsError when missing, and so does a tensor the reference does not have or one
+    of another shape."""
+    unknown = sorted(set(got) - set(reference.outputs))
+    if unknown:
+        raise OutputsError(f"no tensor named {', '.join(unknown)} in the program (it has "
+                           f"{', '.join(reference.outputs)})")
+    missing = [n for n in (required or ()) if n not in got]
+    if missing:
+        raise OutputsError(f"output {', '.join(missing)} missing (the program writes "
+                           f"{', '.join(required)})")
     out = []
     for name, exact in reference.outputs.items():
+        if name not in got:
+            continue
         bound = reference.bounds[name]
-        accepted = within_bound(got[name], exact, bound)
+        try:
+            accepted = within_bound(got[name], exact, bound)
+        except ValueError as exc:
+            raise OutputsError(f"output {name}: {exc}") from None
         infinite = np.isinf(bound)
         compared = exact.size
         if written is not None:

@@ -9,7 +9,12 @@ public API for using the project as an oracle is `verify_reducer.oracle`.
 In the source tree the subpackages are the folders at its top (spec/, interp/, codegen/,
 verify/); an installed copy holds them inside this package. Running from a checkout,
 this package's search path reaches the top of the tree so both layouts import the same
-way — and no generic top-level name (`spec`, `verify`, ...) is ever imported."""
+way — and no generic top-level name (`spec`, `verify`, ...) is ever imported.
+
+As a library: `verify_reducer.oracle` is the public API (load, witness inputs, the
+reference with its bounds, compare and check of any backend, the built-in backends),
+`verify_reducer.pytest_plugin` the pytest plugin (fixture `reducer_oracle`, marker
+`reducer_backend`). See docs/oracle.md."""
 from pathlib import Path as _Path
 
 __version__ = "0.2.0"

@@ -1,0 +1,156 @@
+"""`verify-reducer compare` and `--inputs witness`: exit 0 when another backend's outputs
+match the oracle, 3 on a mismatch (with the report), 2 on a usage problem, 1 when the
+program is rejected."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from verify_reducer.verify.cli import main
+from verify_reducer import oracle
+
+ROOT = Path(__file__).resolve().parent.parent
+GEMV = str(ROOT / "examples" / "gemv_pipelined.py")
+MINIMAL = str(ROOT / "examples" / "minimal_v2.py")
+INVALID = str(ROOT / "tests" / "programs" / "invalid" / "r201_update_after_finalize.py")
+
+
+def run_cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def real(tmp_path, capsys):
+    """The GEMV's outputs from `run --inputs witness --output` (every parameter)."""
+    path = tmp_path / "real.npz"
+    code, _, _ = run_cli(capsys, "run", GEMV, "--backend", "sim", "--inputs", "witness",
+                         "--output", path)
+    assert code == 0
+    return path
+
+
+def _save(path, arrays):
+    np.savez(path, **arrays)
+    return path
+
+
+def test_compare_accepts_the_real_outputs(real, capsys):
+    code, out, _ = run_cli(capsys, "compare", GEMV, "--outputs", real)
+    assert code == 0
+    assert "y: exact (128 element(s)" in out and "verdict: match" in out
+
+
+def test_compare_exits_3_on_a_perturbed_output_and_names_the_element(real, tmp_path, capsys):
+    theirs = dict(np.load(real))
+    theirs["y"][41] += 1
+    code, out, err = run_cli(capsys, "compare", GEMV, "--outputs",
+                             _save(tmp_path / "theirs.npz", theirs))
+    assert code == 3
+    assert "y: MISMATCH in 1 of 128" in out and "y[41]" in out and "off by 1" in out
+    assert "does not match the oracle" in err
+
+
+def test_compare_only_needs_the_written_outputs(real, tmp_path, capsys):
+    only_y = _save(tmp_path / "y.npz", {"y": np.load(real)["y"]})
+    code, out, _ = run_cli(capsys, "compare", GEMV, "--outputs", only_y)
+    assert code == 0 and "A (input)" not in out
+
+
+def test_compare_json(real, tmp_path, capsys):
+    theirs = dict(np.load(real))
+    theirs["y"][0] = np.nan
+    code, out, _ = run_cli(capsys, "compare", GEMV, "--outputs",
+                           _save(tmp_path / "t.npz", theirs), "--json")
+    doc = json.loads(out)
+    assert code == 3 and doc["command"] == "compare" and doc["exit_code"] == 3
+    assert tuple(k for k in doc if k not in ("schema_version", "command", "exit_code")) \
+        == oracle.REPORT_FIELDS
+    y = [t for t in doc["tensors"] if t["name"] == "y"][0]
+    assert y["status"] == "mismatch" and y["listed"][0]["got"] == "nan"
+    assert y["listed"][0]["index"] == [0]
+    from test_cli_conventions import assert_valid
+    assert_valid(doc)                          # docs/schema/compare.schema.json
+
+
+@pytest.mark.parametrize("what, message", [
+    ("missing", "output y missing"),
+    ("shape", "output y has shape (10,), the program declares (128,)"),
+    ("unknown", "no tensor named z"),
+])
+def test_compare_usage_problems_exit_2_naming_the_tensor(real, tmp_path, capsys, what,
+                                                         message):
+    theirs = dict(np.load(real))
+    if what == "missing":
+        del theirs["y"]
+    elif what == "shape":
+        theirs["y"] = theirs["y"][:10]
+    else:
+        theirs["z"] = np.zeros(3)
+    code, out, err = run_cli(capsys, "compare", GEMV, "--outputs",
+                             _save(tmp_path / "t.npz", theirs))
+    assert code == 2 and message in err and out == ""
+
+
+def test_compare_unreadable_outputs_and_missing_flag_exit_2(tmp_path, capsys):
+    junk = tmp_path / "junk.npz"
+    junk.write_text("not a zip")
+    code, _, err = run_cli(capsys, "compare", GEMV, "--outputs", junk)
+    assert code == 2 and "--outputs" in err
+    code, _, err = run_cli(capsys, "compare", GEMV, "--outputs", tmp_path / "none.npz")
+    assert code == 2
+    with pytest.raises(SystemExit) as info:
+        main(["compare", GEMV])
+    assert info.value.code == 2
+
+
+def test_compare_of_a_rejected_program_exits_1(tmp_path, capsys):
+    code, _, err = run_cli(capsys, "compare", INVALID, "--outputs",
+                           _save(tmp_path / "t.npz", {"out": np.zeros(1)}))
+    assert code == 1 and "R201" in err
+
+
+def test_compare_with_given_inputs_matches_run_with_the_same_inputs(tmp_path, capsys):
+    inputs = _save(tmp_path / "in.npz", {"x": np.arange(10, 18, dtype=np.float32)})
+    outputs = tmp_path / "out.npz"
+    assert run_cli(capsys, "run", MINIMAL, "--inputs", inputs, "--output", outputs)[0] == 0
+    code, out, _ = run_cli(capsys, "compare", MINIMAL, "--outputs", outputs,
+                           "--inputs", inputs)
+    assert code == 0 and "inputs: given, the rest seeded" in out
+    # the same outputs judged on the witness (the default) are wrong
+    assert run_cli(capsys, "compare", MINIMAL, "--outputs", outputs)[0] == 3
+    # and on seeded inputs (the `# input:` line, x = 1..8) too
+    code, out, _ = run_cli(capsys, "compare", MINIMAL, "--outputs", outputs,
+                           "--inputs", "seeded")
+    assert code == 3 and "expected 36.0" in out
+
+
+def test_run_inputs_witness_is_the_witness(tmp_path, capsys):
+    outputs = tmp_path / "out.npz"
+    code, _, _ = run_cli(capsys, "run", GEMV, "--inputs", "witness", "--seed", 5,
+                         "--output", outputs)
+    assert code == 0
+    want = oracle.witness_inputs(GEMV, seed=5)
+    with np.load(outputs) as got:
+        assert np.array_equal(got["A"], want["A"]) and np.array_equal(got["x"], want["x"])
+        assert got["y"].tolist() == oracle.reference(GEMV, seed=5).outputs["y"].tolist()
+
+
+def test_check_inputs_witness(capsys):
+    code, out, _ = run_cli(capsys, "check", GEMV, "--inputs", "witness", "--blocks", "all",
+                           "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["verdict"] == "verified"
+    want = oracle.reference(GEMV).outputs["y"].tolist()
+    assert doc["outputs"]["y"]["values"] == want
+
+
+def test_compare_is_listed_in_help(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out, _ = capsys.readouterr()
+    assert "compare" in out

@@ -159,17 +159,7 @@ def _declarations(body: KernelBody) -> list[str]:
 
 
 def _written(func: ir.PrimFunc) -> set[ir.Buffer]:
-    out = set()
-    for stmt in ir.walk(func.kernel.body):
-        if isinstance(stmt, ir.Store):
-            out.add(stmt.buffer)
-        elif isinstance(stmt, ir.Copy):
-            out.add(stmt.dst.buffer)
-        elif isinstance(stmt, ir.Fill):
-            out.add(stmt.region.buffer)
-        elif isinstance(stmt, ir.ReducerFinalize) and stmt.dst is not None:
-            out.add(stmt.dst)
-    return out
+    return {b for stmt in ir.walk(func.kernel.body) for b in ir.written_buffers(stmt)}
 
 
 def _param(buffer: ir.Buffer, name: str, written: set[ir.Buffer]) -> str:

@@ -46,7 +46,7 @@ def render_pipeline(body, pipe: Pipeline, frame: Frame) -> None:
         body.out.comment(f"prologue: the tiles of iteration {i}")
         if start + i < stop:
             with body._maybe_block(""):
-                _issue(body, pipe, frame, f"{start + i}", ctype, start)
+                _issue(body, pipe, frame, f"{start + i}", ctype)
         body.out.line("reducer_cp_async_commit();")
     if pipe.prefetched:
         body.out.comment("prologue: the registers of iteration 0")
@@ -55,17 +55,13 @@ def render_pipeline(body, pipe: Pipeline, frame: Frame) -> None:
     with body._maybe_block(f"for ({ctype} {var} = {start}; {var} < {stop}; ++{var})"):
         if pipe.copies:
             with body._maybe_block(f"if ({var} + {pipe.ahead} < {stop})"):
-                _issue(body, pipe, frame, f"{var} + {pipe.ahead}", ctype, start)
+                _issue(body, pipe, frame, f"{var} + {pipe.ahead}", ctype)
             body.out.line("reducer_cp_async_commit();")
             body.out.line(f"reducer_cp_async_wait<{pipe.pending}>();")
             body.out.line("__syncthreads();  // every thread's tiles of this stage have "
                           "landed")
         previous = dict(body.stage_base)
-        for buffer in pipe.buffers:
-            base = f"{body.buffer(buffer)}_stage"
-            body.out.line(f"const int {base} = (({var} - {start}) % {pipe.stages}) * "
-                          f"{buffer.size};")
-            body.stage_base[buffer] = base
+        _stage_bases(body, pipe, var, "stage")
         for stmt in loop.body:
             if stmt in pipe.copies:
                 continue                  # issued ahead
@@ -110,19 +106,25 @@ def _advance(body, pipe: Pipeline, copy: ir.Copy, frame: Frame, following: str,
         _prefetch(body, pipe, frame, following, ctype, (copy,))
 
 
-def _issue(body, pipe: Pipeline, frame: Frame, iteration: str, ctype: str,
-           start: int) -> None:
+def _stage_bases(body, pipe: Pipeline, iteration: str, role: str) -> None:
+    """Declares `<buffer>_<role>`, the element offset of iteration's stage of every
+    staged buffer, and makes the buffers' accesses use it."""
+    start = int(pipe.loop.start.value)
+    for buffer in pipe.buffers:
+        base = f"{body.buffer(buffer)}_{role}"
+        body.out.line(f"const int {base} = (({iteration} - {start}) % {pipe.stages}) * "
+                      f"{buffer.size};")
+        body.stage_base[buffer] = base
+
+
+def _issue(body, pipe: Pipeline, frame: Frame, iteration: str, ctype: str) -> None:
     """The copies of one later iteration (`iteration`, C text) into its stage."""
     loop = pipe.loop
     ahead = f"{body.var(loop.var.name)}_ahead"
     body.out.line(f"const {ctype} {ahead} = {iteration};")
     previous = dict(body.stage_base), dict(body.rebound)
     body.rebound[loop.var.name] = ahead
-    for buffer in pipe.buffers:
-        base = f"{body.buffer(buffer)}_fill"
-        body.out.line(f"const int {base} = (({ahead} - {start}) % {pipe.stages}) * "
-                      f"{buffer.size};")
-        body.stage_base[buffer] = base
+    _stage_bases(body, pipe, ahead, "fill")
     for copy in pipe.copies:
         _async_copy(body, copy, frame)
     body.stage_base, body.rebound = previous

@@ -99,7 +99,7 @@ def _read_before(earlier: ir.Body, copy: ir.Copy) -> str:
     """Why a copy cannot be issued at the top of the iteration: a statement before it
     reads its buffer (and would then see this iteration's tile, not the last one's)."""
     for stmt in ir.walk(earlier):
-        if copy.dst.buffer in _read(stmt) or copy.dst.buffer in _written(stmt):
+        if copy.dst.buffer in _read(stmt) or copy.dst.buffer in ir.written_buffers(stmt):
             return (f"{copy.dst.buffer.name} is used at line {stmt.span.line}, before the "
                     f"copy at line {copy.span.line}")
     return ""
@@ -110,7 +110,7 @@ def _prefetchable(func, loop: ir.SerialFor, copy: ir.Copy, scopes) -> bool:
     if src.buffer.scope != "global" or dst.buffer.scope != "fragment" or \
             dst.buffer.is_reducer or tuple(dst.extents) != tuple(dst.buffer.shape):
         return False
-    if any(src.buffer in _written(s) for s in ir.walk(func.kernel.body)):
+    if any(src.buffer in ir.written_buffers(s) for s in ir.walk(func.kernel.body)):
         return False
     # the starts of iteration i + 1 are those of i with the loop variable moved on
     known = set(scopes[loop]) | {loop.var.name}
@@ -132,11 +132,11 @@ def _refusal(func, loop: ir.SerialFor, copy: ir.Copy, layouts: LayoutMap, scopes
     for stmt in ir.walk(body):
         if stmt is copy:
             continue
-        if dst.buffer in _written(stmt):
+        if dst.buffer in ir.written_buffers(stmt):
             return f"{dst.buffer.name} is written by another statement (line {stmt.span.line})"
         if dst.buffer in _read(stmt) and loop not in outer[stmt]:
             return f"{dst.buffer.name} is read outside the loop (line {stmt.span.line})"
-        if src.buffer in _written(stmt):
+        if src.buffer in ir.written_buffers(stmt):
             return f"{src.buffer.name} is written by the kernel (line {stmt.span.line})"
     offset, count = layouts.participants[copy]
     if (offset, count) != (0, func.kernel.threads):
@@ -158,20 +158,6 @@ def _enclosing(body: ir.Body, around: tuple = ()) -> dict[ir.Stmt, tuple[ir.Stmt
         for sub in ir.children(stmt):
             out.update(_enclosing(sub, around + (stmt,)))
     return out
-
-
-def _written(stmt: ir.Stmt) -> set[ir.Buffer]:
-    if isinstance(stmt, ir.Copy):
-        return {stmt.dst.buffer}
-    if isinstance(stmt, ir.Store):
-        return {stmt.buffer}
-    if isinstance(stmt, ir.Fill):
-        return {stmt.region.buffer}
-    if isinstance(stmt, ir.Reduce):
-        return {stmt.dst}
-    if isinstance(stmt, ir.ReducerFinalize) and stmt.dst is not None:
-        return {stmt.dst}
-    return set()
 
 
 def _read(stmt: ir.Stmt) -> set[ir.Buffer]:

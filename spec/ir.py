@@ -405,6 +405,21 @@ def walk(body: Body) -> Iterator[Stmt]:
             yield from walk(sub)
 
 
+def written_buffers(stmt: Stmt) -> set[Buffer]:
+    """The buffers a statement itself writes (not those of nested bodies)."""
+    if isinstance(stmt, Store):
+        return {stmt.buffer}
+    if isinstance(stmt, Copy):
+        return {stmt.dst.buffer}
+    if isinstance(stmt, Fill):
+        return {stmt.region.buffer}
+    if isinstance(stmt, Reduce):
+        return {stmt.dst}
+    if isinstance(stmt, ReducerFinalize) and stmt.dst is not None:
+        return {stmt.dst}
+    return set()
+
+
 def stmt_exprs(stmt: Stmt) -> Iterator[Expr]:
     """The expressions a statement evaluates itself (not those of nested bodies)."""
     if isinstance(stmt, Let):

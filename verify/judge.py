@@ -39,19 +39,8 @@ MISMATCH_FIELDS = ("index", "got", "expected", "bound", "error")
 def written_params(func: ir.PrimFunc) -> tuple[str, ...]:
     """The parameters the kernel writes (a backend must return these), in signature
     order."""
-    params = {p for p in func.params}
-    written = set()
-    for stmt in ir.walk(func.kernel.body):
-        if isinstance(stmt, ir.Store):
-            written.add(stmt.buffer)
-        elif isinstance(stmt, ir.Copy):
-            written.add(stmt.dst.buffer)
-        elif isinstance(stmt, ir.Fill):
-            written.add(stmt.region.buffer)
-        elif isinstance(stmt, ir.Reduce):
-            written.add(stmt.dst)
-        elif isinstance(stmt, ir.ReducerFinalize) and stmt.dst is not None:
-            written.add(stmt.dst)
+    params = set(func.params)
+    written = {b for stmt in ir.walk(func.kernel.body) for b in ir.written_buffers(stmt)}
     return tuple(p.name for p in func.params if p in written & params)
 
 

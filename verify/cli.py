@@ -32,6 +32,7 @@ from . import pipeline
 from .cli_batch import deliver_json, first_error, json_file_writable, run_programs
 from .cli_batch import writable_file
 from .cli_batch import findings_folder as _findings_folder, guarded as _guarded
+from .cli_svg import emit_svg
 from .cli_batch import print_json as _print_json, report_usage as _report_usage
 from .cli_batch import safe_source as _safe_source, stdin_source as _stdin_source
 from .cli_output import COLOR_MODES, Output, fuzz_meter
@@ -43,7 +44,7 @@ from .pipeline import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
 
 SUBCOMMANDS = ("check", "run", "emit", "fuzz", "compare")
 BACKENDS = ("interp", "sim", "cuda", "tilelang")
-EMITS = ("ir", "layout", "plan", "smt2", "cuda")
+EMITS = ("ir", "layout", "plan", "smt2", "cuda", "svg")
 PLANS = ("auto", "canonical", "fast", "legacy")
 # what each `fuzz --backend` runs every program on
 FUZZ_BACKENDS = {"sim": ("sim",), "nvcc": ("sim", "nvcc"), "cuda": ("sim", "cuda"),
@@ -139,7 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
     common(p)
     p.add_argument("--what", choices=EMITS, default="ir")
     p.add_argument("--plan", choices=PLANS, default="auto",
-                   help="physical plan for --what plan and --what cuda")
+                   help="physical plan for --what plan, cuda and svg")
+    p.add_argument("--out", metavar="PATH",
+                   help="with --what svg: one SVG file, or an existing folder (or a path "
+                        "ending in /) for one file per picture")
     p.add_argument("--ptxas", action="store_true",
                    help="with --what plan: compile the kernel (nvcc -Xptxas -v) and "
                         "append ptxas's registers, shared memory, stack and spills")
@@ -493,6 +497,8 @@ def cmd_emit(args) -> int:
         text = None if args.json else format_plan(plan, figures)
     elif args.what == "cuda":
         text = render(pipeline.make_plan(loaded, args.plan)).translation_unit()
+    elif args.what == "svg":
+        text = emit_svg(pipeline.make_plan(loaded, args.plan), args.out, args.program)
     elif args.what == "smt2":
         queries = smt2_queries(loaded.func, pipeline.loaded_layouts(loaded))
         doc = {**head, "queries": [{"name": n, "smt2": t} for n, t in queries]}

@@ -44,31 +44,27 @@ def plan_pictures(plan: PhysicalPlan) -> list[Picture]:
     """Every fragment, reducer storage and update-site loop of the plan, drawn, one
     document each."""
     return [Picture(name, title, layout_svg(layout, title, guard))
-            for (layout, title, guard), name in zip(_objects(plan), _names(plan))]
+            for name, layout, title, guard in _objects(plan)]
 
 
-def _objects(plan: PhysicalPlan) -> list[tuple[Layout, str, int | None]]:
-    """(layout, title, contributing replica or None) of every object drawn, in order."""
-    out = [(layout, f"fragment {b.name}{list(b.shape)}: {layout.describe()}", None)
+def _objects(plan: PhysicalPlan) -> list[tuple[str, Layout, str, int | None]]:
+    """(file-name stem, layout, title, contributing replica or None) of every object
+    drawn, in order."""
+    out = [(f"fragment-{b.name}", layout,
+            f"fragment {b.name}{list(b.shape)}: {layout.describe()}", None)
            for b, layout in plan.layouts.fragments.items()]
     for rp in plan.reducers:
         name = rp.reducer.name
-        out.append((rp.storage, f"reducer {name}{list(rp.reducer.shape)} storage "
-                                f"({rp.planner}): {rp.storage.describe()}", None))
+        out.append((f"storage-{name}", rp.storage,
+                    f"reducer {name}{list(rp.reducer.shape)} storage ({rp.planner}): "
+                    f"{rp.storage.describe()}", None))
         for site in rp.sites:
+            line = site.update.span.line
             who = "every replica contributes" if site.guard_replica is None else \
                 f"only replica {site.guard_replica} contributes"
-            out.append((site.loop, f"update of {name} at line {site.update.span.line}: "
-                                   f"{site.loop.describe()}; {who}", site.guard_replica))
-    return out
-
-
-def _names(plan: PhysicalPlan) -> list[str]:
-    """File-name stems of _objects, in the same order."""
-    out = [f"fragment-{b.name}" for b in plan.layouts.fragments]
-    for rp in plan.reducers:
-        out.append(f"storage-{rp.reducer.name}")
-        out += [f"update-{rp.reducer.name}-line{s.update.span.line}" for s in rp.sites]
+            out.append((f"update-{name}-line{line}", site.loop,
+                        f"update of {name} at line {line}: {site.loop.describe()}; {who}",
+                        site.guard_replica))
     return out
 
 
@@ -93,7 +89,7 @@ def stacked_svg(items: list[tuple[Layout, str, int | None]]) -> str:
 
 def plan_svg(plan: PhysicalPlan) -> str:
     """Every picture of plan_pictures in one document, one below the other."""
-    return stacked_svg(_objects(plan))
+    return stacked_svg([item[1:] for item in _objects(plan)])
 
 
 def _size(layout: Layout, title: str) -> tuple[int, int]:

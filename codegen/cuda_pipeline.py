@@ -11,6 +11,16 @@ decided by codegen.pipeline; interp.simulate executes the same one).
       __syncthreads();              // every read of the stage is done before a refill
     }
 
+or, with `refill_after` (the stage released as soon as it has been read; ahead = stages):
+
+    for (ko = start; ko < stop; ++ko) {
+      wait until at most `pending` groups are outstanding; __syncthreads();
+      the body up to and including refill_after, reading stage (ko - start) % stages;
+      __syncthreads();              // every read of the stage is done
+      if (ko + ahead < stop) issue iteration ko + ahead into that stage; commit;
+      the rest of the body, with `stages` tiles in flight
+    }
+
 A tile goes out as one cp.async of 16 bytes per run of the copy's layout (the runs
 codegen.cuda_vector proves aligned), into the stage's copy of the shared buffer at
 element offset stage * buffer.size."""
@@ -52,11 +62,11 @@ def render_pipeline(body, pipe: Pipeline, frame: Frame) -> None:
         body.out.comment("prologue: the registers of iteration 0")
         with body._maybe_block(""):
             _prefetch(body, pipe, frame, f"{start}", ctype)
+    early = pipe.refill_after is not None
     with body._maybe_block(f"for ({ctype} {var} = {start}; {var} < {stop}; ++{var})"):
         if pipe.copies:
-            with body._maybe_block(f"if ({var} + {pipe.ahead} < {stop})"):
-                _issue(body, pipe, frame, f"{var} + {pipe.ahead}", ctype)
-            body.out.line("reducer_cp_async_commit();")
+            if not early:
+                _refill(body, pipe, frame, var, ctype, stop)
             body.out.line(f"reducer_cp_async_wait<{pipe.pending}>();")
             body.out.line("__syncthreads();  // every thread's tiles of this stage have "
                           "landed")
@@ -69,10 +79,21 @@ def render_pipeline(body, pipe: Pipeline, frame: Frame) -> None:
                 _advance(body, pipe, stmt, frame, f"{var} + 1", ctype, stop)
             else:
                 body.stmt(stmt, frame)
+            if stmt is pipe.refill_after:
+                body.out.line("__syncthreads();  // every read of this stage is done: "
+                              "refill it now")
+                _refill(body, pipe, frame, var, ctype, stop)
         body.stage_base = previous
-        if pipe.copies:
+        if pipe.copies and not early:
             body.out.line("__syncthreads();  // every read of this stage is done before "
                           "it is refilled")
+
+
+def _refill(body, pipe: Pipeline, frame: Frame, var: str, ctype: str, stop: int) -> None:
+    """Iteration var + ahead's tiles issued, then this iteration's commit group."""
+    with body._maybe_block(f"if ({var} + {pipe.ahead} < {stop})"):
+        _issue(body, pipe, frame, f"{var} + {pipe.ahead}", ctype)
+    body.out.line("reducer_cp_async_commit();")
 
 
 def _prefetch(body, pipe: Pipeline, frame: Frame, iteration: str, ctype: str,

@@ -25,9 +25,13 @@ Anything else runs as a plain loop, and the plan says why. Copies that are not e
 run where they stand; the eligible ones of the same loop are still staged. (codegen.plan drops stages that would not fit shared
 memory and prefetches that would not fit the register budget.)
 
-The schedule (`ahead` = s - 1 iterations issued early, `pending` = s - 1 groups left
-outstanding at the wait) is TileLang's; the simulator checks it like everything else: a
-read of a stage before its copies completed is R504 there."""
+The schedule: `pending` = s - 1 groups left outstanding at the wait. Where the body's
+last read of a staged buffer is followed by more statements (the GEMV copies its tile
+into registers, then computes), the stage is released right after that read and refilled
+with iteration i + s (`refill_after`; `ahead` = s), so the computation runs with s tiles
+in flight, as TileLang's warp-specialized pipeline does; otherwise iteration i issues
+i + s - 1 at its top (`ahead` = s - 1). The simulator checks either like everything else:
+a read of a stage before its copies completed is R504 there."""
 from __future__ import annotations
 
 from verify_reducer.spec import ir
@@ -90,9 +94,24 @@ def _pipeline(func, loop: ir.SerialFor, layouts: LayoutMap, target: Target, scop
                        and _prefetchable(func, loop, s, scopes))
     if not copies and not prefetched:
         return plain(why + "; no global -> fragment copy to prefetch")
+    refill = _release_point(loop.body, copies)
+    if refill is not None:
+        ahead = stages          # the stage just read is refilled with iteration i + stages
     # `plain` keeps why nothing is staged when only registers are prefetched
-    return Pipeline(loop, stages, ahead, ahead, tuple(copies), "" if copies else why,
-                    prefetched)
+    return Pipeline(loop, stages, ahead, stages - 1, tuple(copies), "" if copies else why,
+                    prefetched, refill)
+
+
+def _release_point(body: ir.Body, copies: list[ir.Copy]) -> ir.Stmt | None:
+    """The top-level statement of the body after which no statement reads a staged
+    buffer (the stage can be refilled there), or None when that is the body's last
+    statement (or nothing reads one): releasing it early would gain nothing."""
+    staged = {c.dst.buffer for c in copies}
+    readers = [n for n, stmt in enumerate(body) if stmt not in copies and any(
+        staged & _read(s) for s in ir.walk((stmt,)))]
+    if not readers or readers[-1] == len(body) - 1:
+        return None
+    return body[readers[-1]]
 
 
 def _read_before(earlier: ir.Body, copy: ir.Copy) -> str:

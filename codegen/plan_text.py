@@ -39,9 +39,11 @@ def pipeline_summary(pipe: Pipeline) -> str:
         return f"a plain loop ({pipe.plain})"
     parts = [] if pipe.copies else [f"no cp.async stages ({pipe.plain})"]
     if pipe.copies:
+        when = "" if pipe.refill_after is None else \
+            f" into it once line {pipe.refill_after.span.line} has read it"
         parts.append(f"a {pipe.stages}-stage cp.async pipeline of {_copies(pipe.copies)}; "
                      f"iteration i reads stage i % {pipe.stages}, issues iteration "
-                     f"i + {pipe.ahead}, waits with {pipe.pending} group(s) in flight")
+                     f"i + {pipe.ahead}{when}, waits with {pipe.pending} group(s) in flight")
     if pipe.prefetched:
         parts.append(f"{_copies(pipe.prefetched)} prefetched one iteration ahead into "
                      f"registers")
@@ -192,6 +194,7 @@ def plan_json(plan: PhysicalPlan, ptxas=None) -> dict:
 def _pipeline_json(pipe: Pipeline) -> dict:
     return {"line": pipe.loop.span.line, "stages": pipe.stages, "ahead": pipe.ahead,
             "pending": pipe.pending,
+            "refill_after": pipe.refill_after and pipe.refill_after.span.line,
             "copies": _copies_json(pipe.copies),
             "prefetched": _copies_json(pipe.prefetched),
             "plain": pipe.plain or None}

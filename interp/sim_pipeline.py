@@ -2,7 +2,8 @@
 the schedule the plan gives and the renderer emits (codegen.cuda_pipeline):
 
 - the tiles of iteration j are issued when the plan says (the first `ahead` before the
-  loop, then iteration i issues i + ahead): their source is read then, their
+  loop, then iteration i issues i + ahead: at its top, or right after `refill_after`
+  when the plan releases the stage early): their source is read then, their
   destination elements (in stage j % stages of the shared buffer) become *pending*
   (counted: two copies in flight to one element are two);
 - each iteration commits one group (empty past the end) and then completes every group
@@ -51,24 +52,24 @@ class PipelineExecution:
             for j in range(pipe.ahead if pipe.copies else 0):
                 groups.append(self._issue(pipe, iterations, j))
             spare = {c: self._prefetch(c, iterations, 0, None) for c in pipe.prefetched}
+            early = pipe.refill_after is not None
             for i, bound in enumerate(iterations):
                 if pipe.copies:
-                    groups.append(self._issue(pipe, iterations, i + pipe.ahead))
+                    if not early:
+                        groups.append(self._issue(pipe, iterations, i + pipe.ahead))
                     while len(groups) > pipe.pending:     # the wait
                         self._land(groups.pop(0))
                 previous = dict(self.stage_of)
                 self.stage_of.update((b, (i % pipe.stages) * b.size) for b in pipe.buffers)
                 for stmt in loop.body:
-                    if bound.n == 0:
-                        break
-                    if stmt in pipe.copies:
-                        continue              # issued ahead
-                    if stmt in spare:
+                    if bound.n > 0 and stmt in spare:
                         self._move(stmt, spare[stmt])
                         spare[stmt] = self._prefetch(stmt, iterations, i + 1, spare[stmt])
-                    else:
+                    elif bound.n > 0 and stmt not in pipe.copies:    # staged: issued ahead
                         run = getattr(self, "_" + type(stmt).__name__.lower())
                         bound = run(stmt, bound) or bound
+                    if stmt is pipe.refill_after:      # the stage just read, refilled
+                        groups.append(self._issue(pipe, iterations, i + pipe.ahead))
                 self.stage_of = previous
         finally:
             self.iter_names.pop()

@@ -27,7 +27,7 @@ from typing import Union
 
 from .diagnostics import Diagnostic
 from .indexexpr import IndexExpr
-from .ir import Buffer, Copy, PrimFunc, ReducerFinalize, ReducerUpdate, SerialFor
+from .ir import Buffer, Copy, PrimFunc, ReducerFinalize, ReducerUpdate, SerialFor, Stmt
 from .layout import Layout
 
 # Names the step expressions may use.
@@ -172,6 +172,15 @@ class Pipeline:
     registers into the fragment and loads iteration i + 1's. The loads are in flight
     while the iteration computes, as TileLang's pipeline puts them in an earlier stage.
 
+    With `refill_after` set (a top-level statement of the body: the last one that reads a
+    staged buffer), a stage is released as soon as it has been read rather than at the end
+    of the iteration: iteration i passes a barrier right after that statement and issues
+    iteration i + `ahead` there, into the stage it has just read (ahead = stages, so the
+    stage is i's own), and the rest of the body computes with `stages` tiles in flight
+    instead of stages - 1; the trailing barrier is then not needed. (TileLang's
+    warp-specialized consumers release a stage the same way, right after copying it into
+    registers.)
+
     When both are empty the loop runs as a plain loop, for the reason `plain` (which also
     says why nothing is staged when only registers are prefetched)."""
     loop: SerialFor
@@ -181,6 +190,7 @@ class Pipeline:
     copies: tuple[Copy, ...]
     plain: str = ""
     prefetched: tuple[Copy, ...] = ()
+    refill_after: Stmt | None = None
 
     @property
     def active(self) -> bool:

@@ -56,7 +56,10 @@ def _agrees(plan) -> list:
 def test_the_gemv_is_a_two_stage_pipeline_of_its_a_tile():
     plan = _plan(GEMV)
     pipe = _only(plan)
-    assert (pipe.stages, pipe.ahead, pipe.pending) == (2, 1, 1)
+    # the tile is read once, into A_frag (line 35): the stage is refilled right there with
+    # iteration i + 2, and the T.Parallel computes with two tiles in flight
+    assert (pipe.stages, pipe.ahead, pipe.pending) == (2, 2, 1)
+    assert pipe.refill_after.span.line == 35
     assert [c.dst.buffer.name for c in pipe.copies] == ["A_shared"]
     assert plan.pipeline(pipe.loop) is pipe
     [a_shared] = [a for a in plan.resources.shared if a.name == "A_shared"]
@@ -67,19 +70,31 @@ def test_the_gemv_is_a_two_stage_pipeline_of_its_a_tile():
     assert ("x_frag_next", "prefetch", 4) in [(r.name, r.what, r.words)
                                                for r in plan.resources.registers]
     doc = plan_json(plan)["pipelines"]
-    assert doc == [{"line": 33, "stages": 2, "ahead": 1, "pending": 1,
+    assert doc == [{"line": 33, "stages": 2, "ahead": 2, "pending": 1, "refill_after": 35,
                     "copies": [{"line": 34, "src": "A", "dst": "A_shared"}],
                     "prefetched": [{"line": 36, "src": "x", "dst": "x_frag"}],
                     "plain": None}]
 
 
+# the GEMV with the T.Parallel reading the shared tile itself: the last read of the stage
+# is the body's last statement, so iteration i issues i + stages - 1 at its top
+READS_SHARED = GEMV.replace("            T.copy(A_shared, A_frag)\n", "").replace(
+    "T.cast(A_frag[i, k], accum_dtype)", "T.cast(A_shared[i, k], accum_dtype)")
+
+
 @pytest.mark.parametrize("stages, tiles", [(2, 8), (3, 8), (4, 2), (3, 1)])
-def test_the_simulator_runs_the_schedule_and_equals_the_interpreter(stages, tiles):
+@pytest.mark.parametrize("source", [GEMV, READS_SHARED], ids=["early-refill", "top-issue"])
+def test_the_simulator_runs_the_schedule_and_equals_the_interpreter(stages, tiles, source):
     """More stages than iterations included: the prologue issues only what exists."""
-    text = _gemv(K=64 * tiles).replace("num_stages=2", f"num_stages={stages}")
+    text = source.replace("K = 512", f"K = {64 * tiles}").replace(
+        "num_stages=2", f"num_stages={stages}")
     for planner in ("auto", "canonical"):
         plan = _plan(text, planner)
-        assert _only(plan).stages == stages and _only(plan).copies
+        pipe = _only(plan)
+        assert pipe.stages == stages and pipe.copies
+        early = source is GEMV
+        assert (pipe.refill_after is not None, pipe.ahead) == \
+            (early, stages if early else stages - 1)
         assert _agrees(plan) == []
 
 
@@ -114,21 +129,38 @@ def test_a_prefetch_over_the_register_budget_is_dropped():
 
 def test_the_renderer_issues_ahead_commits_and_waits():
     source = render(_plan(GEMV.replace("num_stages=2", "num_stages=3"))).source
-    assert source.count("reducer_cp_async_commit();") == 3      # two in the prologue
+    assert source.count("reducer_cp_async_commit();") == 4      # three in the prologue
     assert "reducer_cp_async_wait<2>();" in source
     assert "reducer_cp_async16(&A_shared[A_shared_fill + " in source
     assert "const int A_shared_stage = ((ko - 0) % 3) * 2048;" in source
-    assert "if (ko + 2 < 8)" in source
     assert "half A_shared[6144]" in source
+    # the refill follows the read of the stage (line 35) behind a barrier
+    body = source.split("for (int ko = 0; ko < 8; ++ko)")[1]
+    read = body.index("// line 35: T.copy A_shared -> A_frag")
+    refill = body.index("__syncthreads();  // every read of this stage is done: refill it now")
+    assert read < refill < body.index("if (ko + 3 < 8)") < body.index("// line 37")
+
+
+def test_the_top_issue_schedule_renders_a_trailing_barrier():
+    source = render(_plan(READS_SHARED.replace("num_stages=2", "num_stages=3"))).source
+    assert source.count("reducer_cp_async_commit();") == 3      # two in the prologue
+    body = source.split("for (int ko = 0; ko < 8; ++ko)")[1]
+    assert body.index("if (ko + 2 < 8)") < body.index("reducer_cp_async_wait<2>();")
+    assert "every read of this stage is done before it is refilled" in body
 
 
 @pytest.mark.parametrize("fault", [
-    {"ahead": 2, "pending": 2},     # refills the stage being read: issued over unread tiles
+    # issues i + 2 at the top, into the stage iteration i is about to read
+    {"refill_after": None},
+    # refills the stage before line 35 has read it
+    {"refill_after": "the staged copy"},
     {"pending": 2},                 # waits too little: the stage has not landed
 ])
 def test_a_schedule_that_reads_a_stage_in_flight_is_r504(fault):
     plan = _plan(GEMV)
     pipe = _only(plan)
+    if fault.get("refill_after") == "the staged copy":
+        fault = {"refill_after": pipe.copies[0]}
     broken = replace(plan, pipelines=(replace(pipe, **fault),))
     codes = {d.code for d in _agrees(broken)}
     assert "R504" in codes

@@ -12,7 +12,8 @@ import numpy as np
 
 from verify_reducer.spec import ir
 from verify_reducer.spec.diagnostics import DiagnosticError, Note, error
-from verify_reducer.spec.physical import TERM, FinalizePlan, Publish, SitePlan
+from verify_reducer.spec.physical import FinalizePlan, Publish, SitePlan
+from verify_reducer.spec.step_cells import publish_words
 
 from .accounting import UpdateEvent, contribution_ids, describe, replay_counts, \
     wrong_contributions
@@ -341,13 +342,7 @@ def publish_addresses(pub: Publish, shape, outputs: np.ndarray) -> np.ndarray:
         return found[2]
     if len(_ADDRESSES) > 1024:
         _ADDRESSES.clear()
-    addrs = _publish_addresses(pub, shape, outputs)
+    addrs = publish_words(pub, shape, outputs)
     _ADDRESSES[key] = (pub, outputs, addrs)
     return addrs
 
-
-def _publish_addresses(pub: Publish, shape, outputs: np.ndarray) -> np.ndarray:
-    index = np.unravel_index(outputs, tuple(shape))
-    env = {v: np.asarray(ix, dtype=np.int64)[:, None] for v, ix in zip(pub.index_vars, index)}
-    env[TERM] = np.arange(pub.terms, dtype=np.int64)[None, :]
-    return np.broadcast_to(pub.addr.evaluate(env), (len(outputs), pub.terms)).astype(np.int64)

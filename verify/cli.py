@@ -32,7 +32,7 @@ from . import pipeline
 from .cli_batch import deliver_json, first_error, json_file_writable, run_programs
 from .cli_batch import writable_file
 from .cli_batch import findings_folder as _findings_folder, guarded as _guarded
-from .cli_svg import emit_svg
+from .cli_svg import emit_svg, require_drawsvg
 from .cli_batch import print_json as _print_json, report_usage as _report_usage
 from .cli_batch import safe_source as _safe_source, stdin_source as _stdin_source
 from .cli_output import COLOR_MODES, Output, fuzz_meter
@@ -113,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bug-report", metavar="DIR",
                    help="with --backend tilelang: write each disagreement as a "
                         "self-contained bug report folder under DIR")
+    p.add_argument("--svg", metavar="PATH",
+                   help="with --backend sim: draw the plan that ran and the counterexample "
+                        "of every violation (one SVG file, or a folder ending in / for one "
+                        "file per picture)")
 
     p = sub.add_parser("fuzz", help="differentially fuzz the lowerings on random kernels")
     p.add_argument("--count", type=_natural, default=20, help="number of programs")
@@ -327,6 +331,10 @@ def cmd_run(args) -> int:
     if args.backend != "tilelang" and (args.tilelang_config or args.bug_report):
         flag = "--tilelang-config" if args.tilelang_config else "--bug-report"
         raise UsageError(f"{flag} applies to --backend tilelang only")
+    if args.svg and args.backend != "sim":
+        raise UsageError("--svg draws the simulated plan: it applies to --backend sim only")
+    if args.svg:
+        require_drawsvg("--svg")
     if args.backend == "tilelang" and _stdin_source(args) is not None:
         raise UsageError("--backend tilelang imports the program's file: give its path, "
                          "not - (stdin)")
@@ -351,6 +359,12 @@ def cmd_run(args) -> int:
         reference = reference or pipeline.oracle(loaded, values)
         comparisons = pipeline.compare_outputs(run.outputs, reference)
     code = _report_run(args, loaded, run, notes, output, comparisons=comparisons)
+    if args.svg:
+        written = emit_svg(pipeline.make_plan(loaded, args.plan), args.svg, args.program,
+                           run.violations, "--svg")
+        if not args.json and not args.ui.quiet:
+            for path in written.splitlines():
+                args.ui.out(f"wrote {path}")
     _print_elapsed(args, start)
     return code
 

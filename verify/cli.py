@@ -27,6 +27,7 @@ from verify_reducer import __version__
 from . import bugreport
 from . import cli_json
 from . import cli_compare
+from . import cli_html
 from . import inputs as inputs_mod
 from . import pipeline
 from .cli_batch import deliver_json, first_error, json_file_writable, run_programs
@@ -93,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="blocks to run: all, or the block classes plus N random blocks "
                         "(default: the classes plus 2, when blocks are proved "
                         "independent)")
+    p.add_argument("--html", metavar="REPORT.html",
+                   help="also write one self-contained HTML report of every program "
+                        "checked: source with diagnostics, plans, proofs, pictures, "
+                        "comparisons (needs the report and pictures extras)")
     memory_flag(p)
 
     p = sub.add_parser("run", help="run the kernel on one backend")
@@ -271,6 +276,7 @@ def cmd_check(args) -> int:
     notes = inputs_mod.special_values(report.loaded.given(given)) \
         if report.reference is not None else []
     args.detail = first_error(report.diagnostics)
+    cli_html.add_section(args, report, source, start)
     if args.json:
         _print_json({**_check_json(args, report), "input_notes": notes}, args)
         return report.exit_code
@@ -603,6 +609,8 @@ def main(argv: list[str] | None = None) -> int:
             return _guarded(args, cmd_fuzz) if json_file_writable(args) else EXIT_USAGE
         if getattr(args, "output", None) and len(args.programs) > 1:
             return _report_usage(args, "--output names one file: give one program")
+        if args.command == "check" and args.html:
+            return cli_html.with_report(args, lambda: run_programs(args, cmd_check))
         return run_programs(args, COMMANDS[args.command])
     except BrokenPipeError:
         # the reader went away (`| head`): nothing left to say, and nothing went wrong

@@ -34,7 +34,7 @@ import numpy as np
 
 from verify_reducer.spec import ir
 from verify_reducer.spec.addressing import affine, border_guards, statement_ranges
-from verify_reducer.spec.diagnostics import Diagnostic, DiagnosticError, error
+from verify_reducer.spec.diagnostics import Counterexample, Diagnostic, DiagnosticError, error
 from verify_reducer.spec.dtypes import BOOL, INT64
 from verify_reducer.spec.ops import REDUCE_KINDS, MONOIDS
 from verify_reducer.spec.physical import FinalizePlan, PhysicalPlan, SitePlan

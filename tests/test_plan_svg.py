@@ -243,3 +243,32 @@ def test_the_whole_plan_in_one_document_parses():
     layouts = _layouts_of(plan) + [lay for rp, fp in _finalizes(plan) for lay in
                                    (rp.storage, destination(rp, fp, plan.layouts.fragments)[0])]
     assert len(_cells(root)) == sum(lay.count * lay.slots_per_thread for lay in layouts)
+
+
+def test_r300_draws_the_thread_and_the_element_s_holders():
+    """A fragment layout shifted by one thread under the copy that fills it: the
+    simulator's R300 names thread 0 and marks the holders of x_frag[0] on its grid."""
+    import copy
+    import dataclasses
+
+    from verify_reducer.interp.simulate import simulate
+    from verify_reducer.spec.indexexpr import Const
+    loaded = pipeline.load(str(ROOT / "examples" / "minimal_rfc.py"))
+    plan = pipeline.make_plan(loaded, "canonical")
+    layouts = copy.copy(plan.layouts)
+    layouts.fragments = dict(plan.layouts.fragments)
+    x = next(b for b in layouts.fragments if b.name == "x_frag")
+    old = layouts.fragments[x]
+    layouts.fragments[x] = dataclasses.replace(
+        old, thread=(old.thread + Const(1)) % Const(old.count))
+    shifted = dataclasses.replace(plan, layouts=layouts)
+    found = [v for v in simulate(shifted, loaded.inputs(0)).violations if v.code == "R300"]
+    assert found
+    cx = found[0].counterexample
+    assert cx.grid == ("fragment", "x_frag") and cx.threads == ((0, "unheld"),)
+    [picture] = [p for p in plan_pictures(shifted, found[:1]) if p.name.startswith("R300")]
+    root = _root(picture.svg)
+    holders = {t for t, _ in _marks(root)["holder"]}
+    assert holders == set(range(1, 128, 8))
+    rows = [e for e in root.iter(f"{SVG}rect") if e.get("class") == "mark-row"]
+    assert [(r.get("data-thread"), r.get("data-role")) for r in rows] == [("0", "unheld")]

@@ -179,3 +179,23 @@ def read_png(data: bytes) -> np.ndarray:
                 line[x] = (line[x] + guess) % 256
         out[y] = previous = line
     return out.reshape(height, width, bpp).astype(np.uint8)
+
+
+def test_an_unwritable_report_path_is_a_usage_error(tmp_path, capsys):
+    program = str(ROOT / "examples" / "minimal_rfc.py")
+    code = main(["check", program, "--html", str(tmp_path / "missing" / "r.html")])
+    assert code == 2
+    assert "--html" in capsys.readouterr().err
+    assert main(["check", program, "--html", str(tmp_path)]) == 2     # a directory
+
+
+@pytest.mark.parametrize("module, extra", [("jinja2", "report"), ("drawsvg", "pictures")])
+def test_a_missing_library_is_a_usage_error_naming_the_extra(tmp_path, capsys, monkeypatch,
+                                                            module, extra):
+    import sys
+    monkeypatch.setitem(sys.modules, module, None)          # import fails
+    code = main(["check", str(ROOT / "examples" / "minimal_rfc.py"),
+                 "--html", str(tmp_path / "r.html")])
+    assert code == 2
+    assert f"verify-reducer[{extra}]" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()

@@ -114,4 +114,5 @@ def refusal(sites: ReducerSites, search: FastSearch) -> Diagnostic:
     notes = tuple(Note(f"update at line {s.line}: {signature(s).describe()}", s.update.span)
                   for s in search.sites if s.update is not None)
     message = f"fast plan refused for {reducer.name}: {search.refusal}"
-    return Diagnostic("R400", NOTE, message, span, notes)
+    return Diagnostic("R400", NOTE, message, span, notes,
+                      counterexample=search.refusal_evidence)

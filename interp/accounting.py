@@ -69,6 +69,10 @@ class UpdateEvent:
     replicated: bool                       # lanes may be replicas of one iteration
     cells: np.ndarray                      # per entered lane: its partial cell
     cell_ids: np.ndarray                   # (thread * slots + slot) and its id
+    iterations: np.ndarray | None = None   # per enabled lane: its flat loop iteration
+    offset: int = 0                        # the storage's participant offset (cells'
+                                           # threads are relative to it)
+    loop_shape: tuple[int, ...] = (1,)     # the update loop's shape (iterations index it)
 
 
 @dataclass

@@ -20,10 +20,10 @@ from typing import Callable
 
 import numpy as np
 
-from verify_reducer.spec.indexexpr import IndexExpr
-from verify_reducer.spec.physical import K, S, T, Barrier, FinalizePlan, FromWorkspace, Guard, \
+from verify_reducer.spec.physical import Barrier, FinalizePlan, FromWorkspace, Guard, \
     ReduceWorkspace, Shuffle, ToWorkspace
 from verify_reducer.spec.source import Span
+from verify_reducer.spec.step_cells import active, load_words, reduce_words, store_words
 
 from .shared import Race, RaceTracker
 from .violations import Violations, threads_text
@@ -170,24 +170,21 @@ class Exchange:
         if isinstance(step, Shuffle):
             self.shuffle_lanes(step, where)
         elif isinstance(step, ToWorkspace):
-            where.addrs = self.addresses(step.addr, {T: rel[:, None], S: slots[None, :]},
-                                         (len(rel), count), where, at, "write", "ts")
+            where.addrs = self.inside(store_words(step, rel, slots), where, at, "write",
+                                      "ts")
             if where.addrs is not None:
                 writers = np.repeat(rel + self.offset, count)
                 where.same_step = RaceTracker.same_step(writers, where.addrs.reshape(-1))
         elif isinstance(step, ReduceWorkspace):
-            src = self.addresses(step.src, {T: rel[:, None], K: k[None, :]},
-                                 (len(rel), step.terms), where, at, "read", "tk")
-            dst = self.addresses(step.dst, {T: rel}, (len(rel),), where, at, "write", "t")
+            words, written = reduce_words(step, rel)
+            src = self.inside(words, where, at, "read", "tk")
+            dst = self.inside(written, where, at, "write", "t")
             if src is not None and dst is not None:
                 where.addrs = (src, dst)
                 where.same_step = RaceTracker.same_step(rel + self.offset, dst)
         elif isinstance(step, FromWorkspace):
-            where.addrs = self.addresses(step.addr, {T: rel[:, None, None],
-                                                     S: slots[None, :, None],
-                                                     K: k[None, None, :]},
-                                         (len(rel), count, step.terms), where, at, "read",
-                                         "tsk")
+            where.addrs = self.inside(load_words(step, rel, slots), where, at, "read",
+                                      "tsk")
         if len(_WHERE) > 4096:
             _WHERE.clear()
         _WHERE[key] = (step, where)                # keeps the step alive: ids stay unique
@@ -195,17 +192,12 @@ class Exchange:
 
     def active(self, guards: tuple[Guard, ...]) -> np.ndarray:
         """Relative threads satisfying every guard."""
-        keep = np.ones(self.count, dtype=bool)
-        for g in guards:
-            value = np.broadcast_to(g.expr.evaluate({T: self.t}), (self.count,))
-            keep &= (value == g.value) if g.op == "==" else (value < g.value)
-        return self.t[keep]
+        return active(guards, self.count)
 
-    def addresses(self, expr: IndexExpr, env: dict, shape, where: _Where, at: "_At",
-                  verb: str, axes: str):
-        """The step's addresses over its (thread, slot, term) axes; None, with the
-        first one outside the workspace described in where.bad, if any is."""
-        addrs = np.broadcast_to(expr.evaluate(env), shape).astype(np.int64)
+    def inside(self, addrs: np.ndarray, where: _Where, at: "_At", verb: str, axes: str):
+        """The step's addresses over its (thread, slot, term) axes (spec.step_cells);
+        None, with the first one outside the workspace described in where.bad, if any
+        is."""
         bad = (addrs < 0) | (addrs >= self.words)
         if bad.any():
             if where.bad is None:

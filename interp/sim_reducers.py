@@ -11,8 +11,9 @@ from typing import Callable
 import numpy as np
 
 from verify_reducer.spec import ir
-from verify_reducer.spec.diagnostics import DiagnosticError, Note, error
-from verify_reducer.spec.physical import TERM, FinalizePlan, Publish, SitePlan
+from verify_reducer.spec.diagnostics import Counterexample, DiagnosticError, Note, error
+from verify_reducer.spec.physical import FinalizePlan, Publish, SitePlan
+from verify_reducer.spec.step_cells import publish_words
 
 from .accounting import UpdateEvent, contribution_ids, describe, replay_counts, \
     wrong_contributions
@@ -109,7 +110,8 @@ class ReducerExecution:
         names = tuple(self.iter_names)
         p.ledger.events.append(UpdateEvent(
             stmt, visit, names, tuple(lanes.env[n].v for n in names), ids, outputs,
-            site.loop.replicate > 1, cells, e_ids))
+            site.loop.replicate > 1, cells, e_ids, iterations, p.plan.storage.offset,
+            tuple(site.loop.shape)))
 
     def entry(self, stmt: ir.ReducerUpdate, site: SitePlan, p: "Partials",
               threads: np.ndarray, outputs: np.ndarray, replica: np.ndarray) -> "Entry":
@@ -250,14 +252,19 @@ class ReducerExecution:
                             key=output)
             return
         event, lane, times = wrong[0]
-        message = (f"{describe(event, lane, self.block_text)} entered {target} {times} "
-                   f"times (in the copy of thread {thread}; exactly once expected)")
+        what = describe(event, lane, self.block_text)
+        message = (f"{what} entered {target} {times} times (in the copy of thread "
+                   f"{thread}; exactly once expected)")
         notes = [Note(f"{describe(e, l, self.block_text)} entered {times_} times")
                  for e, l, times_ in wrong[1:4]]
         if len(wrong) > 4:
             notes.append(Note(f"{len(wrong)} contributions to {target} are wrong in all"))
         notes.append(Note("the update", event.update.span))
-        self.report.add("R503", message, stmt.span, *notes, key=(self.block, output))
+        self.report.add("R503", message, stmt.span, *notes, key=(self.block, output),
+                        counterexample=entered_picture(event, lane, slots, thread,
+                                                       f"{what}: entered {target} {times} "
+                                                       f"times in the copy of thread "
+                                                       f"{thread}"))
 
     def deliver(self, stmt: ir.ReducerFinalize, p: Partials, cells, outputs,
                 threads, values) -> None:
@@ -273,6 +280,22 @@ class ReducerExecution:
         else:
             self.write(dst, None, outputs, values, stmt.span)
 
+
+
+def entered_picture(event, lane: int, slots: int, copy_thread: int,
+                    caption: str) -> Counterexample:
+    """R503 on the update loop's grid: the contribution's iteration (every replica of
+    it), the threads whose partials it entered, and the copy that counted it."""
+    loop = event.update
+    cid = event.ids[lane]
+    threads = sorted({int(c) // slots + event.offset
+                      for c in event.cells[event.cell_ids == cid]})
+    flat = 0 if event.iterations is None else int(event.iterations[lane])
+    shape = event.loop_shape
+    index = tuple(int(x) for x in np.unravel_index(flat, shape))
+    marks = tuple((t, "entered") for t in threads if t != copy_thread)
+    return Counterexample(("update", loop.reducer.name, loop.span.line), caption,
+                          ((index, "contribution"),), marks + ((copy_thread, "copy"),))
 
 
 # ----------------------------------------------------------------------------- copies
@@ -341,13 +364,7 @@ def publish_addresses(pub: Publish, shape, outputs: np.ndarray) -> np.ndarray:
         return found[2]
     if len(_ADDRESSES) > 1024:
         _ADDRESSES.clear()
-    addrs = _publish_addresses(pub, shape, outputs)
+    addrs = publish_words(pub, shape, outputs)
     _ADDRESSES[key] = (pub, outputs, addrs)
     return addrs
 
-
-def _publish_addresses(pub: Publish, shape, outputs: np.ndarray) -> np.ndarray:
-    index = np.unravel_index(outputs, tuple(shape))
-    env = {v: np.asarray(ix, dtype=np.int64)[:, None] for v, ix in zip(pub.index_vars, index)}
-    env[TERM] = np.arange(pub.terms, dtype=np.int64)[None, :]
-    return np.broadcast_to(pub.addr.evaluate(env), (len(outputs), pub.terms)).astype(np.int64)

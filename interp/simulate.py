@@ -34,7 +34,7 @@ import numpy as np
 
 from verify_reducer.spec import ir
 from verify_reducer.spec.addressing import affine, border_guards, statement_ranges
-from verify_reducer.spec.diagnostics import Diagnostic, DiagnosticError, error
+from verify_reducer.spec.diagnostics import Counterexample, Diagnostic, DiagnosticError, error
 from verify_reducer.spec.dtypes import BOOL, INT64
 from verify_reducer.spec.ops import REDUCE_KINDS, MONOIDS
 from verify_reducer.spec.physical import FinalizePlan, PhysicalPlan, SitePlan
@@ -391,10 +391,16 @@ class _Block(CopyExecution, PipelineExecution, ReducerExecution):
             return
         i = int(np.argmax(unheld))
         holders = regs.tables.holders(int(flat[i]))
-        self.report.add("R300", f"thread {int(threads[i])} {verb} "
-                        f"{self.element(buffer, flat[i])}, which it does not hold: "
-                        f"{buffer.name} puts it on {threads_text(holders)} "
-                        f"({regs.layout.describe()})", span, key=(buffer, verb))
+        element = self.element(buffer, flat[i])
+        index = tuple(int(x) for x in np.unravel_index(int(flat[i]), buffer.shape))
+        grid = ("storage", buffer.name) if buffer.is_reducer else ("fragment", buffer.name)
+        drawn = Counterexample(grid, f"thread {int(threads[i])} {verb} {element}, which "
+                               f"it does not hold; its holders are marked",
+                               ((index, "holder"),), ((int(threads[i]), "unheld"),))
+        self.report.add("R300", f"thread {int(threads[i])} {verb} {element}, which it "
+                        f"does not hold: {buffer.name} puts it on {threads_text(holders)} "
+                        f"({regs.layout.describe()})", span, key=(buffer, verb),
+                        counterexample=drawn)
 
     def slots_beyond(self, buffer: ir.Buffer, regs: Registers, threads: np.ndarray,
                      flat: np.ndarray, verb: str, span: Span) -> np.ndarray | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from verify_reducer.spec.diagnostics import Diagnostic, Note, error
+from verify_reducer.spec.diagnostics import Counterexample, Diagnostic, Note, error
 from verify_reducer.spec.source import Span
 
 
@@ -33,14 +33,15 @@ class Violations:
         self._seen: set = set()
 
     def add(self, code: str, message: str, span: Span | None, *notes: Note,
-            key: object = None) -> None:
+            key: object = None, counterexample: Counterexample | None = None) -> None:
         """Report once per (code, statement, key): a loop repeating a fault is one
         finding, not one per iteration."""
         seen = (code, span, key)
         if seen in self._seen:
             return
         self._seen.add(seen)
-        self.items.append(error(code, message, span, *notes))
+        self.items.append(error(code, message, span, *notes,
+                                counterexample=counterexample))
 
 
 def register_array(buffer) -> str:

@@ -47,6 +47,49 @@ class Note:
     span: Span | None = None
 
 
+# What a counterexample's marks mean (codegen.counterexample_svg gives each its colour).
+ROLES = {
+    "holder": "a thread that holds the element",
+    "unheld": "the thread that accesses an element it does not hold",
+    "missing": "the iteration missing from the group",
+    "present": "an iteration of the same output that the group has",
+    "duplicate": "a replica the group would count a second time",
+    "contribution": "the contribution, in every replica of its iteration",
+    "entered": "a thread whose partial the contribution entered",
+    "copy": "the copy of the result that counted it",
+}
+GRIDS = ("fragment", "storage", "update")
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """A counterexample as data, to be drawn on one of the plan's layout grids
+    (codegen.counterexample_svg) and written into the JSON diagnostic.
+
+    `grid` names the layout: ("fragment", buffer name), ("storage", reducer name) or
+    ("update", reducer name, line of the update site). `elements` are logical indices
+    of that layout (a fragment's element, an update loop's iteration) with their role;
+    every cell the layout puts the element in is marked. `threads` are absolute thread
+    ids with their role, `groups` the absolute threads of each group outlined."""
+    grid: tuple
+    caption: str
+    elements: tuple[tuple[tuple[int, ...], str], ...] = ()
+    threads: tuple[tuple[int, str], ...] = ()
+    groups: tuple[tuple[int, ...], ...] = ()
+
+    def __post_init__(self):
+        assert self.grid and self.grid[0] in GRIDS, self.grid
+        assert all(role in ROLES for _, role in self.elements + self.threads)
+
+    def to_json(self) -> dict:
+        kind, name, *line = self.grid
+        return {"grid": {"kind": kind, "buffer": name, "line": line[0] if line else None},
+                "caption": self.caption,
+                "elements": [{"index": list(ix), "role": r} for ix, r in self.elements],
+                "threads": [{"thread": t, "role": r} for t, r in self.threads],
+                "groups": [list(g) for g in self.groups]}
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     code: str
@@ -55,6 +98,7 @@ class Diagnostic:
     span: Span | None
     notes: tuple[Note, ...] = ()
     hint: str | None = None
+    counterexample: Counterexample | None = None
 
     def __post_init__(self):
         assert self.code in CODES, self.code
@@ -69,7 +113,9 @@ class Diagnostic:
         return {"code": self.code, "severity": self.severity, "message": self.message,
                 **span_json(self.span),
                 "notes": [{"message": n.message, **span_json(n.span)} for n in self.notes],
-                "hint": self.hint}
+                "hint": self.hint,
+                "counterexample": None if self.counterexample is None
+                else self.counterexample.to_json()}
 
 
 def span_json(span: Span | None) -> dict:
@@ -81,8 +127,9 @@ def span_json(span: Span | None) -> dict:
 
 
 def error(code: str, message: str, span: Span | None, *notes: Note,
-          hint: str | None = None) -> Diagnostic:
-    return Diagnostic(code, ERROR, message, span, tuple(notes), hint)
+          hint: str | None = None, counterexample: Counterexample | None = None
+          ) -> Diagnostic:
+    return Diagnostic(code, ERROR, message, span, tuple(notes), hint, counterexample)
 
 
 class DiagnosticError(Exception):

@@ -27,12 +27,13 @@ from verify_reducer import __version__
 from . import bugreport
 from . import cli_json
 from . import cli_compare
+from . import cli_html
 from . import inputs as inputs_mod
 from . import pipeline
 from .cli_batch import deliver_json, first_error, json_file_writable, run_programs
 from .cli_batch import writable_file
 from .cli_batch import findings_folder as _findings_folder, guarded as _guarded
-from .cli_svg import emit_svg
+from .cli_svg import emit_svg, require_drawsvg
 from .cli_batch import print_json as _print_json, report_usage as _report_usage
 from .cli_batch import safe_source as _safe_source, stdin_source as _stdin_source
 from .cli_output import COLOR_MODES, Output, fuzz_meter
@@ -93,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="blocks to run: all, or the block classes plus N random blocks "
                         "(default: the classes plus 2, when blocks are proved "
                         "independent)")
+    p.add_argument("--html", metavar="REPORT.html",
+                   help="also write one self-contained HTML report of every program "
+                        "checked: source with diagnostics, plans, proofs, pictures, "
+                        "comparisons (needs the report and pictures extras)")
     memory_flag(p)
 
     p = sub.add_parser("run", help="run the kernel on one backend")
@@ -113,6 +118,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bug-report", metavar="DIR",
                    help="with --backend tilelang: write each disagreement as a "
                         "self-contained bug report folder under DIR")
+    p.add_argument("--svg", metavar="PATH",
+                   help="with --backend sim: draw the plan that ran and the counterexample "
+                        "of every violation (one SVG file, or a folder ending in / for one "
+                        "file per picture)")
 
     p = sub.add_parser("fuzz", help="differentially fuzz the lowerings on random kernels")
     p.add_argument("--count", type=_natural, default=20, help="number of programs")
@@ -267,6 +276,7 @@ def cmd_check(args) -> int:
     notes = inputs_mod.special_values(report.loaded.given(given)) \
         if report.reference is not None else []
     args.detail = first_error(report.diagnostics)
+    cli_html.add_section(args, report, source, start)
     if args.json:
         _print_json({**_check_json(args, report), "input_notes": notes}, args)
         return report.exit_code
@@ -327,6 +337,10 @@ def cmd_run(args) -> int:
     if args.backend != "tilelang" and (args.tilelang_config or args.bug_report):
         flag = "--tilelang-config" if args.tilelang_config else "--bug-report"
         raise UsageError(f"{flag} applies to --backend tilelang only")
+    if args.svg and args.backend != "sim":
+        raise UsageError("--svg draws the simulated plan: it applies to --backend sim only")
+    if args.svg:
+        require_drawsvg("--svg")
     if args.backend == "tilelang" and _stdin_source(args) is not None:
         raise UsageError("--backend tilelang imports the program's file: give its path, "
                          "not - (stdin)")
@@ -351,6 +365,12 @@ def cmd_run(args) -> int:
         reference = reference or pipeline.oracle(loaded, values)
         comparisons = pipeline.compare_outputs(run.outputs, reference)
     code = _report_run(args, loaded, run, notes, output, comparisons=comparisons)
+    if args.svg:
+        written = emit_svg(pipeline.make_plan(loaded, args.plan), args.svg, args.program,
+                           run.violations, "--svg")
+        if not args.json and not args.ui.quiet:
+            for path in written.splitlines():
+                args.ui.out(f"wrote {path}")
     _print_elapsed(args, start)
     return code
 
@@ -589,6 +609,8 @@ def main(argv: list[str] | None = None) -> int:
             return _guarded(args, cmd_fuzz) if json_file_writable(args) else EXIT_USAGE
         if getattr(args, "output", None) and len(args.programs) > 1:
             return _report_usage(args, "--output names one file: give one program")
+        if args.command == "check" and args.html:
+            return cli_html.with_report(args, lambda: run_programs(args, cmd_check))
         return run_programs(args, COMMANDS[args.command])
     except BrokenPipeError:
         # the reader went away (`| head`): nothing left to say, and nothing went wrong

@@ -218,6 +218,7 @@ class CheckReport:
     resources: Resources | None = None          # the default (auto) plan's
     selection: blocks_mod.Selection | None = None
     estimate: Estimate | None = None       # memory of the run check made (or refused)
+    plans: dict[str, PhysicalPlan] = field(default_factory=dict)   # simulated, by name
 
     @property
     def violations(self) -> list[Diagnostic]:
@@ -311,7 +312,7 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
         # Simulate the default plan, and canonical too when the default chose a fast
         # plan somewhere (canonical is the always-correct baseline it must agree with;
         # it is simulated even where it would not fit the target).
-        plans = {"auto": auto}
+        plans = report.plans = {"auto": auto}
         if any(rp.planner != "canonical" for rp in auto.reducers):
             plans["canonical"] = plan_over_limits(loaded, "canonical")
         if selection.blocks is None:

@@ -33,6 +33,8 @@ class ProofResult:
     queries: tuple[tuple, ...] = field(default=(), repr=False, compare=False)
     witness: dict | None = None       # the minimized model's objective values
     line: int | None = None           # the source line the counterexample points at
+    # the counterexample as data, for a picture (spec.diagnostics.Counterexample)
+    evidence: object = field(default=None, repr=False, compare=False)
 
     @property
     def proved(self) -> bool:
@@ -57,6 +59,8 @@ class Query:
     objectives: list[tuple[str, object]]
     explain: Callable[[dict[str, int]], str]
     line: int | None = None
+    # the minimized values as a spec.diagnostics.Counterexample (None: not drawn)
+    evidence: Callable[[dict[str, int]], object] | None = None
 
 
 def decided(name: str, holds: bool, why: str, line: int | None = None) -> ProofResult:
@@ -84,8 +88,9 @@ def solve(query: Query, timeout_ms: int = DEFAULT_TIMEOUT_MS,
         return ProofResult(query.name, UNKNOWN, _ms(start), f"solver gave up: {reason}",
                            text, None, query.line)
     values = _minimize(solver, query.objectives if minimize else [], query.objectives)
+    drawn = query.evidence(values) if query.evidence is not None else None
     return ProofResult(query.name, REFUTED, _ms(start), query.explain(values), text,
-                       values, query.line)
+                       values, query.line, drawn)
 
 
 def _minimize(solver: z3.Solver, objectives, reported) -> dict[str, int]:

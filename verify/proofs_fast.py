@@ -52,6 +52,7 @@ from verify_reducer.codegen.layout import LayoutMap, infer_layouts
 from verify_reducer.codegen.plan_sites import ReducerSites, gather_reducers
 from verify_reducer.codegen.storage import compacted_slot
 from verify_reducer.spec import ir
+from verify_reducer.spec.diagnostics import Counterexample
 from verify_reducer.spec.indexexpr import IndexExpr, Var
 from verify_reducer.spec.layout import Layout, flat_index, fully_replicated, index_names
 from verify_reducer.spec.physical import Barrier
@@ -80,9 +81,7 @@ class Partition:
 
     def group_text(self, t: int) -> str:
         """`{0..7}` (contiguous) or `{1, 5, 9, ...}`, in absolute thread ids."""
-        offset = self.participants[0]
-        base = t - ((t // self.scale) % self.width) * self.scale
-        members = [offset + base + k * self.scale for k in range(self.width)]
+        members = self.members(t)
         if self.scale == 1:
             return f"{{{members[0]}..{members[-1]}}}"
         shown = ", ".join(map(str, members[:3]))
@@ -90,6 +89,12 @@ class Partition:
 
     def describe(self) -> str:
         return f"width {self.width}" + (f", scale {self.scale}" if self.scale > 1 else "")
+
+    def members(self, t: int) -> tuple[int, ...]:
+        """The absolute threads of relative thread t's group."""
+        offset = self.participants[0]
+        base = t - ((t // self.scale) % self.width) * self.scale
+        return tuple(offset + base + k * self.scale for k in range(self.width))
 
 
 def candidates(participants: tuple[int, int]) -> list[Partition]:
@@ -122,6 +127,14 @@ def duplicate_query(site: Site, part: Partition) -> Query:
     objectives = [("low", lower), ("t", a.thread)] + a.objectives("x_") + \
         [("r1", a.rep), ("r2", r2), ("t2", t2)]
 
+    def evidence(w: dict[str, int]) -> Counterexample:
+        x = a.values(w, "x_")
+        return Counterexample(
+            ("update", site.reducer_name, site.line), explain(w),
+            ((_iteration(site, x), "duplicate"),),
+            ((w["t"] + offset, "duplicate"), (w["t2"] + offset, "duplicate")),
+            (part.members(w["t"]),))
+
     def explain(w: dict[str, int]) -> str:
         x = a.values(w, "x_")
         return (f"{part.describe()}: the site at line {site.line} puts replicas {w['r1']} "
@@ -130,7 +143,7 @@ def duplicate_query(site: Site, part: Partition) -> Query:
                 f"{w['t2'] + offset}, both in group {part.group_text(w['t'])}: "
                 f"the group would count it twice")
     return Query(f"exactly-once line {site.line} {part.describe()}", constraints,
-                 objectives, explain, site.line)
+                 objectives, explain, site.line, evidence)
 
 
 def omission_query(site: Site, other: Site, part: Partition) -> Query:
@@ -144,6 +157,16 @@ def omission_query(site: Site, other: Site, part: Partition) -> Query:
     # the group first, then the missing iteration, then the one that is there
     objectives = [("u", b.thread)] + a.objectives("x_") + b.objectives("y_") + \
         [("ry", b.rep)]
+
+    def evidence(w: dict[str, int]) -> Counterexample:
+        """On the loop of `site`: the missing iteration, the one the group has (when
+        both are this site's) and the group."""
+        x, y = a.values(w, "x_"), b.values(w, "y_")
+        elements = ((_iteration(site, x), "missing"),)
+        if other is site:
+            elements += ((_iteration(site, y), "present"),)
+        return Counterexample(("update", site.reducer_name, site.line), explain(w),
+                              elements, (), (part.members(w["u"]),))
 
     def explain(w: dict[str, int]) -> str:
         x, y = a.values(w, "x_"), b.values(w, "y_")
@@ -160,7 +183,12 @@ def omission_query(site: Site, other: Site, part: Partition) -> Query:
                 f"{site.iteration_text(x)} of {site.output_text(x)} in group {elsewhere} "
                 f"but in no replica in group {group}: it is missing there")
     return Query(f"sites agree line {site.line}/{other.line} {part.describe()}",
-                 constraints, objectives, explain, site.line)
+                 constraints, objectives, explain, site.line, evidence)
+
+
+def _iteration(site: Site, values: dict[str, int]) -> tuple[int, ...]:
+    """An iteration of the site's loop as a logical index of its layout."""
+    return tuple(int(values[v]) for v in site.layout.index_vars)
 
 
 def storage_query(storage: Layout, part: Partition) -> Query:
@@ -461,6 +489,13 @@ class FastSearch:
             return (f"{self.best.partition.describe()}: `{failure.name}` could not be "
                     f"proved ({failure.counterexample}); unknown is never a pass")
         return failure.counterexample
+
+    @property
+    def refusal_evidence(self):
+        """The refusal's counterexample as data (spec.diagnostics.Counterexample), when
+        the failed obligation draws one."""
+        failure = self.best.failure if self.best is not None else None
+        return failure.evidence if failure is not None and self.reason is None else None
 
     @property
     def refusal_line(self) -> int | None:

@@ -57,6 +57,8 @@ class Query:
     objectives: list[tuple[str, object]]
     explain: Callable[[dict[str, int]], str]
     line: int | None = None
+    # terms whose values the explanation shows without minimizing them
+    reported: list[tuple[str, object]] = field(default_factory=list)
 
 
 def decided(name: str, holds: bool, why: str, line: int | None = None) -> ProofResult:
@@ -83,7 +85,8 @@ def solve(query: Query, timeout_ms: int = DEFAULT_TIMEOUT_MS,
         reason = solver.reason_unknown()
         return ProofResult(query.name, UNKNOWN, _ms(start), f"solver gave up: {reason}",
                            text, None, query.line)
-    values = _minimize(solver, query.objectives if minimize else [], query.objectives)
+    values = _minimize(solver, query.objectives if minimize else [],
+                       query.objectives + query.reported)
     return ProofResult(query.name, REFUTED, _ms(start), query.explain(values), text,
                        values, query.line)
 

@@ -1,4 +1,4 @@
-# expect: error R220 at 36
+# expect: error R220 at 34
 # for-all: M in 1..1048576, K in 1..1048576
 #
 # examples/gemv_family.py without the column test on the load of A: the file's own

@@ -238,10 +238,15 @@ def _second_member(decl, space: FamilySpace, constants, decisions) -> dict[str, 
     for d in decisions:
         holds = OPS[d.op](d.a.to_z3(space.vars), d.b.to_z3(space.vars))
         solver.add(holds if d.outcome else z3.Not(holds))
+    # far from the file's values (a coincidence such as int(M / 2) being equal at two
+    # neighbouring sizes is less likely): the range's top, else any other value
     for s in decl.sizes:
-        solver.push()
-        solver.add(space.vars[s.name] != constants[s.name])
-        if solver.check() != z3.sat:
+        v, value = space.vars[s.name], constants[s.name]
+        for wish in ([v == s.hi] if s.hi != value else []) + [v != value]:
+            solver.push()
+            solver.add(wish)
+            if solver.check() == z3.sat:
+                break
             solver.pop()
     if solver.check() != z3.sat:
         return None
@@ -277,7 +282,9 @@ def _differs(a, b, seen=None) -> tuple[str, int] | None:
                 what, line = found
                 span = getattr(a, "span", None)
                 if not line and span is not None and hasattr(span, "line"):
-                    what, line = f"{what} in {f.name} of the {type(a).__name__}", span.line
+                    named = f" `{a.name}`" if isinstance(getattr(a, "name", None), str) else ""
+                    what = f"{what} in the {f.name} of the {type(a).__name__}{named}"
+                    line = span.line
                 return what, line
         return None
     if isinstance(a, int) and not isinstance(a, bool) and a != b:

@@ -39,9 +39,9 @@ from verify_reducer.spec.symbolic import SizeInt, is_symbolic, recording, size
 from .epochs import check_func
 from .family_proofs import (CASES, OPS, AssumptionError, FamilyEncoder, FamilySpace,
                             bounds_query, decision_query, global_accesses, size_loops,
-                            size_text, trip_case_term)
+                            size_text, statements, trip_case_term)
 from .family_sources import covered_query, sources, unique_query
-from .proofs import PROVED, REFUTED, ProofResult, Query, solve
+from .proofs import PROVED, REFUTED, UNKNOWN, ProofResult, Query, solve
 
 TIMEOUT_MS = 2000
 
@@ -162,6 +162,7 @@ def _prove(loaded, decl: FamilyDecl, result: FamilyResult) -> None:
     for query in queries:
         result.proofs.append(solve(query, TIMEOUT_MS))
     result.proofs += _epoch_cases(loaded.func, family, space)
+    result.proofs += [_fast_path(family, r) for r in _reducers(family)]
     _conclude(result, space, loaded.func.span)
 
 
@@ -363,6 +364,28 @@ def _epoch_cases(func: ir.PrimFunc, family: ir.PrimFunc, space: FamilySpace) -> 
     if not out:
         out.append(ProofResult(name, PROVED, (time.perf_counter() - start) * 1000, None))
     return out
+
+
+def _fast_path(func: ir.PrimFunc, reducer: ir.Buffer) -> ProofResult:
+    """The fast-path obligations (verify.proofs_fast) read an update site's layout, its
+    output index and the `if` conditions around it. Layouts are sizes-free (tile sizes
+    and thread counts are concrete, checked above); when no index or condition of the
+    reducer's sites mentions a size either, every obligation is the same formula for
+    every member, so the proofs made at the file's sizes hold for the whole family.
+    Otherwise it is not proved here (unknown, never a pass)."""
+    name = f"fast path {reducer.name}"
+    for stmt, ctx in statements(func.kernel):
+        if not (isinstance(stmt, ir.ReducerUpdate) and stmt.reducer is reducer):
+            continue
+        exprs = list(stmt.indices) + [cond for cond, _ in ctx.guards()]
+        if any(isinstance(x, ir.Const) and is_symbolic(x.value)
+               for e in exprs for x in ir.subexprs(e)):
+            return ProofResult(name, UNKNOWN, 0.0,
+                               f"the index or a condition of the update at line "
+                               f"{stmt.span.line} depends on a size: the fast-path "
+                               f"obligations are not proved for every size",
+                               line=stmt.span.line)
+    return ProofResult(name, PROVED, 0.0, None)
 
 
 def _twins(family: ir.PrimFunc, concrete: ir.PrimFunc) -> dict[int, ir.Stmt]:

@@ -17,7 +17,7 @@ from verify_reducer.verify.pipeline import UsageError, check
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-INVALID = ROOT / "tests" / "programs" / "invalid"
+FAMILY = ROOT / "tests" / "programs" / "family"
 FAMILY_EXAMPLES = ["gemv_family.py", "two_sites_family.py", "serial_epochs.py"]
 
 
@@ -86,7 +86,7 @@ def test_family_examples_are_verified_within_the_budget(name):
 
 
 def test_gemv_without_tail_gets_smallest_counterexample_and_concrete_failure():
-    report = check(str(INVALID / "family_gemv_no_tail.py"))
+    report = check(str(FAMILY / "gemv_no_tail.py"))
     family = report.family
     assert family.counterexample == {"M": 1, "K": 1}
     r220 = [d for d in report.diagnostics if d.code == "R220"]
@@ -108,7 +108,7 @@ def test_the_predicated_gemv_needs_its_assumption_when_the_output_is_copied():
 
 
 def test_zero_trip_loop_is_an_epoch_case_of_the_family():
-    report = check(str(INVALID / "family_zero_trip.py"))
+    report = check(str(FAMILY / "zero_trip.py"))
     family = report.family
     epochs = [p for p in family.proofs if p.name.startswith("epochs")]
     assert any(p.result == "refuted" and "runs zero times" in p.counterexample
@@ -133,7 +133,7 @@ def test_cli_flags_and_usage_errors(capsys):
 def test_json_document_carries_the_family(capsys):
     jsonschema = pytest.importorskip("jsonschema")
     referencing = pytest.importorskip("referencing")
-    code = main(["check", str(INVALID / "family_gemv_no_tail.py"), "--json"])
+    code = main(["check", str(FAMILY / "gemv_no_tail.py"), "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert code == 1
     family = doc["family"]

@@ -75,7 +75,10 @@ class CFG:
         return labels[::-1]
 
 
-def build(kernel: ir.Kernel, trips: Mapping[ir.SerialFor, tuple[float, float]] | None = None) -> CFG:
+Trips = Mapping[ir.SerialFor, tuple[float, float]]
+
+
+def build(kernel: ir.Kernel, trips: Trips | None = None) -> CFG:
     """trips: (fewest, most) iterations of some serial loops, in place of their
     intervals (a size family asks for each trip-count case it can reach: verify.family)."""
     b = _Builder(trips)
@@ -87,7 +90,7 @@ def build(kernel: ir.Kernel, trips: Mapping[ir.SerialFor, tuple[float, float]] |
 
 
 class _Builder:
-    def __init__(self, trips: Mapping[ir.SerialFor, tuple[float, float]] | None = None):
+    def __init__(self, trips: Trips | None = None):
         self.graph = nx.DiGraph()
         self.trips = trips or {}
 

@@ -19,12 +19,14 @@ The encoder is verify.bounds' (`_Encoder`), with the integers of the family lowe
 read as their symbols (spec.symbolic.SizeInt)."""
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
 import z3
 
 from verify_reducer.spec import ir
 from verify_reducer.spec.frontend.family import FamilyDecl
+from verify_reducer.spec.printer import format_expr
 from verify_reducer.spec.symbolic import Decision, SizeInt, symbol_of
 
 from .bounds import _Encoder
@@ -66,7 +68,6 @@ class FamilySpace:
 
 def assumption_term(node, sizes: dict, constants: dict[str, object]):
     """An assumption's AST (checked by spec.frontend.family) as a Z3 term."""
-    import ast
     if isinstance(node, ast.Constant):
         return z3.IntVal(node.value)
     if isinstance(node, ast.Name):
@@ -78,7 +79,9 @@ def assumption_term(node, sizes: dict, constants: dict[str, object]):
         raise AssumptionError(f"`{node.id}` is not an integer module constant")
     if isinstance(node, ast.UnaryOp):
         a = assumption_term(node.operand, sizes, constants)
-        return z3.Not(a) if isinstance(node.op, ast.Not) else (-a if isinstance(node.op, ast.USub) else a)
+        if isinstance(node.op, ast.Not):
+            return z3.Not(a)
+        return -a if isinstance(node.op, ast.USub) else a
     if isinstance(node, ast.BinOp):
         a = assumption_term(node.left, sizes, constants)
         b = assumption_term(node.right, sizes, constants)
@@ -225,7 +228,6 @@ def global_accesses(kernel: ir.Kernel) -> list[Access]:
 
 
 def bounds_query(access: Access, space: FamilySpace) -> Query:
-    from verify_reducer.spec.printer import format_expr
     enc = FamilyEncoder(access.ctx, space)
     idx = [enc.term(i) for i in access.indices]
     shape = [space.term(n) for n in access.buffer.shape]

@@ -1,4 +1,5 @@
 # expect: ok
+# for-all: CHUNKS in 1..65536
 # input: x=arange(0, 96)
 # expect: result out=[[6.0, 22.0, 38.0, 54.0], [70.0, 86.0, 102.0, 118.0], [134.0, 150.0, 166.0, 182.0], [198.0, 214.0, 230.0, 246.0], [262.0, 278.0, 294.0, 310.0], [326.0, 342.0, 358.0, 374.0]]
 #
@@ -6,6 +7,8 @@
 # top of each iteration and finalizes it into the next slice of the output. Each chunk
 # of 16 values is summed in groups of 4 (a (4,) reducer fed by T.Parallel(4, 4) = 16
 # iterations on 64 threads, 4 replicas). Nothing leaks from one epoch into the next.
+# The for-all line proves it for every number of chunks up to 65536 (a loop that
+# runs zero times cannot happen: a tensor has no zero extent; docs/design.md §21).
 import tilelang.language as T
 
 CHUNKS = 6

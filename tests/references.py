@@ -200,6 +200,8 @@ REFERENCES: dict[str, Reference] = {
     "gemv_pipelined": Reference(_gemv),
     "gemv_nondividing": Reference(_gemv),
     "two_sites_8_16": Reference(_two_sites),
+    "gemv_family": Reference(_gemv),
+    "two_sites_family": Reference(_two_sites),
     "replicated_write": Reference(_replicated_write),
     "predicated_update": Reference(_predicated),
     "seeded_init": Reference(_seeded),

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, Mapping
 
 import networkx as nx
 
@@ -75,8 +75,13 @@ class CFG:
         return labels[::-1]
 
 
-def build(kernel: ir.Kernel) -> CFG:
-    b = _Builder()
+Trips = Mapping[ir.SerialFor, tuple[float, float]]
+
+
+def build(kernel: ir.Kernel, trips: Trips | None = None) -> CFG:
+    """trips: (fewest, most) iterations of some serial loops, in place of their
+    intervals (a size family asks for each trip-count case it can reach: verify.family)."""
+    b = _Builder(trips)
     entry = b.add("entry")
     last, label = b.seq(kernel.body, kernel_context(kernel), entry, None)
     exit_ = b.add("exit")
@@ -85,8 +90,9 @@ def build(kernel: ir.Kernel) -> CFG:
 
 
 class _Builder:
-    def __init__(self):
+    def __init__(self, trips: Trips | None = None):
         self.graph = nx.DiGraph()
+        self.trips = trips or {}
 
     def add(self, kind: str, stmt: ir.Stmt | None = None, ctx: Context | None = None) -> int:
         n = self.graph.number_of_nodes()
@@ -114,7 +120,8 @@ class _Builder:
                 n *= e
             return self.loop(s, ctx, node, n, n), None
         if isinstance(s, ir.SerialFor):
-            return self.loop(s, ctx, node, *trip_range(s, ctx)), None
+            given = self.trips.get(s)
+            return self.loop(s, ctx, node, *(given or trip_range(s, ctx))), None
         if isinstance(s, ir.WarpGroup):
             return self.seq(s.body, ctx.enter(Frame(s, "body")), node, None)
         return node, None

@@ -41,6 +41,7 @@ from .cli_text import VERBOSE_VALUES, check_text
 from .cli_text import comparison_status as _comparison_status
 from .cli_text import values_text as _summary
 from .cost import estimate, parse_size, physical_memory
+from verify_reducer.spec.frontend.family import DirectiveError, parse_cli
 from .pipeline import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
 
 SUBCOMMANDS = ("check", "run", "emit", "fuzz", "compare")
@@ -98,6 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write one self-contained HTML report of every program "
                         "checked: source with diagnostics, plans, proofs, pictures, "
                         "comparisons (needs the report and pictures extras)")
+    p.add_argument("--for-all", action="append", default=[], metavar="NAME=LO..HI",
+                   help="prove for every value of the module constant NAME in [LO, HI] "
+                        "(repeatable; adds to the file's `# for-all:` lines)")
+    p.add_argument("--assume", action="append", default=[], metavar="EXPR",
+                   help="an integer condition the family's sizes satisfy "
+                        "(repeatable; e.g. 'M % BLOCK_M == 0')")
     memory_flag(p)
 
     p = sub.add_parser("run", help="run the kernel on one backend")
@@ -268,8 +275,13 @@ def _given_inputs(path: str | None, args=None) -> dict[str, np.ndarray] | None:
 def cmd_check(args) -> int:
     start = time.perf_counter()
     given = _given_inputs(args.inputs, args)
+    try:
+        family = parse_cli(args.for_all, args.assume) \
+            if args.for_all or args.assume else None
+    except DirectiveError as exc:
+        raise UsageError(str(exc)) from None
     report = pipeline.check(args.program, args.func, args.seed, given, args.blocks,
-                            _max_memory(args), _stdin_source(args))
+                            _max_memory(args), _stdin_source(args), family)
     source = report.loaded.source if report.loaded else _safe_source(args)
     # generated values are finite: only the given ones (and `# input:` lines) can hold
     # NaN or inf, and materializing every input here would undo the block windows

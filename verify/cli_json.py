@@ -106,6 +106,8 @@ def check_json(program: str, report) -> dict:
     doc["epochs"] = [e.to_json() for e in report.epochs]
     doc["violations"] = [d.to_json() for d in report.violations]
     doc["comparisons"] = comparisons_json(report.comparisons)
+    if report.family is not None:
+        doc["family"] = report.family.to_json()
     return doc
 
 

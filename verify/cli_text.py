@@ -55,6 +55,8 @@ def check_text(report: pipeline.CheckReport, verbose: bool = False) -> str:
                       for p in epoch.proofs]
     for label, comps in report.comparisons.items():
         lines.append(f"  {label:<14} {comparison_status(comps)}")
+    if report.family is not None:
+        lines += family_text(report.family, verbose)
     lines.append(f"verdict: {report.verdict}")
     return "\n".join(lines)
 
@@ -107,3 +109,36 @@ def comparison_status(comps: list[pipeline.Comparison]) -> str:
         f"(bound {c.bound:g}), {c.mismatches} element(s)" for c in bad)
 
 
+
+
+def family_text(family, verbose: bool = False) -> list[str]:
+    """The for-all lines: the family's verdict, its obligations, and the instance at the
+    smallest counterexample (verify.family)."""
+    results = Counter(p.result for p in family.proofs)
+    tally = ", ".join(f"{results[r]} {r}" for r in ("proved", "refuted", "unknown")
+                      if results[r])
+    what = family.decl.describe()
+    if family.verified:
+        lines = [f"  for-all        verified for all {what}: {tally} in {family.ms:.0f} ms"]
+    else:
+        lines = [f"  for-all        not verified for all {what}"
+                 f" ({tally or 'no proof'}, {family.ms:.0f} ms)"]
+        lines += [f"                 {d.code}: {d.message}" for d in family.diagnostics]
+    if verbose:
+        lines += [f"                 proof {p.name}: {p.result} ({p.ms:.0f} ms)"
+                  + (f": {p.counterexample}" if p.counterexample else "")
+                  for p in family.proofs]
+    inst = family.instance
+    if inst is not None and family.counterexample is not None:
+        at = ", ".join(f"{n}={v}" for n, v in family.counterexample.items())
+        found = [d for d in inst.diagnostics if d.is_error] + inst.violations
+        first = found[0] if found else None
+        where = f" at {first.span.line}:{first.span.col}" if first and first.span else ""
+        detail = f" ({first.code}{where}: {first.message})" if first else ""
+        lines.append(f"  instance       {at}: {inst.verdict}{detail}")
+        for label, comps in inst.comparisons.items():
+            lines.append(f"                 {label}: {comparison_status(comps)}")
+        if inst.selection is not None and inst.selection.blocks is not None:
+            lines.append(f"                 sampled {len(inst.selection.blocks)} of "
+                         f"{inst.selection.total} blocks")
+    return lines

@@ -63,9 +63,10 @@ from .states import (ALLOCATED, CLOSED_STATES, FINALIZED, FINALIZED_IN_PLACE, OP
                      RECOVERED, UPDATED, Fact, solve)
 
 
-def check_func(func: ir.PrimFunc) -> list[Diagnostic]:
-    """Every reducer error of func, sorted by position."""
-    cfg = build(func.kernel)
+def check_func(func: ir.PrimFunc, trips=None) -> list[Diagnostic]:
+    """Every reducer error of func, sorted by position. trips: (fewest, most) iterations
+    of serial loops to assume instead of their intervals (verify.cfg.build)."""
+    cfg = build(func.kernel, trips)
     # a finalize under divergent control flow (R207) leaves the epoch in a different
     # state in different threads: the state machine stops following it there
     divergent = frozenset(n for n, s, ctx in cfg.stmt_nodes()

@@ -12,6 +12,7 @@ import numpy as np
 
 from verify_reducer.spec.diagnostics import ERROR, Diagnostic, DiagnosticError
 from verify_reducer.spec.frontend import parse_source
+from verify_reducer.spec.frontend.family import DirectiveError, FamilyDecl
 from verify_reducer.spec.frontend.sizes import check_run_size
 from verify_reducer.spec.ir import PrimFunc, Program
 from verify_reducer.interp import logical
@@ -219,6 +220,7 @@ class CheckReport:
     selection: blocks_mod.Selection | None = None
     estimate: Estimate | None = None       # memory of the run check made (or refused)
     plans: dict[str, PhysicalPlan] = field(default_factory=dict)   # simulated, by name
+    family: "FamilyResult | None" = None   # the proofs for every size (verify.family)
 
     @property
     def violations(self) -> list[Diagnostic]:
@@ -273,7 +275,8 @@ def epoch_reports(loaded: Loaded, plan: PhysicalPlan) -> list[EpochReport]:
 
 def check(path: str, func_name: str | None = None, seed: int = 0,
           given: dict[str, np.ndarray] | None = None, blocks: str | int | None = None,
-          max_memory: int | None = None, source: str | None = None) -> CheckReport:
+          max_memory: int | None = None, source: str | None = None,
+          family: FamilyDecl | None = None) -> CheckReport:
     """Parse, verify, then run the reference interpreter on seeded inputs and simulate
     every plan that applies, comparing each with the interpreter. Rejections come back as
     diagnostics and violations, not raises.
@@ -282,11 +285,27 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
     own window of every tensor, when the blocks are proved independent; verify.blocks),
     "all" (the whole grid in one run) or N (the classes and N random blocks).
     max_memory: refuse (UsageError) when the run's memory estimate is over it.
-    source: the program's text when it was not read from path (stdin); path names it."""
+    source: the program's text when it was not read from path (stdin); path names it.
+    family: sizes and assumptions from the command line, added to the file's own
+    `# for-all:`/`# assume:` lines; with any, the file's instance is checked and then
+    the family is proved for every size (verify.family)."""
     try:
         loaded = load(path, func_name, source)
     except DiagnosticError as err:
         return CheckReport(None, err.diagnostics, seed=seed)
+    report = check_loaded(loaded, seed, given, blocks, max_memory)
+    from .family import check_family     # the family proofs call check_loaded again
+    try:
+        check_family(report, family, seed=seed, max_memory=max_memory)
+    except DirectiveError as exc:
+        raise UsageError(str(exc)) from None
+    return report
+
+
+def check_loaded(loaded: Loaded, seed: int = 0, given: dict[str, np.ndarray] | None = None,
+                 blocks: str | int | None = None,
+                 max_memory: int | None = None) -> CheckReport:
+    """`check` of a program already loaded (the file's instance, or a family member)."""
     report = CheckReport(loaded, static_diagnostics(loaded), seed=seed)
     if any(d.is_error for d in report.diagnostics):
         return report

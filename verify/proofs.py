@@ -61,6 +61,8 @@ class Query:
     line: int | None = None
     # the minimized values as a spec.diagnostics.Counterexample (None: not drawn)
     evidence: Callable[[dict[str, int]], object] | None = None
+    # terms whose values the explanation shows without minimizing them
+    reported: list[tuple[str, object]] = field(default_factory=list)
 
 
 def decided(name: str, holds: bool, why: str, line: int | None = None) -> ProofResult:
@@ -87,7 +89,8 @@ def solve(query: Query, timeout_ms: int = DEFAULT_TIMEOUT_MS,
         reason = solver.reason_unknown()
         return ProofResult(query.name, UNKNOWN, _ms(start), f"solver gave up: {reason}",
                            text, None, query.line)
-    values = _minimize(solver, query.objectives if minimize else [], query.objectives)
+    values = _minimize(solver, query.objectives if minimize else [],
+                       query.objectives + query.reported)
     drawn = query.evidence(values) if query.evidence is not None else None
     return ProofResult(query.name, REFUTED, _ms(start), query.explain(values), text,
                        values, query.line, drawn)

@@ -1,10 +1,11 @@
 """The TileLang-source frontend: Python's `ast` → the logical IR (spec.ir), with a span on
 every node. The user's file is parsed, never imported or executed.
 
-    parse_source(source, path="<string>") -> Program
+    parse_source(source, path="<string>", overrides=None) -> Program
     parse_file(path) -> Program
 
-Both raise spec.diagnostics.DiagnosticError carrying every R100/R101/R102 found."""
+overrides binds module constants to other values than the file assigns (a size family
+at another size, or its symbolic sizes: spec.symbolic). Both raise spec.diagnostics.DiagnosticError carrying every R100/R101/R102 found."""
 from __future__ import annotations
 
 import ast
@@ -18,11 +19,12 @@ from .module import ModuleScan, collect_imports
 __all__ = ["parse_source", "parse_file"]
 
 
-def parse_source(source: str, path: str = "<string>") -> Program:
+def parse_source(source: str, path: str = "<string>",
+                 overrides: dict[str, object] | None = None) -> Program:
     # a UTF-8 byte-order mark is an encoding detail, not a character of the program
     source = source.removeprefix("\ufeff")
     try:
-        return _parse(source, path)
+        return _parse(source, path, overrides)
     except DiagnosticError:
         raise
     except RecursionError:
@@ -40,9 +42,9 @@ def parse_file(path: str) -> Program:
         return parse_source(f.read(), path)
 
 
-def _parse(source: str, path: str) -> Program:
+def _parse(source: str, path: str, overrides: dict[str, object] | None = None) -> Program:
     tree = _syntax_tree(source, path)
-    scan = ModuleScan(tree, collect_imports(tree))
+    scan = ModuleScan(tree, collect_imports(tree), overrides)
     scan.run()
     diagnostics = list(scan.diagnostics)
     funcs = {}

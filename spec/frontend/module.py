@@ -38,9 +38,13 @@ def collect_imports(tree: ast.Module) -> Imports:
 
 
 class ModuleScan:
-    def __init__(self, tree: ast.Module, imports: Imports):
+    def __init__(self, tree: ast.Module, imports: Imports,
+                 overrides: dict[str, object] | None = None):
         self.tree = tree
         self.imports = imports
+        # module constants bound to other values than the file assigns: a size family
+        # instantiated at another size, or its symbolic sizes (spec.symbolic)
+        self.overrides = dict(overrides or {})
         self.env: dict[str, Entry] = {}
         self.sites: list[Site] = []
         self.diagnostics: list[Diagnostic] = []
@@ -94,6 +98,9 @@ class ModuleScan:
 
     def _assign(self, target: ast.AST, value: ast.AST) -> None:
         if isinstance(target, ast.Name):
+            if target.id in self.overrides:
+                self.env[target.id] = Constant(self.overrides[target.id])
+                return
             self.env[target.id] = self._fold(value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             folded = self._fold(value)

@@ -1,0 +1,148 @@
+"""Size families (issue 15, part 1; docs/design.md §21): symbolic sizes, the directives
+and flags, the family proofs, the smallest counterexample and the instance run there,
+the JSON document, and the time budget."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from verify_reducer.spec.frontend import parse_source
+from verify_reducer.spec.frontend.family import DirectiveError, parse_cli, read_family
+from verify_reducer.spec.indexexpr import var
+from verify_reducer.spec.symbolic import SizeInt, recording, size
+from verify_reducer.verify.cli import main
+from verify_reducer.verify.pipeline import UsageError, check
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+FAMILY = ROOT / "tests" / "programs" / "family"
+FAMILY_EXAMPLES = ["gemv_family.py", "two_sites_family.py", "serial_epochs.py"]
+
+
+def test_size_int_keeps_the_symbol_through_index_arithmetic():
+    m = size("M", 16)
+    blocks = -(-m // 2)                       # T.ceildiv(M, 2)
+    assert blocks == 8 and isinstance(blocks, SizeInt)
+    assert blocks.sym.evaluate({"M": 17}) == 9
+    assert (3 * m + 1).sym == 3 * var("M") + 1
+    # what index expressions cannot say falls back to the plain int
+    assert type(m / 2) is float and type(m // m) is int and type(2 ** m) is int
+
+
+def test_ordering_comparisons_on_sizes_are_recorded_decisions():
+    m = size("M", 16)
+    with recording() as found:
+        assert max(m, 4) == 16 and m > 4
+        assert {16: "a"}[m] == "a"            # equality and hashing stay the int's
+    assert [(d.op, d.outcome) for d in found][-1] == (">", True)
+    assert all(d.a == var("M") or d.b == var("M") for d in found)
+    assert m > 4                              # outside recording: nothing is kept
+
+
+def test_family_lowering_carries_symbols_into_shapes_grid_and_loops():
+    source = (EXAMPLES / "gemv_family.py").read_text()
+    func = parse_source(source, "g.py", {"M": size("M", 16), "K": size("K", 1000)}).func()
+    assert [str(s.sym) for s in func.params[0].shape] == ["M", "K"]
+    assert func.kernel.grid[0].sym.evaluate({"M": 5}) == 3
+    plain = parse_source(source, "g.py").func()
+    assert not any(isinstance(s, SizeInt) for s in plain.params[0].shape)
+
+
+def test_directives_are_read_from_the_leading_comments():
+    decl, problems = read_family("# for-all: M in 1..2**20, K in 4..8\n"
+                                 "# assume: M % 2 == 0\nimport x\n")
+    assert not problems
+    assert decl.describe() == "M in [1, 1048576], K in [4, 8] (assuming M % 2 == 0)"
+    assert decl.sizes[1].span.line == 1 and decl.sizes[1].span.col == 27
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["M=8..1"], "empty"), (["M=1-8"], "NAME=LO..HI"), (["M=1..x"], "integer literal"),
+    (["M=1..8", "M=2..4"], "twice"), (["M=1..2**40"], "2**31")])
+def test_bad_for_all_flags(flags, message):
+    with pytest.raises(DirectiveError, match=message.replace("*", r"\*")):
+        parse_cli(flags, [])
+
+
+def test_bad_assume_flag():
+    with pytest.raises(DirectiveError, match="cannot parse"):
+        parse_cli(["M=1..8"], ["M +"])
+    with pytest.raises(DirectiveError, match="condition"):
+        parse_cli(["M=1..8"], ["M + 1"])
+
+
+@pytest.mark.parametrize("name", FAMILY_EXAMPLES)
+def test_family_examples_are_verified_within_the_budget(name):
+    report = check(str(EXAMPLES / name))
+    assert report.verdict == "verified"
+    family = report.family
+    assert family is not None and family.verified
+    assert family.proofs and all(p.proved for p in family.proofs)
+    assert family.ms < 2000 * len(report.epochs)       # under 2 s per reducer
+    names = {p.name.split()[0] for p in family.proofs}
+    assert {"bounds", "exactly-once", "epochs", "fast"} <= names or name == "serial_epochs.py"
+
+
+def test_gemv_without_tail_gets_smallest_counterexample_and_concrete_failure():
+    report = check(str(FAMILY / "gemv_no_tail.py"))
+    family = report.family
+    assert family.counterexample == {"M": 1, "K": 1}
+    r220 = [d for d in report.diagnostics if d.code == "R220"]
+    assert len(r220) == 1 and "reads A[0, 1] outside its shape [1, 1]" in r220[0].message
+    instance = family.instance
+    assert instance.verdict == "rejected"
+    assert [d.code for d in instance.diagnostics if d.is_error] == ["R102"]
+    assert "out of bounds of A [1, 1]" in instance.diagnostics[0].message
+
+
+def test_the_predicated_gemv_needs_its_assumption_when_the_output_is_copied():
+    # gemv_nondividing copies two rows per block: odd M leaves the tensor
+    gemv = str(EXAMPLES / "gemv_nondividing.py")
+    refuted = check(gemv, family=parse_cli(["M=1..1048576", "K=1..1048576"], []))
+    assert refuted.family.counterexample == {"M": 1, "K": 1}
+    proved = check(gemv, family=parse_cli(["M=1..1048576", "K=1..1048576"],
+                                          ["M % BLOCK_M == 0"]))
+    assert proved.verdict == "verified" and proved.family.verified
+
+
+def test_zero_trip_loop_is_an_epoch_case_of_the_family():
+    report = check(str(FAMILY / "zero_trip.py"))
+    family = report.family
+    epochs = [p for p in family.proofs if p.name.startswith("epochs")]
+    assert any(p.result == "refuted" and "runs zero times" in p.counterexample
+               and "R200" in p.counterexample for p in epochs)
+    assert family.counterexample == {"N": 1}
+    assert [d.code for d in family.instance.diagnostics] == ["R200"]
+
+
+def test_cli_flags_and_usage_errors(capsys):
+    gemv = str(EXAMPLES / "gemv_nondividing.py")
+    code = main(["check", gemv, "--for-all", "M=1..64", "--assume", "M % BLOCK_M == 0"])
+    out, _ = capsys.readouterr()
+    assert code == 0 and "verified for all M in [1, 64] (assuming M % BLOCK_M == 0)" in out
+    assert main(["check", gemv, "--for-all", "M=9..1"]) == 2
+    assert "empty" in capsys.readouterr().err
+    assert main(["check", gemv, "--for-all", "NOPE=1..8"]) == 2
+    assert "unknown name `NOPE`" in capsys.readouterr().err
+    with pytest.raises(UsageError, match="dtype"):
+        check(gemv, family=parse_cli(["dtype=1..8"], []))
+
+
+def test_json_document_carries_the_family(capsys):
+    jsonschema = pytest.importorskip("jsonschema")
+    referencing = pytest.importorskip("referencing")
+    code = main(["check", str(FAMILY / "gemv_no_tail.py"), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1
+    family = doc["family"]
+    assert family["counterexample"] == {"M": 1, "K": 1} and not family["verified"]
+    assert family["instance"]["verdict"] == "rejected"
+    assert all(isinstance(p["ms"], float) for p in family["proofs"])
+    schemas = {p.name.split(".")[0]: json.loads(p.read_text())
+               for p in (ROOT / "docs" / "schema").glob("*.schema.json")}
+    registry = referencing.Registry().with_resources(
+        (s["$id"], referencing.Resource.from_contents(s)) for s in schemas.values())
+    validator = jsonschema.Draft202012Validator(schemas["check"], registry=registry)
+    assert not list(validator.iter_errors(doc))

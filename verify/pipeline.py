@@ -26,6 +26,7 @@ from verify_reducer.codegen.tilelang_backend import (PassConfigError, PrimFuncNo
                                       TileLangUnavailable, prepare, run_tilelang)
 from verify_reducer.verify.proofs import ProofResult
 from verify_reducer.verify.proofs_fast import prove_reducer
+from verify_reducer.verify.proofs_monoid import law_proofs
 from verify_reducer.interp.simulate import simulate
 from verify_reducer.spec.physical import PhysicalPlan, Resources
 
@@ -265,7 +266,8 @@ def epoch_reports(loaded: Loaded, plan: PhysicalPlan) -> list[EpochReport]:
         widths = {fp.width for fp in rp.finalizes}
         out.append(EpochReport(rp.reducer.name, rp.reducer.span.line, rp.planner,
                                widths.pop() if len(widths) == 1 else None,
-                               prove_reducer(loaded.func, layouts, rp.reducer),
+                               law_proofs(rp.reducer)
+                               + prove_reducer(loaded.func, layouts, rp.reducer),
                                list(rp.notes)))
     return out
 

@@ -26,7 +26,7 @@ from verify_reducer.codegen.tilelang_backend import (PassConfigError, PrimFuncNo
                                       TileLangUnavailable, prepare, run_tilelang)
 from verify_reducer.verify.proofs import ProofResult
 from verify_reducer.verify.proofs_fast import prove_reducer
-from verify_reducer.verify.proofs_monoid import law_proofs
+from verify_reducer.verify.proofs_monoid import law_proofs, user_ops
 from verify_reducer.interp.simulate import simulate
 from verify_reducer.spec.physical import PhysicalPlan, Resources
 
@@ -508,6 +508,13 @@ def run_tilelang_backend(loaded: Loaded, values: dict[str, np.ndarray],
     errors = [d for d in static_diagnostics(loaded) if d.is_error]
     if errors:
         raise DiagnosticError(errors)
+    declared = sorted(m.name for m in user_ops(loaded.func))
+    if declared:
+        # TileLang has no `T.reducer_op`: importing the file would fail in TileLang's
+        # frontend, which is not a disagreement about the program's meaning
+        raise UsageError(f"{loaded.path}: the tilelang backend cannot run a program with "
+                         f"a declared reducer op ({', '.join(declared)}): TileLang has no "
+                         f"`T.reducer_op`; use --backend cuda")
     setup = setup if setup is not None else tilelang_setup()
     try:
         outputs = run_tilelang(loaded.path, loaded.func, values, setup.pass_configs)

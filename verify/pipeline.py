@@ -26,7 +26,7 @@ from verify_reducer.codegen.tilelang_backend import (PassConfigError, PrimFuncNo
                                       TileLangUnavailable, prepare, run_tilelang)
 from verify_reducer.verify.proofs import ProofResult
 from verify_reducer.verify.proofs_fast import prove_reducer
-from verify_reducer.verify.proofs_monoid import law_proofs, user_ops
+from verify_reducer.verify.proofs_monoid import OpReport, op_reports, user_ops
 from verify_reducer.interp.simulate import simulate
 from verify_reducer.spec.physical import PhysicalPlan, Resources
 
@@ -219,6 +219,7 @@ class CheckReport:
     resources: Resources | None = None          # the default (auto) plan's
     selection: blocks_mod.Selection | None = None
     estimate: Estimate | None = None       # memory of the run check made (or refused)
+    reducer_ops: list[OpReport] = field(default_factory=list)   # declared ops' laws
 
     @property
     def violations(self) -> list[Diagnostic]:
@@ -266,8 +267,7 @@ def epoch_reports(loaded: Loaded, plan: PhysicalPlan) -> list[EpochReport]:
         widths = {fp.width for fp in rp.finalizes}
         out.append(EpochReport(rp.reducer.name, rp.reducer.span.line, rp.planner,
                                widths.pop() if len(widths) == 1 else None,
-                               law_proofs(rp.reducer)
-                               + prove_reducer(loaded.func, layouts, rp.reducer),
+                               prove_reducer(loaded.func, layouts, rp.reducer),
                                list(rp.notes)))
     return out
 
@@ -289,6 +289,7 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
     except DiagnosticError as err:
         return CheckReport(None, err.diagnostics, seed=seed)
     report = CheckReport(loaded, static_diagnostics(loaded), seed=seed)
+    report.reducer_ops = op_reports(loaded.func)
     if any(d.is_error for d in report.diagnostics):
         return report
     selection = report.selection = blocks_mod.select(loaded.func, blocks, seed)

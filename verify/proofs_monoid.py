@@ -17,6 +17,7 @@ counterexample, computed again by the op's numpy face; an unknown is R602 — ne
 pass. Results are cached per declaration."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -109,10 +110,23 @@ def user_ops(func: ir.PrimFunc) -> dict[UserMonoid, list[ir.Buffer]]:
     return found
 
 
-def law_proofs(buffer: ir.Buffer) -> list[ProofResult]:
-    """The law proofs behind a reducer whose op is declared (none for a built-in op)."""
-    m = reducer_monoid(buffer.reducer)
-    return list(prove_laws(m)) if m is not None and m.is_user else []
+@dataclass
+class OpReport:
+    """A declared op func uses, the reducers using it and its laws (`check`'s report)."""
+    name: str
+    dtype: str
+    line: int
+    reducers: list[str]
+    laws: tuple[ProofResult, ...]
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "dtype": self.dtype, "line": self.line,
+                "reducers": self.reducers, "laws": [p.to_json() for p in self.laws]}
+
+
+def op_reports(func: ir.PrimFunc) -> list[OpReport]:
+    return [OpReport(m.name, m.dtype.name, m.span.line, [b.name for b in buffers],
+                     prove_laws(m)) for m, buffers in user_ops(func).items()]
 
 
 def law_diagnostics(func: ir.PrimFunc) -> list[Diagnostic]:

@@ -34,7 +34,7 @@ _BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.BitAnd: "&", ast.BitOr
            ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
 _COMPARE = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
             ast.NotEq: "!="}
-_DIVISIONS = (ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+_DIVISIONS = {ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**"}
 
 
 @dataclass(frozen=True)
@@ -238,6 +238,9 @@ class _Body:
 
     def expr(self, node: ast.expr):
         method = getattr(self, "_" + type(node).__name__, None)
+        if isinstance(node, ast.Subscript):
+            malformed("a reducer op reads its two operands only: subscripts are not "
+                      "supported", node)
         if method is None:
             malformed(f"{construct_name(node)} are not supported in a reducer op", node)
         return method(node)
@@ -278,9 +281,10 @@ class _Body:
         return UnaryOp(op, self.integer(a, node, f"`{'-' if op == 'neg' else '~'}`"), a.dtype)
 
     def _BinOp(self, node: ast.BinOp):
-        if isinstance(node.op, _DIVISIONS):
-            malformed(f"{type(node.op).__name__} is not supported in a reducer op: a "
-                      f"division by zero would be undefined", node)
+        if type(node.op) in _DIVISIONS:
+            malformed(f"`{_DIVISIONS[type(node.op)]}` is not supported in a reducer op (a "
+                      f"division by zero, a negative power: no total meaning on integers)",
+                      node)
         op = _BINARY.get(type(node.op))
         if op is None:
             malformed(f"{construct_name(node.op)} are not supported in a reducer op", node)
@@ -301,7 +305,7 @@ class _Body:
         self.integer(a, node, f"`{op}`")
         if not isinstance(b, _Weak) or isinstance(b.value, bool) \
                 or not 0 <= b.value < a.dtype.bits:
-            malformed(f"a shift of a {a.dtype} value needs a constant amount in "
+            malformed(f"a shift of an {a.dtype} value needs a constant amount in "
                       f"[0, {a.dtype.bits}), got `{ast.unparse(node.right)}`", node.right)
         return BinaryOp(op, a, Lit(int(b.value), a.dtype), a.dtype)
 

@@ -28,17 +28,18 @@ from verify_reducer.spec.diagnostics import Diagnostic, Note, error
 from verify_reducer.spec.ops import reducer_monoid
 from verify_reducer.spec.user_ops import UserMonoid
 
-from .proofs import PROVED, REFUTED, ProofResult, Query, solve
+from .proofs import DEFAULT_TIMEOUT_MS, PROVED, REFUTED, ProofResult, Query, solve
 
 LAWS = ("identity (left)", "identity (right)", "associative", "commutative")
 # minimizing a model term by term costs a solver call per bit of each operand
 _MINIMIZED_BITS = 32
+TIMEOUT_MS = DEFAULT_TIMEOUT_MS      # per law, as every other obligation
 
 
 @lru_cache(maxsize=256)
 def prove_laws(monoid: UserMonoid) -> tuple[ProofResult, ...]:
     """One ProofResult per law, in LAWS order."""
-    return tuple(solve(q, minimize=monoid.dtype.bits <= _MINIMIZED_BITS)
+    return tuple(solve(q, TIMEOUT_MS, minimize=monoid.dtype.bits <= _MINIMIZED_BITS)
                  for q in _queries(monoid))
 
 

@@ -305,7 +305,7 @@ class _Body:
         self.integer(a, node, f"`{op}`")
         if not isinstance(b, _Weak) or isinstance(b.value, bool) \
                 or not 0 <= b.value < a.dtype.bits:
-            malformed(f"a shift of an {a.dtype} value needs a constant amount in "
+            malformed(f"a shift of {a.dtype} values needs a constant amount in "
                       f"[0, {a.dtype.bits}), got `{ast.unparse(node.right)}`", node.right)
         return BinaryOp(op, a, Lit(int(b.value), a.dtype), a.dtype)
 

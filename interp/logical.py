@@ -53,6 +53,7 @@ class Contributions:
     flat: np.ndarray
     values: np.ndarray
     bound: np.ndarray          # float64, the reducer's shape flattened
+    monoid: object = None      # the op's table entry (spec.ops.Monoid), declared or built-in
 
 
 @dataclass(frozen=True)
@@ -428,7 +429,8 @@ class Block:
             values = np.concatenate(epoch.values) if epoch.values else \
                 np.zeros(0, stmt.reducer.dtype.np)
             self.observe(Contributions(record, state.monoid.name, stmt.reducer.dtype, flat,
-                                       values, np.asarray(bound, np.float64).reshape(-1)))
+                                       values, np.asarray(bound, np.float64).reshape(-1),
+                                       state.monoid))
 
     def _check_destination(self, stmt: ir.ReducerFinalize) -> None:
         red, dst = stmt.reducer, stmt.dst

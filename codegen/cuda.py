@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verify_reducer.spec import ir
+from verify_reducer.spec.ops import reducer_monoid
 from verify_reducer.spec.physical import PhysicalPlan, SharedArray
 from . import cuda_collectives as collectives
 from .cuda_access import Frame
@@ -72,6 +73,10 @@ def render(plan: PhysicalPlan, kernel_name: str | None = None) -> CudaSource:
     out.comment(f"Launch: grid {tuple(kernel.grid)}, {kernel.threads} threads{dynamic}; "
                 f"compile with {' '.join(NVCC_OPTIONS)}.")
     out.line(INCLUDE)
+    for definition in _user_ops(plan):
+        out.line()
+        for line in definition.splitlines():
+            out.line(line)
     for table in body.table_text:
         out.line()
         for line in table.splitlines():
@@ -99,6 +104,17 @@ def render(plan: PhysicalPlan, kernel_name: str | None = None) -> CudaSource:
         out.lines.extend(_trim(body_text.lines))
     return CudaSource(name, out.text(), tuple(params), resources.grid,
                       (kernel.threads, 1, 1), resources.dynamic_shared_bytes)
+
+
+def _user_ops(plan: PhysicalPlan) -> list[str]:
+    """The `__device__` function of each declared reducer op the plan's reducers combine
+    with (the op table's entry renders it: spec.user_ops)."""
+    seen: dict[int, str] = {}
+    for rp in plan.reducers:
+        monoid = reducer_monoid(rp.reducer.reducer)
+        if monoid is not None and monoid.is_user:
+            seen.setdefault(id(monoid), monoid.c_definition())
+    return list(seen.values())
 
 
 def _shared_declarations(body: KernelBody) -> list[str]:

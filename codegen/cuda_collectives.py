@@ -19,7 +19,7 @@ from __future__ import annotations
 from verify_reducer.spec import ir
 from verify_reducer.spec.indexexpr import Const, IndexExpr, Var
 from verify_reducer.spec.layout import index_names
-from verify_reducer.spec.ops import monoid as monoid_named
+from verify_reducer.spec.ops import reducer_monoid
 from verify_reducer.spec.physical import K, S, T, TERM, Barrier, FinalizePlan, FromWorkspace, Guard, \
     ReduceWorkspace, ReducerPlan, Shuffle, ToWorkspace
 from .cuda_access import Frame, register_place, render_index
@@ -54,7 +54,7 @@ def effective_seed(init: ir.ReducerInit) -> ir.Expr | None:
     too (filling every partial with v means seeding v once). A fill with the identity
     adds nothing; any other fill of a non-idempotent op is rejected (R213)."""
     reducer = init.reducer
-    monoid = monoid_named(reducer.reducer.op)
+    monoid = reducer_monoid(reducer.reducer)
     fill = init.fill_value
     if fill is None or not monoid.idempotent:
         return init.seed
@@ -97,7 +97,7 @@ def init(body, stmt: ir.ReducerInit, frame: Frame) -> None:
     reducer = stmt.reducer
     rp = body.reducer_plans[reducer]
     dtype = reducer.dtype
-    monoid = monoid_named(reducer.reducer.op)
+    monoid = reducer_monoid(reducer.reducer)
     identity = literal(monoid.identity(dtype), dtype).text
     partial = partial_name(body, reducer)
     body.out.comment(f"line {stmt.span.line}: init of {reducer.name}: every partial "
@@ -133,7 +133,7 @@ def update(body, stmt: ir.ReducerUpdate, frame: Frame) -> None:
     reducer = stmt.reducer
     rp = body.reducer_plans[reducer]
     dtype = reducer.dtype
-    monoid = monoid_named(reducer.reducer.op)
+    monoid = reducer_monoid(reducer.reducer)
     guard = site_guard(body, stmt)
     if not frame.loop_vars:
         body.out.comment(f"line {stmt.span.line}: update of {reducer.name} outside "
@@ -198,7 +198,7 @@ def _over_slots(body, first: int, count: int, emit) -> None:
 def _step(body, rp: ReducerPlan, step, first: int, count: int) -> None:
     reducer = rp.reducer
     dtype = reducer.dtype
-    monoid = monoid_named(reducer.reducer.op)
+    monoid = reducer_monoid(reducer.reducer)
     partial = partial_name(body, reducer)
     workspace = workspace_name(body, reducer)
     guard = _guards(step.guards, rp, first, count)
@@ -254,7 +254,7 @@ def _write_result(body, rp: ReducerPlan, fp: FinalizePlan, frame: Frame) -> None
     stmt = fp.finalize
     reducer = rp.reducer
     dtype = reducer.dtype
-    monoid = monoid_named(reducer.reducer.op)
+    monoid = reducer_monoid(reducer.reducer)
     partial = partial_name(body, reducer)
     seeded = reducer in body.seeded
     seed = C(seed_name(body, reducer))
@@ -373,7 +373,7 @@ def _published_value(body, rp: ReducerPlan, pub, red_ix, frame: Frame) -> C:
     right, as the simulator folds), and returns it."""
     reducer = rp.reducer
     dtype = reducer.dtype
-    monoid = monoid_named(reducer.reducer.op)
+    monoid = reducer_monoid(reducer.reducer)
     workspace = workspace_name(body, reducer)
     addr = pub.addr.substitute(dict(zip(pub.index_vars, red_ix)))
     ranges = dict(frame.ranges)

@@ -14,7 +14,7 @@ import numpy as np
 
 from verify_reducer.spec.diagnostics import DiagnosticError, Note, error
 from verify_reducer.spec.ir import Buffer
-from verify_reducer.spec.ops import MONOIDS, OP_ALIASES, Monoid, monoid
+from verify_reducer.spec.ops import MONOIDS, Monoid, reducer_monoid
 from verify_reducer.spec.source import Span
 
 from .exact import combine
@@ -37,12 +37,13 @@ class ReducerState:
     def __init__(self, buffer: Buffer):
         self.buffer = buffer
         op = buffer.reducer.op
-        if OP_ALIASES.get(op, op) not in MONOIDS or not monoid(op).supports(buffer.dtype):
+        found = reducer_monoid(buffer.reducer)
+        if found is None or not found.supports(buffer.dtype):
             raise DiagnosticError(error(
                 "R212", f"reducer {buffer.name}: op {op!r} on {buffer.dtype} is not a "
-                f"supported monoid ({', '.join(MONOIDS)}; bitwise ops need integers)",
-                buffer.span))
-        self.monoid: Monoid = monoid(op)
+                f"supported monoid ({', '.join(MONOIDS)} or a declared op of that dtype; "
+                f"bitwise ops need integers)", buffer.span))
+        self.monoid: Monoid = found
         self.storage = Storage(buffer)     # the in-place result, readable after finalize
         self.epoch: Epoch | None = None
         self.readable = False

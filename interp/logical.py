@@ -20,7 +20,7 @@ import numpy as np
 from verify_reducer.spec import ir
 from verify_reducer.spec.diagnostics import DiagnosticError, Note, error
 from verify_reducer.spec.dtypes import BOOL, INT32
-from verify_reducer.spec.ops import MONOIDS, REDUCE_KINDS, monoid as monoid_named
+from verify_reducer.spec.ops import MONOIDS, OP_ALIASES, REDUCE_KINDS
 from verify_reducer.spec.source import Span
 
 from . import bounds as B
@@ -53,6 +53,7 @@ class Contributions:
     flat: np.ndarray
     values: np.ndarray
     bound: np.ndarray          # float64, the reducer's shape flattened
+    monoid: object = None      # the op's table entry (spec.ops.Monoid), declared or built-in
 
 
 @dataclass(frozen=True)
@@ -388,7 +389,7 @@ class Block:
     def _reducerupdate(self, stmt: ir.ReducerUpdate, lanes: Lanes):
         state = self.reducer(stmt.reducer, stmt.span)
         state.require_open(stmt.span, "update")
-        if monoid_named(stmt.form_op).name != state.monoid.name:
+        if OP_ALIASES.get(stmt.form_op, stmt.form_op) != state.monoid.name:
             raise DiagnosticError(error(
                 "R206", f"a {stmt.form} update ({stmt.form_op}) of {state.monoid.name} "
                 f"reducer {stmt.reducer.name}", stmt.span))
@@ -428,7 +429,8 @@ class Block:
             values = np.concatenate(epoch.values) if epoch.values else \
                 np.zeros(0, stmt.reducer.dtype.np)
             self.observe(Contributions(record, state.monoid.name, stmt.reducer.dtype, flat,
-                                       values, np.asarray(bound, np.float64).reshape(-1)))
+                                       values, np.asarray(bound, np.float64).reshape(-1),
+                                       state.monoid))
 
     def _check_destination(self, stmt: ir.ReducerFinalize) -> None:
         red, dst = stmt.reducer, stmt.dst

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from verify_reducer.spec import ir
-from verify_reducer.spec.ops import monoid as monoid_named
+from verify_reducer.spec.ops import reducer_monoid
 from verify_reducer.spec.physical import ReducerPlan, SitePlan
 
 from .accounting import Ledger
@@ -24,7 +24,7 @@ class Partials:
     def __init__(self, buffer: ir.Buffer, rplan: ReducerPlan, threads: int):
         self.buffer = buffer
         self.plan = rplan
-        self.monoid = monoid_named(buffer.reducer.op)
+        self.monoid = reducer_monoid(buffer.reducer)
         dtype = buffer.dtype
         self.np_dtype = dtype.np
         self.ufunc = self.monoid.float_ufunc if dtype.is_float else self.monoid.ufunc

@@ -38,6 +38,9 @@ CODES: dict[str, str] = {
     "R504": "shared-memory race",
     "R505": "simulated access outside its allocation",
     "R506": "kernel over a target resource limit",
+    "R600": "malformed reducer op declaration",
+    "R601": "reducer op law refuted",
+    "R602": "reducer op law not proved",
 }
 
 ERROR, WARNING, NOTE = "error", "warning", "note"

@@ -24,6 +24,7 @@ class ReducerInfo:
     op: str                          # a name in spec.ops.MONOIDS ("sum", "max", ...)
     legacy: bool                     # allocated with replication= (the v1 surface)
     replication: str | None = None   # "all" | "none" as written, kept for the legacy plan
+    user: "UserMonoid | None" = None  # the program's declared op named `op` (spec.user_ops)
 
 
 @node

@@ -1,5 +1,7 @@
 """The one op/monoid table: the interpreter, the Z3 encoder and the CUDA renderer all
-read the combine operation, identity and properties of a reducer op from here."""
+read the combine operation, identity and properties of a reducer op from here. A program's
+own ops (`@T.reducer_op`) are entries of the same type, built from their declaration by
+spec.user_ops and reached through the reducer (`reducer_monoid`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,6 +20,11 @@ class Monoid:
     c_template: str            # C expression combining {a} and {b}
     integer_only: bool         # bitwise ops need integer dtypes
     idempotent: bool           # x ⊕ x = x (max/min/and/or): duplicates would hide in values
+
+    @property
+    def is_user(self) -> bool:
+        """Declared in the program (spec.user_ops), not one of the built-in ops."""
+        return False
 
     def identity(self, dtype: DType):
         """The per-partial identity e with e ⊕ x = x for every x of dtype
@@ -97,3 +104,12 @@ REDUCE_KINDS: dict[str, ReduceKind] = {k.name: k for k in [
 
 def monoid(name: str) -> Monoid:
     return MONOIDS[OP_ALIASES.get(name, name)]
+
+
+def reducer_monoid(info) -> Monoid | None:
+    """The op of a reducer (a spec.ir.ReducerInfo): its user-declared op
+    (spec.user_ops.UserMonoid) or the built-in one its name denotes; None for a name
+    that denotes neither (R212)."""
+    if info.user is not None:
+        return info.user
+    return MONOIDS.get(OP_ALIASES.get(info.op, info.op))

@@ -193,6 +193,20 @@ def _int_wrap_inputs(rng: np.random.Generator) -> Arrays:
             "u": rng.integers(2**30, 2**32, size=4).astype(np.uint32)}
 
 
+def _argmax_packed(i: Arrays) -> Arrays:
+    x = np.asarray(i["x"], np.int32)
+    # numpy's argmax returns the first maximum: the smaller column on a tie
+    return {"arg": np.argmax(x, axis=1).astype(np.int32), "best": x.max(axis=1)}
+
+
+def _argmax_inputs(rng: np.random.Generator) -> Arrays:
+    # few distinct values, so most rows have tied maxima; the extremes of int32 too
+    x = rng.integers(-3, 4, size=(4, 16)).astype(np.int32)
+    x[3, rng.integers(0, 16, size=2)] = np.iinfo(np.int32).max
+    x[2, :] = np.iinfo(np.int32).min
+    return {"x": x}
+
+
 REFERENCES: dict[str, Reference] = {
     "minimal_legacy": Reference(_minimal),
     "minimal_v2": Reference(_minimal),
@@ -213,4 +227,5 @@ REFERENCES: dict[str, Reference] = {
     "warp_group": Reference(_warp_group),
     "product": Reference(_product, _product_inputs),
     "int_wrap": Reference(_int_wrap, _int_wrap_inputs),
+    "argmax_packed": Reference(_argmax_packed, _argmax_inputs),
 }

@@ -510,8 +510,8 @@ def _program_files(folder: str) -> list[Path]:
     return sorted((ROOT / folder).glob("**/*.py"))
 
 
-@pytest.mark.parametrize("path", _program_files("tests/programs/invalid"),
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize("path", _program_files("tests/programs/invalid") +
+                         _program_files("examples/refused"), ids=lambda p: p.name)
 def test_invalid_programs_get_their_errors_with_a_name_and_a_hint(path: Path):
     source = path.read_text()
     diags = check_func(parse_source(source, str(path)).func())
@@ -523,7 +523,8 @@ def test_invalid_programs_get_their_errors_with_a_name_and_a_hint(path: Path):
         assert d.hint, d.message
 
 
-@pytest.mark.parametrize("path", _program_files("examples") +
+@pytest.mark.parametrize("path", [p for p in _program_files("examples")
+                                  if "refused" not in p.parts] +
                          _program_files("tests/programs/valid"), ids=lambda p: p.name)
 def test_valid_programs_get_no_errors(path: Path):
     source = path.read_text()

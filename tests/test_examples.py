@@ -6,7 +6,8 @@ exactly; floats must lie within the interpreter's own reassociation bound
 
 Also checked without the interpreter: the `# expect: result` values written in each
 header agree with the reference, and every `# expect: error RXXX at LINE` of the invalid
-test programs points at the line marked `# <- RXXX`."""
+test programs and of the refused examples (examples/refused/) points at the line marked
+`# <- RXXX`."""
 from __future__ import annotations
 
 import re
@@ -21,7 +22,9 @@ from references import REFERENCES
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(ROOT.glob("examples/*.py"))
-INVALID = sorted(ROOT.glob("tests/programs/invalid/*.py"))
+# examples of what check refuses (examples/refused/) carry their errors like invalid programs
+INVALID = sorted([*ROOT.glob("tests/programs/invalid/*.py"),
+                  *ROOT.glob("examples/refused/*.py")])
 SEEDS = [0, 1, 2]
 
 

@@ -1,5 +1,5 @@
 """One runner for every program that carries its verdict (docs/design.md §17): examples/
-and tests/programs/**. Each file's header says ok, the errors (code and line) it must
+(examples/refused/ too) and tests/programs/**. Each file's header says ok, the errors (code and line) it must
 get, and the results the interpreter must produce on the inputs it gives."""
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from verify_reducer.verify import pipeline
 from verify_reducer.verify.expect import parse_expectation, unmatched
 
 ROOT = Path(__file__).resolve().parent.parent
-PROGRAMS = sorted([*ROOT.glob("examples/*.py"), *ROOT.glob("tests/programs/**/*.py")])
+PROGRAMS = sorted([*ROOT.glob("examples/*.py"), *ROOT.glob("examples/refused/*.py"),
+                   *ROOT.glob("tests/programs/**/*.py")])
 
 
 def _id(path: Path) -> str:

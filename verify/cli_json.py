@@ -103,6 +103,7 @@ def check_json(program: str, report) -> dict:
         doc["blocks"] = report.selection.to_json()
     if report.estimate is not None:
         doc["memory_estimate"] = report.estimate.to_json()
+    doc["reducer_ops"] = [op.to_json() for op in report.reducer_ops]
     doc["epochs"] = [e.to_json() for e in report.epochs]
     doc["violations"] = [d.to_json() for d in report.violations]
     doc["comparisons"] = comparisons_json(report.comparisons)

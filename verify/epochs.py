@@ -57,6 +57,7 @@ from verify_reducer.spec.printer import format_expr
 from . import rules
 from .cfg import CFG, build
 from .divergence import divergence
+from .proofs_monoid import law_diagnostics
 from .scopes import (Context, Frame, describe_epoch_scope, describe_participants,
                      epoch_scope, participants, same_epoch_scope)
 from .states import (ALLOCATED, CLOSED_STATES, FINALIZED, FINALIZED_IN_PLACE, OPEN_STATES,
@@ -80,6 +81,7 @@ def check_func(func: ir.PrimFunc, trips=None) -> list[Diagnostic]:
             diags += judge.statement(node, stmt, ctx, before[node])
     diags += judge.kernel_end(before[cfg.exit])
     diags += judge.open_epochs()
+    diags += law_diagnostics(func)          # the laws of the declared ops it uses (R6xx)
     # an update after finalize belongs to no epoch: whether its form fits the op is moot
     # (`acc[0] = acc[0] * 0.5` after a legacy in-place finalize is one mistake, not two)
     closed = {id(d.span) for d in diags if d.code == "R201"}

@@ -27,6 +27,7 @@ from verify_reducer.codegen.tilelang_backend import (PassConfigError, PrimFuncNo
                                       TileLangUnavailable, prepare, run_tilelang)
 from verify_reducer.verify.proofs import ProofResult
 from verify_reducer.verify.proofs_fast import prove_reducer
+from verify_reducer.verify.proofs_monoid import OpReport, op_reports, user_ops
 from verify_reducer.interp.simulate import simulate
 from verify_reducer.spec.physical import PhysicalPlan, Resources
 
@@ -221,6 +222,7 @@ class CheckReport:
     estimate: Estimate | None = None       # memory of the run check made (or refused)
     plans: dict[str, PhysicalPlan] = field(default_factory=dict)   # simulated, by name
     family: "FamilyResult | None" = None   # the proofs for every size (verify.family)
+    reducer_ops: list[OpReport] = field(default_factory=list)   # declared ops' laws
 
     @property
     def violations(self) -> list[Diagnostic]:
@@ -307,6 +309,7 @@ def check_loaded(loaded: Loaded, seed: int = 0, given: dict[str, np.ndarray] | N
                  max_memory: int | None = None) -> CheckReport:
     """`check` of a program already loaded (the file's instance, or a family member)."""
     report = CheckReport(loaded, static_diagnostics(loaded), seed=seed)
+    report.reducer_ops = op_reports(loaded.func)
     if any(d.is_error for d in report.diagnostics):
         return report
     selection = report.selection = blocks_mod.select(loaded.func, blocks, seed)
@@ -526,6 +529,13 @@ def run_tilelang_backend(loaded: Loaded, values: dict[str, np.ndarray],
     errors = [d for d in static_diagnostics(loaded) if d.is_error]
     if errors:
         raise DiagnosticError(errors)
+    declared = sorted(m.name for m in user_ops(loaded.func))
+    if declared:
+        # TileLang has no `T.reducer_op`: importing the file would fail in TileLang's
+        # frontend, which is not a disagreement about the program's meaning
+        raise UsageError(f"{loaded.path}: the tilelang backend cannot run a program with "
+                         f"a declared reducer op ({', '.join(declared)}): TileLang has no "
+                         f"`T.reducer_op`; use --backend cuda")
     setup = setup if setup is not None else tilelang_setup()
     try:
         outputs = run_tilelang(loaded.path, loaded.func, values, setup.pass_configs)

@@ -14,7 +14,7 @@ import numpy as np
 from verify_reducer.spec import ir
 from verify_reducer.spec.diagnostics import Diagnostic, Note, error
 from verify_reducer.spec.dtypes import DType, converts_exactly
-from verify_reducer.spec.ops import MONOIDS, OP_ALIASES
+from verify_reducer.spec.ops import MONOIDS, OP_ALIASES, reducer_monoid
 from verify_reducer.spec.printer import format_expr
 
 from .bounds import check_index
@@ -88,14 +88,22 @@ def check_stmt(stmt: ir.Stmt, ctx: Context) -> list[Diagnostic]:
 def _op_supported(stmt: ir.Alloc) -> list[Diagnostic]:
     b = stmt.buffer
     op = op_name(b)
-    if op not in MONOIDS:
+    monoid = reducer_monoid(b.reducer)
+    if monoid is None:
         return [error("R212", f"reducer `{b.name}` uses op=\"{b.reducer.op}\", which is not an "
                       f"associative combine operation verify-reducer knows; a deferred "
                       f"reduction may combine partials in any order", stmt.span,
                       hint="use one of " + ", ".join(MONOIDS) +
                            " (an average is a sum divided by the count after finalize; "
-                           "abs-max is a max reducer fed `T.abs(value)`)")]
-    if not MONOIDS[op].supports(b.dtype):
+                           "abs-max is a max reducer fed `T.abs(value)`; or declare the "
+                           "op with `@T.reducer_op`)")]
+    if monoid.is_user and not monoid.supports(b.dtype):
+        return [error("R212", f"reducer `{b.name}` is {b.dtype}, but reducer op `{op}` is "
+                      f"declared for {monoid.dtype}: its laws are proved for that dtype "
+                      f"only", stmt.span, Note(f"`{op}` is declared here", monoid.span),
+                      hint=f"allocate the reducer as {monoid.dtype}, or declare another "
+                           f"op for {b.dtype}")]
+    if not monoid.supports(b.dtype):
         return [error("R212", f"reducer `{b.name}` combines with {op}, a bitwise operation, "
                       f"but its dtype {b.dtype} is not an integer type", stmt.span,
                       hint=f"bitwise reducers need an integer dtype such as T.int32 or "
@@ -109,7 +117,7 @@ def _form_matches(u: ir.ReducerUpdate) -> list[Diagnostic]:
     b = u.reducer
     op = op_name(b)
     form_op = OP_ALIASES.get(u.form_op, u.form_op)
-    if op not in MONOIDS or form_op == op:
+    if reducer_monoid(b.reducer) is None or form_op == op:
         return []
     written = FORM_TEXT.get(u.form, u.form).format(acc=b.name)
     return [error("R206", f"`{written}` is a {form_op} update, but `{b.name}` is {'an' if op[0] in 'aeiou' else 'a'} {op} "
@@ -233,9 +241,9 @@ def _const_value(e: ir.Expr):
 def _legacy_fill(init: ir.ReducerInit) -> list[Diagnostic]:
     b = init.reducer
     op = op_name(b)
-    if op not in MONOIDS or not MONOIDS[op].supports(b.dtype):
+    monoid = reducer_monoid(b.reducer)
+    if monoid is None or not monoid.supports(b.dtype):
         return []       # R212 already says the op is wrong
-    monoid = MONOIDS[op]
     identity = monoid.identity(b.dtype)
     value = _const_value(init.fill_value)
     if value is not None and value == identity:
@@ -249,7 +257,8 @@ def _legacy_fill(init: ir.ReducerInit) -> list[Diagnostic]:
     effect = {"sum": f"every result got P · {shown} added",
               "product": f"every result got multiplied by ({shown})^P",
               "bitxor": f"every result got {shown} XORed in P times (so it depended on "
-                        f"whether P is even)"}[op]
+                        f"whether P is even)"}.get(
+        op, f"every result got {shown} combined into it P times by {op}")
     not_identity = ("is not a constant, so it cannot be shown to be the identity "
                     f"{identity}" if value is None else f"is not the identity {identity}")
     return [error("R213", f"`T.fill({b.name}, {shown})` starts legacy {op} reducer `{b.name}` "

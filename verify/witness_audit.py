@@ -80,6 +80,8 @@ def _visible(c: logical.Contributions, flat, values, counts, exact_out):
     """Per contribution: would dropping it change its output (and duplicating it)?"""
     op, dtype = c.op, c.dtype
     size = counts.size
+    if c.monoid is not None and c.monoid.is_user:
+        return _visible_declared(c.monoid, flat, values)
     if op == "sum":
         nonzero = values != 0
         if not dtype.is_float:
@@ -119,6 +121,33 @@ def _visible(c: logical.Contributions, flat, values, counts, exact_out):
     all_odd = np.bincount(flat, weights=(~odd).astype(np.float64), minlength=size) == 0
     seen = all_odd[flat] & (values != 1)
     return seen, seen
+
+
+def _visible_declared(monoid, flat: np.ndarray, values: np.ndarray):
+    """For a declared op nothing is known but its laws: per contribution, the combine of
+    the rest of its output (before ⊕ after, exclusive prefix and suffix folds within each
+    output) is compared with the total, and the total ⊕ the contribution with the total."""
+    dtype = monoid.dtype
+    order = np.argsort(flat, kind="stable")
+    f, v = flat[order], np.asarray(values, dtype.np)[order]
+    n = len(f)
+    index = np.arange(n)
+    first = np.maximum.accumulate(np.where(np.r_[True, f[1:] != f[:-1]], index, 0))
+    last = np.minimum.accumulate(np.where(np.r_[f[1:] != f[:-1], True], index, n)[::-1])[::-1]
+    before = np.full(n, monoid.identity_value, dtype.np)
+    after = np.full(n, monoid.identity_value, dtype.np)
+    for step in range(1, int((index - first).max(initial=0)) + 1):
+        at = np.flatnonzero(index - first == step)
+        before[at] = monoid.combine(dtype, before[at - 1], v[at - 1])
+    for step in range(1, int((last - index).max(initial=0)) + 1):
+        at = np.flatnonzero(last - index == step)
+        after[at] = monoid.combine(dtype, v[at + 1], after[at + 1])
+    rest = monoid.combine(dtype, before, after)
+    total = monoid.combine(dtype, before, monoid.combine(dtype, v, after))
+    dropped, duplicated = np.empty(n, bool), np.empty(n, bool)
+    dropped[order] = rest != total
+    duplicated[order] = monoid.combine(dtype, total, v) != total
+    return dropped, duplicated
 
 
 def _bit_matrix(values: np.ndarray, dtype: DType) -> np.ndarray:

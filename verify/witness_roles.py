@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from verify_reducer.spec import ir
 from verify_reducer.spec.dtypes import DType
-from verify_reducer.spec.ops import monoid as monoid_named
+from verify_reducer.spec.ops import reducer_monoid
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def roles(func: ir.PrimFunc) -> Roles:
         if not isinstance(stmt, ir.ReducerUpdate):
             continue
         red = stmt.reducer
-        op = monoid_named(red.reducer.op).name if red.reducer else "sum"
+        op = reducer_monoid(red.reducer).name if red.reducer else "sum"
 
         for kind, name, partner, factor, offset in _classify(stmt.value, prov, sizes):
             uses[name].append(Use(red.name, op, red.dtype, kind, partner, factor, offset))

@@ -5,7 +5,7 @@ pattern `def kernel(M, N, block=64): ...; @T.prim_func def main(...): ...; retur
 A factory's parameters take their defaults, overridden by the first call in the file
 whose arguments are all constants (`prog = kernel(1024, 128)`). `@tilelang.jit(...)` and
 `@tilelang.autotune(...)` decorators are ignored; other decorators on a prim_func or a
-factory are R101. Everything else (helpers, reference implementations, `__main__`
+factory are R101. A `@T.reducer_op` function declares a reducer op (spec.frontend.user_ops). Everything else (helpers, reference implementations, `__main__`
 blocks) is never looked at, let alone run."""
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 from ..diagnostics import Diagnostic
 from .constants import ConstFolder, NotConstant
-from .context import Constant, Entry, Opaque
+from .context import POISON, Constant, Entry, Opaque
 from .errors import FrontendError, shape_error, unknown
 from .names import Imports
+from .user_ops import DeclaredOp, declare, is_declaration
 
 _IGNORED_DECORATORS = ("jit", "autotune", "lazy_jit")
 
@@ -89,6 +90,8 @@ class ModuleScan:
                 self._assign(target, stmt.value)
         elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
             self._assign(stmt.target, stmt.value)
+        elif isinstance(stmt, ast.FunctionDef) and is_declaration(self.imports, stmt):
+            self._declare(stmt)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.env[stmt.name] = Opaque("a function")
             if isinstance(stmt, ast.FunctionDef):
@@ -122,6 +125,18 @@ class ModuleScan:
         except FrontendError as exc:
             # e.g. `X = 1 // 0`: harmless unless a kernel uses X
             return Opaque(exc.diagnostic.message)
+
+    def _declare(self, node: ast.FunctionDef) -> None:
+        """A `@T.reducer_op` declaration (spec.frontend.user_ops); when it fails, its
+        uses are skipped silently (the declaration's own error says what is wrong)."""
+        try:
+            monoid = declare(self, node)
+        except FrontendError as exc:
+            self.diagnostics.append(exc.diagnostic)
+            self.env[node.name] = POISON
+            return
+        self.env[node.name] = DeclaredOp("a reducer op (usable as `op=` of "
+                                         "T.alloc_reducer only)", monoid)
 
     def _function(self, node: ast.FunctionDef) -> None:
         if any(self._is_prim_func(d) for d in node.decorator_list):

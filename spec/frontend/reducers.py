@@ -23,6 +23,7 @@ from .constants import NotConstant
 from .context import FuncContext
 from .errors import shape_error
 from .exprs import buffer_named, call_args, lower_expr, lower_index, lower_point
+from .user_ops import DeclaredOp
 from .promotion import adopt, is_weak, typed_const, weak_const
 
 # the monoid each written form denotes (R206 compares it with the reducer's op)
@@ -40,14 +41,23 @@ _COMMUTATIVE = ("store-add", "store-mul", "store-and", "store-or", "store-xor")
 
 
 def reducer_info(ctx: FuncContext, args: dict[str, ast.expr], call: ast.Call) -> ReducerInfo:
-    op = _const_str(ctx, args.get("op"), "sum", "op")
     replication = _const_str(ctx, args.get("replication"), None, "replication")
     if replication is not None and replication not in ("all", "none"):
         shape_error(f"replication must be \"all\" or \"none\", got {replication!r}",
                     args["replication"])
+    legacy = replication is not None
+    op_node = args.get("op")
+    # `op=argmax_packed` (the declared function) or `op="argmax_packed"`
+    named = ctx.lookup(op_node.id) if isinstance(op_node, ast.Name) else None
+    if isinstance(named, DeclaredOp):
+        return ReducerInfo(named.monoid.name, legacy, replication, named.monoid)
+    op = _const_str(ctx, op_node, "sum", "op")
+    declared = ctx.lookup(op)
+    if isinstance(declared, DeclaredOp) and declared.monoid.name == op:
+        return ReducerInfo(op, legacy, replication, declared.monoid)
     # an op we do not know is kept as written: verify.epochs reports it (R212)
     canonical = OP_ALIASES.get(op.lower(), op.lower())
-    return ReducerInfo(canonical, legacy=replication is not None, replication=replication)
+    return ReducerInfo(canonical, legacy=legacy, replication=replication)
 
 
 def _const_str(ctx: FuncContext, node: ast.expr | None, default, what: str):

@@ -246,7 +246,7 @@ def bounds_query(access: Access, space: FamilySpace) -> Query:
                 f"{access.kind} {access.buffer.name}[{point}] outside its shape "
                 f"[{dims}] ({kernel_text(w, [n for n, _ in kernel_vars])})")
     return Query(f"bounds {written} line {access.span.line}", constraints,
-                 space.objectives(), explain, access.span.line, reported)
+                 space.objectives(), explain, access.span.line, reported=reported)
 
 
 # ----------------------------------------------------------------------------- trips

@@ -182,7 +182,7 @@ def unique_query(a: Source, b: Source, space: FamilySpace) -> Query:
                 f"and at line {b.update.span.line} with {second}")
     return Query(f"exactly-once unique {a.buffer.name} lines {a.update.span.line}/"
                  f"{b.update.span.line}", constraints, space.objectives(), explain,
-                 a.update.span.line, reported)
+                 a.update.span.line, reported=reported)
 
 
 def covered_query(group: list[Source], space: FamilySpace) -> Query:

@@ -120,3 +120,34 @@ def test_gemv_tilings_equal_the_interpreter_at_4096(tiling, planner):
     got = run_cuda(plan_func(func, planner), inputs)
     ok = within_bound(got["y"], reference.outputs["y"], reference.bounds["y"])
     assert ok.all(), _mismatch("y", got["y"], reference.outputs["y"], ok)
+
+
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+
+
+@pytest.mark.parametrize("planner", ["auto", "canonical"])
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_cuda_equals_the_numpy_reference(path, planner):
+    """Each example on the GPU against its numpy reference (tests/references.py) on the
+    reference's own inputs where it has them (e.g. argmax_packed's tied maxima and int32
+    extremes): integers exactly, floats within the interpreter's bound (plus the ulp of
+    rounding numpy's float64 value to the output's dtype)."""
+    from verify_reducer.codegen.runner import run_cuda
+    from verify_reducer.interp.accept import within_bound
+    from verify_reducer.interp.logical import run
+    from references import REFERENCES
+    reference = REFERENCES[path.stem]
+    physical = plan(path, planner)
+    inputs = _inputs(physical.func)
+    if reference.inputs is not None:
+        inputs.update(reference.inputs(np.random.default_rng(0)))
+    got = run_cuda(physical, inputs)
+    bounds = run(physical.func, inputs).bounds
+    for name, want in reference.outputs(inputs).items():
+        out, want = np.asarray(got[name]), np.asarray(want)
+        if want.dtype.kind in "iub":
+            ok = out.astype(np.int64) == want.astype(np.int64)
+        else:       # numpy's float64 value rounded to the output's dtype: one more ulp
+            want = want.astype(out.dtype)
+            ok = within_bound(out, want, bounds[name] + np.spacing(np.abs(want)))
+        assert ok.all(), f"{path.name} ({planner}): " + _mismatch(name, out, want, ok)

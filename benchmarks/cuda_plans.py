@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 from verify_reducer.codegen.plan import plan_func  # noqa: E402
 from verify_reducer.codegen.runner import time_cuda  # noqa: E402
 from verify_reducer.spec.frontend import parse_source  # noqa: E402
-from verify_reducer.verify.inputs import prepare  # noqa: E402
+from verify_reducer.verify.oracle.inputs import prepare  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "gemv_pipelined.py"
 

@@ -166,7 +166,7 @@ def dry_run(configs: list[Config]) -> list[dict]:
 
 def make_inputs(m: int, k: int, dtype: str, seed: int = 0) -> dict[str, np.ndarray]:
     """A and x uniform in [-1, 1) on dtype's grid (bf16 in float32 storage), y zeros.
-    numpy's generator, not verify.inputs.generate: that hashes every element (half a
+    numpy's generator, not verify.oracle.inputs.generate: that hashes every element (half a
     minute for 2^28 of them) for the same distribution. Chunks bound the temporaries."""
     dt, rng = DTYPES[dtype], np.random.default_rng(seed)
     a = np.empty((m, k), dtype=dt.np)

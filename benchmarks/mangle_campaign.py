@@ -1,4 +1,4 @@
-"""A long robustness campaign: many mangled programs (verify.mangle) through
+"""A long robustness campaign: many mangled programs (verify.fuzzing.mangle) through
 `verify-reducer check --json`, each in its own forked child with a time limit, then the
 counts of exit codes, the runs over the slow threshold, the peak RSS and every crash
 class with a shrunk reproducer.
@@ -21,8 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from verify_reducer.verify.mangle import mangle_corpus, seed_programs  # noqa: E402
-from verify_reducer.verify.mangle_run import (format_summary, minimize_classes, run_programs,  # noqa: E402
+from verify_reducer.verify.fuzzing.mangle import mangle_corpus, seed_programs  # noqa: E402
+from verify_reducer.verify.fuzzing.mangle_run import (format_summary, minimize_classes, run_programs,  # noqa: E402
                                summarize)
 
 

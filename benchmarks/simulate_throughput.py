@@ -24,7 +24,7 @@ from verify_reducer.codegen.plan import plan_func  # noqa: E402
 from verify_reducer.interp.logical import run  # noqa: E402
 from verify_reducer.interp.simulate import simulate  # noqa: E402
 from verify_reducer.spec.frontend import parse_file  # noqa: E402
-from verify_reducer.verify.inputs import prepare  # noqa: E402
+from verify_reducer.verify.oracle.inputs import prepare  # noqa: E402
 
 TARGET = 5e6          # contributions per second (issue 4)
 

@@ -45,7 +45,7 @@ def plan_func(func: ir.PrimFunc, planner: str = "auto",
     ValueError for a planner or target that is not registered, DiagnosticError (R300)
     from layout inference or when an update runs outside its reducer's participant set.
     A plan over the target's limits is still returned, with R506 among its notes (an
-    error note for a hard limit: verify.pipeline.make_plan refuses it)."""
+    error note for a hard limit: verify.oracle.pipeline.make_plan refuses it)."""
     if planner not in PLANNERS:
         raise ValueError(f"unknown planner {planner!r}; available: "
                          f"{', '.join(PLANNERS)}")

@@ -45,7 +45,7 @@ class EpochRecord:
 @dataclass(frozen=True)
 class Contributions:
     """What one finalized epoch combined, for an observer of `run` (the witness audit of
-    verify.witness): the output of each contribution (flat index into the reducer), its
+    verify.oracle.witness): the output of each contribution (flat index into the reducer), its
     value in the reducer dtype, the reducer's op, and the result's bound per output."""
     record: EpochRecord
     op: str
@@ -70,7 +70,7 @@ def run(func: ir.PrimFunc, inputs: dict[str, np.ndarray], blocks=None,
         windows: dict[str, Window] | None = None, progress=None,
         observe=None) -> Result:
     """Runs blocks (default: every block of the grid, in order). With windows, inputs
-    hold each tensor's window only (verify.blocks proves that the chosen blocks cannot
+    hold each tensor's window only (verify.oracle.blocks proves that the chosen blocks cannot
     see each other's writes before a run is cut down this way). progress(done, total)
     is called after each block; observe(Contributions) after each finalize."""
     globals_ = _global_storage(func, inputs, windows)

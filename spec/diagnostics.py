@@ -1,7 +1,7 @@
 """Diagnostics: the stable codes of docs/design.md §16 (listed in docs/codes.md) and the
 objects every stage reports with.
 
-Rendering (human and JSON) lives in verify.report; stages only build Diagnostic values."""
+Rendering (human and JSON) lives in verify.cli.report; stages only build Diagnostic values."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -253,7 +253,7 @@ class If:
 class Store:
     """buffer[indices] = value, for a buffer that is not a reducer (or a reducer after an
     in-place legacy finalize, or any store to a reducer that no update form matches:
-    verify.epochs reports those as R205)."""
+    verify.epochs.checker reports those as R205)."""
     buffer: Buffer
     indices: tuple[Expr, ...]
     value: Expr

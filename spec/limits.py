@@ -25,7 +25,7 @@ GRID_AXES = ("x", "y", "z")
 # 2**26 elements of float64 are 1 GiB with their bounds.
 MAX_ELEMENTS = 2**26
 # Elements of one declared T.Tensor parameter. `check` holds only the windows of the
-# blocks it runs (verify.blocks) and `run` refuses what is over --max-memory before it
+# blocks it runs (verify.oracle.blocks) and `run` refuses what is over --max-memory before it
 # starts, so the declared size only has to keep every flat index far inside int64.
 MAX_TENSOR_ELEMENTS = 2**40
 # Blocks one run executes: the interpreter and the simulator run each in Python (about a

@@ -11,7 +11,7 @@ symbol: `T.ceildiv(M, 2)` folds to a SizeInt whose symbol is `(M + 1) // 2`. Any
 else (a true division, a power, a bit operation, `int(...)`, a division by a size)
 falls back to the plain int, and the family check notices: it lowers the program at a
 second point of the family and requires every plain integer to be the same at both
-(verify.family).
+(verify.family.checker).
 
 Ordering comparisons (`<`, `<=`, `>`, `>=`, `bool()`) are compile-time *decisions*:
 `threads = 256 if M > 4096 else 128` picks a kernel by the size. While `recording()` is

@@ -9,7 +9,7 @@ For each example, `REFERENCES[name]` holds
   online-softmax rescale, `y = 2x + sum`), the reference performs that step in float32
   on the correctly rounded reduction result, as the kernel does.
 - `inputs(rng) -> {name: array}` (optional): inputs that exercise the example better
-  than the generic generator (`verify.inputs.generate`), e.g. powers of two for an exact
+  than the generic generator (`verify.oracle.inputs.generate`), e.g. powers of two for an exact
   float product or full-range integers for bitwise ops.
 
 Arrays passed in are the kernel's parameters, already in their declared dtypes."""

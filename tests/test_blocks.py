@@ -1,4 +1,4 @@
-"""Blocks as the unit of dynamic checking (verify.blocks): the independence proof, the
+"""Blocks as the unit of dynamic checking (verify.oracle.blocks): the independence proof, the
 block classes, the sample, the per-block windows (a windowed run equals the whole run
 on the elements it writes), counter-based inputs, the memory estimate and its refusal."""
 from __future__ import annotations
@@ -14,11 +14,12 @@ from verify_reducer.spec.ir import Buffer
 from verify_reducer.interp import logical
 from verify_reducer.interp.memory import Window
 from verify_reducer.interp.simulate import simulate
-from verify_reducer.verify import blocks, pipeline
-from verify_reducer.verify.cli import _progress, main
-from verify_reducer.verify.cost import estimate, parse_size
-from verify_reducer.verify.expect import parse_expectation
-from verify_reducer.verify.inputs import generate, in_windows
+from verify_reducer.verify.oracle import blocks
+from verify_reducer.verify.oracle import pipeline
+from verify_reducer.verify.cli.commands import _progress, main
+from verify_reducer.verify.oracle.cost import estimate, parse_size
+from verify_reducer.verify.oracle.expect import parse_expectation
+from verify_reducer.verify.oracle.inputs import generate, in_windows
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
@@ -452,9 +453,9 @@ def test_progress_lines_on_stderr(capsys):
 
 
 def test_blocks_run_side_by_side_give_the_serial_answer(monkeypatch):
-    """Large windows run in forked workers (verify.pipeline._map_blocks); the report is
+    """Large windows run in forked workers (verify.oracle.pipeline._map_blocks); the report is
     the one the serial loop gives: the same blocks, comparisons, epochs and verdict."""
-    from verify_reducer.verify import pipeline
+    from verify_reducer.verify.oracle import pipeline
     path = str(ROOT / "examples" / "gemv_nondividing.py")
     serial = pipeline.check(path)
     monkeypatch.setattr(pipeline, "PARALLEL_ELEMENTS", 0)

@@ -12,8 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from verify_reducer.verify import bugreport, pipeline
-from verify_reducer.verify.cli import main
+from verify_reducer.verify.fuzzing import bugreport
+
+from verify_reducer.verify.oracle import pipeline
+from verify_reducer.verify.cli.commands import main
 
 from fake_tilelang import FakeTileLang
 

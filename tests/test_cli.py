@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from verify_reducer.verify.cli import main
+from verify_reducer.verify.cli.commands import main
 
 ROOT = Path(__file__).resolve().parent.parent
 MINIMAL = str(ROOT / "examples" / "minimal_legacy.py")
@@ -109,8 +109,7 @@ def test_rejected_program_json(capsys, tmp_path):
 
 
 def test_internal_error_exits_4_with_report(capsys, monkeypatch):
-    from verify_reducer.verify import pipeline
-
+    from verify_reducer.verify.oracle import pipeline
     def boom(*a, **k):
         raise RuntimeError("planted")
     monkeypatch.setattr(pipeline, "check", boom)
@@ -212,7 +211,7 @@ def test_several_prim_funcs_need_func(capsys, tmp_path):
 
 
 def test_check_exits_3_when_a_simulated_plan_breaks_exactly_once(capsys, monkeypatch):
-    from verify_reducer.verify import pipeline
+    from verify_reducer.verify.oracle import pipeline
     real = pipeline.make_plan
     monkeypatch.setattr(pipeline, "make_plan", lambda loaded, planner: real(loaded, "legacy"))
     code, out, err = run_cli(capsys, "check", MINIMAL)
@@ -248,8 +247,7 @@ def test_run_cuda_is_judged_against_the_interpreter(capsys, monkeypatch, perturb
     --backend tilelang does): a value beyond the bound is a mismatch, exit 3. The GPU is
     stood in for by a fake run_cuda returning the interpreter's answer, perturbed."""
     from verify_reducer.interp.logical import run
-    from verify_reducer.verify import pipeline
-
+    from verify_reducer.verify.oracle import pipeline
     def fake_run_cuda(plan, inputs):
         outputs = {k: np.array(v, copy=True) for k, v in run(plan.func, inputs).outputs.items()}
         outputs["out"] = outputs["out"] + np.float32(perturb)

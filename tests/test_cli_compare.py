@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from verify_reducer.verify.cli import main
+from verify_reducer.verify.cli.commands import main
 from verify_reducer import oracle
 
 ROOT = Path(__file__).resolve().parent.parent

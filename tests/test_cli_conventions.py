@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 
 import verify_reducer
-from verify_reducer.verify import cli_json, inputs as inputs_mod
-from verify_reducer.verify.cli import main
-from verify_reducer.verify.cli_output import LineMeter, worst
+from verify_reducer.verify.cli import json_doc as cli_json
+from verify_reducer.verify.oracle import inputs as inputs_mod
+from verify_reducer.verify.cli.commands import main
+from verify_reducer.verify.cli.output import LineMeter, worst
 
 jsonschema = pytest.importorskip("jsonschema")
 referencing = pytest.importorskip("referencing")
@@ -411,8 +412,7 @@ def test_fuzz_and_error_documents_follow_their_schemas(capsys, tmp_path, monkeyp
     code, out, _ = cli(capsys, "fuzz", "--out", str(Path(MINIMAL)), "--json")
     assert code == 2 and strict_json(out)["verdict"] == "usage_error"
     assert_valid(strict_json(out))
-    from verify_reducer.verify import pipeline
-
+    from verify_reducer.verify.oracle import pipeline
     def boom(*a, **k):
         raise RuntimeError("planted")
     monkeypatch.setattr(pipeline, "check", boom)
@@ -431,7 +431,7 @@ def test_a_field_the_schema_does_not_document_is_refused(capsys):
 
 
 def test_fuzz_findings_are_explicit_documented_objects(tmp_path):
-    from verify_reducer.verify.fuzz import Finding
+    from verify_reducer.verify.fuzzing.command import Finding
     finding = Finding(3, "p.py", "mismatch", "x", ("mismatch", "R503", "sim", "sim/fast"),
                       7, "p.original.py", "")
     assert cli_json.finding_json(finding) == {
@@ -473,8 +473,7 @@ def test_a_nan_in_a_comparison_is_strict_json(capsys, monkeypatch):
     """A backend that answers NaN where the interpreter has 36: the mismatch's `got` is
     "nan" (a stand-in run_cuda, as tests/test_cli.py does for the GPU)."""
     from verify_reducer.interp.logical import run
-    from verify_reducer.verify import pipeline
-
+    from verify_reducer.verify.oracle import pipeline
     def nan_cuda(plan, inputs):
         outputs = {k: np.array(v, copy=True) for k, v in run(plan.func, inputs).outputs.items()}
         outputs["out"][:] = np.nan

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from verify_reducer.verify.cli import main
+from verify_reducer.verify.cli.commands import main
 
 ROOT = Path(__file__).resolve().parent.parent
 MINIMAL = str(ROOT / "examples" / "minimal_legacy.py")            # x: (8,) float32

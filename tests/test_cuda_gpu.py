@@ -27,7 +27,7 @@ UNDEFINED = {"R500", "R501", "R502", "R504", "R505"}
 
 
 def _inputs(func):
-    from verify_reducer.verify.inputs import prepare
+    from verify_reducer.verify.oracle.inputs import prepare
     return prepare(func, seed=0)
 
 

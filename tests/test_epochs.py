@@ -1,4 +1,4 @@
-"""verify.epochs: every reducer rule R200-R214 pinned at its exact line, on TileLang
+"""verify.epochs.checker: every reducer rule R200-R214 pinned at its exact line, on TileLang
 source parsed by the frontend. A program marks each line that must get an error with a
 trailing `# <- RXXX` comment; the test derives the expected (code, line) pairs from those
 markers, so a program and its expectation cannot drift apart."""
@@ -12,8 +12,8 @@ import pytest
 import z3
 
 from verify_reducer.spec.frontend import parse_source
-from verify_reducer.verify.epochs import check_func
-from verify_reducer.verify.expect import parse_expectation
+from verify_reducer.verify.epochs.checker import check_func
+from verify_reducer.verify.oracle.expect import parse_expectation
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADER = "import tilelang.language as T\n\n\n"

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from verify_reducer.verify.expect import parse_expectation
+from verify_reducer.verify.oracle.expect import parse_expectation
 
 from references import REFERENCES
 
@@ -110,7 +110,7 @@ def _cases():
 def test_interpreter_matches_reference(path: Path, seed: int | None):
     from verify_reducer.interp.accept import within_bound
     from verify_reducer.interp.logical import run
-    from verify_reducer.verify.inputs import prepare
+    from verify_reducer.verify.oracle.inputs import prepare
 
     ref = REFERENCES[_name(path)]
     func = _parse(path).func()

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from verify_reducer.verify.expect import ExpectationSyntaxError, parse_expectation, unmatched
+from verify_reducer.verify.oracle.expect import ExpectationSyntaxError, parse_expectation, unmatched
 
 
 def test_directives_are_read_from_the_leading_comment_block():

@@ -12,8 +12,8 @@ from verify_reducer.spec.frontend import parse_source
 from verify_reducer.spec.frontend.family import DirectiveError, parse_cli, read_family
 from verify_reducer.spec.indexexpr import var
 from verify_reducer.spec.symbolic import SizeInt, recording, size
-from verify_reducer.verify.cli import main
-from verify_reducer.verify.pipeline import UsageError, check
+from verify_reducer.verify.cli.commands import main
+from verify_reducer.verify.oracle.pipeline import UsageError, check
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

@@ -12,7 +12,7 @@ from verify_reducer.codegen.plan import plan_func
 from verify_reducer.codegen.plan_fast import FastPlanRefused
 from verify_reducer.codegen.plan_sites import gather_reducers
 from verify_reducer.spec.frontend import parse_file
-from verify_reducer.verify.proofs_fast import prove_reducer, search_fast, smt2_queries
+from verify_reducer.verify.proofs.fast import prove_reducer, search_fast, smt2_queries
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "examples", "*.py")))
@@ -113,7 +113,7 @@ def test_fast_equals_canonical_equals_interpreter(path):
     simulate = _simulator()
     from verify_reducer.interp.accept import within_bound
     from verify_reducer.interp.logical import run
-    from verify_reducer.verify.inputs import prepare
+    from verify_reducer.verify.oracle.inputs import prepare
     func = parse_file(path).func()
     layouts = infer_layouts(func)
     auto = plan_func(func, "auto", layouts)
@@ -154,7 +154,7 @@ def test_identical_sites_are_proved_once():
 
 
 def test_a_spent_proof_budget_falls_back_to_canonical_with_a_note(monkeypatch):
-    import verify_reducer.verify.proofs_fast as proofs_fast
+    import verify_reducer.verify.proofs.fast as proofs_fast
     monkeypatch.setattr(proofs_fast, "DEFAULT_BUDGET_S", 0.0)
     plan = plan_func(_func("minimal_v2.py"), "auto")
     rp = _only(plan)

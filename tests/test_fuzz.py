@@ -14,11 +14,11 @@ import pytest
 
 from cuda_env import requires_nvcc
 from verify_reducer.spec.frontend import parse_source
-from verify_reducer.verify import pipeline
-from verify_reducer.verify.cli import main
-from verify_reducer.verify.cli_output import fuzz_meter
-from verify_reducer.verify.expect import parse_expectation
-from verify_reducer.verify.fuzz import fuzz, groups
+from verify_reducer.verify.oracle import pipeline
+from verify_reducer.verify.cli.commands import main
+from verify_reducer.verify.cli.output import fuzz_meter
+from verify_reducer.verify.oracle.expect import parse_expectation
+from verify_reducer.verify.fuzzing.command import fuzz, groups
 from verify_reducer.verify.fuzzing import campaign, model
 from verify_reducer.verify.fuzzing import judge as judge_mod
 from verify_reducer.verify.fuzzing.grammar import GEMV_TILES, Kernel, Reducer, draw

@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("jinja2")
 pytest.importorskip("drawsvg")
 
-from verify_reducer.verify.cli import main
+from verify_reducer.verify.cli.commands import main
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))

@@ -11,7 +11,7 @@ import pytest
 
 from verify_reducer.spec.frontend.sizes import _deepest
 from verify_reducer.spec.limits import MAX_EXPR_DEPTH, MAX_STMT_DEPTH
-from verify_reducer.verify.cli import main
+from verify_reducer.verify.cli.commands import main
 
 
 def _select_chain(n: int) -> str:

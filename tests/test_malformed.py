@@ -9,7 +9,7 @@ import pytest
 
 from verify_reducer.spec.diagnostics import DiagnosticError
 from verify_reducer.spec.frontend import parse_source
-from verify_reducer.verify.expect import parse_expectation, unmatched
+from verify_reducer.verify.oracle.expect import parse_expectation, unmatched
 
 FOLDER = Path(__file__).resolve().parent / "programs" / "malformed"
 FILES = sorted(FOLDER.glob("*.py"))

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from verify_reducer.verify import pipeline
+from verify_reducer.verify.oracle import pipeline
 from verify_reducer import oracle
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ from verify_reducer.interp.accept import within_bound
 from verify_reducer.interp.logical import run
 from verify_reducer.interp.simulate import simulate
 from verify_reducer.spec.frontend import parse_source
-from verify_reducer.verify.inputs import prepare
+from verify_reducer.verify.oracle.inputs import prepare
 
 ROOT = Path(__file__).resolve().parent.parent
 GEMV = (ROOT / "examples" / "gemv_pipelined.py").read_text()

@@ -19,8 +19,8 @@ from verify_reducer.codegen.plan_svg import (MAX_CELLS, PictureTooLarge, plan_pi
 from verify_reducer.spec.step_cells import publish_words
 from verify_reducer.spec.layout import Layout
 from verify_reducer.spec.indexexpr import Var
-from verify_reducer.verify import pipeline
-from verify_reducer.verify.cli import main
+from verify_reducer.verify.oracle import pipeline
+from verify_reducer.verify.cli.commands import main
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from verify_reducer.interp.accept import within_bound
-from verify_reducer.verify import pipeline
-from verify_reducer.verify.expect import parse_expectation, unmatched
+from verify_reducer.verify.oracle import pipeline
+from verify_reducer.verify.oracle.expect import parse_expectation, unmatched
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = sorted([*ROOT.glob("examples/*.py"), *ROOT.glob("examples/refused/*.py"),

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy  # noqa: F401  (imported here: pytester's in-process runs drop modules
 import pytest  # that they import first, and numpy cannot be imported twice)
 
-import verify_reducer.verify.expect  # noqa: F401
+import verify_reducer.verify.oracle.expect  # noqa: F401
 from verify_reducer import oracle  # noqa: F401
 
 pytest_plugins = ["pytester"]

@@ -1,7 +1,7 @@
 """Compiler-style rendering of diagnostics."""
 from verify_reducer.spec.diagnostics import Diagnostic, Note
 from verify_reducer.spec.source import Span
-from verify_reducer.verify.report import format_diagnostic
+from verify_reducer.verify.cli.report import format_diagnostic
 
 
 def test_caret_under_the_span_with_notes_and_hint():

@@ -18,8 +18,8 @@ from verify_reducer.codegen.plan_text import format_plan, plan_json
 from verify_reducer.codegen.ptxas import PtxasFigures, figures_text, parse_verbose
 from verify_reducer.codegen.resources import ALIGN, kib
 from verify_reducer.codegen.runner import launch_arguments
-from verify_reducer.verify import pipeline
-from verify_reducer.verify.cli import main
+from verify_reducer.verify.oracle import pipeline
+from verify_reducer.verify.cli.commands import main
 
 ROOT = Path(__file__).resolve().parent.parent
 VALID = ROOT / "tests" / "programs" / "valid"

@@ -1,4 +1,4 @@
-"""Robustness: mangled programs (verify.mangle) get an answer, never an internal error
+"""Robustness: mangled programs (verify.fuzzing.mangle) get an answer, never an internal error
 or a hang. The corpus test checks a fixed corpus of 2,000 through the CLI's own
 `check --json`, two at a time (`pytest -m robustness` runs it alone); the unit tests pin
 the generator's determinism and the runner's classification, time limit and shrinking."""
@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from verify_reducer.verify import mangle, pipeline
-from verify_reducer.verify.expect import parse_expectation
-from verify_reducer.verify.mangle import EDITS, mangle_corpus, mangle_one, seed_programs
-from verify_reducer.verify.mangle_run import (OVER_TIME, format_summary, minimize, minimize_classes,
+from verify_reducer.verify.fuzzing import mangle
+
+from verify_reducer.verify.oracle import pipeline
+from verify_reducer.verify.oracle.expect import parse_expectation
+from verify_reducer.verify.fuzzing.mangle import EDITS, mangle_corpus, mangle_one, seed_programs
+from verify_reducer.verify.fuzzing.mangle_run import (OVER_TIME, format_summary, minimize, minimize_classes,
                                run_one, run_programs, summarize)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,7 +98,7 @@ def test_internal_errors_are_classified_by_exception_and_frame(monkeypatch):
     monkeypatch.setattr(pipeline, "check", _planted_crash)
     outcomes = run_programs([b"x = 1  # BOOM\n", b"y = 2\n"], jobs=2, time_limit=60)
     assert outcomes[0].exit_code == pipeline.EXIT_INTERNAL
-    assert outcomes[0].crash == "ZeroDivisionError in verify/cli.py:cmd_check"
+    assert outcomes[0].crash == "ZeroDivisionError in verify/cli/commands.py:cmd_check"
     assert "planted" in outcomes[0].detail
     assert not outcomes[1].failed
 
@@ -128,7 +130,7 @@ def test_the_summary_counts_exits_and_names_each_class(monkeypatch):
     minimize_classes(summary, sources, time_limit=60, max_runs=60)
     assert cls.reproducer == b"BOOM"
     text = format_summary(summary)
-    assert "ZeroDivisionError in verify/cli.py:cmd_check: 2 program(s)" in text
+    assert "ZeroDivisionError in verify/cli/commands.py:cmd_check: 2 program(s)" in text
     assert "    BOOM" in text
 
 

@@ -23,7 +23,7 @@ from verify_reducer.spec.frontend import parse_file, parse_source
 from verify_reducer.spec.indexexpr import Const, Var
 from verify_reducer.spec.layout import Layout, fully_replicated
 from verify_reducer.spec.physical import Publish, Shuffle, ToWorkspace
-from verify_reducer.verify.inputs import prepare
+from verify_reducer.verify.oracle.inputs import prepare
 
 ROOT = Path(__file__).resolve().parent.parent
 GEMV = ROOT / "examples" / "gemv_pipelined.py"

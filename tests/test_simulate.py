@@ -15,8 +15,8 @@ from verify_reducer.interp.accept import within_bound
 from verify_reducer.interp.logical import run
 from verify_reducer.interp.simulate import simulate
 from verify_reducer.spec.frontend import parse_file
-from verify_reducer.verify.expect import parse_expectation
-from verify_reducer.verify.inputs import prepare
+from verify_reducer.verify.oracle.expect import parse_expectation
+from verify_reducer.verify.oracle.inputs import prepare
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(ROOT.glob("examples/*.py"))

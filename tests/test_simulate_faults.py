@@ -17,7 +17,7 @@ from verify_reducer.interp.simulate import simulate
 from verify_reducer.spec.frontend import parse_file, parse_source
 from verify_reducer.spec.indexexpr import Var
 from verify_reducer.spec.physical import S, T, Barrier, FromWorkspace, Guard, Shuffle, ToWorkspace
-from verify_reducer.verify.inputs import prepare
+from verify_reducer.verify.oracle.inputs import prepare
 
 ROOT = Path(__file__).resolve().parent.parent
 t, s = Var(T), Var(S)

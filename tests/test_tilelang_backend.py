@@ -19,8 +19,8 @@ import pytest
 from verify_reducer.codegen import tilelang_backend
 from verify_reducer.codegen.tilelang_backend import PrimFuncNotFound, TileLangFailed
 from verify_reducer.spec.ir import Alloc, walk
-from verify_reducer.verify import pipeline
-from verify_reducer.verify.cli import main
+from verify_reducer.verify.oracle import pipeline
+from verify_reducer.verify.cli.commands import main
 
 from fake_tilelang import FakeTileLang
 

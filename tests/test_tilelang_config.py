@@ -12,7 +12,7 @@ import pytest
 from verify_reducer.codegen import tilelang_backend
 from verify_reducer.codegen.tilelang_backend import (PassConfigError, parse_config_assignment,
                                       parse_config_value, resolve_pass_configs)
-from verify_reducer.verify.cli import main
+from verify_reducer.verify.cli.commands import main
 
 from fake_tilelang import KNOWN_CONFIGS, FakeTileLang
 

@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("drawsvg")
 
-from verify_reducer.verify.cli import main
+from verify_reducer.verify.cli.commands import main
 
 ROOT = Path(__file__).resolve().parent.parent
 TUTORIAL = ROOT / "docs" / "tutorial.md"

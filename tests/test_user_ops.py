@@ -17,8 +17,9 @@ from hypothesis import given, strategies as st
 from verify_reducer.spec.diagnostics import DiagnosticError
 from verify_reducer.spec.frontend import parse_source
 from verify_reducer.spec.ops import reducer_monoid
-from verify_reducer.verify import pipeline, proofs_monoid
-from verify_reducer.verify.epochs import check_func
+from verify_reducer.verify.oracle import pipeline
+from verify_reducer.verify.proofs import monoid as proofs_monoid
+from verify_reducer.verify.epochs.checker import check_func
 
 ROOT = Path(__file__).resolve().parent.parent
 ARGMAX = ROOT / "examples" / "argmax_packed.py"
@@ -167,7 +168,7 @@ def test_the_tilelang_backend_refuses_a_declared_op():
 
 
 def test_check_json_lists_the_laws():
-    from verify_reducer.verify.cli_json import check_json
+    from verify_reducer.verify.cli.json_doc import check_json
     doc = check_json(str(ARGMAX), pipeline.check(str(ARGMAX)))
     [op] = doc["reducer_ops"]
     assert op["dtype"] == "int64" and len(op["laws"]) == 4

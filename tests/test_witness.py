@@ -1,4 +1,4 @@
-"""Witness inputs (verify.witness): every contribution visible in the exact result. The
+"""Witness inputs (verify.oracle.witness): every contribution visible in the exact result. The
 drop-one backends of the GEMV pass the error bound on seeded inputs and are caught
 exactly on witness inputs; the audit says what each example's witness guarantees, and
 the simulator reproduces the witness results bit for bit."""
@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from verify_reducer.verify import inputs as inputs_mod
-from verify_reducer.verify import pipeline
-from verify_reducer.verify.witness import roles, witness
+from verify_reducer.verify.oracle import inputs as inputs_mod
+from verify_reducer.verify.oracle import pipeline
+from verify_reducer.verify.oracle.witness import roles, witness
 from verify_reducer import oracle
 
 ROOT = Path(__file__).resolve().parent.parent

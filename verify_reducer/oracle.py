@@ -21,7 +21,7 @@ canonical, fast, legacy), `backend("tilelang")`.
 
 Inputs (`inputs=` everywhere): None or "witness" (the default: `witness_inputs`, under
 which a dropped or duplicated contribution changes the exact result; see
-`verify.witness` for exactly what is guaranteed), "seeded" (the program's `# input:`
+`verify.oracle.witness` for exactly what is guaranteed), "seeded" (the program's `# input:`
 lines, the rest generated from `seed`: what `verify-reducer run` uses by default), a
 mapping name -> array or an .npz path. Parameters a mapping leaves out are made as
 `fill` says ("witness" or "seeded"); nothing ever raises a bare KeyError.
@@ -42,15 +42,15 @@ import numpy as np
 
 from verify_reducer.spec.diagnostics import DiagnosticError
 from verify_reducer.codegen.plan import PLANNERS
-from verify_reducer.verify import judge as judge_mod
-from verify_reducer.verify import pipeline
-from verify_reducer.verify import witness as witness_mod
-from verify_reducer.verify.inputs import InputError
-from verify_reducer.verify.judge import (Mismatch, Reference, Report, TensorReport, REPORT_FIELDS,
+from verify_reducer.verify.oracle import judge as judge_mod
+from verify_reducer.verify.oracle import pipeline
+from verify_reducer.verify.oracle import witness as witness_mod
+from verify_reducer.verify.oracle.inputs import InputError
+from verify_reducer.verify.oracle.judge import (Mismatch, Reference, Report, TensorReport, REPORT_FIELDS,
                           TENSOR_FIELDS, MISMATCH_FIELDS)
-from verify_reducer.verify.pipeline import OutputsError
-from verify_reducer.verify.report import format_diagnostics
-from verify_reducer.verify.witness import ReducerAudit, Witness
+from verify_reducer.verify.oracle.pipeline import OutputsError
+from verify_reducer.verify.cli.report import format_diagnostics
+from verify_reducer.verify.oracle.witness import ReducerAudit, Witness
 
 __all__ = [
     "Program", "Reference", "Report", "TensorReport", "Mismatch", "Witness", "ReducerAudit",

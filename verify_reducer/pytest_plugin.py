@@ -83,7 +83,7 @@ def resolve_programs(spec, base: Path) -> list[Path]:
 
 def _expected_ok(paths: list[Path]) -> list[Path]:
     """Leave out programs whose `# expect:` header expects diagnostics."""
-    from verify_reducer.verify.expect import ExpectationSyntaxError, parse_expectation
+    from verify_reducer.verify.oracle.expect import ExpectationSyntaxError, parse_expectation
     kept = []
     for p in paths:
         try:

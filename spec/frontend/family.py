@@ -10,7 +10,7 @@ constants. The command line adds the same (`--for-all NAME=LO..HI`, `--assume EX
 A directive that cannot mean anything — a syntax error, an empty range, a name that is
 unknown or not an integer module constant, an assumption that is not an integer
 condition — is R110 at the directive. Whether a size ends up as a tile size or a thread
-count (which must stay concrete) is only known after lowering: verify.family says so,
+count (which must stay concrete) is only known after lowering: verify.family.checker says so,
 also as R110 at the name."""
 from __future__ import annotations
 

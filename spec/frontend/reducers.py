@@ -10,7 +10,7 @@ ReducerFinalize form:
   `acc[i] = T.max(acc[i], v)`, in-place `T.finalize_reducer(acc)`.
 
 The frontend only recognizes forms: whether a form fits the reducer's op, whether the
-epoch is open, whether a store is legal — all of that is verify.epochs' (R2xx)."""
+epoch is open, whether a store is legal — all of that is verify.epochs.checker' (R2xx)."""
 from __future__ import annotations
 
 import ast
@@ -55,7 +55,7 @@ def reducer_info(ctx: FuncContext, args: dict[str, ast.expr], call: ast.Call) ->
     declared = ctx.lookup(op)
     if isinstance(declared, DeclaredOp) and declared.monoid.name == op:
         return ReducerInfo(op, legacy, replication, declared.monoid)
-    # an op we do not know is kept as written: verify.epochs reports it (R212)
+    # an op we do not know is kept as written: verify.epochs.checker reports it (R212)
     canonical = OP_ALIASES.get(op.lower(), op.lower())
     return ReducerInfo(canonical, legacy=legacy, replication=replication)
 
@@ -229,7 +229,7 @@ def store_to_reducer(ctx: FuncContext, node: ast.Assign, reducer: Buffer) -> lis
     indices = lower_point(ctx, reducer, target)
     matched = _store_form(ctx, target, node.value)
     if matched is None:
-        # not an update form: a plain store, which verify.epochs judges (R205)
+        # not an update form: a plain store, which verify.epochs.checker judges (R205)
         return [Store(reducer, indices, lower_expr(ctx, node.value), Span.of(node))]
     form, value_node = matched
     return [make_update(reducer, indices, lower_expr(ctx, value_node), form, Span.of(node))]

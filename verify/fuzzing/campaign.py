@@ -19,14 +19,14 @@ import numpy as np
 
 from verify_reducer.codegen.tilelang_backend import TileLangSetup
 
-from ..bugreport import BugReport, save_report
-from ..pipeline import UsageError
-from . import model
-from .grammar import Kernel, draw
-from .judge import INLINE_ELEMENTS, judge, program_text
-from .minimize import minimize
-from .outcome import Outcome
-from .tilelang_target import bug_report, prepare_setup
+from verify_reducer.verify.fuzzing.bugreport import BugReport, save_report
+from verify_reducer.verify.oracle.pipeline import UsageError
+from verify_reducer.verify.fuzzing import model
+from verify_reducer.verify.fuzzing.grammar import Kernel, draw
+from verify_reducer.verify.fuzzing.judge import INLINE_ELEMENTS, judge, program_text
+from verify_reducer.verify.fuzzing.minimize import minimize
+from verify_reducer.verify.fuzzing.outcome import Outcome
+from verify_reducer.verify.fuzzing.tilelang_target import bug_report, prepare_setup
 
 MINIMIZE_BUDGET = 60          # checks one finding's minimization may spend
 
@@ -110,7 +110,7 @@ def fuzz(count: int, seed: int, out_dir: str, backends: tuple[str, ...] = ("sim"
     """Run cases 0..count-1 of seed in jobs processes (0: one per CPU) or on the Dask
     scheduler at that address; return every finding (the corpus's earlier ones
     included). progress(case, (kind, summary) | None) is called as each case finishes;
-    meter (verify.cli_output's BarMeter or LineMeter) shows the campaign's progress:
+    meter (verify.cli.output's BarMeter or LineMeter) shows the campaign's progress:
     start(total, done, findings), step(findings) as each case finishes, close() at
     the end. tilelang: the setup of a
     campaign whose backends have "tilelang" (default: no pass configs); UsageError

@@ -14,12 +14,12 @@ from verify_reducer.codegen import ptxas
 from verify_reducer.codegen.cuda import Unsupported, render as render_cuda
 from verify_reducer.codegen.tilelang_backend import TileLangSetup
 
-from .. import pipeline
-from . import model
-from .grammar import Kernel
-from .outcome import Outcome
-from .program import render
-from .tilelang_target import judge_tilelang
+from verify_reducer.verify.oracle import pipeline
+from verify_reducer.verify.fuzzing import model
+from verify_reducer.verify.fuzzing.grammar import Kernel
+from verify_reducer.verify.fuzzing.outcome import Outcome
+from verify_reducer.verify.fuzzing.program import render
+from verify_reducer.verify.fuzzing.tilelang_target import judge_tilelang
 
 # a program's inputs and results go in its header when they are this small
 INLINE_ELEMENTS = 256

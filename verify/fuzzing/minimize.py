@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Iterator
 
-from .grammar import Kernel, Reducer, _magnitude
+from verify_reducer.verify.fuzzing.grammar import Kernel, Reducer, _magnitude
 
 Signature = tuple[str, str, str, str]
 

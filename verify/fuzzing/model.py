@@ -7,9 +7,9 @@ import numpy as np
 
 from verify_reducer.spec.dtypes import lookup
 
-from .expr import FLOATS, wrap
-from .grammar import Kernel, Reducer
-from .program import BLOCK_VARS, Site, input_shape, output_shape, sites, vector_shape
+from verify_reducer.verify.fuzzing.expr import FLOATS, wrap
+from verify_reducer.verify.fuzzing.grammar import Kernel, Reducer
+from verify_reducer.verify.fuzzing.program import BLOCK_VARS, Site, input_shape, output_shape, sites, vector_shape
 
 INT_LIMITS = {"int32": (-2 ** 31, 2 ** 31 - 1), "uint32": (0, 2 ** 32 - 1)}
 

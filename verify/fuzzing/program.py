@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .expr import Abs, Bin, Cast, Const, Expr, Less, Read, Result, Select, Var
-from .grammar import Kernel, Reducer, result_bound
+from verify_reducer.verify.fuzzing.expr import Abs, Bin, Cast, Const, Expr, Less, Read, Result, Select, Var
+from verify_reducer.verify.fuzzing.grammar import Kernel, Reducer, result_bound
 
 BLOCK_VARS = ("bx", "by", "bz")
 IDENTITY_FILL = {"max": "T.min_value(T.{d})", "min": "T.max_value(T.{d})",

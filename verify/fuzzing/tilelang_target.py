@@ -10,7 +10,7 @@ backend, `tilelang/default` or `tilelang/KEY=VALUE,...`, of kind
     crashed    TileLang's kernel failed at run time (code: its message, normalized)
 
 and it carries TileLang's outcome, from which the process that ran TileLang builds the
-bug report (verify.bugreport) that the campaign saves.
+bug report (verify.fuzzing.bugreport) that the campaign saves.
 
 The setup is plain data (codegen.tilelang_backend.TileLangSetup: the version string and
 the converted configs) and travels to worker processes and Dask workers as a task
@@ -27,8 +27,10 @@ import numpy as np
 
 from verify_reducer.codegen.tilelang_backend import TileLangSetup
 
-from .. import bugreport, pipeline
-from .outcome import Outcome
+from verify_reducer.verify.fuzzing import bugreport
+
+from verify_reducer.verify.oracle import pipeline
+from verify_reducer.verify.fuzzing.outcome import Outcome
 
 # a line of a traceback (Python's or TVM's), never the message itself
 _FRAME = re.compile(r'^\s*(\d+:\s|File "|Traceback|Stack trace|at \S+\(|\[bt\])')

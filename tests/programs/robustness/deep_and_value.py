@@ -1,5 +1,5 @@
 # expect: ok
-# Found by the mangled-program campaign (verify/mangle.py): a 400-term `and` inside T.if_then_else: RecursionError in interp/evaluate.py:operand.
+# Found by the mangled-program campaign (verify/fuzzing/mangle.py): a 400-term `and` inside T.if_then_else: RecursionError in interp/evaluate.py:operand.
 # The tool crashed on it (exit 4) until sizes, constants and depths got their limits.
 import tilelang.language as T
 

@@ -1,5 +1,5 @@
 # expect: ok
-# Found by the mangled-program campaign (verify/mangle.py): a 1000-term comparison chain: RecursionError in spec/ir.py:subexprs / spec/printer.py:_expr.
+# Found by the mangled-program campaign (verify/fuzzing/mangle.py): a 1000-term comparison chain: RecursionError in spec/ir.py:subexprs / spec/printer.py:_expr.
 # The tool crashed on it (exit 4) until sizes, constants and depths got their limits.
 import tilelang.language as T
 

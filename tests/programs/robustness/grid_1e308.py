@@ -1,5 +1,5 @@
 # expect: error R506 at 11:19
-# Found by the mangled-program campaign (verify/mangle.py): a grid extent of 1e308 (a float that is an integer): ValueError in codegen/layout.py:run.
+# Found by the mangled-program campaign (verify/fuzzing/mangle.py): a grid extent of 1e308 (a float that is an integer): ValueError in codegen/layout.py:run.
 # The tool crashed on it (exit 4) until sizes, constants and depths got their limits.
 import tilelang.language as T
 

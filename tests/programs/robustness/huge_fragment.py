@@ -1,5 +1,5 @@
 # expect: error R102 at 12:35
-# Found by the mangled-program campaign (verify/mangle.py): a fragment of 2**31 elements: MemoryError in spec/layout.py:all_indices.
+# Found by the mangled-program campaign (verify/fuzzing/mangle.py): a fragment of 2**31 elements: MemoryError in spec/layout.py:all_indices.
 # The tool crashed on it (exit 4) until sizes, constants and depths got their limits.
 import tilelang.language as T
 

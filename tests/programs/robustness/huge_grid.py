@@ -1,5 +1,5 @@
 # expect: error R506 at 11:19
-# Found by the mangled-program campaign (verify/mangle.py): a grid of 2**63 blocks: OverflowError in interp/logical.py:run.
+# Found by the mangled-program campaign (verify/fuzzing/mangle.py): a grid of 2**63 blocks: OverflowError in interp/logical.py:run.
 # The tool crashed on it (exit 4) until sizes, constants and depths got their limits.
 import tilelang.language as T
 

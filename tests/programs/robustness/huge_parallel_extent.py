@@ -1,5 +1,5 @@
 # expect: error R102 at 16:21
-# Found by the mangled-program campaign (verify/mangle.py): T.Parallel(1, 2**63): ValueError in codegen/layout_rules.py:_element_indices (2**40: MemoryError).
+# Found by the mangled-program campaign (verify/fuzzing/mangle.py): T.Parallel(1, 2**63): ValueError in codegen/layout_rules.py:_element_indices (2**40: MemoryError).
 # The tool crashed on it (exit 4) until sizes, constants and depths got their limits.
 import tilelang.language as T
 

@@ -1,5 +1,5 @@
 # expect: error R102 at 15:31
-# Found by the mangled-program campaign (verify/mangle.py): T.Pipelined over 2**57 stages: MemoryError in codegen/layout_access.py:serial_scope.
+# Found by the mangled-program campaign (verify/fuzzing/mangle.py): T.Pipelined over 2**57 stages: MemoryError in codegen/layout_access.py:serial_scope.
 # The tool crashed on it (exit 4) until sizes, constants and depths got their limits.
 import tilelang.language as T
 

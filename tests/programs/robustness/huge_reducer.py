@@ -1,5 +1,5 @@
 # expect: error R102 at 14:31
-# Found by the mangled-program campaign (verify/mangle.py): a reducer of 2**40 outputs: MemoryError in interp/memory.py:__init__.
+# Found by the mangled-program campaign (verify/fuzzing/mangle.py): a reducer of 2**40 outputs: MemoryError in interp/memory.py:__init__.
 # The tool crashed on it (exit 4) until sizes, constants and depths got their limits.
 import tilelang.language as T
 

@@ -1,5 +1,5 @@
 # expect: error R102 at 10:54
-# Found by the mangled-program campaign (verify/mangle.py): a tensor parameter of 2**63 elements: ValueError in verify/inputs.py:generate (2**31 x 256: MemoryError).
+# Found by the mangled-program campaign (verify/fuzzing/mangle.py): a tensor parameter of 2**63 elements: ValueError in verify/oracle/inputs.py:generate (2**31 x 256: MemoryError).
 # The tool crashed on it (exit 4) until sizes, constants and depths got their limits.
 import tilelang.language as T
 

@@ -1,5 +1,5 @@
 # expect: error R506 at 11:30
-# Found by the mangled-program campaign (verify/mangle.py): threads=2**40: MemoryError in spec/layout.py:threads_of.
+# Found by the mangled-program campaign (verify/fuzzing/mangle.py): threads=2**40: MemoryError in spec/layout.py:threads_of.
 # The tool crashed on it (exit 4) until sizes, constants and depths got their limits.
 import tilelang.language as T
 

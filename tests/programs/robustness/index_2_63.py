@@ -1,5 +1,5 @@
 # expect: error R102 at 21:34
-# Found by the mangled-program campaign (verify/mangle.py): a fragment read at index 2**63: OverflowError in spec/indexexpr.py:_eval.
+# Found by the mangled-program campaign (verify/fuzzing/mangle.py): a fragment read at index 2**63: OverflowError in spec/indexexpr.py:_eval.
 # The tool crashed on it (exit 4) until sizes, constants and depths got their limits.
 import tilelang.language as T
 

@@ -1,0 +1,634 @@
+"""`verify-reducer`: check, run, emit, fuzz and compare (docs/design.md §15). Exit codes: 0 verified, 1 rejected,
+2 usage error, 3 mismatch, 4 internal error (reported, never a bare traceback); several
+programs exit with the worst of theirs (verify.cli.output.WORST_FIRST). Output goes
+through verify.cli.output (colour, -q/-v, progress) and verify.cli.json_doc (--json)."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+from verify_reducer.spec.diagnostics import DiagnosticError
+from verify_reducer.spec.printer import format_func
+from verify_reducer.codegen.layout_text import format_layouts
+from verify_reducer.codegen.cuda import render
+from verify_reducer.codegen import ptxas
+from verify_reducer.codegen.plan_text import format_plan, plan_json
+from verify_reducer.verify.proofs.fast import smt2_queries
+from verify_reducer.codegen.tilelang_backend import parse_config_assignment
+from verify_reducer.verify.fuzzing.command import fuzz, groups
+from verify_reducer.verify.fuzzing.campaign import MINIMIZE_BUDGET
+from verify_reducer.verify.fuzzing.tilelang_target import prepare_setup
+
+from verify_reducer import __version__
+from verify_reducer.verify.fuzzing import bugreport
+from verify_reducer.verify.cli import json_doc as cli_json
+from verify_reducer.verify.cli import compare as cli_compare
+from verify_reducer.verify.cli import html as cli_html
+from verify_reducer.verify.oracle import inputs as inputs_mod
+from verify_reducer.verify.oracle import pipeline
+from verify_reducer.verify.cli.batch import deliver_json, first_error, json_file_writable, run_programs
+from verify_reducer.verify.cli.batch import writable_file
+from verify_reducer.verify.cli.batch import findings_folder as _findings_folder, guarded as _guarded
+from verify_reducer.verify.cli.svg import emit_svg, require_drawsvg
+from verify_reducer.verify.cli.batch import print_json as _print_json, report_usage as _report_usage
+from verify_reducer.verify.cli.batch import safe_source as _safe_source, stdin_source as _stdin_source
+from verify_reducer.verify.cli.output import COLOR_MODES, Output, fuzz_meter
+from verify_reducer.verify.cli.text import VERBOSE_VALUES, check_text
+from verify_reducer.verify.cli.text import comparison_status as _comparison_status
+from verify_reducer.verify.cli.text import values_text as _summary
+from verify_reducer.verify.oracle.cost import estimate, parse_size, physical_memory
+from verify_reducer.spec.frontend.family import DirectiveError, parse_cli
+from verify_reducer.verify.oracle.pipeline import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
+
+SUBCOMMANDS = ("check", "run", "emit", "fuzz", "compare")
+BACKENDS = ("interp", "sim", "cuda", "tilelang")
+EMITS = ("ir", "layout", "plan", "smt2", "cuda", "svg")
+PLANS = ("auto", "canonical", "fast", "legacy")
+# what each `fuzz --backend` runs every program on
+FUZZ_BACKENDS = {"sim": ("sim",), "nvcc": ("sim", "nvcc"), "cuda": ("sim", "cuda"),
+                 "tilelang": ("sim", "tilelang")}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse exits 2 on usage errors, as our contract says
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _natural(text: str) -> int:
+    """A non-negative integer flag (--seed, --count): argparse reports anything else."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") \
+            from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="verify-reducer", description=(
+        "Check that every contribution of a TileLang deferred reduction enters its output "
+        "exactly once. `verify-reducer PROG.py` is `verify-reducer check PROG.py`."))
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def common(p):
+        p.add_argument("programs", nargs="+", metavar="PROG",
+                       help="TileLang source files (parsed, never executed, except by "
+                            "`run --backend tilelang`), directories (their .py files, "
+                            "sorted, recursively) or - (the program on stdin)")
+        p.add_argument("--func", help="prim_func to use (default: main, or the only one)")
+        json_flags(p)
+        output_flags(p)
+
+    p = sub.add_parser("check", help="parse, verify, interpret and compare (the default)")
+    common(p)
+    p.add_argument("--seed", type=_natural, default=0, help="seed of generated inputs")
+    p.add_argument("--inputs", help=cli_compare.INPUTS_HELP)
+    p.add_argument("--blocks", type=_blocks_flag, default=None, metavar="all|N",
+                   help="blocks to run: all, or the block classes plus N random blocks "
+                        "(default: the classes plus 2, when blocks are proved "
+                        "independent)")
+    p.add_argument("--html", metavar="REPORT.html",
+                   help="also write one self-contained HTML report of every program "
+                        "checked: source with diagnostics, plans, proofs, pictures, "
+                        "comparisons (needs the report and pictures extras)")
+    p.add_argument("--for-all", action="append", default=[], metavar="NAME=LO..HI",
+                   help="prove for every value of the module constant NAME in [LO, HI] "
+                        "(repeatable; adds to the file's `# for-all:` lines)")
+    p.add_argument("--assume", action="append", default=[], metavar="EXPR",
+                   help="an integer condition the family's sizes satisfy "
+                        "(repeatable; e.g. 'M % BLOCK_M == 0')")
+    memory_flag(p)
+
+    p = sub.add_parser("run", help="run the kernel on one backend")
+    common(p)
+    p.add_argument("--backend", choices=BACKENDS, default="interp",
+                   help="tilelang imports the file and runs it through TileLang on the "
+                        "GPU, then compares with the interpreter")
+    p.add_argument("--plan", choices=PLANS, default="auto",
+                   help="physical plan for sim/cuda (default auto: fast where proved)")
+    p.add_argument("--inputs", help=cli_compare.INPUTS_HELP)
+    p.add_argument("--output", help="write every tensor parameter after the run to this "
+                   ".npz (.npz is appended when missing)")
+    p.add_argument("--no-verify", action="store_true",
+                   help="run a program the verifier rejects (the output says so)")
+    p.add_argument("--seed", type=_natural, default=0, help="seed of generated inputs")
+    memory_flag(p)
+    tilelang_flags(p)
+    p.add_argument("--bug-report", metavar="DIR",
+                   help="with --backend tilelang: write each disagreement as a "
+                        "self-contained bug report folder under DIR")
+    p.add_argument("--svg", metavar="PATH",
+                   help="with --backend sim: draw the plan that ran and the counterexample "
+                        "of every violation (one SVG file, or a folder ending in / for one "
+                        "file per picture)")
+
+    p = sub.add_parser("fuzz", help="differentially fuzz the lowerings on random kernels")
+    p.add_argument("--count", type=_natural, default=20, help="number of programs")
+    p.add_argument("--seed", type=_natural, default=0, help="seed of the program generator")
+    p.add_argument("--backend", choices=tuple(FUZZ_BACKENDS), default="sim",
+                   help="nvcc also compiles every plan's CUDA; cuda also runs every program "
+                        "on the GPU; tilelang also runs it through TileLang (with "
+                        "--tilelang-config) and writes a bug report for each disagreement")
+    p.add_argument("--jobs", type=_natural, default=0, help="worker processes (0: one per CPU)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run on this Dask distributed scheduler (pip install -e '.[campaign]')")
+    p.add_argument("--corpus", metavar="DIR",
+                   help="record finished cases in DIR; the same seed resumes from it")
+    p.add_argument("--out", default="fuzz-findings", help="folder for the findings")
+    p.add_argument("--minimize-budget", type=_natural, default=MINIMIZE_BUDGET, metavar="N",
+                   help=f"checks one finding's minimization may spend (default "
+                        f"{MINIMIZE_BUDGET}; 0: keep findings as generated)")
+    tilelang_flags(p)
+    json_flags(p)
+    output_flags(p)
+
+    cli_compare.add_parser(sub, common, _natural)
+
+    p = sub.add_parser("emit", help="print an intermediate form")
+    common(p)
+    p.add_argument("--what", choices=EMITS, default="ir")
+    p.add_argument("--plan", choices=PLANS, default="auto",
+                   help="physical plan for --what plan, cuda and svg")
+    p.add_argument("--out", metavar="PATH",
+                   help="with --what svg: one SVG file, or an existing folder (or a path "
+                        "ending in /) for one file per picture")
+    p.add_argument("--ptxas", action="store_true",
+                   help="with --what plan: compile the kernel (nvcc -Xptxas -v) and "
+                        "append ptxas's registers, shared memory, stack and spills")
+    p.add_argument("--no-verify", action="store_true",
+                   help="emit a program the verifier rejects (the output says so)")
+    return parser
+
+
+def json_flags(p) -> None:
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON document (docs/schema/) instead of the report")
+    p.add_argument("--json-file", metavar="FILE",
+                   help="write the JSON document to FILE (implies --json; --json=FILE "
+                        "is the same)")
+
+
+def output_flags(p) -> None:
+    """--color, -q and -v: how much is said, and in colour or not."""
+    p.add_argument("--color", choices=COLOR_MODES, default="auto",
+                   help="colour the report and diagnostics: auto (a terminal, unless "
+                        "NO_COLOR is set), always or never")
+    amount = p.add_mutually_exclusive_group()
+    amount.add_argument("-q", "--quiet", action="store_true",
+                        help="only each program's verdict and the summary")
+    amount.add_argument("-v", "--verbose", action="store_true",
+                        help="more detail: every proof, more output values, timings")
+
+
+def _config_flag(text: str) -> tuple[str, str]:
+    try:
+        return parse_config_assignment(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def tilelang_flags(p) -> None:
+    """--tilelang-config KEY=VALUE, repeatable (run and fuzz with --backend tilelang)."""
+    p.add_argument("--tilelang-config", type=_config_flag, action="append", default=[],
+                   metavar="KEY=VALUE",
+                   help="a TileLang pass config for compile, e.g. "
+                        "tl.reducer_force_baseline=true (repeatable; true/false, "
+                        "numbers, JSON or text, converted to the key's type)")
+
+
+def tilelang_config(args) -> dict[str, str]:
+    """The --tilelang-config pairs as KEY -> VALUE text; a key given twice is a usage
+    error (which one was meant?)."""
+    config: dict[str, str] = {}
+    for key, text in args.tilelang_config:
+        if key in config and config[key] != text:
+            raise UsageError(f"--tilelang-config {key} given twice ({config[key]!r} and "
+                             f"{text!r})")
+        config[key] = text
+    return config
+
+
+def _blocks_flag(text: str) -> str | int:
+    if text == "all":
+        return "all"
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected all or a count, not {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a count >= 0, not {n}")
+    return n
+
+
+def _size_flag(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a size like 512M or 4G, not {text!r}") from None
+
+
+def memory_flag(p) -> None:
+    p.add_argument("--max-memory", type=_size_flag, default=None, metavar="SIZE",
+                   help="refuse a run whose estimated memory is over SIZE (512M, 4G; "
+                        "default: half of physical memory)")
+
+
+def _max_memory(args) -> int | None:
+    if args.max_memory is not None:
+        return args.max_memory
+    physical = physical_memory()
+    return None if physical is None else physical // 2
+
+
+def _normalize_argv(argv: list[str]) -> list[str]:
+    """`verify-reducer PROG.py [flags]` means `verify-reducer check PROG.py [flags]` (`-`,
+    stdin, is a program too); `--json=FILE` is `--json-file FILE`."""
+    argv = [part for a in argv for part in
+            (["--json-file", a[len("--json="):]] if a.startswith("--json=") else [a])]
+    first = next((a for a in argv if a == "-" or not a.startswith("-")), None)
+    if first is not None and first not in SUBCOMMANDS and "-h" not in argv \
+            and "--help" not in argv and "--version" not in argv:
+        return ["check", *argv]
+    return argv
+
+
+_array_json = cli_json.array_json
+
+
+def _given_inputs(path: str | None, args=None) -> dict[str, np.ndarray] | None:
+    if path in cli_compare.INPUT_KEYWORDS:
+        return cli_compare.keyword_inputs(path, args)
+    return inputs_mod.load_npz(path) if path else None
+
+
+# ----------------------------------------------------------------------------- check
+
+def cmd_check(args) -> int:
+    start = time.perf_counter()
+    given = _given_inputs(args.inputs, args)
+    try:
+        family = parse_cli(args.for_all, args.assume) \
+            if args.for_all or args.assume else None
+    except DirectiveError as exc:
+        raise UsageError(str(exc)) from None
+    report = pipeline.check(args.program, args.func, args.seed, given, args.blocks,
+                            _max_memory(args), _stdin_source(args), family)
+    source = report.loaded.source if report.loaded else _safe_source(args)
+    # generated values are finite: only the given ones (and `# input:` lines) can hold
+    # NaN or inf, and materializing every input here would undo the block windows
+    notes = inputs_mod.special_values(report.loaded.given(given)) \
+        if report.reference is not None else []
+    args.detail = first_error(report.diagnostics)
+    cli_html.add_section(args, report, source, start)
+    if args.json:
+        _print_json({**_check_json(args, report), "input_notes": notes}, args)
+        return report.exit_code
+    args.ui.diagnostics(report.diagnostics + report.violations, args.program, source)
+    _print_notes(notes, args)
+    if report.loaded is not None:
+        args.ui.report(check_text(report, args.ui.verbose))
+    _print_elapsed(args, start)
+    return report.exit_code
+
+
+def _print_notes(notes: list[str], args=None) -> None:
+    for note in notes:
+        if args is not None and getattr(args, "ui", None) is not None:
+            args.ui.note(note)
+        else:
+            print(f"verify-reducer: note: {note}", file=sys.stderr)
+
+
+def _print_elapsed(args, start: float) -> None:
+    """-v: the program's wall time, on stderr."""
+    if args.ui.verbose:
+        args.ui.note(f"{args.program}: {args.command} took "
+                     f"{time.perf_counter() - start:.2f} s")
+
+
+NO_VERIFY_NOTE = ("--no-verify: the verifier was not consulted; this output may belong "
+                  "to a program `check` rejects")
+
+
+def _gate(args, loaded, values, interpret: bool = True):
+    """`run` and `emit` refuse what `check` rejects (DiagnosticError: exit 1 with the
+    same diagnostics), unless --no-verify, which the output then states. interpret=False
+    where the caller runs the interpreter anyway (its errors raise there). Returns the
+    interpreter's result when the gate ran it, else None."""
+    if args.no_verify:
+        if not args.json:
+            _print_notes([NO_VERIFY_NOTE], args)
+        return None
+    errors, reference = pipeline.verifier_errors(loaded, values, interpret)
+    if errors:
+        raise DiagnosticError(errors)
+    return reference
+
+
+def _output_path(path: str | None) -> str | None:
+    """Where `run --output` writes (numpy appends .npz), checked before the run."""
+    if path is None:
+        return None
+    return writable_file("--output", path, path if path.endswith(".npz") else path + ".npz")
+
+
+# ----------------------------------------------------------------------------- run
+
+def cmd_run(args) -> int:
+    start = time.perf_counter()
+    output = _output_path(args.output)
+    if args.backend != "tilelang" and (args.tilelang_config or args.bug_report):
+        flag = "--tilelang-config" if args.tilelang_config else "--bug-report"
+        raise UsageError(f"{flag} applies to --backend tilelang only")
+    if args.svg and args.backend != "sim":
+        raise UsageError("--svg draws the simulated plan: it applies to --backend sim only")
+    if args.svg:
+        require_drawsvg("--svg")
+    if args.backend == "tilelang" and _stdin_source(args) is not None:
+        raise UsageError("--backend tilelang imports the program's file: give its path, "
+                         "not - (stdin)")
+    if args.bug_report:
+        _findings_folder(args.bug_report, "--bug-report")
+    loaded = pipeline.load(args.program, args.func, _stdin_source(args))
+    if args.backend != "cuda":      # the interpreter runs the whole grid (tilelang: too)
+        pipeline.refuse_over(estimate(loaded.func), _max_memory(args), "this run",
+                             "use `check`, which runs a sample of the blocks")
+    values = loaded.inputs(args.seed, _given_inputs(args.inputs, args), args.inputs or "inputs")
+    reference = _gate(args, loaded, values, interpret=args.backend != "interp")
+    notes = inputs_mod.special_values(values)
+    if args.backend == "tilelang":
+        return _run_tilelang(args, loaded, values, notes, output)
+    progress = _progress(args.backend) if sys.stderr.isatty() and not args.ui.quiet \
+        else None
+    run = pipeline.run_backend(loaded, args.backend, values, args.plan, progress)
+    comparisons = None
+    if args.backend == "cuda":
+        # the GPU's outputs are judged like TileLang's: against the interpreter, a
+        # disagreement beyond the bound is a mismatch (exit 3)
+        reference = reference or pipeline.oracle(loaded, values)
+        comparisons = pipeline.compare_outputs(run.outputs, reference)
+    code = _report_run(args, loaded, run, notes, output, comparisons=comparisons)
+    if args.svg:
+        written = emit_svg(pipeline.make_plan(loaded, args.plan), args.svg, args.program,
+                           run.violations, "--svg")
+        if not args.json and not args.ui.quiet:
+            for path in written.splitlines():
+                args.ui.out(f"wrote {path}")
+    _print_elapsed(args, start)
+    return code
+
+
+def _save_output(args, output: str, outputs: dict[str, np.ndarray]) -> str:
+    """Write `run --output` (checked before the run; a write that fails anyway, say the
+    disk is full, is a usage error naming the path too)."""
+    try:
+        return inputs_mod.save_npz(output, outputs)
+    except OSError as exc:
+        raise UsageError(f"--output {args.output}: cannot write {output}: "
+                         f"{exc.strerror or exc}") from None
+
+
+def _report_run(args, loaded, run: pipeline.BackendRun, notes: list[str],
+                output: str | None, tilelang: dict | None = None,
+                comparisons: list[pipeline.Comparison] | None = None) -> int:
+    """Print one backend's run (and, for TileLang, its comparison with the interpreter
+    and its setup); exit 3 on a violation or a comparison that failed."""
+    bad = comparisons is not None and any(not c.ok for c in comparisons)
+    code = EXIT_MISMATCH if run.violations or bad else EXIT_OK
+    if output:
+        output = _save_output(args, output, run.outputs)
+    args.detail = first_error(run.violations)
+    if args.json:
+        doc = {"command": "run", "program": args.program, "func": loaded.func.name,
+               "backend": args.backend, "plan": run.plan,
+               "verdict": cli_json.verdict("run", code), "exit_code": code,
+               "verified": not args.no_verify, "input_notes": notes,
+               "output_file": output,
+               "outputs": {n: _array_json(v) for n, v in run.outputs.items()},
+               "violations": [d.to_json() for d in run.violations],
+               "notes": [d.to_json() for d in run.notes]}
+        if run.bounds is not None:
+            doc["bounds"] = {n: _array_json(b) for n, b in run.bounds.items()}
+        if comparisons is not None:
+            doc["comparisons"] = cli_json.comparisons_json({pipeline.run_label(run):
+                                                            comparisons})
+        if tilelang is not None:
+            doc.update(tilelang)
+        _print_json(doc, args)
+        return code
+    out = args.ui
+    _print_notes(notes, args)
+    out.diagnostics(run.notes + run.violations, args.program, loaded.source)
+    if out.quiet:
+        return code
+    limit = VERBOSE_VALUES if out.verbose else 8
+    lines = [f"{name} = {_summary(value, limit)}" for name, value in run.outputs.items()]
+    if out.verbose and run.bounds is not None:
+        lines += [f"bound of {name} = {_summary(b, limit)}" for name, b in run.bounds.items()]
+    if out.verbose:
+        lines.append(f"ran on {pipeline.run_label(run)}")
+    if comparisons is not None:
+        lines.append(f"{pipeline.run_label(run)} {_comparison_status(comparisons)}")
+    out.report("\n".join(lines))
+    if tilelang is not None:
+        _print_tilelang_setup(tilelang, out)
+    if output:
+        out.out(f"wrote {output}")
+    return code
+
+
+def _run_tilelang(args, loaded, values, notes: list[str], output: str | None) -> int:
+    """TileLang is the backend this oracle exists to judge: its outputs are compared
+    with the interpreter's, and a disagreement (a wrong value, or TileLang refusing the
+    program) is a mismatch, exit 3, written as a bug report with --bug-report."""
+    setup = pipeline.tilelang_setup(tilelang_config(args))
+    outcome = bugreport.compare_with_tilelang(loaded, values, setup)
+    facts = {"tilelang": {"version": setup.version, "pass_configs": setup.pass_configs}}
+    if outcome.disagrees and args.bug_report:
+        facts["bug_report"] = bugreport.write_report(outcome, args.bug_report)
+    if outcome.failure is not None:
+        return _report_tilelang_failure(args, loaded, outcome.reference, outcome.failure,
+                                        facts)
+    run = pipeline.BackendRun("tilelang", None, outcome.got)
+    return _report_run(args, loaded, run, notes, output, facts, outcome.comparisons)
+
+
+def _print_tilelang_setup(facts: dict, out: Output | None = None) -> None:
+    configs = ", ".join(f"{k}={v!r}" for k, v in facts["tilelang"]["pass_configs"].items())
+    lines = [f"tilelang {facts['tilelang']['version']}; pass configs: "
+             f"{configs or 'none (defaults)'}"]
+    if "bug_report" in facts:
+        lines.append(f"bug report: {facts['bug_report']}")
+    for line in lines:
+        if out is not None:
+            out.out(line)
+        else:
+            print(line)
+
+
+def _progress(backend: str, lines: int = 100):
+    """A stderr line about every 1/lines of the blocks (for a terminal only)."""
+    def show(done: int, total: int) -> None:
+        if done == total or done % max(1, total // lines) == 0:
+            end = "\n" if done == total else ""
+            print(f"\r{backend}: block {done} of {total}", end=end, file=sys.stderr,
+                  flush=True)
+    return show
+
+
+def _report_tilelang_failure(args, loaded, reference, failed, facts: dict) -> int:
+    """TileLang refused or crashed on a program the oracle accepts and answers: a
+    disagreement, so exit 3 (codegen.tilelang_backend says why), with TileLang's message
+    and the answer it should have given."""
+    args.detail = f"TileLang failed at {failed.stage}"
+    if args.json:
+        _print_json({"command": "run", "program": args.program, "func": loaded.func.name,
+                     "backend": "tilelang", "plan": None, "verdict": "mismatch",
+                     "exit_code": EXIT_MISMATCH,
+                     "tilelang_error": {"stage": failed.stage, "message": failed.detail},
+                     "expected": {n: _array_json(v) for n, v in reference.outputs.items()},
+                     **facts}, args)
+        return EXIT_MISMATCH
+    out = args.ui
+    out.error(str(failed))
+    if out.quiet:
+        return EXIT_MISMATCH
+    out.report("\n".join(
+        [f"interpreter: {name} = {_summary(value)}" for name, value in reference.outputs.items()]
+        + ["tilelang MISMATCH: TileLang failed on a program the interpreter accepts"]))
+    _print_tilelang_setup(facts, out)
+    return EXIT_MISMATCH
+
+
+# ----------------------------------------------------------------------------- emit
+
+def cmd_emit(args) -> int:
+    start = time.perf_counter()
+    loaded = pipeline.load(args.program, args.func, _stdin_source(args))
+    # the gate judges the program as `check` does by default: on the inputs of seed 0
+    _gate(args, loaded, loaded.inputs(0))
+    head = {"command": "emit", "program": args.program, "func": loaded.func.name,
+            "what": args.what, "verdict": "emitted", "exit_code": EXIT_OK,
+            "verified": not args.no_verify}
+    doc = None
+    if args.what == "layout":
+        text = format_layouts(pipeline.loaded_layouts(loaded), loaded.func)
+    elif args.what == "plan":
+        plan = pipeline.make_plan(loaded, args.plan)
+        figures = _ptxas_figures(plan) if args.ptxas else None
+        doc = {**head, "plan": plan_json(plan, figures)}
+        text = None if args.json else format_plan(plan, figures)
+    elif args.what == "cuda":
+        text = render(pipeline.make_plan(loaded, args.plan)).translation_unit()
+    elif args.what == "svg":
+        text = emit_svg(pipeline.make_plan(loaded, args.plan), args.out, args.program)
+    elif args.what == "smt2":
+        queries = smt2_queries(loaded.func, pipeline.loaded_layouts(loaded))
+        doc = {**head, "queries": [{"name": n, "smt2": t} for n, t in queries]}
+        text = "\n".join(f"; ---- {name}\n{smt2}" for name, smt2 in queries)
+    else:
+        text = format_func(loaded.func)
+    if args.json:
+        _print_json(doc or {**head, "text": text}, args)
+    elif not args.ui.quiet:
+        print(text, flush=True)
+    if args.ui.verbose:
+        args.ui.note(f"{args.program}: emitted {args.what} of {loaded.func.name}"
+                     + (f" (plan {args.plan})" if args.what in ("plan", "cuda") else "")
+                     + ("; not verified (--no-verify)" if args.no_verify else
+                        "; the verifier accepts it"))
+    _print_elapsed(args, start)
+    return EXIT_OK
+
+
+def _ptxas_figures(plan):
+    """ptxas's figures for the plan's kernel (codegen.ptxas); UsageError without nvcc."""
+    source = render(plan)
+    try:
+        return ptxas.compile_figures(source.translation_unit())[source.kernel_name]
+    except ptxas.PtxasUnavailable as exc:
+        raise UsageError(f"--ptxas: {exc}") from None
+
+
+# ----------------------------------------------------------------------------- fuzz
+
+def cmd_fuzz(args) -> int:
+    out = args.ui
+    if args.backend != "tilelang" and args.tilelang_config:
+        raise UsageError("--tilelang-config applies to --backend tilelang only")
+    _findings_folder(args.out)
+    if args.corpus:
+        _findings_folder(args.corpus, "--corpus")
+    # TileLang must be able to run here before the first program is drawn
+    setup = prepare_setup(tilelang_config(args)) if args.backend == "tilelang" else None
+    facts = {} if setup is None else \
+        {"tilelang": {"version": setup.version, "pass_configs": setup.pass_configs}}
+    if facts and not args.json and not out.quiet:
+        _print_tilelang_setup(facts, out)
+
+    def progress(case, verdict):
+        if args.json or out.quiet:
+            return
+        if verdict is not None:
+            out.out(f"case {case}: {verdict[0]}: {verdict[1][:200]}")
+        elif out.verbose:
+            out.out(f"case {case}: ok")
+
+    meter = None if out.quiet else fuzz_meter(sys.stderr, out.color_err)
+    findings = fuzz(args.count, args.seed, args.out, FUZZ_BACKENDS[args.backend],
+                    progress, jobs=args.jobs, scheduler=args.scheduler, corpus=args.corpus,
+                    budget=args.minimize_budget, meter=meter, tilelang=setup)
+    code = EXIT_MISMATCH if findings else EXIT_OK
+    if args.json:
+        doc = {"command": "fuzz", "count": args.count, "seed": args.seed,
+               "backend": args.backend, "out": args.out, "exit_code": code, **facts,
+               "findings": [cli_json.finding_json(f) for f in findings],
+               "groups": groups(findings)}
+        return deliver_json(args, doc, code)
+    out.out(f"{args.count} programs, {len(findings)} finding(s)"
+            + (f", saved in {args.out}/" if findings else ""))
+    reports = sorted({f.report for f in findings if f.report})
+    if reports and not out.quiet:
+        out.out(f"{len(reports)} TileLang bug report(s): " + ", ".join(reports))
+    return code
+
+
+COMMANDS = {"check": cmd_check, "run": cmd_run, "emit": cmd_emit, "fuzz": cmd_fuzz,
+            "compare": cli_compare.cmd_compare}
+
+
+def _check_json(args, report: pipeline.CheckReport) -> dict:
+    return cli_json.check_json(args.program, report)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = _normalize_argv(list(sys.argv[1:] if argv is None else argv))
+    args = build_parser().parse_args(argv)
+    if getattr(args, "json_file", None):
+        args.json = True
+    args.ui = Output.from_args(args)
+    try:
+        if args.command == "fuzz":
+            return _guarded(args, cmd_fuzz) if json_file_writable(args) else EXIT_USAGE
+        if getattr(args, "output", None) and len(args.programs) > 1:
+            return _report_usage(args, "--output names one file: give one program")
+        if args.command == "check" and args.html:
+            return cli_html.with_report(args, lambda: run_programs(args, cmd_check))
+        return run_programs(args, COMMANDS[args.command])
+    except BrokenPipeError:
+        # the reader went away (`| head`): nothing left to say, and nothing went wrong
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""`verify-reducer compare PROG --outputs THEIRS.npz [--inputs IN.npz|witness|seeded]`:
+another backend's outputs judged against the oracle. Exit 0 when every output is exact
+or within its bound, 3 on a mismatch (the report lists the mismatching elements), 2 on
+a usage problem (a tensor missing from the .npz or of another shape, an unreadable
+file), 1 when the verifier rejects the program (there is no reference then).
+
+Also the `--inputs witness|seeded` keywords of check and run (verify.oracle.witness)."""
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+
+from verify_reducer.spec.diagnostics import DiagnosticError
+
+from verify_reducer.verify.cli.batch import print_json
+from verify_reducer.verify.oracle import inputs as inputs_mod
+from verify_reducer.verify.oracle import judge
+from verify_reducer.verify.oracle import pipeline
+from verify_reducer.verify.oracle.pipeline import EXIT_MISMATCH, EXIT_OK, OutputsError, UsageError
+from verify_reducer.verify.oracle.witness import witness
+
+# `--inputs` keywords (anything else is an .npz path)
+INPUT_KEYWORDS = judge.INPUT_KINDS
+INPUTS_HELP = (".npz of inputs keyed by parameter name, or `witness` (inputs under which "
+               "every contribution shows in the exact result), or `seeded`")
+
+
+def add_parser(sub, common, natural) -> None:
+    """Register `compare` (common: the program/--func/--json arguments of cli.py)."""
+    p = sub.add_parser("compare", help="judge another backend's outputs (.npz) against "
+                       "the oracle")
+    common(p)
+    p.add_argument("--outputs", required=True, metavar="THEIRS.npz",
+                   help="the backend's outputs, keyed by parameter name (at least every "
+                        "tensor the kernel writes)")
+    p.add_argument("--inputs", default="witness", metavar="IN.npz|witness|seeded",
+                   help="the inputs the outputs were computed from (default: witness; "
+                        "an .npz leaves the rest to the `# input:` lines and --seed, as "
+                        "`run` does)")
+    p.add_argument("--seed", type=natural, default=0,
+                   help="seed of the witness or of generated inputs")
+
+
+def keyword_inputs(keyword: str, args) -> dict[str, np.ndarray] | None:
+    """The inputs `--inputs witness|seeded` gives check and run: the witness's (every
+    parameter) or None (seeded: the commands' default). A program that cannot be loaded
+    gets None: the command itself then reports why."""
+    if keyword != "witness":
+        return None
+    try:
+        loaded = pipeline.load(args.program, args.func)
+    except (UsageError, DiagnosticError):
+        return None
+    return witness(loaded, args.seed).inputs
+
+
+def cmd_compare(args) -> int:
+    loaded = pipeline.load(args.program, args.func)
+    try:
+        theirs = inputs_mod.load_npz(args.outputs)
+    except inputs_mod.InputError as exc:
+        raise UsageError(f"--outputs {args.outputs}: {exc}") from None
+    fill = "seeded"                     # an .npz is completed as `run --inputs` does
+    ref = judge.reference(loaded, args.inputs, args.seed, fill)
+    try:
+        report = judge.judge(ref, theirs, backend=args.outputs)
+    except OutputsError as exc:
+        raise UsageError(f"--outputs {args.outputs}: {exc}") from None
+    code = EXIT_OK if report.ok else EXIT_MISMATCH
+    if args.json:
+        print_json({"command": "compare", "exit_code": code, **report.to_json()}, args)
+    else:
+        print(report)
+        if not report.ok:
+            print(f"verify-reducer: {args.outputs} does not match the oracle",
+                  file=sys.stderr)
+    return code

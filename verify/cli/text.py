@@ -1,0 +1,155 @@
+"""The human report of `check` (and the value and comparison lines `run` shares):
+plain text, which verify.cli.output colours on a terminal. verbose adds every proof
+and more of each output's values."""
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from verify_reducer.spec.ir import ReducerFinalize, walk
+
+from verify_reducer.verify.oracle import pipeline
+VERBOSE_VALUES = 64      # values of an output that -v shows (8 without it)
+
+
+def values_text(array: np.ndarray, limit: int = 8) -> str:
+    flat = array.reshape(-1)
+    shown = ", ".join(str(v) for v in flat[:limit].tolist())
+    more = f", ... ({flat.size} values)" if flat.size > limit else ""
+    return f"[{shown}{more}]"
+
+
+def check_text(report: pipeline.CheckReport, verbose: bool = False) -> str:
+    func = report.loaded.func
+    k = func.kernel
+    grid = "×".join(str(g) for g in k.grid)
+    finalizes = sum(isinstance(s, ReducerFinalize) for s in walk(k.body))
+    errors = sum(d.is_error for d in report.diagnostics)
+    lines = [f"{report.loaded.path}: {func.name} (grid {grid}, {k.threads} threads, "
+             f"{finalizes} finalize site{'s' * (finalizes != 1)})"]
+    lines.append(f"  verify         {'ok' if not errors else f'{errors} error(s)'}")
+    for op in report.reducer_ops:
+        lines.append(f"  reducer op     {op.name} ({op.dtype}, line {op.line}): laws "
+                     f"{tally_text(op.laws)}")
+        if verbose:
+            lines += proof_lines(op.laws)
+    if report.selection is not None:
+        lines += blocks_text(report)
+    if report.reference is not None:
+        per_epoch = report.reference.epochs
+        lines.append(f"  interpret      ok: seed {report.seed}, {len(per_epoch)} epoch(s) "
+                     f"finalized, {sum(int(e.counts.sum()) for e in per_epoch)} contributions")
+        limit = VERBOSE_VALUES if verbose else 8
+        for name, value in report.reference.outputs.items():
+            lines.append(f"                 {name} = {values_text(value, limit)}")
+    for epoch in report.epochs:
+        width = f", all-reduce width {epoch.width}" if epoch.width else ""
+        lines.append(f"  plan           {epoch.reducer} (line {epoch.line}): {epoch.plan}"
+                     f"{width}; proofs: {tally_text(epoch.proofs)}")
+        for note in epoch.notes:
+            lines.append(f"                 {note.code}: {note.message}")
+        if verbose:
+            lines += proof_lines(epoch.proofs)
+    for label, comps in report.comparisons.items():
+        lines.append(f"  {label:<14} {comparison_status(comps)}")
+    if report.family is not None:
+        lines += family_text(report.family, verbose)
+    lines.append(f"verdict: {report.verdict}")
+    return "\n".join(lines)
+
+
+def tally_text(proofs) -> str:
+    """`3 proved, 1 refuted in 12 ms`: the results of some proofs and their time."""
+    results = Counter(p.result for p in proofs)
+    tally = ", ".join(f"{results[r]} {r}" for r in ("proved", "refuted", "unknown")
+                      if results[r])
+    return f"{tally or 'none'} in {sum(p.ms for p in proofs):.0f} ms"
+
+
+def proof_lines(proofs) -> list[str]:
+    return [f"                 proof {p.name}: {p.result} ({p.ms:.0f} ms)"
+            + (f": {p.counterexample}" if p.counterexample else "") for p in proofs]
+
+
+def blocks_text(report: pipeline.CheckReport) -> list[str]:
+    """Which blocks ran and why: the independence proof, the classes, the sample, the
+    memory estimate, and how much of each output the comparisons covered."""
+    sel = report.selection
+    ind = sel.independence
+    queries = f"{ind.queries} quer{'y' if ind.queries == 1 else 'ies'}, {ind.ms:.0f} ms"
+    proof = (f"independence proved ({queries})" if ind.proved
+             else f"independence NOT proved: {ind.reason}; every block runs")
+    memory = f"memory estimate {report.estimate.describe()}" if report.estimate else ""
+    if sel.total == 1:
+        return [f"  blocks         1 of 1; {memory}"]
+    if sel.blocks is None:
+        why = "" if not ind.proved else f" ({sel.why_all})"
+        return [f"  blocks         all {sel.total}{why}; {proof}",
+                f"                 {memory}"]
+    lines = [f"  blocks         {len(sel.blocks)} of {sel.total}: {block_list(sel.blocks)}; "
+             f"{proof}"]
+    lines.append("                 classes: " + "; ".join(
+        f"{c.first}" + (f" x{c.size}" if c.size else "") + f" {', '.join(c.traits)}"
+        for c in sel.classes))
+    notes = list(dict.fromkeys(c.note for c in sel.classes if c.note))
+    lines += [f"                 classes approximate: {n}" for n in notes]
+    if sel.sampled:
+        lines.append(f"                 random sample (seed {report.seed}): "
+                     f"{block_list(sel.sampled)}")
+    compared = [c for c in next(iter(report.comparisons.values()), []) if c.compared]
+    if compared:
+        sizes = {p.name: p.size for p in report.loaded.func.params}
+        lines.append("                 compared " + ", ".join(
+            f"{c.name}: {c.compared} of {sizes[c.name]} elements" for c in compared))
+    lines.append(f"                 {memory}")
+    return lines
+
+
+def block_list(blocks, limit: int = 8) -> str:
+    shown = ", ".join(str(b) for b in blocks[:limit])
+    return shown + (f", ... ({len(blocks)} blocks)" if len(blocks) > limit else "")
+
+
+def comparison_status(comps: list[pipeline.Comparison]) -> str:
+    bad = [c for c in comps if not c.ok]
+    unchecked = sum(c.unchecked for c in comps)
+    caveat = f" ({unchecked} element(s) unchecked: infinite bound)" if unchecked else ""
+    return "== interpreter" + caveat if not bad else "MISMATCH " + "; ".join(
+        f"{c.name}{list(c.first_index)}: got {c.got}, expected {c.expected} "
+        f"(bound {c.bound:g}), {c.mismatches} element(s)" for c in bad)
+
+
+
+
+def family_text(family, verbose: bool = False) -> list[str]:
+    """The for-all lines: the family's verdict, its obligations, and the instance at the
+    smallest counterexample (verify.family.checker)."""
+    results = Counter(p.result for p in family.proofs)
+    tally = ", ".join(f"{results[r]} {r}" for r in ("proved", "refuted", "unknown")
+                      if results[r])
+    what = family.decl.describe()
+    if family.verified:
+        lines = [f"  for-all        verified for all {what}: {tally} in {family.ms:.0f} ms"]
+    else:
+        lines = [f"  for-all        not verified for all {what}"
+                 f" ({tally or 'no proof'}, {family.ms:.0f} ms)"]
+        lines += [f"                 {d.code}: {d.message}" for d in family.diagnostics]
+    if verbose:
+        lines += [f"                 proof {p.name}: {p.result} ({p.ms:.0f} ms)"
+                  + (f": {p.counterexample}" if p.counterexample else "")
+                  for p in family.proofs]
+    inst = family.instance
+    if inst is not None and family.counterexample is not None:
+        at = ", ".join(f"{n}={v}" for n, v in family.counterexample.items())
+        found = [d for d in inst.diagnostics if d.is_error] + inst.violations
+        first = found[0] if found else None
+        where = f" at {first.span.line}:{first.span.col}" if first and first.span else ""
+        detail = f" ({first.code}{where}: {first.message})" if first else ""
+        lines.append(f"  instance       {at}: {inst.verdict}{detail}")
+        for label, comps in inst.comparisons.items():
+            lines.append(f"                 {label}: {comparison_status(comps)}")
+        if inst.selection is not None and inst.selection.blocks is not None:
+            lines.append(f"                 sampled {len(inst.selection.blocks)} of "
+                         f"{inst.selection.total} blocks")
+    return lines

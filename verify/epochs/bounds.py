@@ -1,0 +1,346 @@
+"""R209: is a reducer's logical index inside its shape for every iteration?
+
+The proof has two rungs, cheapest first. Intervals: each variable gets its range from
+where it is bound (block index from the grid, `T.Parallel` extents, serial loop bounds,
+`T.get_thread_binding()` from the thread count) and the index expression is evaluated on
+ranges. That settles most indices; it cannot see correlations (`i*4 + j` with j < 4 on a
+(32,) reducer: the interval of i*4 + j over i < 8, j < 4 is 0..31, fine, but i*4 + j with
+j < 5 has interval 0..32 although that is a real overflow only for some i). Z3 then decides
+it exactly, with the enclosing `if` conditions as assumptions (a predicated update
+`if j < N: acc[j] += ...` is in bounds because of its guard). A Z3 `unknown` (timeout,
+nonlinear arithmetic) is never taken as a pass: it is reported as possibly out of bounds.
+
+The same interval machinery gives trip counts to the control-flow graph (verify.epochs.cfg)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import z3
+
+from verify_reducer.spec import ir
+
+from verify_reducer.verify.epochs.scopes import Binding, Context
+
+INF = math.inf
+Z3_TIMEOUT_MS = 2000
+
+
+@dataclass(frozen=True)
+class Interval:
+    lo: float      # an int, or -inf
+    hi: float      # an int, or +inf
+
+    @staticmethod
+    def point(v: int) -> "Interval":
+        return Interval(v, v)
+
+    def inside(self, lo: int, hi: int) -> bool:
+        return lo <= self.lo and self.hi <= hi
+
+    def union(self, other: "Interval") -> "Interval":
+        return Interval(min(self.lo, other.lo), max(self.hi, other.hi))
+
+
+def _dtype_range(dtype) -> Interval:
+    if dtype.is_int:
+        return Interval(dtype.lowest, dtype.highest)
+    if dtype.is_bool:
+        return Interval(0, 1)
+    return Interval(-INF, INF)
+
+
+def _mul(a: Interval, b: Interval) -> Interval:
+    products = []
+    for x in (a.lo, a.hi):
+        for y in (b.lo, b.hi):
+            # 0 * inf is 0 here: a zero factor pins the product whatever the other is
+            products.append(0 if x == 0 or y == 0 else x * y)
+    return Interval(min(products), max(products))
+
+
+def _floordiv_const(a: Interval, c: int) -> Interval:
+    def fd(x):
+        return x if math.isinf(x) else x // c
+    lo, hi = fd(a.lo), fd(a.hi)
+    return Interval(min(lo, hi), max(lo, hi))
+
+
+def _const_value(iv: Interval) -> int | None:
+    return int(iv.lo) if iv.lo == iv.hi and not math.isinf(iv.lo) else None
+
+
+def interval(e: ir.Expr, ctx: Context, depth: int = 0) -> Interval:
+    """A range containing every value e can take at a statement in ctx."""
+    if depth > 32:  # a Let chain this deep is not worth following
+        return _dtype_range(e.dtype)
+    if isinstance(e, ir.Const):
+        v = e.value
+        if isinstance(v, bool):
+            return Interval.point(int(v))
+        if isinstance(v, int):
+            return Interval.point(v)
+        return Interval(v, v) if math.isfinite(v) and v == int(v) else Interval(-INF, INF)
+    if isinstance(e, ir.Var):
+        return var_interval(ctx.lookup(e), ctx, depth)
+    if isinstance(e, ir.ThreadBinding):
+        return Interval(0, ctx.kernel.threads - 1)
+    if isinstance(e, ir.Cast):
+        inner = interval(e.a, ctx, depth + 1)
+        rng = _dtype_range(e.dtype)
+        return inner if inner.inside(rng.lo, rng.hi) else rng
+    if isinstance(e, ir.Select):
+        return interval(e.a, ctx, depth + 1).union(interval(e.b, ctx, depth + 1))
+    if isinstance(e, ir.Unary) and e.op == "neg":
+        a = interval(e.a, ctx, depth + 1)
+        return Interval(-a.hi, -a.lo)
+    if isinstance(e, ir.Call) and e.func in ("max", "min") and len(e.args) == 2:
+        a, b = (interval(x, ctx, depth + 1) for x in e.args)
+        if e.func == "max":
+            return Interval(max(a.lo, b.lo), max(a.hi, b.hi))
+        return Interval(min(a.lo, b.lo), min(a.hi, b.hi))
+    if isinstance(e, ir.Binary) and e.dtype.is_int:
+        return _binary_interval(e, ctx, depth)
+    if isinstance(e, (ir.Compare, ir.Logical)):
+        return Interval(0, 1)
+    return _dtype_range(e.dtype)
+
+
+def _binary_interval(e: ir.Binary, ctx: Context, depth: int) -> Interval:
+    a = interval(e.a, ctx, depth + 1)
+    b = interval(e.b, ctx, depth + 1)
+    c = _const_value(b)
+    if e.op == "+":
+        return Interval(a.lo + b.lo, a.hi + b.hi)
+    if e.op == "-":
+        return Interval(a.lo - b.hi, a.hi - b.lo)
+    if e.op == "*":
+        return _mul(a, b)
+    if e.op in ("//", "/") and c is not None and c > 0:
+        if e.op == "/" and a.lo < 0:   # truncation toward zero: between the two floors
+            return _floordiv_const(a, c).union(Interval(0, 0))
+        return _floordiv_const(a, c)
+    if e.op == "%" and c is not None and c > 0:
+        return a if a.inside(0, c - 1) else Interval(0, c - 1)
+    if e.op == "<<" and c is not None and 0 <= c < 63:
+        return _mul(a, Interval.point(1 << c))
+    if e.op == ">>" and c is not None and 0 <= c < 63:
+        return _floordiv_const(a, 1 << c)
+    if e.op == "&" and (c is not None and c >= 0):
+        return Interval(0, c)
+    return _dtype_range(e.dtype)
+
+
+def var_interval(b: Binding | None, ctx: Context, depth: int = 0) -> Interval:
+    if b is None:
+        return Interval(-INF, INF)
+    if b.kind in ("block", "parallel"):
+        return Interval(0, b.extent - 1)
+    if b.kind == "let":
+        return interval(b.let.value, ctx, depth + 1)
+    loop = b.loop
+    start, stop = interval(loop.start, ctx, depth + 1), interval(loop.stop, ctx, depth + 1)
+    if loop.step > 0:
+        return Interval(start.lo, max(start.lo, stop.hi - 1))
+    return Interval(min(start.hi, stop.lo + 1), start.hi)
+
+
+def trip_range(loop: ir.SerialFor, ctx: Context) -> tuple[float, float]:
+    """(fewest, most) iterations the loop can run; inf when the bounds are unknown."""
+    start, stop = interval(loop.start, ctx), interval(loop.stop, ctx)
+    step = loop.step
+    if step > 0:
+        fewest, most = stop.lo - start.hi, stop.hi - start.lo
+    else:
+        fewest, most = start.lo - stop.hi, start.hi - stop.lo
+        step = -step
+
+    def trips(distance):
+        if math.isinf(distance):
+            return distance if distance > 0 else 0
+        return max(0, -(-int(distance) // step))
+    return trips(fewest), trips(most)
+
+
+# ----------------------------------------------------------------------------- Z3
+
+
+class _Encoder:
+    """Integer expressions of the IR as Z3 terms, with the facts about their variables."""
+
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        self.facts: list = []
+        self.vars: dict[str, z3.ArithRef] = {}   # shown in counterexamples, by source name
+        self._fresh = 0
+
+    def fresh(self, dtype, hint: str = "v") -> z3.ArithRef:
+        """An unconstrained value (a fragment element, a float): any value of its dtype."""
+        self._fresh += 1
+        t = z3.Int(f"{hint}!{self._fresh}")
+        rng = _dtype_range(dtype)
+        if not math.isinf(rng.lo):
+            self.facts += [t >= int(rng.lo), t <= int(rng.hi)]
+        return t
+
+    def term(self, e: ir.Expr, depth: int = 0) -> z3.ArithRef:
+        if depth > 32:
+            return self.fresh(e.dtype)
+        if isinstance(e, ir.Const):
+            v = e.value
+            if isinstance(v, (bool, int)) or (math.isfinite(v) and v == int(v)):
+                return z3.IntVal(int(v))
+            return self.fresh(e.dtype)
+        if isinstance(e, ir.Var):
+            return self.var(e, depth)
+        if isinstance(e, ir.ThreadBinding):
+            if "T.get_thread_binding()" not in self.vars:
+                t = z3.Int("T.get_thread_binding()")
+                self.facts += [t >= 0, t < self.ctx.kernel.threads]
+                self.vars["T.get_thread_binding()"] = t
+            return self.vars["T.get_thread_binding()"]
+        if isinstance(e, ir.Cast) and e.dtype.is_int and e.a.dtype.is_int:
+            return self.term(e.a, depth + 1)
+        if isinstance(e, ir.Unary) and e.op == "neg" and e.dtype.is_int:
+            return -self.term(e.a, depth + 1)
+        if isinstance(e, ir.Select) and e.dtype.is_int:
+            cond = self.cond(e.cond, depth + 1)
+            a, b = self.term(e.a, depth + 1), self.term(e.b, depth + 1)
+            return z3.If(cond, a, b) if cond is not None else self._either(a, b, e.dtype)
+        if isinstance(e, ir.Call) and e.func in ("max", "min") and e.dtype.is_int:
+            a, b = (self.term(x, depth + 1) for x in e.args)
+            return z3.If(a >= b, a, b) if e.func == "max" else z3.If(a <= b, a, b)
+        if isinstance(e, ir.Binary) and e.dtype.is_int:
+            return self.binary(e, depth)
+        return self.fresh(e.dtype)
+
+    def _either(self, a, b, dtype):
+        t = self.fresh(dtype)
+        self.facts.append(z3.Or(t == a, t == b))
+        return t
+
+    def binary(self, e: ir.Binary, depth: int) -> z3.ArithRef:
+        a, b = self.term(e.a, depth + 1), self.term(e.b, depth + 1)
+        if e.op == "+":
+            return a + b
+        if e.op == "-":
+            return a - b
+        if e.op == "*":
+            return a * b
+        if e.op in ("//", "%", "/"):
+            self.facts.append(b != 0)   # a division by zero is not an index we judge
+            q = a / b                   # Z3: Euclidean division
+            floor_q = z3.If(z3.Or(b > 0, a % b == 0), q, q - 1)
+            if e.op == "//":
+                return floor_q
+            if e.op == "%":
+                return a - b * floor_q
+            # C's truncation: the floor, moved up by one when the signs differ and
+            # the division is inexact
+            inexact = a - b * floor_q != 0
+            return z3.If(z3.And(inexact, (a < 0) != (b < 0)), floor_q + 1, floor_q)
+        c = _const_value(interval(e.b, self.ctx))
+        if e.op == "<<" and c is not None and 0 <= c < 63:
+            return a * (1 << c)
+        if e.op == ">>" and c is not None and 0 <= c < 63:
+            return self.term(ir.Binary("//", e.a, ir.Const(1 << c, e.dtype, e.span),
+                                       e.dtype, e.span), depth + 1)
+        if e.op == "&" and c is not None and c >= 0 and (c + 1) & c == 0:
+            # a mask of low bits is a floor modulo
+            return a - (c + 1) * self._floor(a, c + 1)
+        # other bit operations: any value in the interval
+        t = self.fresh(e.dtype)
+        iv = interval(e, self.ctx)
+        if not math.isinf(iv.lo):
+            self.facts += [t >= int(iv.lo), t <= int(iv.hi)]
+        return t
+
+    @staticmethod
+    def _floor(a, m: int):
+        return a / m   # Euclidean division by a positive constant is the floor
+
+    def var(self, v: ir.Var, depth: int) -> z3.ArithRef:
+        b = self.ctx.lookup(v)
+        if b is None:
+            return self.fresh(v.dtype, v.name)
+        if b.kind == "let":
+            return self.term(b.let.value, depth + 1)
+        if v.name in self.vars:
+            return self.vars[v.name]
+        t = z3.Int(v.name)
+        self.vars[v.name] = t
+        if b.kind in ("block", "parallel"):
+            self.facts += [t >= 0, t < b.extent]
+        else:
+            loop = b.loop
+            start, stop = self.term(loop.start, depth + 1), self.term(loop.stop, depth + 1)
+            n = z3.Int(f"{v.name}!iteration")
+            self.facts += [n >= 0, t == start + loop.step * n,
+                           t < stop if loop.step > 0 else t > stop]
+        return t
+
+    def cond(self, e: ir.Expr, depth: int = 0):
+        """A Z3 boolean for an integer condition, or None (then it is not assumed)."""
+        if isinstance(e, ir.Const) and isinstance(e.value, bool):
+            return z3.BoolVal(e.value)
+        if isinstance(e, ir.Compare) and e.a.dtype.is_int and e.b.dtype.is_int:
+            a, b = self.term(e.a, depth + 1), self.term(e.b, depth + 1)
+            return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b,
+                    "==": a == b, "!=": a != b}[e.op]
+        if isinstance(e, ir.Logical):
+            a, b = self.cond(e.a, depth + 1), self.cond(e.b, depth + 1)
+            if e.op == "and":
+                # one unknown conjunct: assuming only the other is still sound
+                parts = [p for p in (a, b) if p is not None]
+                return z3.And(*parts) if parts else None
+            return z3.Or(a, b) if a is not None and b is not None else None
+        if isinstance(e, ir.Unary) and e.op == "not":
+            a = self.cond(e.a, depth + 1)
+            return z3.Not(a) if a is not None else None
+        return None
+
+
+@dataclass(frozen=True)
+class OutOfBounds:
+    """One dimension of one index that can leave the shape."""
+    dim: int
+    extent: int
+    proved: bool                         # False: Z3 could not decide
+    values: tuple[tuple[str, int], ...]  # the counterexample's variables, source order
+    index_value: int | None
+
+
+def check_index(indices: tuple[ir.Expr, ...], shape: tuple[int, ...],
+                ctx: Context) -> list[OutOfBounds]:
+    """Each dimension whose index can leave 0..extent-1 (the arity is checked by caller)."""
+    found = []
+    for dim, (idx, extent) in enumerate(zip(indices, shape)):
+        if interval(idx, ctx).inside(0, extent - 1):
+            continue
+        verdict = _z3_index(idx, dim, extent, ctx)
+        if verdict is not None:
+            found.append(verdict)
+    return found
+
+
+def _z3_index(idx: ir.Expr, dim: int, extent: int, ctx: Context) -> OutOfBounds | None:
+    enc = _Encoder(ctx)
+    value = enc.term(idx)
+    assumptions = []
+    for cond, holds in ctx.guards():
+        c = enc.cond(cond)
+        if c is not None:
+            assumptions.append(c if holds else z3.Not(c))
+    solver = z3.Solver()
+    solver.set("timeout", Z3_TIMEOUT_MS)
+    solver.add(*enc.facts, *assumptions, z3.Or(value < 0, value >= extent))
+    result = solver.check()
+    if result == z3.unsat:
+        return None
+    if result == z3.unknown:
+        return OutOfBounds(dim, extent, False, (), None)
+    model = solver.model()
+    shown = tuple((name, model.eval(t, model_completion=True).as_long())
+                  for name, t in enc.vars.items())
+    return OutOfBounds(dim, extent, True, shown,
+                       model.eval(value, model_completion=True).as_long())

@@ -1,0 +1,436 @@
+"""Verified for every size of a family (docs/design.md §21).
+
+`check_family(report, cli)` runs after the file's own instance was checked. With
+`# for-all:` lines (or `--for-all`) it
+
+1. validates the directives (R110: unknown names, names that are not integer module
+   constants, the file's values outside their ranges or against an assumption);
+2. lowers the program again with the sizes symbolic (spec.symbolic), requires that no
+   size ended up where TileLang needs a compile-time constant of the kernel's shape
+   (a fragment's shape, a `T.Parallel` extent, the thread count: R110), and lowers it a
+   third time at a second member of the family: every integer that is not symbolic
+   must be the same there (else a size steered the lowering where the proofs cannot
+   follow: R220);
+3. proves the obligations of verify.family.proofs and verify.family.sources, and runs
+   the epoch verifier once per trip-count case of the serial loops whose bounds are
+   sizes (a loop that may run zero times is a real R202 case);
+4. on a refutation, takes the smallest counterexample (sizes lexicographically, in
+   declaration order), reports R220 with it, and checks the program instantiated at
+   those sizes with the ordinary pipeline (interpreter and simulator, blocks sampled
+   as usual), so the failure is shown concretely.
+
+A Z3 `unknown` is never a pass: it is R220 too ("not proved")."""
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field, fields, is_dataclass
+
+import z3
+
+from verify_reducer.spec import ir
+from verify_reducer.spec.diagnostics import Diagnostic, DiagnosticError, Note, error
+from verify_reducer.spec.frontend import parse_source
+from verify_reducer.spec.frontend.family import (DirectiveError, FamilyDecl, check_names,
+                                                  read_family)
+from verify_reducer.spec.source import Span
+from verify_reducer.spec.symbolic import SizeInt, is_symbolic, recording, size
+
+from verify_reducer.verify.epochs.checker import check_func
+from verify_reducer.verify.family.proofs import (CASES, OPS, AssumptionError, FamilyEncoder, FamilySpace,
+                            bounds_query, decision_query, global_accesses, size_loops,
+                            size_text, statements, trip_case_term)
+from verify_reducer.verify.family.sources import covered_query, sources, unique_query
+from verify_reducer.verify.proofs.obligation import PROVED, REFUTED, UNKNOWN, ProofResult, Query, solve
+
+TIMEOUT_MS = 2000
+
+
+@dataclass
+class FamilyResult:
+    decl: FamilyDecl
+    proofs: list[ProofResult] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    counterexample: dict[str, int] | None = None   # the smallest failing sizes
+    instance: object | None = None                 # CheckReport at those sizes
+    ms: float = 0.0
+
+    @property
+    def verified(self) -> bool:
+        return not self.diagnostics and all(p.proved for p in self.proofs)
+
+    def to_json(self) -> dict:
+        inst = self.instance
+        return {
+            "sizes": [{"name": s.name, "lo": s.lo, "hi": s.hi} for s in self.decl.sizes],
+            "assumptions": [a.text for a in self.decl.assumptions],
+            "verified": self.verified,
+            "ms": round(self.ms, 3),
+            "proofs": [p.to_json() for p in self.proofs],
+            "counterexample": self.counterexample,
+            "instance": None if inst is None else {
+                "verdict": inst.verdict,
+                "diagnostics": [d.to_json() for d in inst.diagnostics if d.is_error],
+                "violations": [v.to_json() for v in inst.violations]},
+        }
+
+
+def check_family(report, cli: FamilyDecl | None, seed: int = 0,
+                 max_memory: int | None = None) -> None:
+    """Prove report's program for every size of its family (nothing without one).
+    Adds the family's diagnostics (R110, R220) to report; DirectiveError for a bad
+    --for-all/--assume flag."""
+    loaded = report.loaded
+    if loaded is None:
+        return
+    decl, problems = read_family(loaded.source, loaded.path)
+    if cli is not None:
+        decl = decl.merged(cli)
+    if problems:
+        report.diagnostics += problems
+        return
+    if not decl.declared:
+        if decl.assumptions:
+            report.diagnostics.append(error(
+                "R110", "an assumption without a `# for-all:` line has nothing to restrict",
+                decl.assumptions[0].span))
+        return
+    if any(d.is_error for d in report.diagnostics):
+        return                   # the file's own instance is rejected: that comes first
+    result = prove_family(loaded, decl)
+    report.family = result
+    report.diagnostics += result.diagnostics
+    if result.counterexample is not None:
+        result.instance = instance_check(loaded, result.counterexample, seed, max_memory)
+
+
+def prove_family(loaded, decl: FamilyDecl) -> FamilyResult:
+    start = time.perf_counter()
+    result = FamilyResult(decl)
+    try:
+        _prove(loaded, decl, result)
+    finally:
+        result.ms = (time.perf_counter() - start) * 1000
+    return result
+
+
+def _r110(message: str, span: Span | None) -> Diagnostic:
+    if span is None:
+        raise DirectiveError(message)
+    return error("R110", message, span)
+
+
+def _prove(loaded, decl: FamilyDecl, result: FamilyResult) -> None:
+    constants = loaded.program.constants
+    for message, span in check_names(decl, loaded.source, constants):
+        result.diagnostics.append(_r110(message, span))
+    if result.diagnostics:
+        return
+    try:
+        space = FamilySpace.of(decl, constants)
+    except AssumptionError as exc:
+        result.diagnostics.append(_r110(str(exc), decl.assumptions[0].span))
+        return
+    if not _file_is_member(decl, space, constants, result):
+        return
+    key = next(k for k, f in loaded.program.funcs.items() if f is loaded.func)
+    symbolic = {s.name: size(s.name, constants[s.name]) for s in decl.sizes}
+    with recording() as decisions:
+        family = _lower(loaded, symbolic, key)
+    if family is None:
+        result.diagnostics.append(_r220("the program does not lower with symbolic sizes",
+                                        loaded.func.span))
+        return
+    if _tile_sizes(family, decl, result):
+        return
+    second = _second_member(decl, space, constants, decisions)
+    if second is not None:
+        other = _lower(loaded, {n: size(n, v) for n, v in second.items()}, key)
+        differs = ("the program does not lower", family.span.line) if other is None \
+            else _differs(family, other)
+        if differs is not None:
+            what, line = differs
+            result.diagnostics.append(_r220(
+                f"a size steers the lowering where the proofs cannot follow: {what} "
+                f"differs between the file's sizes and {size_text(second, space)}",
+                Span(line, 1, line, 2)))
+            return
+    queries = _decision_queries(decisions, space)
+    queries += [bounds_query(a, space) for a in global_accesses(family.kernel)]
+    for reducer in _reducers(family):
+        queries += _exactly_once_queries(family.kernel, space, reducer)
+    for query in queries:
+        result.proofs.append(solve(query, TIMEOUT_MS))
+    result.proofs += _epoch_cases(loaded.func, family, space)
+    result.proofs += [_fast_path(family, r) for r in _reducers(family)]
+    _conclude(result, space, loaded.func.span)
+
+
+def _file_is_member(decl, space: FamilySpace, constants, result) -> bool:
+    values = {s.name: constants[s.name] for s in decl.sizes}
+    for s in decl.sizes:
+        if not s.lo <= values[s.name] <= s.hi:
+            result.diagnostics.append(_r110(
+                f"the file's `{s.name} = {values[s.name]}` is outside its range "
+                f"{s.lo}..{s.hi}: the file's instance must be a member of the family",
+                s.span))
+    for a, fact in zip(decl.assumptions, space.facts[len(decl.sizes):]):
+        pinned = z3.substitute(fact, *[(space.vars[n], z3.IntVal(v))
+                                       for n, v in values.items()])
+        if z3.is_false(z3.simplify(pinned)):
+            result.diagnostics.append(_r110(
+                f"the assumption `{a.text}` is false at the file's sizes "
+                f"({size_text(values, space)})", a.span))
+    return not result.diagnostics
+
+
+def _lower(loaded, overrides: dict, key: str) -> ir.PrimFunc | None:
+    try:
+        return parse_source(loaded.source, loaded.path, overrides).funcs.get(key)
+    except DiagnosticError:
+        return None
+
+
+def _r220(message: str, span: Span | None, *notes: Note) -> Diagnostic:
+    return error("R220", message, span, *notes)
+
+
+# ----------------------------------------------------------------------------- structure
+
+def _tile_sizes(func: ir.PrimFunc, decl: FamilyDecl, result: FamilyResult) -> bool:
+    """R110 for each size that sets a tile shape or a thread count."""
+    found: dict[str, str] = {}
+
+    def mark(value, what: str) -> None:
+        if is_symbolic(value):
+            for name in value.sym.free_vars():
+                found.setdefault(name, what)
+
+    kernel = func.kernel
+    mark(kernel.threads, "the thread count")
+    for stmt in ir.walk(kernel.body):
+        if isinstance(stmt, ir.ParallelFor):
+            for n in stmt.extents:
+                mark(n, f"the extent of the T.Parallel loop at line {stmt.span.line}")
+        elif isinstance(stmt, ir.Alloc) and stmt.buffer.scope != "global":
+            for n in stmt.buffer.shape:
+                mark(n, f"the shape of {stmt.buffer.scope} buffer `{stmt.buffer.name}` "
+                        f"(line {stmt.span.line})")
+        elif isinstance(stmt, ir.SerialFor):
+            mark(stmt.step, f"the step of the loop at line {stmt.span.line}")
+            mark(stmt.num_stages, f"the stages of the loop at line {stmt.span.line}")
+        elif isinstance(stmt, ir.WarpGroup):
+            for g in stmt.groups:
+                mark(g, f"the warp groups at line {stmt.span.line}")
+    for s in decl.sizes:
+        if s.name in found:
+            result.diagnostics.append(_r110(
+                f"`{s.name}` sets {found[s.name]}: tile sizes and thread counts stay "
+                f"concrete; only problem sizes can be for-all", s.span))
+    return bool(found)
+
+
+def _second_member(decl, space: FamilySpace, constants, decisions) -> dict[str, int] | None:
+    """Another member of the family where every compile-time decision comes out as at
+    the file's sizes, every size moved from the file's value when that is possible."""
+    solver = z3.Solver()
+    solver.set(timeout=TIMEOUT_MS)
+    solver.add(*space.facts)
+    for d in decisions:
+        holds = OPS[d.op](d.a.to_z3(space.vars), d.b.to_z3(space.vars))
+        solver.add(holds if d.outcome else z3.Not(holds))
+    # far from the file's values (a coincidence such as int(M / 2) being equal at two
+    # neighbouring sizes is less likely): the range's top, else any other value
+    for s in decl.sizes:
+        v, value = space.vars[s.name], constants[s.name]
+        for wish in ([v == s.hi] if s.hi != value else []) + [v != value]:
+            solver.push()
+            solver.add(wish)
+            if solver.check() == z3.sat:
+                break
+            solver.pop()
+    if solver.check() != z3.sat:
+        return None
+    model = solver.model()
+    return {n: model.eval(v, model_completion=True).as_long() for n, v in space.vars.items()}
+
+
+def _differs(a, b, seen=None) -> tuple[str, int] | None:
+    """The first integer that is plain in a and not the same in b (a structural walk)."""
+    seen = set() if seen is None else seen
+    if isinstance(a, SizeInt) or isinstance(b, SizeInt):
+        same = isinstance(a, SizeInt) and isinstance(b, SizeInt) and a.sym == b.sym
+        return None if same else (f"the integer {int(a)}", 0)
+    if type(a) is not type(b):
+        return (f"a {type(a).__name__}", 0)
+    if isinstance(a, (tuple, list)):
+        if len(a) != len(b):
+            return ("a list's length", 0)
+        for x, y in zip(a, b):
+            found = _differs(x, y, seen)
+            if found is not None:
+                return found
+        return None
+    if isinstance(a, dict):
+        return _differs(list(a.items()), list(b.items()), seen)
+    if is_dataclass(a) and not isinstance(a, type):
+        if (id(a), id(b)) in seen:
+            return None
+        seen.add((id(a), id(b)))
+        for f in fields(a):
+            found = _differs(getattr(a, f.name), getattr(b, f.name), seen)
+            if found is not None:
+                what, line = found
+                span = getattr(a, "span", None)
+                if not line and span is not None and hasattr(span, "line"):
+                    named = f" `{a.name}`" if isinstance(getattr(a, "name", None), str) else ""
+                    what = f"{what} in the {f.name} of the {type(a).__name__}{named}"
+                    line = span.line
+                return what, line
+        return None
+    if isinstance(a, int) and not isinstance(a, bool) and a != b:
+        return (f"the integer {a}", 0)
+    return None
+
+
+# ----------------------------------------------------------------------------- obligations
+
+def _decision_queries(decisions, space: FamilySpace) -> list[Query]:
+    out, seen = [], set()
+    for d in decisions:
+        key = (d.a, d.op, d.b, d.outcome)
+        if key in seen or not (d.a.free_vars() or d.b.free_vars()):
+            continue
+        seen.add(key)
+        where = f" (line {d.line})" if d.line else ""
+        out.append(decision_query(d, where, space, d.line))
+    return out
+
+
+def _reducers(func: ir.PrimFunc) -> list[ir.Buffer]:
+    return [s.buffer for s in ir.walk(func.kernel.body)
+            if isinstance(s, ir.Alloc) and s.buffer.is_reducer]
+
+
+def _exactly_once_queries(kernel: ir.Kernel, space: FamilySpace,
+                          reducer: ir.Buffer) -> list[Query]:
+    found = sources(kernel, space, reducer)
+    out = []
+    groups: dict[int, list] = {}
+    for s in found:
+        groups.setdefault(id(s.buffer), []).append(s)
+    for group in groups.values():
+        for a, b in itertools.combinations_with_replacement(group, 2):
+            out.append(unique_query(a, b, space))
+        out.append(covered_query(group, space))
+    return out
+
+
+def _epoch_cases(func: ir.PrimFunc, family: ir.PrimFunc, space: FamilySpace) -> list[ProofResult]:
+    """The epoch verifier once per trip-count case the family reaches."""
+    loops = size_loops(family.kernel)
+    if not loops:
+        return []
+    twins = _twins(family, func)
+    start = time.perf_counter()
+    choices = []
+    for loop, ctx in loops:
+        enc = FamilyEncoder(ctx, space)
+        choices.append([(case, text, enc.facts + [trip_case_term(loop, enc, case)])
+                        for case, text in CASES])
+    out = []
+    for combo in itertools.product(*choices):
+        constraints = space.facts + [c for _, _, cs in combo for c in cs]
+        solver = z3.Solver()
+        solver.set(timeout=TIMEOUT_MS)
+        solver.add(*constraints)
+        if solver.check() != z3.sat:
+            continue
+        trips = {twins[id(loop)]: (case, case) for (loop, _), (case, _, _) in zip(loops, combo)}
+        errors = [d for d in check_func(func, trips) if d.is_error]
+        if not errors:
+            continue
+        names = "; ".join(f"the loop at line {loop.span.line} {text}"
+                          for (loop, _), (_, text, _) in zip(loops, combo))
+        first = errors[0]
+
+        def explain(w, first=first, names=names):
+            return (f"at {size_text(w, space)} {names}: {first.code} at line "
+                    f"{first.span.line}: {first.message}")
+        query = Query(f"epochs when {names}", constraints, space.objectives(), explain,
+                      first.span.line if first.span else None)
+        out.append(solve(query, TIMEOUT_MS))
+    name = "epochs for every trip count"
+    if not out:
+        out.append(ProofResult(name, PROVED, (time.perf_counter() - start) * 1000, None))
+    return out
+
+
+def _fast_path(func: ir.PrimFunc, reducer: ir.Buffer) -> ProofResult:
+    """The fast-path obligations (verify.proofs.fast) read an update site's layout, its
+    output index and the `if` conditions around it. Layouts are sizes-free (tile sizes
+    and thread counts are concrete, checked above); when no index or condition of the
+    reducer's sites mentions a size either, every obligation is the same formula for
+    every member, so the proofs made at the file's sizes hold for the whole family.
+    Otherwise it is not proved here (unknown, never a pass)."""
+    name = f"fast path {reducer.name}"
+    for stmt, ctx in statements(func.kernel):
+        if not (isinstance(stmt, ir.ReducerUpdate) and stmt.reducer is reducer):
+            continue
+        exprs = list(stmt.indices) + [cond for cond, _ in ctx.guards()]
+        if any(isinstance(x, ir.Const) and is_symbolic(x.value)
+               for e in exprs for x in ir.subexprs(e)):
+            return ProofResult(name, UNKNOWN, 0.0,
+                               f"the index or a condition of the update at line "
+                               f"{stmt.span.line} depends on a size: the fast-path "
+                               f"obligations are not proved for every size",
+                               line=stmt.span.line)
+    return ProofResult(name, PROVED, 0.0, None)
+
+
+def _twins(family: ir.PrimFunc, concrete: ir.PrimFunc) -> dict[int, ir.Stmt]:
+    """id(statement of the family lowering) -> the same statement of the concrete one."""
+    return {id(a): b for a, b in zip(ir.walk(family.kernel.body),
+                                     ir.walk(concrete.kernel.body))}
+
+
+# ----------------------------------------------------------------------------- verdict
+
+def _conclude(result: FamilyResult, space: FamilySpace, span: Span) -> None:
+    refuted = [p for p in result.proofs if p.result == REFUTED]
+    unknown = [p for p in result.proofs if p.result not in (PROVED, REFUTED)]
+    if refuted:
+        order = list(space.vars)
+        worst = min(refuted, key=lambda p: tuple(p.witness[n] for n in order))
+        result.counterexample = {n: worst.witness[n] for n in order}
+        line = worst.line or span.line
+        result.diagnostics.append(_r220(
+            f"not verified for all {space.decl.describe()}: {worst.counterexample}",
+            Span(line, 1, line, 2),
+            Note(f"{len(refuted)} of {len(result.proofs)} family obligations refuted; "
+                 f"the smallest counterexample sizes are "
+                 f"{size_text(result.counterexample, space)}")))
+    elif unknown:
+        p = unknown[0]
+        line = p.line or span.line
+        result.diagnostics.append(_r220(
+            f"not proved for all {space.decl.describe()}: `{p.name}` is {p.result} "
+            f"({p.counterexample})", Span(line, 1, line, 2)))
+
+
+def instance_check(loaded, sizes: dict[str, int], seed: int, max_memory: int | None):
+    """The ordinary check of the program at sizes (its `# input:` lines dropped: they
+    fit the file's sizes)."""
+    from verify_reducer.verify.oracle.pipeline import CheckReport, Loaded, UsageError, check_loaded
+    key = next(k for k, f in loaded.program.funcs.items() if f is loaded.func)
+    try:
+        program = parse_source(loaded.source, loaded.path, dict(sizes))
+    except DiagnosticError as err:
+        return CheckReport(None, err.diagnostics, seed=seed)
+    member = Loaded(loaded.path, loaded.source, program, program.funcs[key], {})
+    try:
+        return check_loaded(member, seed, None, None, max_memory)
+    except UsageError as exc:
+        report = CheckReport(member, [], seed=seed)
+        report.diagnostics.append(error("R220", f"not run at these sizes: {exc}", None))
+        return report

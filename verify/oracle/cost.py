@@ -1,0 +1,134 @@
+"""What a run will cost in memory, estimated before it starts (so a run that cannot fit
+is refused with the number, not killed by the system halfway).
+
+The model follows where the interpreter and simulator keep data. Per global tensor
+element, held whole or as a block's window: the input array, the interpreter's storage
+and its result copy, the simulator's storage (each the element's own size), the
+interpreter's float64 bound array and the comparison's float64 temporaries (every
+tensor is compared). Per block (blocks run one after another, so the largest counts):
+every on-chip buffer with its written flags and bounds, the lanes of the widest
+`T.Parallel` (each lane carries loop variables, values, bounds and accounting ids), and
+every contribution of the largest epoch, which the interpreter keeps until finalize to
+sum exactly (value, output index, their sorted copies).
+
+On the streaming GEMV (docs/limits.md) the estimate lies within about 20% of the traced
+peak of the run's allocations, on either side; the process adds itself (the interpreter
+and its libraries, 60 to 150 MiB)."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from verify_reducer.spec import ir
+
+from verify_reducer.interp.memory import Window
+
+from verify_reducer.verify.epochs.bounds import trip_range
+from verify_reducer.verify.epochs.scopes import Context, Frame, kernel_context
+
+LANE_BYTES = 256              # per T.Parallel lane: env, temporaries, accounting ids
+BUFFER_BYTES = 24             # per on-chip element beyond its value: flags, bound, pair
+COMPARE_BYTES = 24            # per element: the comparison's float64 temporaries
+CONTRIBUTION_BYTES = 64       # per contribution of an epoch, held until its finalize
+
+
+@dataclass(frozen=True)
+class Estimate:
+    data: int                 # global tensors (or their windows)
+    working: int              # one block's working set
+
+    @property
+    def total(self) -> int:
+        return self.data + self.working
+
+    def describe(self) -> str:
+        from verify_reducer.verify.oracle.pipeline import format_bytes
+        return (f"{format_bytes(self.total)} (tensors {format_bytes(self.data)}, "
+                f"per-block working set {format_bytes(self.working)})")
+
+    def to_json(self) -> dict:
+        return {"bytes": self.total, "tensors": self.data, "working_set": self.working}
+
+
+def estimate(func: ir.PrimFunc, windows: list[dict[str, Window]] | None = None) -> Estimate:
+    """The memory of a run of the whole grid (windows None), or of blocks run one by one
+    against windows (one dict per block)."""
+    if windows is None:
+        sizes = [{p.name: p.size for p in func.params}]
+    else:
+        sizes = [{name: w.size for name, w in per_block.items()} for per_block in windows]
+    data = max((sum(_tensor_bytes(p, size[p.name]) for p in func.params)
+                for size in sizes), default=0)
+    return Estimate(data, _working_set(func))
+
+
+def _tensor_bytes(p: ir.Buffer, elements: int) -> int:
+    return elements * (4 * np.dtype(p.dtype.np).itemsize + 8 + COMPARE_BYTES)
+
+
+def _working_set(func: ir.PrimFunc) -> int:
+    threads = func.kernel.threads
+    buffers = lanes = 0
+    for stmt in ir.walk(func.kernel.body):
+        if isinstance(stmt, ir.Alloc):
+            b = stmt.buffer
+            copies = threads if b.scope == "local" else 1
+            buffers += b.size * copies * (np.dtype(b.dtype.np).itemsize + BUFFER_BYTES)
+        elif isinstance(stmt, ir.ParallelFor):
+            n = 1
+            for e in stmt.extents:
+                n *= e
+            lanes = max(lanes, max(n, threads))
+    return buffers + max(lanes, threads) * LANE_BYTES + \
+        _largest_epoch(func) * CONTRIBUTION_BYTES
+
+
+def _largest_epoch(func: ir.PrimFunc) -> int:
+    """The most contributions one reducer can collect in a block: every update site's
+    T.Parallel lanes times the trips of the serial loops around it (an unbounded trip
+    count is left out: the estimate then undercounts, it never refuses for it)."""
+    per_reducer: dict[str, int] = {}
+
+    def visit(body: ir.Body, ctx: Context, times: int) -> None:
+        for stmt in body:
+            if isinstance(stmt, ir.ReducerUpdate):
+                name = stmt.reducer.name
+                per_reducer[name] = per_reducer.get(name, 0) + times
+            elif isinstance(stmt, ir.ParallelFor):
+                n = 1
+                for e in stmt.extents:
+                    n *= e
+                visit(stmt.body, ctx.enter(Frame(stmt, "body")), times * n)
+            elif isinstance(stmt, ir.SerialFor):
+                most = trip_range(stmt, ctx)[1]
+                trips = int(most) if most != float("inf") else 1
+                visit(stmt.body, ctx.enter(Frame(stmt, "body")), times * trips)
+            elif isinstance(stmt, ir.If):
+                visit(stmt.then, ctx.enter(Frame(stmt, "then")), times)
+                visit(stmt.orelse, ctx.enter(Frame(stmt, "else")), times)
+            elif isinstance(stmt, ir.WarpGroup):
+                visit(stmt.body, ctx.enter(Frame(stmt, "body")), times)
+            elif isinstance(stmt, ir.Let):
+                ctx = ctx.bind_let(stmt)
+    visit(func.kernel.body, kernel_context(func.kernel), 1)
+    return max(per_reducer.values(), default=0)
+
+
+def physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def parse_size(text: str) -> int:
+    """512M, 4G, 1.5G, 100000 (bytes): ValueError otherwise."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    scale = units.get(t[-1:], 1)
+    number = float(t[:-1] if t[-1:] in units else t)
+    if not number > 0:
+        raise ValueError(text)
+    return int(number * scale)

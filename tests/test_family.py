@@ -92,9 +92,43 @@ def test_gemv_without_tail_gets_smallest_counterexample_and_concrete_failure():
     r220 = [d for d in report.diagnostics if d.code == "R220"]
     assert len(r220) == 1 and "reads A[0, 1] outside its shape [1, 1]" in r220[0].message
     instance = family.instance
-    assert instance.verdict == "rejected"
-    assert [d.code for d in instance.diagnostics if d.is_error] == ["R102"]
-    assert "out of bounds of A [1, 1]" in instance.diagnostics[0].message
+    assert instance.verdict == "rejected" and instance.sizes == {"M": 1, "K": 1}
+    assert [d.code for d in instance.errors] == ["R102"]
+    assert "out of bounds of A [1, 1]" in instance.errors[0].message
+    # the interpreter and the simulator each run to their own first error: both read
+    # past the row at these sizes
+    found = {e.label: e for e in instance.executions}
+    assert set(found) == {"interp", "sim/auto"}
+    for e in found.values():
+        assert e.status == "stopped" and [d.code for d in e.diagnostics] == ["R102"]
+        assert "out of bounds of A [1, 1]" in e.diagnostics[0].message
+    assert found["sim/auto"].diagnostics[0].span.line == 34
+
+
+def test_instance_report_shows_each_executor(capsys):
+    assert main(["check", str(FAMILY / "gemv_no_tail.py")]) == 1
+    out = capsys.readouterr().out
+    assert "instance       M=1, K=1: rejected (R102 at 34:36" in out
+    assert "the whole grid (1 block), memory estimate" in out
+    assert "interp: stopped: R102 at 34:36: index [0, 1] is out of bounds of A" in out
+    assert "sim/auto: stopped: R102 at 34:36: index [0, 1] is out of bounds of A" in out
+
+
+def test_instance_at_a_huge_size_samples_blocks_and_keeps_the_memory_limit():
+    from verify_reducer.verify.family.instance import check_instance
+    from verify_reducer.verify.oracle.pipeline import load
+    loaded = load(str(FAMILY / "gemv_no_tail.py"))
+    # 2^19 blocks: the classes and the seeded sample run, not the grid
+    wide = check_instance(loaded, {"M": 1 << 20, "K": 1}, 0, 1 << 30)
+    assert wide.sampled == (4, 1 << 19) and wide.to_json()["sampled"] == \
+        {"blocks": 4, "total": 1 << 19}
+    assert [e.status for e in wide.executions] == ["stopped", "stopped"]
+    # A alone would be 2^40 elements; the sample's windows are estimated and refused
+    # over the limit before anything runs
+    huge = check_instance(loaded, {"M": 1 << 20, "K": (1 << 20) - 1}, 0, 64 << 20)
+    assert huge.verdict == "not run" and huge.executions == []
+    assert "over --max-memory 64.0 MiB" in huge.not_run
+    assert huge.report.estimate.total < 1 << 30
 
 
 def test_the_predicated_gemv_needs_its_assumption_when_the_output_is_copied():
@@ -114,7 +148,12 @@ def test_zero_trip_loop_is_an_epoch_case_of_the_family():
     assert any(p.result == "refuted" and "runs zero times" in p.counterexample
                and "R200" in p.counterexample for p in epochs)
     assert family.counterexample == {"N": 1}
-    assert [d.code for d in family.instance.diagnostics] == ["R200"]
+    assert [d.code for d in family.instance.errors] == ["R200"]
+    # the static checks reject the instance; the interpreter and both simulated plans
+    # still run there and meet the read of a reducer that was never finalized
+    runs = family.instance.executions
+    assert [e.label for e in runs] == ["interp", "sim/auto", "sim/canonical"]
+    assert all(e.status == "stopped" and e.diagnostics[0].code == "R200" for e in runs)
 
 
 def test_cli_flags_and_usage_errors(capsys):
@@ -138,7 +177,11 @@ def test_json_document_carries_the_family(capsys):
     assert code == 1
     family = doc["family"]
     assert family["counterexample"] == {"M": 1, "K": 1} and not family["verified"]
-    assert family["instance"]["verdict"] == "rejected"
+    instance = family["instance"]
+    assert instance["verdict"] == "rejected" and instance["sizes"] == {"M": 1, "K": 1}
+    assert [(r["label"], r["status"], r["diagnostics"][0]["code"]) for r in instance["runs"]] \
+        == [("interp", "stopped", "R102"), ("sim/auto", "stopped", "R102")]
+    assert instance["sampled"] is None and instance["memory"] > 0
     assert all(isinstance(p["ms"], float) for p in family["proofs"])
     schemas = {p.name.split(".")[0]: json.loads(p.read_text())
                for p in (ROOT / "docs" / "schema").glob("*.schema.json")}

@@ -15,9 +15,10 @@
    the epoch verifier once per trip-count case of the serial loops whose bounds are
    sizes (a loop that may run zero times is a real R202 case);
 4. on a refutation, takes the smallest counterexample (sizes lexicographically, in
-   declaration order), reports R220 with it, and checks the program instantiated at
-   those sizes with the ordinary pipeline (interpreter and simulator, blocks sampled
-   as usual), so the failure is shown concretely.
+   declaration order), reports R220 with it, and runs the program instantiated at
+   those sizes (verify.family.instance: the interpreter and the simulator, each to its
+   own first error, blocks sampled and memory limited as usual), so the failure is
+   shown concretely.
 
 A Z3 `unknown` is never a pass: it is R220 too ("not proved")."""
 from __future__ import annotations
@@ -40,6 +41,7 @@ from verify_reducer.verify.epochs.checker import check_func
 from verify_reducer.verify.family.proofs import (CASES, OPS, AssumptionError, FamilyEncoder, FamilySpace,
                             bounds_query, decision_query, global_accesses, size_loops,
                             size_text, statements, trip_case_term)
+from verify_reducer.verify.family.instance import Instance, check_instance
 from verify_reducer.verify.family.sources import covered_query, sources, unique_query
 from verify_reducer.verify.proofs.obligation import PROVED, REFUTED, UNKNOWN, ProofResult, Query, solve
 
@@ -52,7 +54,7 @@ class FamilyResult:
     proofs: list[ProofResult] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     counterexample: dict[str, int] | None = None   # the smallest failing sizes
-    instance: object | None = None                 # CheckReport at those sizes
+    instance: Instance | None = None               # the program run at those sizes
     ms: float = 0.0
 
     @property
@@ -60,7 +62,6 @@ class FamilyResult:
         return not self.diagnostics and all(p.proved for p in self.proofs)
 
     def to_json(self) -> dict:
-        inst = self.instance
         return {
             "sizes": [{"name": s.name, "lo": s.lo, "hi": s.hi} for s in self.decl.sizes],
             "assumptions": [a.text for a in self.decl.assumptions],
@@ -68,10 +69,7 @@ class FamilyResult:
             "ms": round(self.ms, 3),
             "proofs": [p.to_json() for p in self.proofs],
             "counterexample": self.counterexample,
-            "instance": None if inst is None else {
-                "verdict": inst.verdict,
-                "diagnostics": [d.to_json() for d in inst.diagnostics if d.is_error],
-                "violations": [v.to_json() for v in inst.violations]},
+            "instance": None if self.instance is None else self.instance.to_json(),
         }
 
 
@@ -101,7 +99,7 @@ def check_family(report, cli: FamilyDecl | None, seed: int = 0,
     report.family = result
     report.diagnostics += result.diagnostics
     if result.counterexample is not None:
-        result.instance = instance_check(loaded, result.counterexample, seed, max_memory)
+        result.instance = check_instance(loaded, result.counterexample, seed, max_memory)
 
 
 def prove_family(loaded, decl: FamilyDecl) -> FamilyResult:
@@ -417,20 +415,3 @@ def _conclude(result: FamilyResult, space: FamilySpace, span: Span) -> None:
             f"not proved for all {space.decl.describe()}: `{p.name}` is {p.result} "
             f"({p.counterexample})", Span(line, 1, line, 2)))
 
-
-def instance_check(loaded, sizes: dict[str, int], seed: int, max_memory: int | None):
-    """The ordinary check of the program at sizes (its `# input:` lines dropped: they
-    fit the file's sizes)."""
-    from verify_reducer.verify.oracle.pipeline import CheckReport, Loaded, UsageError, check_loaded
-    key = next(k for k, f in loaded.program.funcs.items() if f is loaded.func)
-    try:
-        program = parse_source(loaded.source, loaded.path, dict(sizes))
-    except DiagnosticError as err:
-        return CheckReport(None, err.diagnostics, seed=seed)
-    member = Loaded(loaded.path, loaded.source, program, program.funcs[key], {})
-    try:
-        return check_loaded(member, seed, None, None, max_memory)
-    except UsageError as exc:
-        report = CheckReport(member, [], seed=seed)
-        report.diagnostics.append(error("R220", f"not run at these sizes: {exc}", None))
-        return report

@@ -26,13 +26,19 @@ from verify_reducer.spec.diagnostics import Diagnostic, DiagnosticError
 from verify_reducer.spec.frontend import parse_source
 from verify_reducer.spec.frontend.sizes import check_run_size
 
+from verify_reducer.codegen.plan import plan_func
+from verify_reducer.codegen.plan_canonical import plan_canonical
+from verify_reducer.codegen.plan_fast import FastPlanRefused, plan_partition
+from verify_reducer.codegen.plan_sites import gather_reducers
+from verify_reducer.spec.physical import PhysicalPlan
 from verify_reducer.verify.oracle import blocks as blocks_mod
 from verify_reducer.verify.oracle import inputs as inputs_mod
 from verify_reducer.verify.oracle.cost import estimate
 from verify_reducer.verify.oracle.pipeline import (BackendRun, CheckReport, Comparison,
                                                    Loaded, compare_outputs, format_bytes,
-                                                   make_plan, plan_notes,
+                                                   loaded_layouts, make_plan, plan_notes,
                                                    plan_over_limits, static_diagnostics)
+from verify_reducer.verify.proofs.fast import search_fast
 from verify_reducer.verify.proofs.monoid import op_reports
 
 OK, STOPPED, VIOLATIONS, MISMATCH, NOT_RUN = "ok", "stopped", "violations", "mismatch", "not run"
@@ -127,13 +133,14 @@ def check_instance(loaded: Loaded, sizes: dict[str, int], seed: int,
         instance.not_run = (f"it would need about {report.estimate.describe()}, over "
                             f"--max-memory {format_bytes(max_memory)}")
         return instance
-    _execute(instance, boxes)
+    _execute(instance, loaded, boxes)
     return instance
 
 
-def _plans(instance: Instance) -> tuple[dict, list[Execution]]:
+def _plans(instance: Instance, file: Loaded) -> tuple[dict, list[Execution]]:
     """The plans check would simulate (auto; canonical too when auto chose a fast plan
-    somewhere), and an execution `not run` for each that cannot be made."""
+    somewhere), the plan of the file's sizes where it differs (FILE_PLAN), and an
+    execution `not run` for each that cannot be made."""
     member = instance.report.loaded
     try:
         auto = make_plan(member, "auto")
@@ -143,19 +150,57 @@ def _plans(instance: Instance) -> tuple[dict, list[Execution]]:
     plans = {"auto": auto}
     instance.report.plans = plans
     instance.report.resources = auto.resources
+    unplanned = []
     if any(rp.planner != "canonical" for rp in auto.reducers):
         try:
             plans["canonical"] = plan_over_limits(member, "canonical")
         except DiagnosticError as err:
-            return plans, [Execution("sim/canonical", NOT_RUN, list(err.diagnostics),
-                                     why="no plan at these sizes")]
-    return plans, []
+            unplanned.append(Execution("sim/canonical", NOT_RUN, list(err.diagnostics),
+                                       why="no plan at these sizes"))
+    try:
+        found = _file_plan(file, member)
+    except FastPlanRefused as refused:
+        unplanned.append(Execution(f"sim/{FILE_PLAN}", NOT_RUN, [refused.diagnostic],
+                                   why="the file's plan cannot be made at these sizes"))
+    else:
+        if found is not None:
+            plans[FILE_PLAN] = found
+    return plans, unplanned
 
 
-def _execute(instance: Instance, boxes) -> None:
+# The plan chosen at the file's sizes, made for the member: a kernel compiled for the
+# family is that one kernel, so where the member's own search picks another partition
+# the file's is simulated too (a fast path that only the file's sizes made legal fails
+# here concretely).
+FILE_PLAN = "file-plan"
+
+
+def _file_plan(file: Loaded, member: Loaded) -> PhysicalPlan | None:
+    """The file's plan for member, or None where it is the member's own. Raises
+    FastPlanRefused when the file's partition cannot be planned there."""
+    chosen = {rs.reducer.name: search_fast(rs).chosen
+              for rs in gather_reducers(file.func, loaded_layouts(file))}
+    layouts = loaded_layouts(member)
+    differs = False
+    for rs in gather_reducers(member.func, layouts):
+        mine, own = chosen.get(rs.reducer.name), search_fast(rs).chosen
+        if mine is not None and (own is None or (own.partition, own.storage) !=
+                                 (mine.partition, mine.storage)):
+            differs = True
+    if not differs:
+        return None
+
+    def planner(sites):
+        attempt = chosen.get(sites.reducer.name)
+        return plan_partition(sites, attempt) if attempt is not None else \
+            plan_canonical(sites)
+    return plan_func(member.func, planner, layouts)
+
+
+def _execute(instance: Instance, file: Loaded, boxes) -> None:
     report = instance.report
     member, seed = report.loaded, report.seed
-    plans, unplanned = _plans(instance)
+    plans, unplanned = _plans(instance, file)
     interp = Execution("interp")
     sims = {name: Execution(f"sim/{name}") for name in plans}
     runs = {name: BackendRun("sim", name, {}, None, [], plan_notes(plan))

@@ -39,19 +39,23 @@ PLANNERS: dict[str, Planner] = {
 }
 
 
-def plan_func(func: ir.PrimFunc, planner: str = "auto",
+def plan_func(func: ir.PrimFunc, planner: str | Planner = "auto",
               layouts: LayoutMap | None = None, target: str = DEFAULT_TARGET) -> PhysicalPlan:
-    """The physical plan of func under planner, with its resources on target. Raises
+    """The physical plan of func under planner (a name of PLANNERS, or a Planner
+    itself: the plan is named "custom"), with its resources on target. Raises
     ValueError for a planner or target that is not registered, DiagnosticError (R300)
     from layout inference or when an update runs outside its reducer's participant set.
     A plan over the target's limits is still returned, with R506 among its notes (an
     error note for a hard limit: verify.oracle.pipeline.make_plan refuses it)."""
-    if planner not in PLANNERS:
+    if callable(planner):
+        plan_reducer, planner = planner, "custom"
+    elif planner not in PLANNERS:
         raise ValueError(f"unknown planner {planner!r}; available: "
                          f"{', '.join(PLANNERS)}")
+    else:
+        plan_reducer = PLANNERS[planner]
     if layouts is None:
         layouts = infer_layouts(func)
-    plan_reducer = PLANNERS[planner]
     reducers = tuple(plan_reducer(sites) for sites in gather_reducers(func, layouts))
     limits = target_named(target)
     plan = PhysicalPlan(func, planner, layouts, reducers,

@@ -18,7 +18,7 @@ import dataclasses
 
 from verify_reducer.spec.diagnostics import NOTE, Diagnostic, Note
 from verify_reducer.spec.physical import ReducerPlan
-from verify_reducer.verify.proofs.fast import FastSearch, group_numbers, search_fast
+from verify_reducer.verify.proofs.fast import Attempt, FastSearch, group_numbers, search_fast
 from verify_reducer.verify.proofs.signature import signature
 from .collectives import butterfly, butterfly_chunk_limit, chunk_size
 from .plan_canonical import plan_canonical
@@ -38,7 +38,14 @@ def plan_fast(sites: ReducerSites) -> ReducerPlan:
     search = search_fast(sites)
     if not search.legal:
         raise FastPlanRefused(refusal(sites, search))
-    chosen = search.chosen
+    return plan_partition(sites, search.chosen)
+
+
+def plan_partition(sites: ReducerSites, chosen: Attempt) -> ReducerPlan:
+    """The fast plan of a proved attempt (its partition, storage and whether the
+    result is published). A size family's instance (verify.family.instance) plans
+    another member with the attempt proved at the file's sizes: the one kernel a
+    family compiles to."""
     partition, storage = chosen.partition, chosen.storage
     collectives = [_collective(sites, f, partition, storage, chosen.needs_publish)
                    for f in sites.finalizes]

@@ -10,13 +10,71 @@ import math
 from .ir import (Alias, Alloc, Binary, Call, Cast, Compare, Const, Copy, Expr, Fill, If,
                  Kernel, Let, Load, Logical, ParallelFor, PrimFunc, Program, Reduce,
                  ReducerFinalize, ReducerInit, ReducerUpdate, Region, Select, SerialFor,
-                 Stmt, Store, ThreadBinding, Unary, Var, WarpGroup)
+                 Stmt, Store, ThreadBinding, Unary, Var, WarpGroup, walk)
+from . import user_ops as uo
+from .ops import reducer_monoid
+from .user_ops import UserMonoid
 
 INDENT = "    "
 
 # Python's precedence levels, loosest first: parentheses go where Python needs them
 _PREC = {"or": 1, "and": 2, "not": 3, "compare": 4, "|": 5, "^": 6, "&": 7, "<<": 8, ">>": 8,
          "+": 9, "-": 9, "*": 10, "/": 10, "//": 10, "%": 10, "unary": 11, "atom": 13}
+
+
+def format_user_op(op: UserMonoid) -> str:
+    """A declared reducer op as the IR holds it (docs/design.md §22): its decorator with
+    the dtype and the identity's value, and its body typed and with module constants
+    resolved — what every stage computes, not the text the user wrote."""
+    where = f"  # declared at line {op.span.line}" if op.span is not None else ""
+    a, b = op.params
+    return "\n".join([f"@T.reducer_op(dtype=T.{op.dtype}, identity={op.identity_value})"
+                      f"{where}", f"def {op.name}({a}, {b}):",
+                      f"{INDENT}return {_op_node(op.body, op.params)[0]}"])
+
+
+def _user_ops(func: PrimFunc) -> list[UserMonoid]:
+    """The declared ops func's reducers use, in allocation order, each once."""
+    found: dict[UserMonoid, None] = {}
+    for stmt in walk(func.kernel.body):
+        if isinstance(stmt, Alloc) and stmt.buffer.is_reducer:
+            op = reducer_monoid(stmt.buffer.reducer)
+            if isinstance(op, UserMonoid):
+                found.setdefault(op, None)
+    return list(found)
+
+
+def _op_node(n, params: tuple[str, str]) -> tuple[str, int]:
+    """(text, precedence) of a node of a declared op's body (spec.user_ops)."""
+    def wrap(child, min_prec: int) -> str:
+        text, prec = _op_node(child, params)
+        return f"({text})" if prec < min_prec else text
+
+    if isinstance(n, uo.Param):
+        return params[n.index], _PREC["atom"]
+    if isinstance(n, uo.Lit):
+        return str(n.value), _PREC["atom"] if not isinstance(n.value, int) or \
+            isinstance(n.value, bool) or n.value >= 0 else _PREC["unary"]
+    if isinstance(n, uo.UnaryOp):
+        if n.op == "not":
+            return f"not {wrap(n.a, _PREC['not'])}", _PREC["not"]
+        sign = "-" if n.op == "neg" else "~"
+        return f"{sign}{wrap(n.a, _PREC['unary'])}", _PREC["unary"]
+    if isinstance(n, (uo.BinaryOp, uo.LogicalOp)):
+        prec = _PREC[n.op]
+        return f"{wrap(n.a, prec)} {n.op} {wrap(n.b, prec + 1)}", prec
+    if isinstance(n, uo.CompareOp):
+        prec = _PREC["compare"]
+        return f"{wrap(n.a, prec + 1)} {n.op} {wrap(n.b, prec + 1)}", prec
+    if isinstance(n, uo.SelectOp):
+        args = ", ".join(_op_node(x, params)[0] for x in (n.cond, n.a, n.b))
+        return f"T.if_then_else({args})", _PREC["atom"]
+    if isinstance(n, uo.ExtremumOp):
+        return f"T.{n.op}({_op_node(n.a, params)[0]}, {_op_node(n.b, params)[0]})", \
+            _PREC["atom"]
+    if isinstance(n, uo.CastOp):
+        return f"T.cast({_op_node(n.a, params)[0]}, T.{n.dtype})", _PREC["atom"]
+    raise TypeError(f"cannot print {type(n).__name__}")
 
 
 def format_program(program: Program) -> str:
@@ -28,7 +86,8 @@ def format_program(program: Program) -> str:
 def format_func(func: PrimFunc) -> str:
     params = ", ".join(f"{p.name}: T.Tensor({_shape(p.shape)}, T.{p.dtype})"
                        for p in func.params)
-    lines = ["@T.prim_func", f"def {func.name}({params}):"]
+    lines = [line for op in _user_ops(func) for line in (*format_user_op(op).split("\n"), "")]
+    lines += ["@T.prim_func", f"def {func.name}({params}):"]
     lines += _kernel(func.kernel, 1)
     return "\n".join(lines)
 

@@ -215,6 +215,7 @@ REFERENCES: dict[str, Reference] = {
     "gemv_nondividing": Reference(_gemv),
     "two_sites_8_16": Reference(_two_sites),
     "gemv_family": Reference(_gemv),
+    "gemv_tail_family": Reference(_gemv),
     "two_sites_family": Reference(_two_sites),
     "replicated_write": Reference(_replicated_write),
     "predicated_update": Reference(_predicated),

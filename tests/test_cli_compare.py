@@ -154,3 +154,16 @@ def test_compare_is_listed_in_help(capsys):
         main(["--help"])
     out, _ = capsys.readouterr()
     assert "compare" in out
+
+
+def test_every_command_prints_its_help(capsys):
+    # argparse %-formats help strings: a stray `%` in one (an example assumption such
+    # as `M % BLOCK_M == 0`) turned `check --help` into a traceback
+    from verify_reducer.verify.cli.commands import build_parser
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.choices and "check" in a.choices).choices
+    for name in commands:
+        with pytest.raises(SystemExit) as exc:
+            main([name, "--help"])
+        out, _ = capsys.readouterr()
+        assert exc.value.code == 0 and "usage:" in out and name in out

@@ -18,7 +18,8 @@ from verify_reducer.verify.oracle.pipeline import UsageError, check
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 FAMILY = ROOT / "tests" / "programs" / "family"
-FAMILY_EXAMPLES = ["gemv_family.py", "two_sites_family.py", "serial_epochs.py"]
+FAMILY_EXAMPLES = ["gemv_family.py", "two_sites_family.py", "serial_epochs.py",
+                   "gemv_tail_family.py"]
 
 
 def test_size_int_keeps_the_symbol_through_index_arithmetic():
@@ -82,7 +83,11 @@ def test_family_examples_are_verified_within_the_budget(name):
     assert family.proofs and all(p.proved for p in family.proofs)
     assert family.ms < 2000 * len(report.epochs)       # under 2 s per reducer
     names = {p.name.split()[0] for p in family.proofs}
-    assert {"bounds", "exactly-once", "epochs", "fast"} <= names or name == "serial_epochs.py"
+    # serial_epochs has no global read that drives a reducer; gemv_tail_family moves
+    # its tensors by copies alone, which are clipped at the border (no bounds query)
+    wanted = {"serial_epochs.py": {"epochs", "fast"},
+              "gemv_tail_family.py": {"exactly-once", "epochs", "fast"}}
+    assert wanted.get(name, {"bounds", "exactly-once", "epochs", "fast"}) <= names
 
 
 def test_gemv_without_tail_gets_smallest_counterexample_and_concrete_failure():
@@ -92,9 +97,43 @@ def test_gemv_without_tail_gets_smallest_counterexample_and_concrete_failure():
     r220 = [d for d in report.diagnostics if d.code == "R220"]
     assert len(r220) == 1 and "reads A[0, 1] outside its shape [1, 1]" in r220[0].message
     instance = family.instance
-    assert instance.verdict == "rejected"
-    assert [d.code for d in instance.diagnostics if d.is_error] == ["R102"]
-    assert "out of bounds of A [1, 1]" in instance.diagnostics[0].message
+    assert instance.verdict == "rejected" and instance.sizes == {"M": 1, "K": 1}
+    assert [d.code for d in instance.errors] == ["R102"]
+    assert "out of bounds of A [1, 1]" in instance.errors[0].message
+    # the interpreter and the simulator each run to their own first error: both read
+    # past the row at these sizes
+    found = {e.label: e for e in instance.executions}
+    assert set(found) == {"interp", "sim/auto"}
+    for e in found.values():
+        assert e.status == "stopped" and [d.code for d in e.diagnostics] == ["R102"]
+        assert "out of bounds of A [1, 1]" in e.diagnostics[0].message
+    assert found["sim/auto"].diagnostics[0].span.line == 34
+
+
+def test_instance_report_shows_each_executor(capsys):
+    assert main(["check", str(FAMILY / "gemv_no_tail.py")]) == 1
+    out = capsys.readouterr().out
+    assert "instance       M=1, K=1: rejected (R102 at 34:36" in out
+    assert "the whole grid (1 block), memory estimate" in out
+    assert "interp: stopped: R102 at 34:36: index [0, 1] is out of bounds of A" in out
+    assert "sim/auto: stopped: R102 at 34:36: index [0, 1] is out of bounds of A" in out
+
+
+def test_instance_at_a_huge_size_samples_blocks_and_keeps_the_memory_limit():
+    from verify_reducer.verify.family.instance import check_instance
+    from verify_reducer.verify.oracle.pipeline import load
+    loaded = load(str(FAMILY / "gemv_no_tail.py"))
+    # 2^19 blocks: the classes and the seeded sample run, not the grid
+    wide = check_instance(loaded, {"M": 1 << 20, "K": 1}, 0, 1 << 30)
+    assert wide.sampled == (4, 1 << 19) and wide.to_json()["sampled"] == \
+        {"blocks": 4, "total": 1 << 19}
+    assert [e.status for e in wide.executions] == ["stopped", "stopped"]
+    # A alone would be 2^40 elements; the sample's windows are estimated and refused
+    # over the limit before anything runs
+    huge = check_instance(loaded, {"M": 1 << 20, "K": (1 << 20) - 1}, 0, 64 << 20)
+    assert huge.verdict == "not run" and huge.executions == []
+    assert "over --max-memory 64.0 MiB" in huge.not_run
+    assert huge.report.estimate.total < 1 << 30
 
 
 def test_the_predicated_gemv_needs_its_assumption_when_the_output_is_copied():
@@ -114,7 +153,12 @@ def test_zero_trip_loop_is_an_epoch_case_of_the_family():
     assert any(p.result == "refuted" and "runs zero times" in p.counterexample
                and "R200" in p.counterexample for p in epochs)
     assert family.counterexample == {"N": 1}
-    assert [d.code for d in family.instance.diagnostics] == ["R200"]
+    assert [d.code for d in family.instance.errors] == ["R200"]
+    # the static checks reject the instance; the interpreter and both simulated plans
+    # still run there and meet the read of a reducer that was never finalized
+    runs = family.instance.executions
+    assert [e.label for e in runs] == ["interp", "sim/auto", "sim/canonical"]
+    assert all(e.status == "stopped" and e.diagnostics[0].code == "R200" for e in runs)
 
 
 def test_cli_flags_and_usage_errors(capsys):
@@ -138,7 +182,11 @@ def test_json_document_carries_the_family(capsys):
     assert code == 1
     family = doc["family"]
     assert family["counterexample"] == {"M": 1, "K": 1} and not family["verified"]
-    assert family["instance"]["verdict"] == "rejected"
+    instance = family["instance"]
+    assert instance["verdict"] == "rejected" and instance["sizes"] == {"M": 1, "K": 1}
+    assert [(r["label"], r["status"], r["diagnostics"][0]["code"]) for r in instance["runs"]] \
+        == [("interp", "stopped", "R102"), ("sim/auto", "stopped", "R102")]
+    assert instance["sampled"] is None and instance["memory"] > 0
     assert all(isinstance(p["ms"], float) for p in family["proofs"])
     schemas = {p.name.split(".")[0]: json.loads(p.read_text())
                for p in (ROOT / "docs" / "schema").glob("*.schema.json")}
@@ -146,3 +194,59 @@ def test_json_document_carries_the_family(capsys):
         (s["$id"], referencing.Resource.from_contents(s)) for s in schemas.values())
     validator = jsonschema.Draft202012Validator(schemas["check"], registry=registry)
     assert not list(validator.iter_errors(doc))
+
+
+def test_update_predicated_on_a_size_keeps_the_fast_plan_for_every_size():
+    # `ko * BLOCK_K + k < K` around the update mentions K and no thread: every replica
+    # of an iteration evaluates it alike, so the file's fast-path proofs hold for all
+    report = check(str(EXAMPLES / "gemv_tail_family.py"))
+    assert report.verdict == "verified" and report.family.verified
+    assert [e.plan for e in report.epochs] == ["fast"]
+    fast = [p for p in report.family.proofs if p.name.startswith("fast path")]
+    assert [(p.name, p.result) for p in fast] == [("fast path acc", "proved")]
+
+
+def test_size_predicate_that_breaks_the_file_fast_plan_has_its_smallest_size():
+    report = check(str(FAMILY / "fast_path_size.py"))
+    family = report.family
+    assert family.counterexample == {"N": 9}
+    r220 = [d for d in report.diagnostics if d.code == "R220"]
+    assert len(r220) == 1 and r220[0].span.line == 30
+    assert r220[0].message.endswith(
+        "at N=9 the fast plan of the file's sizes (width 8) fails: width 8: the site at "
+        "line 30 puts iterations j=0 and j=8 of acc[0] in groups {0..7} and {8..15}: "
+        "j=8 is missing from group {0..7}")
+    refuted = {p.name for p in family.proofs if p.result == "refuted"}
+    assert refuted and all(n.startswith("fast path acc: ") for n in refuted)
+    # at N=9 the member's own plans agree with the interpreter; the plan of the file's
+    # sizes, simulated there, loses iteration j=8
+    runs = {e.label: e for e in family.instance.executions}
+    assert [runs[k].status for k in ("interp", "sim/auto", "sim/canonical")] == ["ok"] * 3
+    lost = runs["sim/file-plan"]
+    assert lost.status == "violations" and lost.diagnostics[0].code == "R503"
+    assert "thread 8 has no partial of acc[0]" in lost.diagnostics[0].message
+    assert family.instance.verdict == "mismatch"
+
+
+def test_size_predicate_proved_symbolically_where_the_file_plan_holds():
+    # with N at most 8 the width-8 plan holds for every member: the queries read `j < N`
+    # with N symbolic and are proved, not assumed from the file's N
+    report = check(str(FAMILY / "fast_path_size.py"), family=parse_cli(["N=1..8"], []))
+    assert report.verdict == "verified" and report.family.verified
+    fast = [p for p in report.family.proofs if p.name.startswith("fast path")]
+    names = {p.name.split(": ")[1].split(" line")[0] for p in fast}
+    assert {"injective", "guard", "exactly-once", "sites agree", "storage complete"} <= names
+    assert all(p.proved for p in fast)
+
+
+def test_a_site_built_with_sizes_reads_them_as_symbols():
+    from verify_reducer.codegen.layout import infer_layouts
+    from verify_reducer.codegen.plan_sites import gather_reducers
+    from verify_reducer.verify.proofs.signature import update_sites
+    source = (FAMILY / "fast_path_size.py").read_text()
+    func = parse_source(source, "f.py", {"N": size("N", 8)}).func()
+    (rs,) = gather_reducers(func, infer_layouts(func))
+    for sizes, bound in ((True, "N"), (False, "8")):
+        (site,) = update_sites(rs.updates, rs.layouts, rs.participants, sizes=sizes)
+        assert [str(c) for c in site.constraints] == [f"j < {bound}"]
+        assert site.sizes == (("N",) if sizes else ())

@@ -104,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(repeatable; adds to the file's `# for-all:` lines)")
     p.add_argument("--assume", action="append", default=[], metavar="EXPR",
                    help="an integer condition the family's sizes satisfy "
-                        "(repeatable; e.g. 'M % BLOCK_M == 0')")
+                        "(repeatable; e.g. 'M %% BLOCK_M == 0')")
     memory_flag(p)
 
     p = sub.add_parser("run", help="run the kernel on one backend")

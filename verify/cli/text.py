@@ -140,16 +140,43 @@ def family_text(family, verbose: bool = False) -> list[str]:
                   + (f": {p.counterexample}" if p.counterexample else "")
                   for p in family.proofs]
     inst = family.instance
-    if inst is not None and family.counterexample is not None:
-        at = ", ".join(f"{n}={v}" for n, v in family.counterexample.items())
-        found = [d for d in inst.diagnostics if d.is_error] + inst.violations
-        first = found[0] if found else None
-        where = f" at {first.span.line}:{first.span.col}" if first and first.span else ""
-        detail = f" ({first.code}{where}: {first.message})" if first else ""
-        lines.append(f"  instance       {at}: {inst.verdict}{detail}")
-        for label, comps in inst.comparisons.items():
-            lines.append(f"                 {label}: {comparison_status(comps)}")
-        if inst.selection is not None and inst.selection.blocks is not None:
-            lines.append(f"                 sampled {len(inst.selection.blocks)} of "
-                         f"{inst.selection.total} blocks")
+    if inst is not None:
+        lines += instance_text(inst)
     return lines
+
+
+def instance_text(inst) -> list[str]:
+    """The program at the smallest counterexample sizes (verify.family.instance): the
+    verdict there, the blocks that ran, and each executor's own finding."""
+    at = ", ".join(f"{n}={v}" for n, v in inst.sizes.items())
+    found = inst.errors + inst.report.violations
+    lines = [f"  instance       {at}: {inst.verdict}"
+             + (f" ({diagnostic_text(found[0])})" if found else "")]
+    sel, est = inst.report.selection, inst.report.estimate
+    if sel is not None:
+        ran = f"sampled {len(sel.blocks)} of {sel.total} blocks (seed {inst.report.seed})" \
+            if sel.blocks is not None else f"the whole grid ({sel.total} block{'s' * (sel.total != 1)})"
+        memory = f", memory estimate {est.describe()}" if est is not None else ""
+        lines.append(f"                 {ran}{memory}")
+    if inst.not_run:
+        lines.append(f"                 not run: {inst.not_run}")
+    for e in inst.executions:
+        if e.status in ("stopped", "violations", "not run") and e.diagnostics:
+            more = f" (+{len(e.diagnostics) - 1} more)" if len(e.diagnostics) > 1 else ""
+            what = f"{e.status}: {diagnostic_text(e.diagnostics[0])}{more}"
+        elif e.status == "mismatch":
+            what = f"mismatch: {comparison_status(e.comparisons)}"
+        elif e.status == "not run":
+            what = f"not run: {e.why}"
+        elif e.label == "interp":
+            what = f"ok: {e.why}"
+        else:
+            what = e.why or ("== interpreter" if e.comparisons else "ok")
+        lines.append(f"                 {e.label}: {what}")
+    return lines
+
+
+def diagnostic_text(d) -> str:
+    """`R102 at 34:36: index ... out of bounds`: one diagnostic on one line."""
+    where = f" at {d.span.line}:{d.span.col}" if d.span else ""
+    return f"{d.code}{where}: {d.message}"

@@ -15,13 +15,15 @@
    the epoch verifier once per trip-count case of the serial loops whose bounds are
    sizes (a loop that may run zero times is a real R202 case);
 4. on a refutation, takes the smallest counterexample (sizes lexicographically, in
-   declaration order), reports R220 with it, and checks the program instantiated at
-   those sizes with the ordinary pipeline (interpreter and simulator, blocks sampled
-   as usual), so the failure is shown concretely.
+   declaration order), reports R220 with it, and runs the program instantiated at
+   those sizes (verify.family.instance: the interpreter and the simulator, each to its
+   own first error, blocks sampled and memory limited as usual), so the failure is
+   shown concretely.
 
 A Z3 `unknown` is never a pass: it is R220 too ("not proved")."""
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -36,12 +38,19 @@ from verify_reducer.spec.frontend.family import (DirectiveError, FamilyDecl, che
 from verify_reducer.spec.source import Span
 from verify_reducer.spec.symbolic import SizeInt, is_symbolic, recording, size
 
+from verify_reducer.codegen.layout import infer_layouts
 from verify_reducer.verify.epochs.checker import check_func
 from verify_reducer.verify.family.proofs import (CASES, OPS, AssumptionError, FamilyEncoder, FamilySpace,
                             bounds_query, decision_query, global_accesses, size_loops,
-                            size_text, statements, trip_case_term)
+                            size_text, trip_case_term)
+from verify_reducer.verify.family.instance import Instance, check_instance
 from verify_reducer.verify.family.sources import covered_query, sources, unique_query
+from verify_reducer.verify.oracle.pipeline import loaded_layouts
+from verify_reducer.verify.proofs.fast import (distinct_sites, finalize_destinations,
+                                               legality_queries, reducer_sites, search_fast)
+from verify_reducer.verify.proofs.layout import guard_query, injective_query
 from verify_reducer.verify.proofs.obligation import PROVED, REFUTED, UNKNOWN, ProofResult, Query, solve
+from verify_reducer.verify.proofs.signature import update_sites
 
 TIMEOUT_MS = 2000
 
@@ -52,7 +61,7 @@ class FamilyResult:
     proofs: list[ProofResult] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     counterexample: dict[str, int] | None = None   # the smallest failing sizes
-    instance: object | None = None                 # CheckReport at those sizes
+    instance: Instance | None = None               # the program run at those sizes
     ms: float = 0.0
 
     @property
@@ -60,7 +69,6 @@ class FamilyResult:
         return not self.diagnostics and all(p.proved for p in self.proofs)
 
     def to_json(self) -> dict:
-        inst = self.instance
         return {
             "sizes": [{"name": s.name, "lo": s.lo, "hi": s.hi} for s in self.decl.sizes],
             "assumptions": [a.text for a in self.decl.assumptions],
@@ -68,10 +76,7 @@ class FamilyResult:
             "ms": round(self.ms, 3),
             "proofs": [p.to_json() for p in self.proofs],
             "counterexample": self.counterexample,
-            "instance": None if inst is None else {
-                "verdict": inst.verdict,
-                "diagnostics": [d.to_json() for d in inst.diagnostics if d.is_error],
-                "violations": [v.to_json() for v in inst.violations]},
+            "instance": None if self.instance is None else self.instance.to_json(),
         }
 
 
@@ -101,7 +106,7 @@ def check_family(report, cli: FamilyDecl | None, seed: int = 0,
     report.family = result
     report.diagnostics += result.diagnostics
     if result.counterexample is not None:
-        result.instance = instance_check(loaded, result.counterexample, seed, max_memory)
+        result.instance = check_instance(loaded, result.counterexample, seed, max_memory)
 
 
 def prove_family(loaded, decl: FamilyDecl) -> FamilyResult:
@@ -162,7 +167,8 @@ def _prove(loaded, decl: FamilyDecl, result: FamilyResult) -> None:
     for query in queries:
         result.proofs.append(solve(query, TIMEOUT_MS))
     result.proofs += _epoch_cases(loaded.func, family, space)
-    result.proofs += [_fast_path(family, r) for r in _reducers(family)]
+    for reducer in _reducers(family):
+        result.proofs += _fast_path(loaded, family, space, reducer)
     _conclude(result, space, loaded.func.span)
 
 
@@ -366,26 +372,63 @@ def _epoch_cases(func: ir.PrimFunc, family: ir.PrimFunc, space: FamilySpace) -> 
     return out
 
 
-def _fast_path(func: ir.PrimFunc, reducer: ir.Buffer) -> ProofResult:
-    """The fast-path obligations (verify.proofs.fast) read an update site's layout, its
-    output index and the `if` conditions around it. Layouts are sizes-free (tile sizes
-    and thread counts are concrete, checked above); when no index or condition of the
-    reducer's sites mentions a size either, every obligation is the same formula for
-    every member, so the proofs made at the file's sizes hold for the whole family.
-    Otherwise it is not proved here (unknown, never a pass)."""
+def _fast_path(loaded, family: ir.PrimFunc, space: FamilySpace,
+               reducer: ir.Buffer) -> list[ProofResult]:
+    """The plan decision's obligations (verify.proofs.fast) for every member. They read
+    an update site's layout (size-free: tile sizes and thread counts are concrete,
+    checked above), its output index and the `if` conditions around it. A kernel
+    compiled for a family is one kernel, so what must hold at every member is the plan
+    chosen at the file's sizes: its partition and storage (or the canonical plan's
+    layout facts).
+
+    A condition is split into conjuncts (verify.proofs.signature). One that is affine
+    in the loop variables is a constraint of the site; read with the sizes symbolic
+    (`k < K`), it mentions them. Any other conjunct that mentions a size (`ko * BLOCK_K
+    + k < K`, with `ko` a serial loop's variable) mentions no thread either (the site
+    would have a problem otherwise), so every replica of an iteration evaluates it
+    alike: it switches whole iterations on or off. The proofs range over every
+    iteration such a conjunct could leave enabled, so they already cover each member
+    — those sites are the file's, formula for formula, and the file's proofs hold.
+    Sites with symbolic constraints get the queries again, over the family's sizes
+    (ranges and assumptions), and a refutation has its smallest sizes. An output index
+    that mentions a size is not proved here (unknown, never a pass)."""
     name = f"fast path {reducer.name}"
-    for stmt, ctx in statements(func.kernel):
-        if not (isinstance(stmt, ir.ReducerUpdate) and stmt.reducer is reducer):
-            continue
-        exprs = list(stmt.indices) + [cond for cond, _ in ctx.guards()]
-        if any(isinstance(x, ir.Const) and is_symbolic(x.value)
-               for e in exprs for x in ir.subexprs(e)):
-            return ProofResult(name, UNKNOWN, 0.0,
-                               f"the index or a condition of the update at line "
-                               f"{stmt.span.line} depends on a size: the fast-path "
-                               f"obligations are not proved for every size",
-                               line=stmt.span.line)
-    return ProofResult(name, PROVED, 0.0, None)
+    rs = reducer_sites(family, infer_layouts(family), reducer)
+    sites = update_sites(rs.updates, rs.layouts, rs.participants, sizes=True)
+    for site in sites:
+        if site.output is not None and any(set(e.free_vars()) & set(site.sizes)
+                                           for e in site.output):
+            return [ProofResult(name, UNKNOWN, 0.0,
+                                f"the output index of the update at line {site.line} "
+                                f"depends on a size: the fast-path obligations are not "
+                                f"proved for every size", line=site.line)]
+    distinct = distinct_sites(sites)
+    if not any(site.sizes for site in distinct):
+        return [ProofResult(name, PROVED, 0.0, None)]
+    file_reducer = _twins(family, loaded.func)[id(_alloc_of(family, reducer))].buffer
+    chosen = search_fast(reducer_sites(loaded.func, loaded_layouts(loaded),
+                                       file_reducer)).chosen
+    plan = f"the fast plan of the file's sizes ({chosen.partition.describe()})" \
+        if chosen is not None else "the canonical plan"
+    queries = [q for site in distinct for q in (injective_query(site), guard_query(site))]
+    if chosen is not None:
+        queries += legality_queries(distinct, chosen, finalize_destinations(rs))
+    return [solve(_in_family(q, space, name, plan), TIMEOUT_MS) for q in queries]
+
+
+def _in_family(query: Query, space: FamilySpace, name: str, plan: str) -> Query:
+    """query over the family's sizes: their facts added, minimized sizes first."""
+    def explain(w: dict[str, int]) -> str:
+        return f"at {size_text(w, space)} {plan} fails: {query.explain(w)}"
+    return dataclasses.replace(query, name=f"{name}: {query.name}",
+                               constraints=space.facts + list(query.constraints),
+                               objectives=space.objectives() + list(query.objectives),
+                               explain=explain, evidence=None)
+
+
+def _alloc_of(func: ir.PrimFunc, buffer: ir.Buffer) -> ir.Alloc:
+    return next(s for s in ir.walk(func.kernel.body)
+                if isinstance(s, ir.Alloc) and s.buffer is buffer)
 
 
 def _twins(family: ir.PrimFunc, concrete: ir.PrimFunc) -> dict[int, ir.Stmt]:
@@ -417,20 +460,3 @@ def _conclude(result: FamilyResult, space: FamilySpace, span: Span) -> None:
             f"not proved for all {space.decl.describe()}: `{p.name}` is {p.result} "
             f"({p.counterexample})", Span(line, 1, line, 2)))
 
-
-def instance_check(loaded, sizes: dict[str, int], seed: int, max_memory: int | None):
-    """The ordinary check of the program at sizes (its `# input:` lines dropped: they
-    fit the file's sizes)."""
-    from verify_reducer.verify.oracle.pipeline import CheckReport, Loaded, UsageError, check_loaded
-    key = next(k for k, f in loaded.program.funcs.items() if f is loaded.func)
-    try:
-        program = parse_source(loaded.source, loaded.path, dict(sizes))
-    except DiagnosticError as err:
-        return CheckReport(None, err.diagnostics, seed=seed)
-    member = Loaded(loaded.path, loaded.source, program, program.funcs[key], {})
-    try:
-        return check_loaded(member, seed, None, None, max_memory)
-    except UsageError as exc:
-        report = CheckReport(member, [], seed=seed)
-        report.diagnostics.append(error("R220", f"not run at these sizes: {exc}", None))
-        return report

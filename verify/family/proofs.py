@@ -30,6 +30,7 @@ from verify_reducer.spec.printer import format_expr
 from verify_reducer.spec.symbolic import Decision, SizeInt, symbol_of
 
 from verify_reducer.verify.epochs.bounds import _Encoder
+from verify_reducer.verify.proofs.layout import size_var
 from verify_reducer.verify.proofs.obligation import Query
 from verify_reducer.verify.epochs.scopes import Context, Frame, kernel_context
 
@@ -50,7 +51,7 @@ class FamilySpace:
 
     @staticmethod
     def of(decl: FamilyDecl, constants: dict[str, object]) -> "FamilySpace":
-        sizes = {s.name: z3.Int(f"size!{s.name}") for s in decl.sizes}
+        sizes = {s.name: size_var(s.name) for s in decl.sizes}
         facts = [z3.And(sizes[s.name] >= s.lo, sizes[s.name] <= s.hi) for s in decl.sizes]
         facts += [assumption_term(a.tree, sizes, constants) for a in decl.assumptions]
         return FamilySpace(decl, sizes, facts)

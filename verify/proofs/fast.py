@@ -607,7 +607,7 @@ def _decide(search: FastSearch, sites_of: ReducerSites, distinct: list[Site],
     search.reason = _unprovable(distinct, search.site_proofs, search.barrier_proofs)
     if search.reason is not None:
         return
-    destinations = _destinations(sites_of)
+    destinations = finalize_destinations(sites_of)
     attempts = []
     for part in parts:
         attempt = attempt_partition(distinct, part, destinations, search.reducer, budget)
@@ -648,8 +648,7 @@ def attempt_partition(sites: list[Site], part: Partition, destinations, reducer:
 
     if not all(run(duplicate_query(site, part)) for site in sites):
         return attempt
-    pairs = [(s, s) for s in sites] + [(s, o) for s in sites for o in sites if o is not s]
-    if not all(run(omission_query(s, o, part)) for s, o in pairs):
+    if not all(run(omission_query(s, o, part)) for s, o in _site_pairs(sites)):
         return attempt
     storage = group_storage(sites, part, tuple(reducer.shape))
     if isinstance(storage, str):
@@ -678,6 +677,30 @@ def attempt_partition(sites: list[Site], part: Partition, destinations, reducer:
     return attempt
 
 
+def _site_pairs(sites: list[Site]) -> list[tuple[Site, Site]]:
+    """Every ordered pair of sites for `sites agree`, each site with itself first."""
+    return [(s, s) for s in sites] + [(s, o) for s in sites for o in sites if o is not s]
+
+
+def legality_queries(sites: list[Site], attempt: Attempt, destinations) -> list[Query]:
+    """The obligations that make a chosen attempt's plan (its partition and its storage)
+    legal, all in one list: what attempt_partition proved for it, asked again of other
+    sites — a size family's, with the sizes symbolic (verify.family.checker), where the
+    plan chosen at the file's sizes must hold for every member. A fragment destination
+    the plan reads in place (proved, so nothing is published) must keep holding."""
+    part, storage = attempt.partition, attempt.storage
+    out = [duplicate_query(site, part) for site in sites]
+    out += [omission_query(s, o, part) for s, o in _site_pairs(sites)]
+    out.append(storage_query(storage, part))
+    out += [writes_held_query(site, storage, part) for site in sites]
+    out += [storage_complete_query(site, storage, part) for site in sites]
+    out += [destination_query(dst, storage, part, what, line)
+            for dst, what, line, in_place in destinations
+            if in_place or not attempt.needs_publish]
+    out.append(shape_query(part))
+    return out
+
+
 def _unprovable(sites: list[Site], site_proofs, barrier_proofs) -> str | None:
     """Why no candidate can be tried at all: a site the proofs cannot speak for, or a
     layout fact that failed."""
@@ -692,7 +715,7 @@ def _unprovable(sites: list[Site], site_proofs, barrier_proofs) -> str | None:
     return None
 
 
-def _destinations(sites_of: ReducerSites) -> list[tuple[Layout, str, int, bool]]:
+def finalize_destinations(sites_of: ReducerSites) -> list[tuple[Layout, str, int, bool]]:
     """What each finalize must be able to write: a fragment destination in its own
     layout; an in-place finalize leaves the reducer readable everywhere, so every
     participant must keep every output. Shared and global destinations are written

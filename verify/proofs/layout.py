@@ -23,21 +23,31 @@ OPS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a >
        ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
 
 
+def size_var(name: str) -> z3.ArithRef:
+    """A family's size as a Z3 Int (docs/design.md §21): one name for the family's
+    own queries (verify.family) and a site's symbolic constraints, so both speak of
+    the same variable."""
+    return z3.Int(f"size!{name}")
+
+
 class SiteTerms:
-    """One copy of a site's variables in a query (tag keeps two copies apart)."""
+    """One copy of a site's variables in a query (tag keeps two copies apart). A
+    family's sizes are shared by every copy: both iterations live in one member."""
 
     def __init__(self, site: Site, tag: str, in_range: bool = True):
         self.site = site
         layout = site.layout
         self.vars = {v: z3.Int(f"{tag}_{v}") for v in layout.index_vars}
+        env = dict(self.vars)
+        env.update({name: size_var(name) for name in site.sizes})
         self.rep = z3.Int(f"{tag}_{layout.rep_var}")
         self.domain = [within(self.vars[v], 0, e) for v, e in zip(layout.index_vars,
                                                                    layout.shape)]
         self.domain += [within(self.rep, 0, layout.replicate)]
-        self.domain += [OPS[c.op](c.a.to_z3(self.vars), c.b.to_z3(self.vars))
+        self.domain += [OPS[c.op](c.a.to_z3(env), c.b.to_z3(env))
                         for c in site.constraints]
         if site.output is not None:
-            self.output = [e.to_z3(self.vars) for e in site.output]
+            self.output = [e.to_z3(env) for e in site.output]
             self.domain += [within(o, 0, s) for o, s in zip(self.output, site.reducer_shape)]
         self.thread = self.thread_of(self.rep)
         self.slot = layout.slot.to_z3(self.vars)

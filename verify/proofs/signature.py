@@ -36,6 +36,7 @@ from verify_reducer.spec import ir
 from verify_reducer.spec.indexexpr import Const, IndexExpr, Var, floordiv, mod
 from verify_reducer.spec.layout import Layout, index_names
 from verify_reducer.spec.printer import format_expr
+from verify_reducer.spec.symbolic import SizeInt
 
 NUMPY_OPS = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
              "==": np.equal, "!=": np.not_equal}
@@ -67,6 +68,10 @@ class Site:
     problems: tuple[str, ...] = ()           # why no proof can speak for this site
     reducer_name: str = "acc"
     reducer_shape: tuple[int, ...] = (1,)
+    # the family's sizes (docs/design.md §21) the constraints or the output mention,
+    # when the site was built with sizes symbolic; the queries read them as the family
+    # space's variables (verify.proofs.layout.size_var)
+    sizes: tuple[str, ...] = ()
 
     @property
     def shift(self) -> int:
@@ -97,21 +102,25 @@ class Site:
 
 # ----------------------------------------------------------------------------- building
 
-def update_sites(updates, layouts, participants: tuple[int, int]) -> list[Site]:
+def update_sites(updates, layouts, participants: tuple[int, int],
+                 sizes: bool = False) -> list[Site]:
     """The sites of updates (one reducer's, in source order) under layouts (a
-    codegen.layout.LayoutMap)."""
+    codegen.layout.LayoutMap). sizes: read a family lowering's sizes as symbols."""
     conditions = enclosing_conditions(layouts)
-    return [site_of(u, layouts.update(u), participants, conditions.get(u, ()))
+    return [site_of(u, layouts.update(u), participants, conditions.get(u, ()), sizes)
             for u in updates]
 
 
 def site_of(update: ir.ReducerUpdate, layout: Layout, participants: tuple[int, int],
-            conditions: tuple[tuple[ir.Expr, bool], ...] = ()) -> Site:
+            conditions: tuple[tuple[ir.Expr, bool], ...] = (), sizes: bool = False) -> Site:
     """The Site of update under its loop layout; conditions are the enclosing `if`s
-    (condition, whether the update is in its then-branch)."""
+    (condition, whether the update is in its then-branch). sizes: a constant of a
+    family lowering that carries a size's symbol (spec.symbolic.SizeInt) is read as
+    that symbol, so `k < K` stays a constraint over the loop variable and the size K;
+    otherwise it is the file's value."""
     loop_vars = layout.index_vars
     problems: list[str] = []
-    output = tuple(index_expr(e, loop_vars) for e in update.indices)
+    output = tuple(index_expr(e, loop_vars, sizes) for e in update.indices)
     if any(e is None for e in output):
         bad = next(format_expr(e) for e, c in zip(update.indices, output) if c is None)
         problems.append(f"the output index `{bad}` is not an affine expression of the "
@@ -128,27 +137,33 @@ def site_of(update: ir.ReducerUpdate, layout: Layout, participants: tuple[int, i
                 problems.append(f"the predicate `{format_expr(part)}` depends on the thread: "
                                 f"replicas of one iteration may disagree")
                 continue
-            found = _constraint(part, pos, loop_vars)
+            found = _constraint(part, pos, loop_vars, sizes)
             if found is not None:
                 constraints.append(found)
             else:
                 opaque.append(format_expr(part) if pos else f"not ({format_expr(part)})")
+    mentioned = {name for c in constraints for e in (c.a, c.b) for name in e.free_vars()}
+    mentioned |= {name for e in output or () for name in e.free_vars()}
     return Site(update, update.span.line, layout, participants, output, tuple(constraints),
                 tuple(opaque), tuple(problems), update.reducer.name,
-                tuple(update.reducer.shape))
+                tuple(update.reducer.shape), tuple(sorted(mentioned - set(loop_vars))))
 
 
-def index_expr(e: ir.Expr, loop_vars: tuple[str, ...]) -> IndexExpr | None:
-    """e as an index expression over loop_vars, or None when it is not one (data,
-    other variables, non-constant divisors)."""
+def index_expr(e: ir.Expr, loop_vars: tuple[str, ...],
+               sizes: bool = False) -> IndexExpr | None:
+    """e as an index expression over loop_vars (and, with sizes, a family's size
+    symbols), or None when it is not one (data, other variables, non-constant
+    divisors)."""
     if isinstance(e, ir.Const):
+        if sizes and isinstance(e.value, SizeInt):
+            return e.value.sym
         return Const(int(e.value)) if isinstance(e.value, int) else None
     if isinstance(e, ir.Var):
         return Var(e.name) if e.name in loop_vars else None
     if isinstance(e, ir.Cast) and e.dtype.kind in ("int", "uint"):
-        return index_expr(e.a, loop_vars)
+        return index_expr(e.a, loop_vars, sizes)
     if isinstance(e, ir.Binary) and e.op in ("+", "-", "*", "//", "%"):
-        a, b = index_expr(e.a, loop_vars), index_expr(e.b, loop_vars)
+        a, b = index_expr(e.a, loop_vars, sizes), index_expr(e.b, loop_vars, sizes)
         if a is None or b is None:
             return None
         if e.op in ("//", "%"):
@@ -157,15 +172,16 @@ def index_expr(e: ir.Expr, loop_vars: tuple[str, ...]) -> IndexExpr | None:
             return floordiv(a, b.value) if e.op == "//" else mod(a, b.value)
         return {"+": a + b, "-": a - b, "*": a * b}[e.op]
     if isinstance(e, ir.Unary) and e.op == "neg":
-        a = index_expr(e.a, loop_vars)
+        a = index_expr(e.a, loop_vars, sizes)
         return None if a is None else -a
     return None
 
 
-def _constraint(cond: ir.Expr, positive: bool, loop_vars) -> Constraint | None:
+def _constraint(cond: ir.Expr, positive: bool, loop_vars,
+                sizes: bool = False) -> Constraint | None:
     if not isinstance(cond, ir.Compare):
         return None
-    a, b = index_expr(cond.a, loop_vars), index_expr(cond.b, loop_vars)
+    a, b = index_expr(cond.a, loop_vars, sizes), index_expr(cond.b, loop_vars, sizes)
     if a is None or b is None:
         return None
     return Constraint(a, cond.op if positive else NEGATED[cond.op], b)

@@ -158,7 +158,7 @@ def _prove(loaded, decl: FamilyDecl, result: FamilyResult) -> None:
             result.diagnostics.append(_r220(
                 f"a size steers the lowering where the proofs cannot follow: {what} "
                 f"differs between the file's sizes and {size_text(second, space)}",
-                Span(line, 1, line, 2)))
+                _line_span(loaded.source, line)))
             return
     queries = _decision_queries(decisions, space)
     queries += [bounds_query(a, space) for a in global_accesses(family.kernel)]
@@ -169,7 +169,7 @@ def _prove(loaded, decl: FamilyDecl, result: FamilyResult) -> None:
     result.proofs += _epoch_cases(loaded.func, family, space)
     for reducer in _reducers(family):
         result.proofs += _fast_path(loaded, family, space, reducer)
-    _conclude(result, space, loaded.func.span)
+    _conclude(result, space, loaded.func.span, loaded.source)
 
 
 def _file_is_member(decl, space: FamilySpace, constants, result) -> bool:
@@ -439,7 +439,16 @@ def _twins(family: ir.PrimFunc, concrete: ir.PrimFunc) -> dict[int, ir.Stmt]:
 
 # ----------------------------------------------------------------------------- verdict
 
-def _conclude(result: FamilyResult, space: FamilySpace, span: Span) -> None:
+def _line_span(source: str, line: int) -> Span:
+    """The statement text of a line (its first to its last non-blank column): a family
+    obligation knows the line of the access or loop it is about, not its columns."""
+    lines = source.splitlines()
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    start = len(text) - len(text.lstrip()) + 1
+    return Span(line, start, line, max(start + 1, len(text.rstrip()) + 1))
+
+
+def _conclude(result: FamilyResult, space: FamilySpace, span: Span, source: str) -> None:
     refuted = [p for p in result.proofs if p.result == REFUTED]
     unknown = [p for p in result.proofs if p.result not in (PROVED, REFUTED)]
     if refuted:
@@ -449,7 +458,7 @@ def _conclude(result: FamilyResult, space: FamilySpace, span: Span) -> None:
         line = worst.line or span.line
         result.diagnostics.append(_r220(
             f"not verified for all {space.decl.describe()}: {worst.counterexample}",
-            Span(line, 1, line, 2),
+            _line_span(source, line),
             Note(f"{len(refuted)} of {len(result.proofs)} family obligations refuted; "
                  f"the smallest counterexample sizes are "
                  f"{size_text(result.counterexample, space)}")))
@@ -458,5 +467,5 @@ def _conclude(result: FamilyResult, space: FamilySpace, span: Span) -> None:
         line = p.line or span.line
         result.diagnostics.append(_r220(
             f"not proved for all {space.decl.describe()}: `{p.name}` is {p.result} "
-            f"({p.counterexample})", Span(line, 1, line, 2)))
+            f"({p.counterexample})", _line_span(source, line)))
 

@@ -14,6 +14,7 @@ from verify_reducer.spec.diagnostics import Counterexample, DiagnosticError, err
 from verify_reducer.spec.source import Span
 
 from .evaluate import evaluate, stored
+from .memory import flat_positions
 from .registers import Registers
 from .shared import SharedBuffer
 from .values import THREAD, Lanes, Val
@@ -25,8 +26,9 @@ class MemoryAccess:
 
     def flat_of(self, buffer: ir.Buffer, indices: list[Val], span: Span,
                 code: str = "R102") -> np.ndarray:
-        """flat() of evaluated indices, memoized on the identity of their arrays: a
-        loop's variables are the same arrays every time it runs, so are the positions."""
+        """interp.memory.flat_positions of evaluated indices, memoized on the identity
+        of their arrays: a loop's variables are the same arrays every time it runs, so
+        are the positions."""
         arrays = [i.v for i in indices]
         key = (buffer, *map(id, arrays))
         found = self.s.flat_memo.get(key)
@@ -36,7 +38,7 @@ class MemoryAccess:
             if i.dtype.is_float:
                 raise DiagnosticError(error("R102", "a buffer index must be an integer",
                                             span))
-        flat = self.flat(buffer, [a.astype(np.int64) for a in arrays], span, code)
+        flat = flat_positions(buffer, [a.astype(np.int64) for a in arrays], span, code)
         if len(self.s.flat_memo) > 256:
             self.s.flat_memo.clear()
         self.s.flat_memo[key] = (arrays, flat)      # keeps the arrays alive
@@ -44,25 +46,6 @@ class MemoryAccess:
 
     def indices(self, exprs, lanes: Lanes) -> list[Val]:
         return [evaluate(e, lanes, self) for e in exprs]
-
-    def flat(self, buffer: ir.Buffer, idx: list[np.ndarray], span: Span,
-             code: str = "R102") -> np.ndarray:
-        """Row-major positions; an index outside the buffer is refused as the logical
-        interpreter refuses it."""
-        if len(idx) != len(buffer.shape):
-            raise DiagnosticError(error(
-                "R102", f"{buffer.name} has {len(buffer.shape)} dimensions, indexed with "
-                f"{len(idx)}", span))
-        flat = np.zeros(len(idx[0]) if idx else 1, dtype=np.int64)
-        for dim, (i, extent) in enumerate(zip(idx, buffer.shape)):
-            bad = (i < 0) | (i >= extent)
-            if bad.any():
-                point = ", ".join(str(int(x[np.argmax(bad)])) for x in idx)
-                raise DiagnosticError(error(
-                    code, f"index [{point}] is out of bounds of {buffer.name} "
-                    f"{list(buffer.shape)} (dimension {dim})", span))
-            flat = flat * extent + i.astype(np.int64)
-        return flat
 
     def registers(self, buffer: ir.Buffer, span: Span) -> Registers:
         if buffer.is_reducer:

@@ -84,6 +84,14 @@ class Storage:
         return self.bounds.reshape(self.shape).copy()
 
 
+def unallocated(buffer: Buffer, span: Span) -> DiagnosticError:
+    """R102 for a buffer used where its allocation has not run (or ran in a scope
+    this use is outside of)."""
+    kind = "reducer" if buffer.is_reducer else "buffer"
+    return DiagnosticError(error(
+        "R102", f"{kind} {buffer.name} is used before its allocation", span))
+
+
 def flat_positions(buffer: Buffer, indices: list[np.ndarray], span: Span,
                    code: str = "R102") -> np.ndarray:
     """Row-major flat positions of per-lane index tuples; an index outside the buffer

@@ -14,7 +14,7 @@ from verify_reducer.spec.diagnostics import Counterexample, DiagnosticError, err
 from verify_reducer.spec.source import Span
 
 from .evaluate import evaluate, stored
-from .memory import flat_positions
+from .memory import flat_positions, unallocated
 from .registers import Registers
 from .shared import SharedBuffer
 from .values import THREAD, Lanes, Val
@@ -57,8 +57,7 @@ class MemoryAccess:
             return p.regs
         found = self.regs.get(buffer)
         if found is None:
-            raise DiagnosticError(error(
-                "R102", f"buffer {buffer.name} is used before its allocation", span))
+            raise unallocated(buffer, span)
         return found
 
     def element(self, buffer: ir.Buffer, flat) -> str:
@@ -150,8 +149,7 @@ class MemoryAccess:
     def shared_buffer(self, buffer: ir.Buffer, span: Span) -> SharedBuffer:
         found = self.shared.get(buffer)
         if found is None:
-            raise DiagnosticError(error(
-                "R102", f"buffer {buffer.name} is used before its allocation", span))
+            raise unallocated(buffer, span)
         return found
 
     def read_shared(self, buffer: ir.Buffer, flat: np.ndarray, span: Span) -> np.ndarray:

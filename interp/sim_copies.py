@@ -1,8 +1,9 @@
 """The simulator's copies (T.copy): which lane moves which element, at the addresses
 the kernel computes (spec.addressing), border-guarded where the kernel tests and R505
-where an address leaves its buffer; derived once per pair of region starts and cached.
-A mixin of interp.simulate's block: it reads the block's memory through its checked
-accessors."""
+where an address leaves its buffer; derived once per pair of region starts and cached;
+the barrier after a copy through shared memory (R500 when a participant never arrives).
+A mixin of interp.simulate's block: it reads and writes the block's memory through
+interp.sim_memory's checked accessors."""
 from __future__ import annotations
 
 from dataclasses import dataclass

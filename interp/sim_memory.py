@@ -24,6 +24,19 @@ from .violations import register_array, slot_outside, store_conflict, threads_te
 class MemoryAccess:
     """Loads, stores and their checks for interp.simulate._Block."""
 
+    def load(self, load: ir.Load, indices: list[Val], lanes: Lanes) -> Val:
+        """Memory for interp.evaluate: a Load in every lane."""
+        buffer = load.buffer
+        flat = self.flat_of(buffer, indices, load.span)
+        if buffer.scope == "global":
+            return Val(self.k.globals[buffer][flat], buffer.dtype)
+        if buffer.scope == "shared":
+            return Val(self.read_shared(buffer, flat, load.span), buffer.dtype)
+        threads = lanes.env[THREAD].v
+        if buffer.scope == "local":
+            return Val(self.read_local(buffer, threads, flat, load.span), buffer.dtype)
+        return Val(self.read_registers(buffer, threads, flat, load.span), buffer.dtype)
+
     def flat_of(self, buffer: ir.Buffer, indices: list[Val], span: Span,
                 code: str = "R102") -> np.ndarray:
         """interp.memory.flat_positions of evaluated indices, memoized on the identity
@@ -47,6 +60,10 @@ class MemoryAccess:
     def indices(self, exprs, lanes: Lanes) -> list[Val]:
         return [evaluate(e, lanes, self) for e in exprs]
 
+    def element(self, buffer: ir.Buffer, flat) -> str:
+        point = np.unravel_index(int(flat), buffer.shape)
+        return f"{buffer.name}[{', '.join(str(int(p)) for p in point)}]"
+
     def registers(self, buffer: ir.Buffer, span: Span) -> Registers:
         if buffer.is_reducer:
             p = self.partials.get(buffer)
@@ -59,10 +76,6 @@ class MemoryAccess:
         if found is None:
             raise unallocated(buffer, span)
         return found
-
-    def element(self, buffer: ir.Buffer, flat) -> str:
-        point = np.unravel_index(int(flat), buffer.shape)
-        return f"{buffer.name}[{', '.join(str(int(p)) for p in point)}]"
 
     def read_registers(self, buffer: ir.Buffer, threads: np.ndarray, flat: np.ndarray,
                        span: Span) -> np.ndarray:
@@ -101,6 +114,19 @@ class MemoryAccess:
         regs.flat_values[index] = stored(buffer.dtype, values)
         regs.flat_written[index] = True
 
+    def slots_beyond(self, buffer: ir.Buffer, regs: Registers, threads: np.ndarray,
+                     flat: np.ndarray, verb: str, span: Span) -> np.ndarray | None:
+        """R505 when an element's slot is past the thread's register array (a layout
+        that does not fit its buffer): which lanes, or None."""
+        beyond = regs.beyond(flat)
+        if beyond is not None:
+            i = int(np.argmax(beyond))
+            self.report.add("R505", slot_outside(
+                f"register {verb} of {self.element(buffer, flat[i])}", int(threads[i]),
+                int(regs.slot_of[flat[i]]), register_array(buffer), regs,
+                threads[beyond]), span, key=(buffer, verb, "slot"))
+        return beyond
+
     def not_held(self, buffer, regs, threads, flat, held, beyond, verb, span) -> None:
         """R300 for the first lane that does not hold its element (a slot past the
         array is R505, reported by slots_beyond, not this)."""
@@ -119,32 +145,6 @@ class MemoryAccess:
                         f"does not hold: {buffer.name} puts it on {threads_text(holders)} "
                         f"({regs.layout.describe()})", span, key=(buffer, verb),
                         counterexample=drawn)
-
-    def slots_beyond(self, buffer: ir.Buffer, regs: Registers, threads: np.ndarray,
-                     flat: np.ndarray, verb: str, span: Span) -> np.ndarray | None:
-        """R505 when an element's slot is past the thread's register array (a layout
-        that does not fit its buffer): which lanes, or None."""
-        beyond = regs.beyond(flat)
-        if beyond is not None:
-            i = int(np.argmax(beyond))
-            self.report.add("R505", slot_outside(
-                f"register {verb} of {self.element(buffer, flat[i])}", int(threads[i]),
-                int(regs.slot_of[flat[i]]), register_array(buffer), regs,
-                threads[beyond]), span, key=(buffer, verb, "slot"))
-        return beyond
-
-    def load(self, load: ir.Load, indices: list[Val], lanes: Lanes) -> Val:
-        """Memory for interp.evaluate: a Load in every lane."""
-        buffer = load.buffer
-        flat = self.flat_of(buffer, indices, load.span)
-        if buffer.scope == "global":
-            return Val(self.k.globals[buffer][flat], buffer.dtype)
-        if buffer.scope == "shared":
-            return Val(self.read_shared(buffer, flat, load.span), buffer.dtype)
-        threads = lanes.env[THREAD].v
-        if buffer.scope == "local":
-            return Val(self.read_local(buffer, threads, flat, load.span), buffer.dtype)
-        return Val(self.read_registers(buffer, threads, flat, load.span), buffer.dtype)
 
     def shared_buffer(self, buffer: ir.Buffer, span: Span) -> SharedBuffer:
         found = self.shared.get(buffer)
@@ -180,6 +180,11 @@ class MemoryAccess:
                             span, key=buffer)
         return regs.values[threads, flat]
 
+    def read_any(self, buffer: ir.Buffer, span: Span) -> np.ndarray:
+        if buffer.scope == "global":
+            return self.k.globals[buffer].copy()
+        return self.read_shared(buffer, np.arange(buffer.size), span)
+
     def write(self, buffer: ir.Buffer, threads: np.ndarray | None, flat: np.ndarray,
               values: np.ndarray, span: Span) -> None:
         """A store of values by threads to any kind of buffer."""
@@ -208,8 +213,3 @@ class MemoryAccess:
                         f"{buffer.name}[{address}] (flat) from thread {t1} ({v1!r}) and "
                         f"thread {t2} ({v2!r}); which value stays is undefined"
                         + self.block_text, span, key="store-conflict")
-
-    def read_any(self, buffer: ir.Buffer, span: Span) -> np.ndarray:
-        if buffer.scope == "global":
-            return self.k.globals[buffer].copy()
-        return self.read_shared(buffer, np.arange(buffer.size), span)

@@ -213,7 +213,7 @@ def _guards(body, stmt, region: ir.Region, loop_shape) -> tuple[tuple[bool, bool
 
 
 def region_element(region: ir.Region, loop_shape: tuple[int, ...],
-                   loop: tuple[Var, ...]) -> tuple[Index, ...]:
+                   loop: tuple[IndexExpr, ...]) -> tuple[Index, ...]:
     """The element of region touched by loop iteration `loop` (over loop_shape):
     spec.addressing.region_indices over the region's starts as IndexExprs."""
     return region_indices(_affine_starts(region), region.extents, loop_shape, loop)

@@ -25,8 +25,9 @@ from verify_reducer.spec.ops import reducer_monoid
 from verify_reducer.spec.physical import PhysicalPlan, SharedArray
 from . import cuda_collectives as collectives
 from .cuda_access import Frame
-from .cuda_stmts import KernelBody, Unsupported, used_vars
+from .cuda_stmts import KernelBody, used_vars
 from .cuda_text import Names, Writer
+from .cuda_unsupported import Unsupported
 
 RUNTIME_HEADER = Path(__file__).resolve().parent / "runtime" / "reducer_runtime.cuh"
 INCLUDE = '#include "reducer_runtime.cuh"'

@@ -40,7 +40,7 @@ def workspace_name(body, reducer: ir.Buffer) -> str:
 
 
 def reduce_rows_name(body, stmt: ir.Reduce) -> str:
-    """The shared rows a T.reduce_* statement goes through (codegen.cuda_stmts)."""
+    """The shared rows a T.reduce_* statement goes through (codegen.cuda_reduce)."""
     return body.names.get(("scratch", stmt), f"{stmt.src.name}_{stmt.kind}_rows")
 
 
@@ -144,7 +144,7 @@ def update(body, stmt: ir.ReducerUpdate, frame: Frame) -> None:
             guard = f"tid == {offset + site.guard_replica}"
     target = body.place(reducer, stmt.indices, frame)
     value = body.exprs(frame).operand(stmt.value, dtype)
-    with body._maybe_block(f"if ({guard})" if guard else None):
+    with body.maybe_block(f"if ({guard})" if guard else None):
         body.out.line(target.assign(combine(monoid, dtype, target.read, value).text))
 
 
@@ -191,7 +191,7 @@ def _over_slots(body, first: int, count: int, emit) -> None:
         emit(str(first))
         return
     body.out.line("#pragma unroll")
-    with body._maybe_block(f"for (int slot = {first}; slot < {first + count}; ++slot)"):
+    with body.maybe_block(f"for (int slot = {first}; slot < {first + count}; ++slot)"):
         emit("slot")
 
 
@@ -202,7 +202,7 @@ def _step(body, rp: ReducerPlan, step, first: int, count: int) -> None:
     partial = partial_name(body, reducer)
     workspace = workspace_name(body, reducer)
     guard = _guards(step.guards, rp, first, count)
-    with body._maybe_block(f"if ({guard})" if guard else None):
+    with body.maybe_block(f"if ({guard})" if guard else None):
         if isinstance(step, Barrier):
             body.out.line(f"reducer_barrier({step.id}, {step.count});")
         elif isinstance(step, Shuffle):
@@ -234,9 +234,9 @@ def _fold(body, rp: ReducerPlan, target: str, term, terms: int, dtype, monoid) -
     if terms == 1:
         body.out.line(f"{target} = {term(Const(0))};")
         return
-    with body._maybe_block(""):
+    with body.maybe_block(""):
         body.out.line(f"{dtype.c_name} value = {term(Const(0))};")
-        with body._maybe_block(term_loop(body.out, 1, terms)):
+        with body.maybe_block(term_loop(body.out, 1, terms)):
             folded = combine(monoid, dtype, C("value"), C(term(Var(K))))
             body.out.line(f"value = {folded.text};")
         body.out.line(f"{target} = value;")
@@ -296,7 +296,7 @@ def _write_result(body, rp: ReducerPlan, fp: FinalizePlan, frame: Frame) -> None
         red_ix = tuple(Var(n) for n in storage.index_vars)
         out_ix = _reshape(red_ix, reducer.shape, dst.shape)
         target = body.place(dst, out_ix, inner)
-        with body._maybe_block("if (rep == 0)" if storage.replicate > 1 else None):
+        with body.maybe_block("if (rep == 0)" if storage.replicate > 1 else None):
             body.out.line(target.assign(stored(red_ix, inner)))
     if dst.scope == "shared":
         body.sync(frame.participants, f"{dst.name} is visible")
@@ -354,7 +354,7 @@ def _write_published(body, rp: ReducerPlan, fp: FinalizePlan, frame: Frame,
             body.sync(frame.participants, f"earlier readers of {dst.name} are done")
         with body.cells(storage, frame, with_replica=first_only) as inner:
             red_ix = tuple(Var(n) for n in storage.index_vars)
-            with body._maybe_block("if (rep == 0)" if first_only else None):
+            with body.maybe_block("if (rep == 0)" if first_only else None):
                 value = _published_value(body, rp, pub, red_ix, inner)
                 if dst is None:
                     target = register_place(partial_name(body, reducer), rp.storage, red_ix,
@@ -391,6 +391,6 @@ def _published_value(body, rp: ReducerPlan, pub, red_ix, frame: Frame) -> C:
         for term in range(1, pub.terms):
             body.out.line(f"published = {combine(monoid, dtype, value, word(Const(term))).text};")
     else:
-        with body._maybe_block(term_loop(body.out, 1, pub.terms)):
+        with body.maybe_block(term_loop(body.out, 1, pub.terms)):
             body.out.line(f"published = {combine(monoid, dtype, value, word(Var(TERM))).text};")
     return value

@@ -27,11 +27,10 @@ element offset stage * buffer.size."""
 from __future__ import annotations
 
 from verify_reducer.spec import ir
-from verify_reducer.spec.addressing import affine, region_indices
-from verify_reducer.spec.indexexpr import Var
 from verify_reducer.spec.physical import Pipeline, PhysicalPlan
 
 from .cuda_access import Frame
+from .cuda_copies import region_element, run_start
 from .plan_text import pipeline_summary
 from .cuda_vector import copy_runs
 from .layout_copy import vector_elements
@@ -55,15 +54,15 @@ def render_pipeline(body, pipe: Pipeline, frame: Frame) -> None:
     for i in range(pipe.ahead if pipe.copies else 0):
         body.out.comment(f"prologue: the tiles of iteration {i}")
         if start + i < stop:
-            with body._maybe_block(""):
+            with body.maybe_block(""):
                 _issue(body, pipe, frame, f"{start + i}", ctype)
         body.out.line("reducer_cp_async_commit();")
     if pipe.prefetched:
         body.out.comment("prologue: the registers of iteration 0")
-        with body._maybe_block(""):
+        with body.maybe_block(""):
             _prefetch(body, pipe, frame, f"{start}", ctype)
     early = pipe.refill_after is not None
-    with body._maybe_block(f"for ({ctype} {var} = {start}; {var} < {stop}; ++{var})"):
+    with body.maybe_block(f"for ({ctype} {var} = {start}; {var} < {stop}; ++{var})"):
         if pipe.copies:
             if not early:
                 _refill(body, pipe, frame, var, ctype, stop)
@@ -91,7 +90,7 @@ def render_pipeline(body, pipe: Pipeline, frame: Frame) -> None:
 
 def _refill(body, pipe: Pipeline, frame: Frame, var: str, ctype: str, stop: int) -> None:
     """Iteration var + ahead's tiles issued, then this iteration's commit group."""
-    with body._maybe_block(f"if ({var} + {pipe.ahead} < {stop})"):
+    with body.maybe_block(f"if ({var} + {pipe.ahead} < {stop})"):
         _issue(body, pipe, frame, f"{var} + {pipe.ahead}", ctype)
     body.out.line("reducer_cp_async_commit();")
 
@@ -121,9 +120,9 @@ def _advance(body, pipe: Pipeline, copy: ir.Copy, frame: Frame, following: str,
     body.out.comment(f"line {copy.span.line}: T.copy {copy.src.buffer.name} -> {dst.name}, "
                      f"loaded an iteration ago into {spare}")
     body.out.line("#pragma unroll")
-    with body._maybe_block(f"for (int slot = 0; slot < {slots}; ++slot)"):
+    with body.maybe_block(f"for (int slot = 0; slot < {slots}; ++slot)"):
         body.out.line(f"{name}[slot] = {spare}[slot];")
-    with body._maybe_block(f"if ({following} < {stop})"):
+    with body.maybe_block(f"if ({following} < {stop})"):
         _prefetch(body, pipe, frame, following, ctype, (copy,))
 
 
@@ -160,18 +159,11 @@ def _async_copy(body, copy: ir.Copy, frame: Frame) -> None:
     body.out.comment(f"line {copy.span.line}: T.copy {copy.src.buffer.name} -> "
                      f"{copy.dst.buffer.name} as cp.async of {v} elements: "
                      f"{layout.describe()}")
-    first = tuple(Var(n) for n in runs.index_vars[:-1]) + (Var(runs.index_vars[-1]) * v,)
+    first = run_start(runs, v)
     with body.cells(runs, frame, with_replica=one_writer) as inner:
-        src = body.element(copy.src.buffer, _indices(copy.src, layout.shape, first),
+        src = body.element(copy.src.buffer, region_element(copy.src, layout.shape, first),
                            inner).text
-        dst = body.place(copy.dst.buffer, _indices(copy.dst, layout.shape, first),
+        dst = body.place(copy.dst.buffer, region_element(copy.dst, layout.shape, first),
                          inner).read.text
-        with body._maybe_block("if (rep == 0)" if one_writer else None):
+        with body.maybe_block("if (rep == 0)" if one_writer else None):
             body.out.line(f"reducer_cp_async16(&{dst}, &{src});")
-
-
-def _indices(region: ir.Region, loop_shape, loop) -> tuple:
-    """The element of region at a run's first iteration (the plan proved the starts
-    affine)."""
-    return region_indices(tuple(affine(s) for s in region.starts), region.extents,
-                          loop_shape, loop)

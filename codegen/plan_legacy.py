@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 
-from verify_reducer.spec import ir
 from verify_reducer.spec.layout import Layout, fully_replicated
 from verify_reducer.spec.physical import ReducerPlan
 from .collectives import butterfly, butterfly_chunk_limit, chunk_size

@@ -70,7 +70,7 @@ def _shared_arrays(plan: PhysicalPlan) -> tuple[SharedArray, ...]:
                                buffer.dtype, rp.workspace_words))
         elif isinstance(stmt, ir.Reduce):
             # every holder of an output reads a whole row: the source goes through
-            # shared memory in the destination's dtype (codegen.cuda_stmts)
+            # shared memory in the destination's dtype (codegen.cuda_reduce)
             wanted.append((f"{stmt.src.name} {stmt.kind} rows", "reduce rows", stmt,
                            stmt.dst.dtype, stmt.src.size))
     arrays, offset = [], 0

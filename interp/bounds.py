@@ -21,6 +21,9 @@ work. Rules, in the words of the brief:
   maximum error plus one ulp for numpy's own error (`cuda_ulps` of spec.intrinsics)."""
 from __future__ import annotations
 
+import functools
+import operator
+
 import numpy as np
 
 from verify_reducer.spec.dtypes import DType
@@ -41,24 +44,18 @@ def any_uncertain(*bounds) -> bool:
 
 def total(*bounds):
     """b_1 + b_2 + ... with None as zero."""
-    present = [b for b in bounds if b is not None]
-    if not present:
-        return None
-    out = present[0]
-    for b in present[1:]:
-        out = out + b
-    return out
+    return _fold(operator.add, bounds)
 
 
 def widest(*bounds):
     """max(b_1, b_2, ...): the bound of a 1-Lipschitz (max-norm) function."""
+    return _fold(np.maximum, bounds)
+
+
+def _fold(combine, bounds):
+    """combine over the bounds present; None when none is (no bound: exact)."""
     present = [b for b in bounds if b is not None]
-    if not present:
-        return None
-    out = present[0]
-    for b in present[1:]:
-        out = np.maximum(out, b)
-    return out
+    return functools.reduce(combine, present) if present else None
 
 
 def taint(*bounds):

@@ -27,7 +27,7 @@ from . import bounds as B
 from .epochs import ReducerState
 from .evaluate import convert, indices_of, operand, reads_thread, serial_iterations
 from .exact import combine
-from .memory import Storage, Window, WindowStorage, check_race, kernel_inputs
+from .memory import Storage, Window, WindowStorage, check_race, kernel_inputs, unallocated
 from .values import THREAD, Lanes, Val
 
 
@@ -128,15 +128,13 @@ class Block:
             return self.reducer(buffer, span).storage
         found = self.local.get(buffer) or self.globals.get(buffer)
         if found is None:
-            raise DiagnosticError(error(
-                "R102", f"buffer {buffer.name} is used before its allocation", span))
+            raise unallocated(buffer, span)
         return found
 
     def reducer(self, buffer: ir.Buffer, span: Span) -> ReducerState:
         state = self.reducers.get(buffer)
         if state is None:
-            raise DiagnosticError(error(
-                "R102", f"reducer {buffer.name} is used before its allocation", span))
+            raise unallocated(buffer, span)
         return state
 
     def readable(self, buffer: ir.Buffer, span: Span, whole: str | None = None) -> Storage:

@@ -28,24 +28,13 @@ class Storage:
             self.written = None       # all of it
         self.bounds: np.ndarray | None = None
 
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape of what is stored: the buffer's (a window's, in a WindowStorage)."""
+        return self.buffer.shape
+
     def flat(self, indices: list[np.ndarray], span: Span, code: str = "R102") -> np.ndarray:
-        """Row-major flat positions of per-lane index tuples; out of bounds is an error."""
-        shape = self.buffer.shape
-        if len(indices) != len(shape):
-            raise DiagnosticError(error(
-                "R102", f"{self.buffer.name} has {len(shape)} dimensions, indexed with "
-                f"{len(indices)}", span))
-        flat = np.zeros(len(indices[0]) if indices else 1, dtype=np.int64)
-        for dim, (idx, extent) in enumerate(zip(indices, shape)):
-            bad = (idx < 0) | (idx >= extent)
-            if bad.any():
-                where = int(np.argmax(bad))
-                point = ", ".join(str(int(i[where])) for i in indices)
-                raise DiagnosticError(error(
-                    code, f"index [{point}] is out of bounds of {self.buffer.name} "
-                    f"{list(shape)} (dimension {dim})", span))
-            flat = flat * extent + idx.astype(np.int64)
-        return flat
+        return flat_positions(self.buffer, indices, span, code)
 
     def point(self, flat_position: int) -> str:
         return ", ".join(str(int(i)) for i in np.unravel_index(flat_position,
@@ -87,12 +76,43 @@ class Storage:
         self.bounds = np.full(len(self.values), np.inf)
 
     def array(self) -> np.ndarray:
-        return self.values.reshape(self.buffer.shape).copy()
+        return self.values.reshape(self.shape).copy()
 
     def bound_array(self) -> np.ndarray:
         if self.bounds is None:
-            return np.zeros(self.buffer.shape)
-        return self.bounds.reshape(self.buffer.shape).copy()
+            return np.zeros(self.shape)
+        return self.bounds.reshape(self.shape).copy()
+
+
+def unallocated(buffer: Buffer, span: Span) -> DiagnosticError:
+    """R102 for a buffer used where its allocation has not run (or ran in a scope
+    this use is outside of)."""
+    kind = "reducer" if buffer.is_reducer else "buffer"
+    return DiagnosticError(error(
+        "R102", f"{kind} {buffer.name} is used before its allocation", span))
+
+
+def flat_positions(buffer: Buffer, indices: list[np.ndarray], span: Span,
+                   code: str = "R102") -> np.ndarray:
+    """Row-major flat positions of per-lane index tuples; an index outside the buffer
+    is refused with code (R102, or R209 for a reducer update), naming the first such
+    point. The logical interpreter and the simulator index every buffer through this."""
+    shape = buffer.shape
+    if len(indices) != len(shape):
+        raise DiagnosticError(error(
+            "R102", f"{buffer.name} has {len(shape)} dimensions, indexed with "
+            f"{len(indices)}", span))
+    flat = np.zeros(len(indices[0]) if indices else 1, dtype=np.int64)
+    for dim, (idx, extent) in enumerate(zip(indices, shape)):
+        bad = (idx < 0) | (idx >= extent)
+        if bad.any():
+            where = int(np.argmax(bad))
+            point = ", ".join(str(int(i[where])) for i in indices)
+            raise DiagnosticError(error(
+                code, f"index [{point}] is out of bounds of {buffer.name} "
+                f"{list(shape)} (dimension {dim})", span))
+        flat = flat * extent + idx.astype(np.int64)
+    return flat
 
 
 Box = tuple[tuple[int, int], ...]     # per dimension [lo, hi)
@@ -166,16 +186,9 @@ class WindowStorage(Storage):
         super().write_all(values, bounds)
         self.wrote[:] = True
 
-    def uncertain_everywhere(self) -> None:
-        self.bounds = np.full(self.window.size, np.inf)
-
-    def array(self) -> np.ndarray:
-        return self.values.reshape(self.window.shape).copy()
-
-    def bound_array(self) -> np.ndarray:
-        if self.bounds is None:
-            return np.zeros(self.window.shape)
-        return self.bounds.reshape(self.window.shape).copy()
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.window.shape
 
 
 class WindowArray:

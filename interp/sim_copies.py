@@ -1,8 +1,9 @@
 """The simulator's copies (T.copy): which lane moves which element, at the addresses
 the kernel computes (spec.addressing), border-guarded where the kernel tests and R505
-where an address leaves its buffer; derived once per pair of region starts and cached.
-A mixin of interp.simulate's block: it reads the block's memory through its checked
-accessors."""
+where an address leaves its buffer; derived once per pair of region starts and cached;
+the barrier after a copy through shared memory (R500 when a participant never arrives).
+A mixin of interp.simulate's block: it reads and writes the block's memory through
+interp.sim_memory's checked accessors."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,7 +17,8 @@ from verify_reducer.spec.source import Span
 
 from .evaluate import convert, operand
 from .registers import tables
-from .values import ITER, Lanes, Val
+from .values import ITER, THREAD, Lanes, Val
+from .violations import threads_text
 
 
 MOVES_CACHE_LANES = 1 << 21                    # about 100 MB of cached copy moves
@@ -168,6 +170,18 @@ class CopyExecution:
         if buffer.scope == "shared":
             return self.read_shared(buffer, flat, span)
         return self.read_registers(buffer, threads, flat, span)
+
+    def sync(self, stmt: ir.Stmt, lanes: Lanes) -> None:
+        """The barrier after a cooperative shared-memory copy: __syncthreads for the
+        whole block, a named barrier over the warp group inside T.ws — all the
+        statement's participants must arrive."""
+        offset, count = self.s.layouts.participants[stmt]
+        arrived = lanes.env[THREAD].v
+        if len(arrived) != count:
+            missing = np.setdiff1d(np.arange(offset, offset + count), arrived)
+            self.report.add("R500", f"the barrier after this copy expects {count} threads "
+                            f"but only {len(arrived)} arrive; {threads_text(missing)} "
+                            "never arrive (deadlock)", stmt.span)
 
     def copy_moves(self, stmt: ir.Copy, lanes: Lanes) -> Moves:
         """The copy's moves at the current starts, memoized on the values of the

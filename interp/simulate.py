@@ -22,37 +22,35 @@ allocation (R505). Violations (R300, R500–R505) are collected, never raised; a
 program the logical semantics refuses (R1xx/R2xx) raises DiagnosticError as
 interp.logical does.
 
-This module holds the kernel, its per-plan statics and the block's statements and
-memory; the block's copies are interp.sim_copies, its reducer statements
-interp.sim_reducers, and a reducer's partials and accounting entries interp.sim_partials."""
+This module holds the kernel and the block's statements. The block's parts are mixins:
+its checked memory interp.sim_memory, its copies interp.sim_copies, its pipelined
+loops interp.sim_pipeline, its reducer statements interp.sim_reducers (a reducer's
+partials and accounting entries: interp.sim_partials); what every run of one plan
+shares is interp.sim_statics."""
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from verify_reducer.spec import ir
-from verify_reducer.spec.addressing import affine, border_guards, statement_ranges
-from verify_reducer.spec.diagnostics import Counterexample, Diagnostic, DiagnosticError, error
+from verify_reducer.spec.diagnostics import Diagnostic, DiagnosticError, error
 from verify_reducer.spec.dtypes import BOOL, INT64
 from verify_reducer.spec.ops import REDUCE_KINDS, MONOIDS
-from verify_reducer.spec.physical import FinalizePlan, PhysicalPlan, SitePlan
-from verify_reducer.spec.source import Span
+from verify_reducer.spec.physical import PhysicalPlan
 
-from .accounting import iteration_hashes
-from .evaluate import convert, evaluate, operand, serial_iterations, stored
+from .evaluate import convert, operand, serial_iterations, stored
 from .memory import Window, WindowArray, kernel_inputs
-from .registers import LocalBuffer, Registers, tables
-from .sim_copies import CopyExecution, Moves, in_box, outside_message
+from .registers import LocalBuffer, Registers
+from .sim_copies import CopyExecution, in_box, outside_message
+from .sim_memory import MemoryAccess
 from .sim_partials import Partials
 from .sim_pipeline import PipelineExecution
 from .sim_reducers import FinalizeSummary, ReducerExecution
+from .sim_statics import PlanStatics
 from .shared import SharedBuffer
-from .values import ITER, REP, SLOT, THREAD, Lanes, Val
-from .violations import (Violations, register_array, slot_outside, store_conflict,
-                         threads_text)
-
+from .values import ITER, THREAD, Lanes, Val
+from .violations import Violations
 
 
 @dataclass
@@ -95,149 +93,15 @@ def simulate(plan: PhysicalPlan, inputs: dict[str, np.ndarray], blocks=None,
 
 # ============================================================================ the kernel
 
-@dataclass(frozen=True)
-class _LoopLanes:
-    """A T.Parallel's lanes, the same in every block: one per used (thread, slot)."""
-    threads: np.ndarray                 # absolute
-    env: dict[str, Val]                 # THREAD, SLOT, ITER, REP and the loop variables
-
-
-
 class _Kernel:
     """One simulation: global tensors and findings, over the plan's shared cache."""
 
     def __init__(self, plan: PhysicalPlan, inputs: dict[str, np.ndarray],
                  windows: dict[str, Window] | None = None):
-        self.static = _Static.of(plan)
+        self.static = PlanStatics.of(plan)
         self.globals = _global_arrays(plan.func, inputs, windows)
         self.violations = Violations()
         self.finalizes: list[FinalizeSummary] = []
-
-
-class _Static:
-    """What every simulation of one plan shares, whatever its inputs: the plan's
-    lookups and every index array derived from its layouts and region starts.
-    simulate runs once per input, so these are built on the first run only."""
-
-    _BY_PLAN: dict[int, "_Static"] = {}
-
-    @classmethod
-    def of(cls, plan: PhysicalPlan) -> "_Static":
-        found = cls._BY_PLAN.get(id(plan))
-        if found is not None and found.plan is plan:
-            return found
-        if len(cls._BY_PLAN) > 64:
-            cls._BY_PLAN.clear()
-        made = cls._BY_PLAN[id(plan)] = cls(plan)      # keeps the plan alive
-        return made
-
-    def __init__(self, plan: PhysicalPlan):
-        func = plan.func
-        self.plan = plan
-        self.func = func
-        self.layouts = plan.layouts
-        self.threads = func.kernel.threads
-        self.sites: dict[ir.ReducerUpdate, tuple[int, SitePlan]] = {}
-        self.finals: dict[ir.ReducerFinalize, FinalizePlan] = {}
-        for rplan in plan.reducers:
-            for site in rplan.sites:
-                self.sites[site.update] = (len(self.sites), site)
-            for fplan in rplan.finalizes:
-                self.finals[fplan.finalize] = fplan
-        self.loop_cache: dict[ir.ParallelFor, _LoopLanes] = {}
-        self.copy_cache: dict[ir.Copy, tuple] = {}
-        self.copy_vars: dict[ir.Copy, tuple[str, ...] | None] = {}
-        self.moves: dict[tuple, Moves] = {}
-        self.moves_lanes = 0      # lanes held by moves: the cache is bounded by memory
-        self.entries: dict[tuple, tuple] = {}
-        self.readers: dict[ir.ReducerFinalize, tuple] = {}
-        self.iteration_hashes: dict[tuple, tuple] = {}
-        self.flat_memo: dict = {}
-        self.uniform_memo: dict = {}
-        self.vars_of: dict[ir.Expr, tuple[str, ...] | None] = {}
-        self.scopes = statement_ranges(func)
-        self.guards_memo: dict[tuple, tuple] = {}
-
-    def guards(self, stmt: ir.Stmt, region: ir.Region, loop_shape) -> tuple:
-        """The border tests the kernel makes on a global region's elements
-        (spec.addressing.border_guards, as the renderer asks it); a start that is no
-        affine expression is tested on both sides of every dimension."""
-        key = (stmt, region, tuple(loop_shape))
-        found = self.guards_memo.get(key)
-        if found is None:
-            starts = tuple(affine(e) for e in region.starts)
-            if any(e is None for e in starts):
-                found = tuple((True, True) for _ in region.buffer.shape)
-            else:
-                found = border_guards(region, starts, loop_shape, self.scopes[stmt])
-            self.guards_memo[key] = found
-        return found
-
-    def pure_vars(self, expr: ir.Expr) -> tuple[str, ...] | None:
-        """The variables expr reads, or None if it reads memory or the thread."""
-        if expr not in self.vars_of:
-            subs = list(ir.subexprs(expr))
-            impure = any(isinstance(e, (ir.Load, ir.ThreadBinding)) for e in subs)
-            self.vars_of[expr] = None if impure else \
-                tuple(sorted({e.name for e in subs if isinstance(e, ir.Var)}))
-        return self.vars_of[expr]
-
-    def hashes(self, site: int, block: int, iterations: np.ndarray) -> np.ndarray:
-        """The iteration hashes of a site in a block: a loop's iterations are the same
-        array in every block and every run, so each (site, block) is hashed once."""
-        key = (site, block, id(iterations))
-        found = self.iteration_hashes.get(key)
-        if found is not None and found[0] is iterations:
-            return found[1]
-        made = iteration_hashes(site, block, iterations)
-        if len(self.iteration_hashes) > 4096:
-            self.iteration_hashes.clear()
-        self.iteration_hashes[key] = (iterations, made)      # keeps iterations alive
-        return made
-
-    def starts_vars(self, stmt: ir.Copy) -> tuple[str, ...] | None:
-        """The variables both regions' starts read, or None if one reads memory or
-        the thread: the key of the copy's moves."""
-        if stmt not in self.copy_vars:
-            names: set[str] = set()
-            for start in stmt.src.starts + stmt.dst.starts:
-                found = self.pure_vars(start)
-                if found is None:
-                    self.copy_vars[stmt] = None
-                    return None
-                names.update(found)
-            self.copy_vars[stmt] = tuple(sorted(names))
-        return self.copy_vars[stmt]
-
-    def loop_lanes(self, loop: ir.ParallelFor) -> _LoopLanes:
-        found = self.loop_cache.get(loop)
-        if found is not None:
-            return found
-        layout = self.layouts.loops[loop]
-        tab = tables(layout)
-        threads = tab.pair_thread + layout.offset
-        env = {THREAD: Val(threads, INT64), SLOT: Val(tab.pair_slot, INT64),
-               ITER: Val(tab.pair_index, INT64), REP: Val(tab.pair_replica, INT64)}
-        coords = np.unravel_index(tab.pair_index, loop.extents)
-        for var, c in zip(loop.vars, coords):
-            env[var.name] = Val(var.dtype.quantize(c), var.dtype)
-        made = _LoopLanes(threads, env)
-        self.loop_cache[loop] = made
-        return made
-
-    def site(self, update: ir.ReducerUpdate) -> tuple[int, SitePlan]:
-        found = self.sites.get(update)
-        if found is None:
-            raise ValueError(f"the plan has no SitePlan for the update at line "
-                             f"{update.span.line}")
-        return found
-
-    def finalize_plan(self, finalize: ir.ReducerFinalize) -> FinalizePlan:
-        found = self.finals.get(finalize)
-        if found is None:
-            raise ValueError(f"the plan has no FinalizePlan for the finalize at line "
-                             f"{finalize.span.line}")
-        return found
 
 
 def _global_arrays(func: ir.PrimFunc, inputs: dict[str, np.ndarray],
@@ -249,9 +113,9 @@ def _global_arrays(func: ir.PrimFunc, inputs: dict[str, np.ndarray],
     return {p: WindowArray(arr, windows[p.name]) for p, arr in arrays.items()}
 
 
-# ============================================================================ reducers
+# ============================================================================ a block
 
-class _Block(CopyExecution, PipelineExecution, ReducerExecution):
+class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
     def __init__(self, kernel: _Kernel, block: tuple[int, ...]):
         self.k = kernel
         self.s = kernel.static
@@ -284,213 +148,6 @@ class _Block(CopyExecution, PipelineExecution, ReducerExecution):
         if all(g == 1 for g in grid):
             return ""
         return f" in block {self.block if len(self.block) > 1 else self.block[0]}"
-
-    # ------------------------------------------------------------------ memory
-
-    def flat_of(self, buffer: ir.Buffer, indices: list[Val], span: Span,
-                code: str = "R102") -> np.ndarray:
-        """flat() of evaluated indices, memoized on the identity of their arrays: a
-        loop's variables are the same arrays every time it runs, so are the positions."""
-        arrays = [i.v for i in indices]
-        key = (buffer, *map(id, arrays))
-        found = self.s.flat_memo.get(key)
-        if found is not None and all(map(operator.is_, found[0], arrays)):
-            return found[1]
-        for i in indices:
-            if i.dtype.is_float:
-                raise DiagnosticError(error("R102", "a buffer index must be an integer",
-                                            span))
-        flat = self.flat(buffer, [a.astype(np.int64) for a in arrays], span, code)
-        if len(self.s.flat_memo) > 256:
-            self.s.flat_memo.clear()
-        self.s.flat_memo[key] = (arrays, flat)      # keeps the arrays alive
-        return flat
-
-    def indices(self, exprs, lanes: Lanes) -> list[Val]:
-        return [evaluate(e, lanes, self) for e in exprs]
-
-    def flat(self, buffer: ir.Buffer, idx: list[np.ndarray], span: Span,
-             code: str = "R102") -> np.ndarray:
-        """Row-major positions; an index outside the buffer is refused as the logical
-        interpreter refuses it."""
-        if len(idx) != len(buffer.shape):
-            raise DiagnosticError(error(
-                "R102", f"{buffer.name} has {len(buffer.shape)} dimensions, indexed with "
-                f"{len(idx)}", span))
-        flat = np.zeros(len(idx[0]) if idx else 1, dtype=np.int64)
-        for dim, (i, extent) in enumerate(zip(idx, buffer.shape)):
-            bad = (i < 0) | (i >= extent)
-            if bad.any():
-                point = ", ".join(str(int(x[np.argmax(bad)])) for x in idx)
-                raise DiagnosticError(error(
-                    code, f"index [{point}] is out of bounds of {buffer.name} "
-                    f"{list(buffer.shape)} (dimension {dim})", span))
-            flat = flat * extent + i.astype(np.int64)
-        return flat
-
-    def registers(self, buffer: ir.Buffer, span: Span) -> Registers:
-        if buffer.is_reducer:
-            p = self.partials.get(buffer)
-            if p is None or not p.readable:
-                raise DiagnosticError(error(
-                    "R200", f"read of reducer {buffer.name} before it is finalized in "
-                    "place", span))
-            return p.regs
-        found = self.regs.get(buffer)
-        if found is None:
-            raise DiagnosticError(error(
-                "R102", f"buffer {buffer.name} is used before its allocation", span))
-        return found
-
-    def element(self, buffer: ir.Buffer, flat) -> str:
-        point = np.unravel_index(int(flat), buffer.shape)
-        return f"{buffer.name}[{', '.join(str(int(p)) for p in point)}]"
-
-    def read_registers(self, buffer: ir.Buffer, threads: np.ndarray, flat: np.ndarray,
-                       span: Span) -> np.ndarray:
-        """Each thread reads its own register of element flat."""
-        regs = self.registers(buffer, span)
-        beyond = self.slots_beyond(buffer, regs, threads, flat, "read", span)
-        index, held = regs.window(threads, flat)
-        if held is None:
-            out = regs.flat_values[index]
-            if index.__class__ is slice:
-                out = out.copy()     # a view; the value may outlive the next write
-            if regs.flat_written[index].all():
-                return out
-            poisoned = ~regs.flat_written[index]
-        else:
-            self.not_held(buffer, regs, threads, flat, held, beyond, "reads", span)
-            out = np.zeros(len(flat), dtype=regs.values.dtype)
-            out[held] = regs.flat_values[index[held]]
-            poisoned = held & ~regs.flat_written[index]
-        if poisoned.any():
-            i = int(np.argmax(poisoned))
-            self.report.add("R502", f"thread {int(threads[i])} reads "
-                            f"{self.element(buffer, flat[i])}, whose register was never "
-                            f"written (poisoned; {threads_text(threads[poisoned])})", span,
-                            key=buffer)
-        return out
-
-    def write_registers(self, buffer: ir.Buffer, threads: np.ndarray, flat: np.ndarray,
-                        values: np.ndarray, span: Span) -> None:
-        regs = self.registers(buffer, span)
-        beyond = self.slots_beyond(buffer, regs, threads, flat, "write", span)
-        index, held = regs.window(threads, flat)
-        if held is not None:
-            self.not_held(buffer, regs, threads, flat, held, beyond, "writes", span)
-            index, values = index[held], values[held]
-        regs.flat_values[index] = stored(buffer.dtype, values)
-        regs.flat_written[index] = True
-
-    def not_held(self, buffer, regs, threads, flat, held, beyond, verb, span) -> None:
-        """R300 for the first lane that does not hold its element (a slot past the
-        array is R505, reported by slots_beyond, not this)."""
-        unheld = ~held if beyond is None else ~held & ~beyond
-        if not unheld.any():
-            return
-        i = int(np.argmax(unheld))
-        holders = regs.tables.holders(int(flat[i]))
-        element = self.element(buffer, flat[i])
-        index = tuple(int(x) for x in np.unravel_index(int(flat[i]), buffer.shape))
-        grid = ("storage", buffer.name) if buffer.is_reducer else ("fragment", buffer.name)
-        drawn = Counterexample(grid, f"thread {int(threads[i])} {verb} {element}, which "
-                               f"it does not hold; its holders are marked",
-                               ((index, "holder"),), ((int(threads[i]), "unheld"),))
-        self.report.add("R300", f"thread {int(threads[i])} {verb} {element}, which it "
-                        f"does not hold: {buffer.name} puts it on {threads_text(holders)} "
-                        f"({regs.layout.describe()})", span, key=(buffer, verb),
-                        counterexample=drawn)
-
-    def slots_beyond(self, buffer: ir.Buffer, regs: Registers, threads: np.ndarray,
-                     flat: np.ndarray, verb: str, span: Span) -> np.ndarray | None:
-        """R505 when an element's slot is past the thread's register array (a layout
-        that does not fit its buffer): which lanes, or None."""
-        beyond = regs.beyond(flat)
-        if beyond is not None:
-            i = int(np.argmax(beyond))
-            self.report.add("R505", slot_outside(
-                f"register {verb} of {self.element(buffer, flat[i])}", int(threads[i]),
-                int(regs.slot_of[flat[i]]), register_array(buffer), regs,
-                threads[beyond]), span, key=(buffer, verb, "slot"))
-        return beyond
-
-    def load(self, load: ir.Load, indices: list[Val], lanes: Lanes) -> Val:
-        """Memory for interp.evaluate: a Load in every lane."""
-        buffer = load.buffer
-        flat = self.flat_of(buffer, indices, load.span)
-        if buffer.scope == "global":
-            return Val(self.k.globals[buffer][flat], buffer.dtype)
-        if buffer.scope == "shared":
-            return Val(self.read_shared(buffer, flat, load.span), buffer.dtype)
-        threads = lanes.env[THREAD].v
-        if buffer.scope == "local":
-            return Val(self.read_local(buffer, threads, flat, load.span), buffer.dtype)
-        return Val(self.read_registers(buffer, threads, flat, load.span), buffer.dtype)
-
-    def shared_buffer(self, buffer: ir.Buffer, span: Span) -> SharedBuffer:
-        found = self.shared.get(buffer)
-        if found is None:
-            raise DiagnosticError(error(
-                "R102", f"buffer {buffer.name} is used before its allocation", span))
-        return found
-
-    def read_shared(self, buffer: ir.Buffer, flat: np.ndarray, span: Span) -> np.ndarray:
-        sb = self.shared_buffer(buffer, span)
-        logical = flat
-        stage = self.stage_of.get(buffer)
-        if stage is not None:                    # a pipeline's stage of the buffer
-            flat = flat + stage
-            in_flight = sb.pending[flat] > 0
-            if in_flight.any():
-                self.report.add("R504", f"shared-memory race: read of "
-                                f"{self.element(buffer, logical[in_flight][0])} (stage "
-                                f"{stage // buffer.size}) before the cp.async that writes "
-                                f"it completed" + self.block_text, span,
-                                key="pipeline-stage")
-        written = sb.written[flat]
-        if not written.all():
-            missing = ~written
-            self.report.add("R502", f"read of {self.element(buffer, logical[missing][0])}, "
-                            "which was never written (shared memory starts "
-                            "uninitialized)", span, key=buffer)
-        return sb.values[flat]
-
-    def read_local(self, buffer, threads, flat, span) -> np.ndarray:
-        regs = self.local[buffer]
-        if not regs.written[threads, flat].all():
-            self.report.add("R502", f"read of local {buffer.name} before it is written",
-                            span, key=buffer)
-        return regs.values[threads, flat]
-
-    def write(self, buffer: ir.Buffer, threads: np.ndarray | None, flat: np.ndarray,
-              values: np.ndarray, span: Span) -> None:
-        """A store of values by threads to any kind of buffer."""
-        values = stored(buffer.dtype, values)
-        if buffer.scope == "global":
-            self.k.globals[buffer][flat] = values
-        elif buffer.scope == "shared":
-            sb = self.shared_buffer(buffer, span)
-            sb.values[flat] = values
-            sb.written[flat] = True
-        elif buffer.scope == "local":
-            regs = self.local[buffer]
-            regs.values[threads, flat] = values
-            regs.written[threads, flat] = True
-        else:
-            self.write_registers(buffer, threads, flat, values, span)
-
-    def _check_store_conflict(self, buffer, threads, flat, values, span) -> None:
-        flat, values, threads = (a.reshape(-1) for a in np.broadcast_arrays(
-            np.asarray(flat), np.asarray(values), np.asarray(threads)))
-        conflict = store_conflict(flat, values, threads)
-        if conflict is None:
-            return
-        address, (t1, v1), (t2, v2) = conflict
-        self.report.add("R504", f"{buffer.scope}-memory race: one store writes "
-                        f"{buffer.name}[{address}] (flat) from thread {t1} ({v1!r}) and "
-                        f"thread {t2} ({v2!r}); which value stays is undefined"
-                        + self.block_text, span, key="store-conflict")
 
     # ------------------------------------------------------------------ statements
 
@@ -588,7 +245,7 @@ class _Block(CopyExecution, PipelineExecution, ReducerExecution):
         flat = self.flat_of(stmt.buffer, self.indices(stmt.indices, lanes), stmt.span)
         value = operand(stmt.value, stmt.buffer.dtype, lanes, self).v
         if stmt.buffer.scope in ("global", "shared"):
-            self._check_store_conflict(stmt.buffer, lanes.env[THREAD].v, flat,
+            self.check_store_conflict(stmt.buffer, lanes.env[THREAD].v, flat,
                                        stored(stmt.buffer.dtype, value), stmt.span)
         self.write(stmt.buffer, lanes.env[THREAD].v, flat, value, stmt.span)
 
@@ -624,20 +281,6 @@ class _Block(CopyExecution, PipelineExecution, ReducerExecution):
             return
         self.write(buffer, None, flat[inside], np.full(int(inside.sum()), value[0]),
                    stmt.span)
-
-    # ------------------------------------------------------------------ copies
-
-    def sync(self, stmt: ir.Stmt, lanes: Lanes) -> None:
-        """The barrier after a cooperative shared-memory copy: __syncthreads for the
-        whole block, a named barrier over the warp group inside T.ws — all the
-        statement's participants must arrive."""
-        offset, count = self.s.layouts.participants[stmt]
-        arrived = lanes.env[THREAD].v
-        if len(arrived) != count:
-            missing = np.setdiff1d(np.arange(offset, offset + count), arrived)
-            self.report.add("R500", f"the barrier after this copy expects {count} threads "
-                            f"but only {len(arrived)} arrive; {threads_text(missing)} "
-                            "never arrive (deadlock)", stmt.span)
 
     # ------------------------------------------------------------------ T.reduce_*
 
@@ -675,9 +318,3 @@ class _Block(CopyExecution, PipelineExecution, ReducerExecution):
             result = mono.combine(dtype, old, result)
         self.write_registers(dst, threads, tab.pair_index, result, stmt.span)
 
-    def read_any(self, buffer: ir.Buffer, span: Span) -> np.ndarray:
-        if buffer.scope == "global":
-            return self.k.globals[buffer].copy()
-        return self.read_shared(buffer, np.arange(buffer.size), span)
-
-    # ------------------------------------------------------------------ reducers

@@ -46,12 +46,8 @@ def integer_index(e: ir.Expr, lookup: Callable[[str], IndexExpr | None],
     a, b = integer_index(e.a, lookup, ranges), integer_index(e.b, lookup, ranges)
     if a is None or b is None:
         return None
-    if e.op == "+":
-        return a + b
-    if e.op == "-":
-        return a - b
-    if e.op == "*":
-        return a * b
+    if e.op in ir.RING_OPS:
+        return ir.RING_OPS[e.op](a, b)
     if not (isinstance(b, Const) and b.value > 0):
         return None
     if e.op == "/":

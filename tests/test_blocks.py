@@ -147,13 +147,17 @@ def test_classes_of_a_non_dividing_tail(tmp_path):
     assert "`bx * 32 + i < 100` (line 26) always holds" in classes[1].traits
 
 
+def _classes_of_tall_tail(tmp_path, m: str):
+    """(blocks along the grid, block classes) of TAIL with M = m rows and K = 4."""
+    source = TAIL.replace("M = 100", f"M = {m}").replace("K = 64", "K = 4")
+    func = func_of(write(tmp_path, source))
+    return func.kernel.grid[0], blocks.block_classes(func, blocks.global_accesses(func))
+
+
 def test_classes_of_a_grid_too_large_to_enumerate(tmp_path):
-    big = TAIL.replace("M = 100", "M = 10000000 - 5").replace("K = 64", "K = 4")
-    func = func_of(write(tmp_path, big))
-    assert func.kernel.grid[0] > blocks.FULL_GRID_LIMIT
-    classes = blocks.block_classes(func, blocks.global_accesses(func))
-    last = func.kernel.grid[0] - 1
-    assert [c.first for c in classes] == [(0,), (2,), (last,)]
+    grid, classes = _classes_of_tall_tail(tmp_path, "10000000 - 5")
+    assert grid > blocks.FULL_GRID_LIMIT
+    assert [c.first for c in classes] == [(0,), (2,), (grid - 1,)]
     assert any("high border" in t for t in classes[-1].traits)
 
 
@@ -162,12 +166,9 @@ def test_a_dimension_past_the_limit_is_classified_from_a_stated_sample(tmp_path)
     the grid): its ends, an evenly spaced sample and the bisected first block after each
     change stand in, which still finds the middle class and the tail, and each class
     carries the note that says how it was found."""
-    big = TAIL.replace("M = 100", "M = 400000000 - 5").replace("K = 64", "K = 4")
-    func = func_of(write(tmp_path, big))
-    assert func.kernel.grid[0] > blocks.DIM_LIMIT
-    classes = blocks.block_classes(func, blocks.global_accesses(func))
-    last = func.kernel.grid[0] - 1
-    assert [c.first for c in classes] == [(0,), (2,), (last,)]
+    grid, classes = _classes_of_tall_tail(tmp_path, "400000000 - 5")
+    assert grid > blocks.DIM_LIMIT
+    assert [c.first for c in classes] == [(0,), (2,), (grid - 1,)]
     assert all(c.note and "classified from both ends" in c.note for c in classes)
 
 

@@ -25,6 +25,23 @@ def kernel(body: str, params: str = "x: T.Tensor((8,), T.float32), out: T.Tensor
     return parse_source(source).func()
 
 
+def rows_into_one_sum(rows: int, columns: int, name: str = "f") -> ir.PrimFunc:
+    """Fragment `name` copied whole and summed into one reducer, row k (a serial loop)
+    read inside a T.Parallel over the columns, on 128 threads."""
+    return kernel(f"""
+{name} = T.alloc_fragment(({rows}, {columns}), T.float32)
+T.copy(x, {name})
+acc = T.alloc_reducer((1,), T.float32, op="sum")
+T.reducer_init(acc)
+for k in T.serial({rows}):
+    for j in T.Parallel({columns}):
+        T.reducer_update(acc[0], {name}[k, j])
+result = T.alloc_fragment((1,), T.float32)
+T.finalize_reducer(acc, result)
+T.copy(result, out[0:1])
+""", params=f"x: T.Tensor(({rows}, {columns}), T.float32), out: T.Tensor((1,), T.float32)")
+
+
 def by_name(layouts, name):
     return next(layout for buf, layout in layouts.fragments.items() if buf.name == name)
 
@@ -262,35 +279,13 @@ def test_every_valid_program_infers_injective_layouts(path):
 
 def test_serial_variable_in_an_index_must_not_move_the_holders():
     # frag[k, j] with frag (4, 128) on 128 threads: thread = j for every k, slot = k
-    ok = kernel("""
-f = T.alloc_fragment((4, 128), T.float32)
-T.copy(x, f)
-acc = T.alloc_reducer((1,), T.float32, op="sum")
-T.reducer_init(acc)
-for k in T.serial(4):
-    for j in T.Parallel(128):
-        T.reducer_update(acc[0], f[k, j])
-result = T.alloc_fragment((1,), T.float32)
-T.finalize_reducer(acc, result)
-T.copy(result, out[0:1])
-""", params="x: T.Tensor((4, 128), T.float32), out: T.Tensor((1,), T.float32)")
+    ok = rows_into_one_sum(4, 128)
     (loop,) = infer_layouts(ok).loops.values()
     assert loop.describe() == "thread = j, slot = 0, replicate 1 (threads 0..127)"
     # frag (4, 8) on 128 threads: the copy's default would put frag[k, j] on thread
     # 8*k + j, which moves with k; the loop places frag instead (each of its 16
     # replicas of column j keeps all four rows) and the copy adopts that layout
-    moving = kernel("""
-f = T.alloc_fragment((4, 8), T.float32)
-T.copy(x, f)
-acc = T.alloc_reducer((1,), T.float32, op="sum")
-T.reducer_init(acc)
-for k in T.serial(4):
-    for j in T.Parallel(8):
-        T.reducer_update(acc[0], f[k, j])
-result = T.alloc_fragment((1,), T.float32)
-T.finalize_reducer(acc, result)
-T.copy(result, out[0:1])
-""", params="x: T.Tensor((4, 8), T.float32), out: T.Tensor((1,), T.float32)")
+    moving = rows_into_one_sum(4, 8)
     layouts = infer_layouts(moving)
     assert by_name(layouts, "f").describe() == \
         "thread = 8*rep + j, slot = i, replicate 16 (threads 0..127)"

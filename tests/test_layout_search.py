@@ -8,7 +8,7 @@ import pytest
 from verify_reducer.codegen.layout import _Inference, infer_layouts
 from verify_reducer.spec.diagnostics import DiagnosticError
 from verify_reducer.spec.frontend import parse_source
-from test_layout_infer import assert_injective, by_name, kernel
+from test_layout_infer import assert_injective, by_name, kernel, rows_into_one_sum
 
 
 def serial_rows(rows: int, columns: int, threads: int):
@@ -49,19 +49,7 @@ def test_serial_rows_place_the_fragment_by_the_loop(rows, columns, threads):
 
 def test_program_order_placement_is_kept_when_it_checks_clean():
     # the copy places x_frag by its default partition; the loop follows it
-    func = kernel("""
-x_frag = T.alloc_fragment((4, 128), T.float32)
-T.copy(x, x_frag)
-acc = T.alloc_reducer((1,), T.float32, op="sum")
-T.reducer_init(acc)
-for k in T.serial(4):
-    for j in T.Parallel(128):
-        T.reducer_update(acc[0], x_frag[k, j])
-result = T.alloc_fragment((1,), T.float32)
-T.finalize_reducer(acc, result)
-T.copy(result, out[0:1])
-""", params="x: T.Tensor((4, 128), T.float32), out: T.Tensor((1,), T.float32)")
-    layouts = infer_layouts(func)
+    layouts = infer_layouts(rows_into_one_sum(4, 128, "x_frag"))
     assert by_name(layouts, "x_frag").describe() == \
         "thread = j, slot = i, replicate 1 (threads 0..127)"
 
@@ -208,14 +196,19 @@ def test_each_rule_question_is_decided_once_across_the_roots(monkeypatch):
     assert len(asked) == len(set(asked))
 
 
+def _refusals(path: str) -> list:
+    """The diagnostics layout inference refuses the program at path with."""
+    func = parse_source(open(path).read(), path).func()
+    with pytest.raises(DiagnosticError) as info:
+        infer_layouts(func)
+    return info.value.diagnostics
+
+
 def test_an_index_without_an_inverse_keeps_r300_naming_both_demands():
     # x_frag[it, i + k] over 2x2 touches column 1 twice: the loop cannot place x_frag,
     # the copy's default moves the holders with the row, and no root is clean
     path = "tests/programs/layout/r300_sum_index_overlaps.py"
-    func = parse_source(open(path).read(), path).func()
-    with pytest.raises(DiagnosticError) as info:
-        infer_layouts(func)
-    (diag,) = info.value.diagnostics
+    (diag,) = _refusals(path)
     assert diag.code == "R300" and (diag.span.line, diag.span.col) == (24, 42)
     assert diag.message == (
         "layout conflict: T.Parallel(2, 2) at line 23: iteration (i=1, k=0, it=0) runs on "
@@ -290,7 +283,6 @@ def test_r300_names_both_demands_after_every_root_was_tried(monkeypatch):
     # exactly its own threads to hold x_frag, the readers need theirs to; no layout
     # does both, whichever of the three loops is the root
     path = "tests/programs/layout/r300_split_rows_written_in_another_warp_group.py"
-    func = parse_source(open(path).read(), path).func()
     roots = []
     real_attempt = _Inference.attempt
 
@@ -299,11 +291,9 @@ def test_r300_names_both_demands_after_every_root_was_tried(monkeypatch):
         return real_attempt(self, ops, root, first_only)
 
     monkeypatch.setattr(_Inference, "attempt", recording_attempt)
-    with pytest.raises(DiagnosticError) as info:
-        infer_layouts(func)
+    first, second = _refusals(path)
     assert {"T.Parallel(3, 24) at line 21", "T.Parallel(2, 5) at line 26",
             "T.Parallel(2, 7) at line 28"} <= set(roots)
-    first, second = info.value.diagnostics
     assert first.message == (
         "layout conflict: T.Parallel(2, 5) at line 26: iteration (i=0, k=0, it=0) runs on "
         "thread 128, which does not hold x_frag[0, 0] (held by threads 0); x_frag was "
@@ -320,10 +310,7 @@ def test_r300_names_both_demands_after_every_root_was_tried(monkeypatch):
 
 def test_a_loop_following_another_fragment_says_so_in_r300():
     path = "tests/programs/layout/r300_index_no_layout_places.py"
-    func = parse_source(open(path).read(), path).func()
-    with pytest.raises(DiagnosticError) as info:
-        infer_layouts(func)
-    (diag,) = info.value.diagnostics
+    (diag,) = _refusals(path)
     assert diag.message == (
         "layout conflict: T.Parallel(8) at line 17, following k_frag: x_frag[...] is not "
         "an affine function of the loop variables; x_frag has the default partition of "

@@ -18,7 +18,7 @@ from verify_reducer.codegen.plan_sites import gather_reducers
 from verify_reducer.codegen.plan_text import format_plan, plan_json
 from verify_reducer.spec.diagnostics import DiagnosticError
 from verify_reducer.spec.frontend import parse_file, parse_source
-from verify_reducer.spec.physical import Barrier, ReduceWorkspace, Shuffle
+from verify_reducer.spec.physical import Barrier, Shuffle
 
 from test_plan_steps import all_one_group, expect_groups, run_chunks, symbolic_partials
 

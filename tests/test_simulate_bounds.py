@@ -127,15 +127,22 @@ def _program(source: str, name: str):
     return func, plan_func(func, "transpose")
 
 
-def test_copy_layout_overrunning_a_shared_tile_is_r505():
-    """The copy x -> s planted with a partition of 12 elements: the kernel's loop over
-    it would store s[8..11], past the 8-element shared tile."""
-    func, plan = _program(TILE, "tile.py")
-    copy = next(c for c in plan.layouts.copies if c.dst.buffer.name == "s")
+def _r505_of_12_element_partition(func, plan, planted):
+    """The one R505 of the plan with the copy `planted` picks given a partition of 12
+    elements on 128 threads."""
+    copy = next(c for c in plan.layouts.copies if planted(c))
     copies = dict(plan.layouts.copies)
     copies[copy] = default_partition((12,), 128)
     codes, result = _codes(func, replace(plan, layouts=replace(plan.layouts, copies=copies)))
     (fault,) = _r505(result)
+    return fault
+
+
+def test_copy_layout_overrunning_a_shared_tile_is_r505():
+    """The copy x -> s planted with a partition of 12 elements: the kernel's loop over
+    it would store s[8..11], past the 8-element shared tile."""
+    fault = _r505_of_12_element_partition(*_program(TILE, "tile.py"),
+                                          lambda c: c.dst.buffer.name == "s")
     assert fault.span.line == 8
     assert fault.message.startswith("shared write s[8] by thread 8 is outside s[8] "
                                     "(4 accesses of this statement)")
@@ -146,12 +153,8 @@ def test_copy_layout_overrunning_a_fragment_is_r505_not_a_crash():
     8-element fragment: R505, and those lanes are not read (no IndexError)."""
     from pathlib import Path
     source = (Path(__file__).parent / "programs/valid/copy_start_below_zero.py").read_text()
-    func, plan = _program(source, "copy_start_below_zero.py")
-    copy = next(c for c in plan.layouts.copies if c.src.buffer.name == "a")
-    copies = dict(plan.layouts.copies)
-    copies[copy] = default_partition((12,), 128)
-    codes, result = _codes(func, replace(plan, layouts=replace(plan.layouts, copies=copies)))
-    (fault,) = _r505(result)
+    fault = _r505_of_12_element_partition(*_program(source, "copy_start_below_zero.py"),
+                                          lambda c: c.src.buffer.name == "a")
     assert fault.span.line == 18
     assert fault.message.startswith("fragment read a[8] by thread 8 is outside a[8]")
 
@@ -159,12 +162,12 @@ def test_copy_layout_overrunning_a_fragment_is_r505_not_a_crash():
 def test_unguarded_global_read_past_the_tensor_is_r505(monkeypatch):
     """A kernel that tests none of the tensor's borders (the guard decision planted to
     say no test is needed) reads x[-4] in block 0: R505, not TileLang's guarded 0."""
-    import verify_reducer.interp.simulate as simulate_module
+    import verify_reducer.interp.sim_statics as statics_module
     from pathlib import Path
     source = (Path(__file__).parent / "programs/valid/copy_start_below_zero.py").read_text()
     func, plan = _program(source, "copy_start_below_zero.py")
     assert _codes(func, plan)[0] == []                       # guarded: in bounds
-    monkeypatch.setattr(simulate_module, "border_guards",
+    monkeypatch.setattr(statics_module, "border_guards",
                         lambda region, starts, shape, ranges:
                         tuple((False, False) for _ in region.buffer.shape))
     func, plan = _program(source, "copy_start_below_zero.py")    # fresh per-plan caches

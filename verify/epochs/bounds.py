@@ -221,12 +221,8 @@ class _Encoder:
 
     def binary(self, e: ir.Binary, depth: int) -> z3.ArithRef:
         a, b = self.term(e.a, depth + 1), self.term(e.b, depth + 1)
-        if e.op == "+":
-            return a + b
-        if e.op == "-":
-            return a - b
-        if e.op == "*":
-            return a * b
+        if e.op in ir.RING_OPS:
+            return ir.RING_OPS[e.op](a, b)
         if e.op in ("//", "%", "/"):
             self.facts.append(b != 0)   # a division by zero is not an index we judge
             q = a / b                   # Z3: Euclidean division

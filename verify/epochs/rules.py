@@ -120,7 +120,7 @@ def _form_matches(u: ir.ReducerUpdate) -> list[Diagnostic]:
     if reducer_monoid(b.reducer) is None or form_op == op:
         return []
     written = FORM_TEXT.get(u.form, u.form).format(acc=b.name)
-    return [error("R206", f"`{written}` is a {form_op} update, but `{b.name}` is {'an' if op[0] in 'aeiou' else 'a'} {op} "
+    return [error("R206", f"`{written}` is a {form_op} update, but `{b.name}` is {_a(op)} "
                   f"reducer (op=\"{b.reducer.op}\"): the value would be combined with "
                   f"{op}, not {form_op}", u.span,
                   Note(f"`{b.name}` is declared with op=\"{b.reducer.op}\" here", b.span),
@@ -181,13 +181,13 @@ def _contribution_dtype(b: ir.Buffer, value: ir.Expr, what: str, span) -> list[D
         else:
             why = f"the literal {value.value!r} is not representable in {d}"
             hint = f"use a value within the range of {d}, or a wider reducer dtype"
-        return [error("R210", f"{what} to `{b.name}` ({_a(d)} reducer): {why}", span,
+        return [error("R210", f"{what} to `{b.name}` ({_a(d.name)} reducer): {why}", span,
                       hint=hint)]
     if converts_exactly(value.dtype, d):
         return []
     loss = _loss(value.dtype, d)
     shown = format_expr(value)
-    return [error("R210", f"{what} `{shown}` is {value.dtype}, but `{b.name}` is {_a(d)} "
+    return [error("R210", f"{what} `{shown}` is {value.dtype}, but `{b.name}` is {_a(d.name)} "
                   f"reducer: {loss}", span,
                   Note(f"`{b.name}` is allocated as {d} here", b.span),
                   hint=f"convert it explicitly with `T.cast({shown}, T.{d.name})` if "
@@ -195,8 +195,9 @@ def _contribution_dtype(b: ir.Buffer, value: ir.Expr, what: str, span) -> list[D
                        f"{value.dtype}")]
 
 
-def _a(d: DType) -> str:
-    return ("an " if d.name[0] in "aeiou" else "a ") + d.name
+def _a(word: str) -> str:
+    """word with its indefinite article: "an int32", "a sum"."""
+    return ("an " if word[0] in "aeiou" else "a ") + word
 
 
 def _loss(src: DType, dst: DType) -> str:

@@ -1,0 +1,123 @@
+"""The loop over the executing thread's cells of a layout, the frame every placed
+statement renders in: each (thread, slot) computes its iteration (and replica) from the
+layout's inverse (codegen.cuda_layouts), as digit formulas or constant tables; unused
+cells are guarded off. A mixin of codegen.cuda_stmts.KernelBody, with the C blocks the
+cells open."""
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+
+from verify_reducer.spec.indexexpr import IndexExpr, Var
+from verify_reducer.spec.layout import Layout
+
+from .cuda_access import FLAT, REP, Frame, render_index
+from .cuda_layouts import S, T, Inverse, inverse_of, table_literal, table_type
+
+
+class CellLoops:
+    """Slot loops and C blocks for codegen.cuda_stmts.KernelBody (its out, names, var,
+    tables and declared)."""
+
+    @contextmanager
+    def cells(self, layout: Layout, frame: Frame, used_vars: set[str] | None = None,
+              with_replica: bool = False):
+        """A loop over the executing thread's slots of layout; yields the frame in
+        which the layout's index variables name the cell's logical iteration."""
+        inverse = inverse_of(layout)
+        slots = layout.slots_per_thread
+        ranges = {T: (0, layout.count - 1), S: (0, slots - 1)}
+        thread = "tid" if layout.offset == 0 else f"tid - {layout.offset}"
+        c_names = {T: thread, S: "slot", FLAT: "flat", REP: "rep"}
+        wanted = set(layout.index_vars) if used_vars is None else used_vars
+        if slots > 1:
+            self.out.line("#pragma unroll")
+            header = f"for (int slot = 0; slot < {slots}; ++slot)"
+        else:
+            header = ""                      # a block of its own: its names stay local
+        with self.maybe_block(header):
+            declarations: dict[str, str] = {}
+            if inverse.table is not None:
+                loop_vars, extra, declarations = self._table_cells(layout, inverse, frame,
+                                                                   c_names)
+                ranges.update(extra)
+            else:
+                loop_vars = dict(zip(layout.index_vars, inverse.indices))
+                if inverse.replica is not None:
+                    loop_vars[layout.rep_var] = inverse.replica
+            inner = frame.inner(layout, {}, ranges, c_names)
+            guard = self._cell_guard(layout, inverse, inner)
+            ranges.update((v, (0, e - 1)) for v, e in zip(layout.index_vars, layout.shape))
+            with self.maybe_block(f"if ({guard})" if guard else None):
+                for name in layout.index_vars:
+                    if name in wanted:
+                        declarations[self.var(name)] = render_index(loop_vars[name], inner,
+                                                                    self.var).text
+                        c_names[name] = self.var(name)
+                if with_replica and layout.replicate > 1:
+                    if inverse.table is None:
+                        declarations["rep"] = render_index(loop_vars[layout.rep_var], inner,
+                                                           self.var).text
+                    c_names[layout.rep_var] = "rep"
+                start = len(self.out.lines)
+                yield frame.inner(layout, loop_vars, ranges, c_names)
+                self._declare_used(start, declarations)
+
+    @contextmanager
+    def maybe_block(self, header: str | None):
+        """A C block under header; None: none; "": a bare block for local names, unless
+        a block has just been opened anyway."""
+        opened = self.out.lines and self.out.lines[-1].endswith("{")
+        if header is None or header == "" and opened:
+            yield
+        else:
+            with self.out.block(header):
+                self.declared.append(set())
+                yield
+                self.declared.pop()
+
+    def _table_cells(self, layout: Layout, inverse: Inverse, frame: Frame, c_names):
+        """The inverse as constant tables indexed by the cell: flat index and replica."""
+        stem = self.tables.get(layout)
+        flat_table, rep_table = inverse.table
+        if stem is None:
+            stem = self.names.get(("table", layout), f"layout{len(self.tables)}")
+            text = (f"// {layout.describe()}: the flat index (-1: unused) and replica "
+                    f"of each cell slot*{layout.count} + thread\n"
+                    f"__device__ const {table_type(flat_table)} {stem}_flat"
+                    f"[{len(flat_table)}] = {table_literal(flat_table)};")
+            if layout.replicate > 1:
+                text += (f"\n__device__ const {table_type(rep_table)} {stem}_rep"
+                         f"[{len(rep_table)}] = {table_literal(rep_table)};")
+            self.tables[layout] = stem
+            self.table_text.append(text)
+        cell = render_index(inverse.cell(), frame.inner(layout, {}, inverse.ranges, c_names),
+                            self.var).text
+        self.out.line(f"const int flat = {stem}_flat[{cell}];")
+        loop_vars: dict[str, IndexExpr] = {}
+        stride = layout.size
+        flat = Var(FLAT)
+        for name, extent in zip(layout.index_vars, layout.shape):
+            stride //= extent
+            loop_vars[name] = (flat // stride) % extent
+        declarations = {}
+        if layout.replicate > 1:
+            loop_vars[layout.rep_var] = Var(REP)
+            declarations["rep"] = f"{stem}_rep[{cell}]"
+        return loop_vars, {FLAT: (0, layout.size - 1), REP: (0, layout.replicate - 1)}, \
+            declarations
+
+    def _cell_guard(self, layout: Layout, inverse: Inverse, frame: Frame) -> str | None:
+        if inverse.table is not None:
+            return "flat >= 0"
+        if inverse.used is None:
+            return None
+        return f"{render_index(inverse.cell(), frame, self.var).text} < {inverse.used}"
+
+    def _declare_used(self, at: int, declarations: dict[str, str]) -> None:
+        """Declare, before line `at`, the cell variables the lines after it use."""
+        body = "\n".join(self.out.lines[at:])
+        indent = "  " * self.out.depth
+        lines = [f"{indent}const int {name} = {text};" for name, text in declarations.items()
+                 if re.search(rf"\b{name}\b", body)]
+        self.out.lines[at:at] = lines

@@ -1,0 +1,76 @@
+"""`T.reduce_*` as CUDA: through shared memory. Replica 0 of each source element
+stores it into the statement's rows (declared by codegen.cuda, named by
+codegen.cuda_collectives), then every holder of an output element combines its row in
+order, starting from the row's first term (clear) or the output's old value. `body` is
+the codegen.cuda_stmts.KernelBody rendering the kernel."""
+from __future__ import annotations
+
+from verify_reducer.spec import ir
+from verify_reducer.spec.indexexpr import Const, Var
+from verify_reducer.spec.layout import default_partition
+from verify_reducer.spec.ops import MONOIDS, REDUCE_KINDS
+
+from . import cuda_collectives as collectives
+from .cuda_access import TERM, Frame, flat_offset
+from .cuda_exprs import C, combine, convert, from_float, is_half_like, to_float
+from .cuda_text import term_loop
+from .cuda_unsupported import Unsupported
+from .layout_rules import reduce_kept
+
+
+def render_reduce(body, stmt: ir.Reduce, frame: Frame) -> None:
+    kind = REDUCE_KINDS[stmt.kind]
+    monoid = MONOIDS[kind.monoid]
+    src, dst = stmt.src, stmt.dst
+    dim = stmt.dim + len(src.shape) if stmt.dim < 0 else stmt.dim
+    kept = reduce_kept(src.shape, dim, dst.shape)
+    if src.scope != "fragment" or kept is None:
+        raise Unsupported(f"line {stmt.span.line}: T.reduce_{stmt.kind} of a "
+                          f"{src.scope} buffer")
+    scratch = collectives.reduce_rows_name(body, stmt)   # declared by codegen.cuda
+    src_layout = body.layouts.fragment(src)
+    body.out.comment(f"line {stmt.span.line}: T.reduce_{stmt.kind}({src.name}, "
+                     f"{dst.name}, dim={stmt.dim}) through shared memory")
+    body.sync(frame.participants, f"earlier readers of {scratch} are done")
+    with body.cells(src_layout, frame, with_replica=True) as inner:
+        loop = tuple(Var(n) for n in src_layout.index_vars)
+        value = body.element(src, loop, inner)
+        if kind.absolute:
+            value = _abs(value, src.dtype)
+        value = convert(value, src.dtype, dst.dtype)
+        offset = flat_offset(src.shape, loop, inner, body.var).text
+        guard = "rep == 0" if src_layout.replicate > 1 else None
+        with body.maybe_block(f"if ({guard})" if guard else None):
+            body.out.line(f"{scratch}[{offset}] = {value.text};")
+    body.sync(frame.participants, f"{scratch} is complete")
+    if dst.scope == "fragment":
+        dst_layout = body.layouts.fragment(dst)
+    else:
+        dst_layout = default_partition(dst.shape, *reversed(frame.participants))
+    with body.cells(dst_layout, frame) as inner:
+        inner.c_names[TERM] = "term"
+        out_ix = tuple(Var(n) for n in dst_layout.index_vars)
+        row = [out_ix[kept.index(d)] if d != dim else Var(TERM)
+               for d in range(len(src.shape))]
+        target = body.place(dst, out_ix, inner)
+        if stmt.clear:
+            first = flat_offset(src.shape, tuple(row[:dim]) + (Const(0),) +
+                                tuple(row[dim + 1:]), inner, body.var).text
+            start, begin = f"{scratch}[{first}]", 1
+        else:
+            start, begin = target.read.text, 0
+        body.out.line(f"{dst.dtype.c_name} value = {start};")
+        with body.maybe_block(term_loop(body.out, begin, src.shape[dim])):
+            element = C(f"{scratch}[{flat_offset(src.shape, tuple(row), inner, body.var).text}]")
+            body.out.line(f"value = {combine(monoid, dst.dtype, C('value'), element).text};")
+        body.out.line(target.assign("value"))
+    if dst.scope == "shared":
+        body.sync(frame.participants, f"{dst.name} is visible")
+
+
+def _abs(value: C, dtype) -> C:
+    if not dtype.is_float:
+        return C(f"abs({value.text})") if dtype.kind == "int" else value
+    if is_half_like(dtype):
+        return from_float(C(f"fabsf({to_float(value, dtype).text})"), dtype)
+    return C(f"{'fabs' if dtype.name == 'float64' else 'fabsf'}({value.text})")

@@ -1,0 +1,151 @@
+"""What every simulation of one physical plan shares, whatever its inputs
+(interp.simulate runs once per input): the plan's lookups by statement, the lanes of
+each T.Parallel, and the memos of index arrays derived from its layouts and region
+starts, all built on the first run only."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from verify_reducer.spec import ir
+from verify_reducer.spec.addressing import affine, border_guards, statement_ranges
+from verify_reducer.spec.dtypes import INT64
+from verify_reducer.spec.physical import FinalizePlan, PhysicalPlan, SitePlan
+
+from .accounting import iteration_hashes
+from .registers import tables
+from .sim_copies import Moves
+from .values import ITER, REP, SLOT, THREAD, Val
+
+
+@dataclass(frozen=True)
+class LoopLanes:
+    """A T.Parallel's lanes, the same in every block: one per used (thread, slot)."""
+    threads: np.ndarray                 # absolute
+    env: dict[str, Val]                 # THREAD, SLOT, ITER, REP and the loop variables
+
+
+class PlanStatics:
+    """One plan's statics, built once per plan (a few plans stay cached, each kept
+    alive by its entry)."""
+
+    _BY_PLAN: dict[int, "PlanStatics"] = {}
+
+    @classmethod
+    def of(cls, plan: PhysicalPlan) -> "PlanStatics":
+        found = cls._BY_PLAN.get(id(plan))
+        if found is not None and found.plan is plan:
+            return found
+        if len(cls._BY_PLAN) > 64:
+            cls._BY_PLAN.clear()
+        made = cls._BY_PLAN[id(plan)] = cls(plan)      # keeps the plan alive
+        return made
+
+    def __init__(self, plan: PhysicalPlan):
+        func = plan.func
+        self.plan = plan
+        self.func = func
+        self.layouts = plan.layouts
+        self.threads = func.kernel.threads
+        self.sites: dict[ir.ReducerUpdate, tuple[int, SitePlan]] = {}
+        self.finals: dict[ir.ReducerFinalize, FinalizePlan] = {}
+        for rplan in plan.reducers:
+            for site in rplan.sites:
+                self.sites[site.update] = (len(self.sites), site)
+            for fplan in rplan.finalizes:
+                self.finals[fplan.finalize] = fplan
+        self.loop_cache: dict[ir.ParallelFor, LoopLanes] = {}
+        self.copy_cache: dict[ir.Copy, tuple] = {}
+        self.copy_vars: dict[ir.Copy, tuple[str, ...] | None] = {}
+        self.moves: dict[tuple, Moves] = {}
+        self.moves_lanes = 0      # lanes held by moves: the cache is bounded by memory
+        self.entries: dict[tuple, tuple] = {}
+        self.readers: dict[ir.ReducerFinalize, tuple] = {}
+        self.iteration_hashes: dict[tuple, tuple] = {}
+        self.flat_memo: dict = {}
+        self.uniform_memo: dict = {}
+        self.vars_of: dict[ir.Expr, tuple[str, ...] | None] = {}
+        self.scopes = statement_ranges(func)
+        self.guards_memo: dict[tuple, tuple] = {}
+
+    def guards(self, stmt: ir.Stmt, region: ir.Region, loop_shape) -> tuple:
+        """The border tests the kernel makes on a global region's elements
+        (spec.addressing.border_guards, as the renderer asks it); a start that is no
+        affine expression is tested on both sides of every dimension."""
+        key = (stmt, region, tuple(loop_shape))
+        found = self.guards_memo.get(key)
+        if found is None:
+            starts = tuple(affine(e) for e in region.starts)
+            if any(e is None for e in starts):
+                found = tuple((True, True) for _ in region.buffer.shape)
+            else:
+                found = border_guards(region, starts, loop_shape, self.scopes[stmt])
+            self.guards_memo[key] = found
+        return found
+
+    def pure_vars(self, expr: ir.Expr) -> tuple[str, ...] | None:
+        """The variables expr reads, or None if it reads memory or the thread."""
+        if expr not in self.vars_of:
+            subs = list(ir.subexprs(expr))
+            impure = any(isinstance(e, (ir.Load, ir.ThreadBinding)) for e in subs)
+            self.vars_of[expr] = None if impure else \
+                tuple(sorted({e.name for e in subs if isinstance(e, ir.Var)}))
+        return self.vars_of[expr]
+
+    def hashes(self, site: int, block: int, iterations: np.ndarray) -> np.ndarray:
+        """The iteration hashes of a site in a block: a loop's iterations are the same
+        array in every block and every run, so each (site, block) is hashed once."""
+        key = (site, block, id(iterations))
+        found = self.iteration_hashes.get(key)
+        if found is not None and found[0] is iterations:
+            return found[1]
+        made = iteration_hashes(site, block, iterations)
+        if len(self.iteration_hashes) > 4096:
+            self.iteration_hashes.clear()
+        self.iteration_hashes[key] = (iterations, made)      # keeps iterations alive
+        return made
+
+    def starts_vars(self, stmt: ir.Copy) -> tuple[str, ...] | None:
+        """The variables both regions' starts read, or None if one reads memory or
+        the thread: the key of the copy's moves."""
+        if stmt not in self.copy_vars:
+            names: set[str] = set()
+            for start in stmt.src.starts + stmt.dst.starts:
+                found = self.pure_vars(start)
+                if found is None:
+                    self.copy_vars[stmt] = None
+                    return None
+                names.update(found)
+            self.copy_vars[stmt] = tuple(sorted(names))
+        return self.copy_vars[stmt]
+
+    def loop_lanes(self, loop: ir.ParallelFor) -> LoopLanes:
+        found = self.loop_cache.get(loop)
+        if found is not None:
+            return found
+        layout = self.layouts.loops[loop]
+        tab = tables(layout)
+        threads = tab.pair_thread + layout.offset
+        env = {THREAD: Val(threads, INT64), SLOT: Val(tab.pair_slot, INT64),
+               ITER: Val(tab.pair_index, INT64), REP: Val(tab.pair_replica, INT64)}
+        coords = np.unravel_index(tab.pair_index, loop.extents)
+        for var, c in zip(loop.vars, coords):
+            env[var.name] = Val(var.dtype.quantize(c), var.dtype)
+        made = LoopLanes(threads, env)
+        self.loop_cache[loop] = made
+        return made
+
+    def site(self, update: ir.ReducerUpdate) -> tuple[int, SitePlan]:
+        found = self.sites.get(update)
+        if found is None:
+            raise ValueError(f"the plan has no SitePlan for the update at line "
+                             f"{update.span.line}")
+        return found
+
+    def finalize_plan(self, finalize: ir.ReducerFinalize) -> FinalizePlan:
+        found = self.finals.get(finalize)
+        if found is None:
+            raise ValueError(f"the plan has no FinalizePlan for the finalize at line "
+                             f"{finalize.span.line}")
+        return found

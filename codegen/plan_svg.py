@@ -20,6 +20,7 @@ is not readable, and the file would grow with the problem. The output is determi
 from __future__ import annotations
 
 import colorsys
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Callable
@@ -35,6 +36,11 @@ LEFT, TOP = 64, 40                 # room for thread numbers and the title
 BAR = 6                            # the replica bar's width
 LEGEND_H = 36
 CHAR_W = 6.2                       # a 10 px monospace character, roughly
+FONT = 9                           # the labels' font size, set once on the root
+# said once per picture instead of on every cell (a grid has up to MAX_CELLS of them);
+# inline in the HTML report the rule is the same for every picture
+STYLE = ".cell,.step,.word{stroke:#fff}"
+FADED = 0.35                       # the fill opacity of a replica the guard silences
 
 # the colour of each counterexample role (spec.diagnostics.ROLES)
 ROLE_COLOURS = {"holder": "#1a9850", "present": "#1a9850", "unheld": "#d7191c",
@@ -159,16 +165,19 @@ def stacked_svg(items: list[tuple[Layout, str, int | None]]) -> str:
 
 
 def stack(panels: list[Panel]) -> str:
-    """Panels one below the other, as one SVG document."""
+    """Panels one below the other, as one SVG document. Sizes are whole pixels, and
+    what every cell would repeat is said once: the 9 px font on the root, the white
+    cell borders in STYLE."""
     import drawsvg as draw
-    d = draw.Drawing(max(p.width for p in panels), sum(p.height for p in panels),
-                     font_family="monospace")
-    d.append(draw.Rectangle(0, 0, max(p.width for p in panels),
-                            sum(p.height for p in panels), fill="white"))
-    y = 0.0
+    width = math.ceil(max(p.width for p in panels))
+    height = math.ceil(sum(p.height for p in panels))
+    d = draw.Drawing(width, height, font_family="monospace", font_size=FONT)
+    d.append_css(STYLE)
+    d.append(draw.Rectangle(0, 0, width, height, fill="white"))
+    y = 0
     for panel in panels:
         d.append(panel.render(draw, y))
-        y += panel.height
+        y += math.ceil(panel.height)
     return d.as_svg()
 
 
@@ -220,30 +229,27 @@ def _grid(draw, layout: Layout, title: str, guard_replica: int | None, y0: float
         y = y0 + TOP + t * CELL_H
         thread = first + t
         if t % max(1, threads // 32) == 0 or thread in marks.rows:
-            g.append(draw.Text(str(thread), 9, 4, y + CELL_H - 3))
+            g.append(draw.Text(str(thread), None, 4, y + CELL_H - 3))
         for s in range(slots):
             flat, rep = held[t, s]
             x = LEFT + s * cell_w
-            attrs = dict(class_="cell", data_thread=thread, data_slot=s)
+            attrs = dict(class_="cell", data_t=thread, data_s=s)
             label, extra = marks.labels.get((thread, s), (None, {}))
             if flat < 0:
-                g.append(draw.Rectangle(x, y, cell_w, CELL_H, fill="#dddddd",
-                                        stroke="white", data_index="", **attrs, **extra))
+                g.append(draw.Rectangle(x, y, cell_w, CELL_H, fill="#ddd", **attrs,
+                                        **extra))
                 continue
             index = np.unravel_index(flat, layout.shape)
             text = ",".join(str(int(i)) for i in index)
-            silent = guard_replica is not None and rep != guard_replica
+            faded = {"fill_opacity": FADED} \
+                if guard_replica is not None and rep != guard_replica else {}
             g.append(draw.Rectangle(x, y, cell_w, CELL_H, fill=colour(flat / top),
-                                    stroke="white", fill_opacity=0.35 if silent else 1,
-                                    data_index=text, data_replica=rep, **attrs, **extra))
+                                    data_i=text, data_r=rep, **faded, **attrs,
+                                    **extra))
             label = text if label is None else label
             if len(label) * 5.6 <= cell_w:
-                g.append(draw.Text(label, 9, x + 2, y + CELL_H - 3))
-        rep = _replica_of_row(held[t])
-        if rep is not None:
-            g.append(draw.Rectangle(LEFT - BAR - 2, y, BAR, CELL_H,
-                                    fill=colour(rep / max(layout.replicate - 1, 1), 0.4),
-                                    class_="replica", data_replica=rep))
+                g.append(draw.Text(label, None, x + 2, y + CELL_H - 3))
+    _replica_bars(draw, g, held, layout.replicate, y0)
     _overlay(draw, g, layout, marks, y0, cell_w, rows)
     g.append(_legend(draw, layout, y0 + TOP + threads * CELL_H + 12, guard_replica, marks))
     return g
@@ -261,7 +267,7 @@ def _overlay(draw, g, layout: Layout, marks: Marks, y0: float, cell_w: int,
             if thread in inside:
                 y = y0 + TOP + (thread - first) * CELL_H
                 g.append(draw.Rectangle(right + 6 * (n % 3), y, 4, CELL_H, fill="#4d4d4d",
-                                        class_="group", data_group=n, data_thread=thread))
+                                        class_="group", data_group=n, data_t=thread))
     for thread, role in sorted(marks.rows.items()):
         if thread in inside:
             y = y0 + TOP + (thread - first) * CELL_H
@@ -269,14 +275,14 @@ def _overlay(draw, g, layout: Layout, marks: Marks, y0: float, cell_w: int,
                                     CELL_H, fill="none", stroke=ROLE_COLOURS[role],
                                     stroke_width=2, stroke_dasharray="4,2",
                                     class_="mark-row", data_role=role,
-                                    data_thread=thread))
+                                    data_t=thread))
     for (thread, slot), role in sorted(marks.cells.items()):
         if thread in inside:
             y = y0 + TOP + (thread - first) * CELL_H
             g.append(draw.Rectangle(LEFT + slot * cell_w + 1, y + 1, cell_w - 2,
                                     CELL_H - 2, fill="none", stroke=ROLE_COLOURS[role],
                                     stroke_width=2.5, class_="mark", data_role=role,
-                                    data_thread=thread, data_slot=slot))
+                                    data_t=thread, data_s=slot))
 
 
 def cells_of(layout: Layout) -> np.ndarray:
@@ -295,6 +301,23 @@ def cells_of(layout: Layout) -> np.ndarray:
 def _replica_of_row(row: np.ndarray) -> int | None:
     reps = {int(r) for r in row[:, 1] if r >= 0}
     return reps.pop() if len(reps) == 1 else None
+
+
+def _replica_bars(draw, g, held: np.ndarray, replicate: int, y0: float) -> None:
+    """The bar left of the rows: one rect per run of consecutive rows of one replica
+    (a bar is not a cell, so a run is drawn once)."""
+    rows = [_replica_of_row(row) for row in held]
+    start = 0
+    for t in range(1, len(rows) + 1):
+        if t < len(rows) and rows[t] == rows[start]:
+            continue
+        rep = rows[start]
+        if rep is not None:
+            g.append(draw.Rectangle(LEFT - BAR - 2, y0 + TOP + start * CELL_H, BAR,
+                                    (t - start) * CELL_H,
+                                    fill=colour(rep / max(replicate - 1, 1), 0.4),
+                                    class_="replica", data_r=rep))
+        start = t
 
 
 def _legend(draw, layout: Layout, y: float, guard_replica: int | None, marks: Marks):

@@ -58,20 +58,20 @@ def _check_view(grid: ET.Element, view, rows: tuple[int, int]) -> None:
     assert (int(grid.get("data-offset")), int(grid.get("data-threads"))) == rows
     cells = _rects(grid, "cell")
     assert len(cells) == count * layout.slots_per_thread
-    pairs = {(int(c.get("data-thread")), int(c.get("data-slot"))) for c in cells}
+    pairs = {(int(c.get("data-t")), int(c.get("data-s"))) for c in cells}
     assert pairs == {(t, s) for t in range(first, first + count)
                      for s in range(layout.slots_per_thread)}
-    held = {(int(c.get("data-thread")), int(c.get("data-slot"))) for c in cells
-            if c.get("data-index")}
+    held = {(int(c.get("data-t")), int(c.get("data-s"))) for c in cells
+            if c.get("data-i")}
     assert {t for t, _ in held} <= set(range(layout.offset, layout.offset + layout.count))
     marks: dict[str, set] = {}
     for m in _rects(grid, "mark"):
         marks.setdefault(m.get("data-role"), set()).add(
-            (int(m.get("data-thread")), int(m.get("data-slot"))))
+            (int(m.get("data-t")), int(m.get("data-s"))))
     [(index, role)] = view.elements
     assert marks == {role: _cells_of(layout, index)}
     [(thread, thread_role)] = view.threads
-    rows_marked = [(int(r.get("data-thread")), r.get("data-role"))
+    rows_marked = [(int(r.get("data-t")), r.get("data-role"))
                    for r in _rects(grid, "mark-row")]
     assert rows_marked == [(thread, thread_role)]
 
@@ -158,11 +158,11 @@ def test_an_in_place_destination_refusal_is_drawn_on_the_candidate_s_storage():
     root = ET.fromstring(picture.svg.encode())
     [grid] = _grids(root)
     [(index, _)] = cx.elements
-    marked = {(int(m.get("data-thread")), int(m.get("data-slot")))
+    marked = {(int(m.get("data-t")), int(m.get("data-s")))
               for m in _rects(grid, "mark")}
     assert marked == _cells_of(cx.layout, index)
     assert thread not in {t for t, _ in marked}       # its group does not reduce it
-    assert {int(e.get("data-thread")) for e in _rects(grid, "group")} == set(group)
+    assert {int(e.get("data-t")) for e in _rects(grid, "group")} == set(group)
 
 
 def test_a_refusal_without_evidence_says_why_it_has_no_picture():
@@ -213,10 +213,10 @@ def test_an_omission_across_two_sites_draws_the_present_iteration_on_the_other_l
     assert len(grids) == 2
     for grid, site, (index, want) in zip(grids, (second, first),
                                          ((missing, "missing"), (present, "present"))):
-        marked = {(int(m.get("data-thread")), int(m.get("data-slot")))
+        marked = {(int(m.get("data-t")), int(m.get("data-s")))
                   for m in _rects(grid, "mark") if m.get("data-role") == want}
         assert marked == _cells_of(site.layout, index)
-        group = {int(e.get("data-thread")) for e in _rects(grid, "group")}
+        group = {int(e.get("data-t")) for e in _rects(grid, "group")}
         assert group == set(cx.groups[0]) & set(range(site.layout.offset,
                                                       site.layout.offset + site.layout.count))
     missing_threads = {t for t, _ in _cells_of(second.layout, missing)}

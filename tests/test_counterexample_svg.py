@@ -221,3 +221,19 @@ def test_an_omission_across_two_sites_draws_the_present_iteration_on_the_other_l
                                                       site.layout.offset + site.layout.count))
     missing_threads = {t for t, _ in _cells_of(second.layout, missing)}
     assert not missing_threads & set(cx.groups[0])
+
+
+def test_the_carried_counterexamples_validate_against_the_schema(capsys):
+    """The R300's layouts (emit's rejection document) and the R400 on a candidate's
+    storage (check's document) are valid JSON of docs/schema."""
+    from test_cli_conventions import assert_valid
+    layout = ROOT / "tests" / "programs" / "layout"
+    for name in ("r300_stale_replica.py", "r300_index_no_layout_places.py"):
+        assert main(["emit", str(layout / name), "--what", "svg", "--json"]) == 1
+        assert_valid(json.loads(capsys.readouterr().out))
+    program = ROOT / "tests" / "programs" / "valid" / "in_place_fast_keeps_every_output.py"
+    assert main(["check", str(program), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert_valid(doc)
+    [note] = [n for e in doc["epochs"] for n in e["notes"] if n["code"] == "R400"]
+    assert note["counterexample"]["layout"] is not None

@@ -10,9 +10,12 @@ grey. Replicas are told apart by a bar at the left of their threads' rows; for a
 site whose canonical guard admits one replica, the other replicas' cells are faded (they
 run the loop but do not contribute).
 
-Each grid is a `<g class="layout" data-threads data-slots>` whose cells are `<rect
-class="cell" data-thread=T data-slot=S data-index=...>`, one per (thread, slot), and
-each picture has a `<g class="legend">`: tests (and tools) read the pictures as XML. A
+Each grid is a `<g class="layout" data-threads data-slots data-offset>` whose cells are
+`<rect class="cell" data-t=THREAD data-s=SLOT data-i=INDEX data-r=REPLICA>`, one per
+(thread, slot) (an empty cell has no data-i, data-r), and each picture has a `<g
+class="legend">`: tests (and tools) read the pictures as XML. The names are short and
+what every cell would repeat is said once per picture (STYLE, the root's font size),
+because a grid may have MAX_CELLS cells and the HTML report inlines every picture. A
 picture is built from panels stacked top to bottom, so a finalize's steps and a
 counterexample reuse the grid. A grid is refused past MAX_CELLS cells: a grid that large
 is not readable, and the file would grow with the problem. The output is deterministic

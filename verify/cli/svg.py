@@ -62,7 +62,12 @@ def emit_rejected_svg(args, err: DiagnosticError, func: str) -> None:
                if d.counterexample is not None and d.counterexample.layout is not None]
     if not carried or (args.json and args.out is None):
         raise err
-    text = emit_svg(None, args.out, args.program, carried, func=func)
+    try:
+        text = emit_svg(None, args.out, args.program, carried, func=func)
+    except UsageError as exc:       # a picture too large, an unwritable --out: the
+        if not args.json:           # rejection is still the program's verdict
+            args.ui.note(f"{args.program}: the rejection is not drawn: {exc}")
+        raise err from None
     if args.out is None:
         if not args.ui.quiet:
             print(text, flush=True)

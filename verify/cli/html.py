@@ -85,9 +85,9 @@ def pictures(report: CheckReport) -> list[dict]:
     counterexamples of its notes and its run's violations; the counterexamples of every
     other simulated plan on its own grids."""
     from verify_reducer.codegen.counterexample_svg import counterexample_panels
-    from verify_reducer.codegen.plan_svg import PictureTooLarge, plan_pictures, stack
+    from verify_reducer.codegen.plan_svg import (PictureTooLarge, counterexample_pictures,
+                                                 plan_pictures, stack)
     from verify_reducer.verify.oracle.pipeline import plan_notes
-    from verify_reducer.codegen.plan_svg import counterexample_pictures
     out = []
     # a program rejected before any plan exists: the counterexamples its R300s carry
     carried = [d for d in report.diagnostics

@@ -142,26 +142,29 @@ def _steps_panel(rp: ReducerPlan, fp: FinalizePlan, number: int) -> Panel:
         coset = np.arange(count, dtype=np.int64)
         for column, step in enumerate(steps):
             x = LEFT + column * STEP_W
-            g.append(draw.Text(_header(step), 9, x + 2, top - 6))
+            g.append(draw.Text(_header(step), None, x + 2, top - 6))
             if isinstance(step, Shuffle):
                 coset = coset & ~step.mask
             cells = step_cells(step, count, slots)
+            # what every cell of the column shares is said once, on the column
+            col = draw.Group(class_="step-column", data_step=column,
+                             data_kind=type(step).__name__, font_size=8)
             for t in range(count):
                 y = top + t * CELL_H
-                attrs = dict(class_="step", data_step=column, data_thread=offset + t,
-                             data_kind=type(step).__name__)
                 if t not in cells:
-                    g.append(draw.Rectangle(x, y, STEP_W - 2, CELL_H, fill="#eeeeee",
-                                            stroke="white", data_active=0, **attrs))
+                    col.append(draw.Rectangle(x, y, STEP_W - 2, CELL_H, fill="#eee",
+                                              class_="step", data_t=offset + t,
+                                              data_active=0))
                     continue
                 label, extra = cells[t]
                 fill = colour(int(coset[t]) / max(count - 1, 1), 0.7) \
                     if isinstance(step, Shuffle) else _step_fill(step)
-                g.append(draw.Rectangle(x, y, STEP_W - 2, CELL_H, fill=fill, stroke="white",
-                                        data_active=1, **attrs, **extra))
-                g.append(draw.Text(label, 8, x + 2, y + CELL_H - 3))
+                col.append(draw.Rectangle(x, y, STEP_W - 2, CELL_H, fill=fill, class_="step",
+                                          data_t=offset + t, **extra))
+                col.append(draw.Text(label, None, x + 2, y + CELL_H - 3))
+            g.append(col)
         for t in range(0, count, max(1, count // 32)):
-            g.append(draw.Text(str(offset + t), 9, 4, top + t * CELL_H + CELL_H - 3))
+            g.append(draw.Text(str(offset + t), None, 4, top + t * CELL_H + CELL_H - 3))
         legend = draw.Group(class_="legend")
         legend.append(draw.Text(
             "shfl ^m: P += shfl_xor(P, m), colour = the lanes combined so far; store W: "
@@ -224,15 +227,14 @@ def _workspace_panel(plan: PhysicalPlan, rp: ReducerPlan, fp: FinalizePlan) -> P
             x, y = LEFT + col * WORD_W, y0 + TOP + row * CELL_H
             who = sorted(writers.get(w, ()))
             fill = colour((who[0] - offset) / max(count - 1, 1), 0.75) if who else "#dddddd"
-            g.append(draw.Rectangle(x, y, WORD_W - 2, CELL_H, fill=fill, stroke="white",
-                                    class_="word", data_word=w,
+            g.append(draw.Rectangle(x, y, WORD_W - 2, CELL_H, fill=fill, class_="word", data_word=w,
                                     data_writers=" ".join(map(str, who)),
                                     data_readers=" ".join(map(str,
                                                               sorted(readers.get(w, ()))))))
             if who:
                 g.append(draw.Text(f"t{who[0]}", 8, x + 2, y + CELL_H - 3))
             if col == 0:
-                g.append(draw.Text(f"W[{w}]", 9, 4, y + CELL_H - 3))
+                g.append(draw.Text(f"W[{w}]", None, 4, y + CELL_H - 3))
         legend = draw.Group(class_="legend")
         legend.append(draw.Text("colour: the writing thread; grey: a word this finalize "
                                 "leaves unused (alignment padding)", 9, 4,

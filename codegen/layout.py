@@ -24,7 +24,9 @@ only when no root gives a clean placement.
   loop (`layout_rules.check`: readers hold what they read, writers are exactly the
   holders); a disagreement, or an index no layout can place (data-dependent, thread
   binding), is an R300 layout conflict naming both demands: the loop (and the fragment
-  it follows) with an iteration and a thread, and the op that placed the fragment.
+  it follows) with an iteration and a thread, and the op that placed the fragment. The
+  R300 carries both layouts as its counterexample (spec.diagnostics.Counterexample), so
+  the conflict is drawn before any plan exists.
 - A loop places the unplaced fragments whose index it can invert (codegen.layout_inverse:
   affine sums of digits of loop variables with mixed-radix coefficients, gaps allowed,
   `x_frag[it, 2*j + k]`, `x_frag[it, 12*i + k]`, `x_frag[it, (k % 2)*8 + k // 2]`), so
@@ -62,7 +64,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from verify_reducer.spec import ir
-from verify_reducer.spec.diagnostics import Diagnostic, DiagnosticError, Note, error
+from verify_reducer.spec.diagnostics import (Counterexample, Diagnostic, DiagnosticError,
+                                              Note, error)
 from verify_reducer.spec.indexexpr import Var
 from verify_reducer.spec.layout import (Layout, default_partition, fully_replicated, index_names,
                          vectorized_partition)
@@ -71,7 +74,8 @@ from .layout_copy import cooperative_layout, is_cooperative
 from .layout_access import (Access, Scope, bind_let, memory_accesses, region_access,
                             serial_scope, stmt_accesses)
 from .layout_inverse import invert_access
-from .layout_rules import check, compose, follow, holders_contain, project, reduce_kept
+from .layout_rules import (Mismatch, check, compose, follow, holders_contain, project,
+                           reduce_kept)
 from .layout_vector import vector_width
 
 WARP_GROUP = 128
@@ -129,15 +133,19 @@ class _Op:
     source: Access | None = None            # the access the loop layout follows
 
     @property
-    def what(self) -> str:
-        line = self.node.span.line
+    def head(self) -> str:
+        """The op without its line: `T.Parallel(2, 5)`, `T.copy`, `the statement`."""
         if self.kind == "loop":
-            return f"T.Parallel({', '.join(map(str, self.shape))}) at line {line}"
+            return f"T.Parallel({', '.join(map(str, self.shape))})"
         if self.kind == "copy":
-            return f"T.copy at line {line}"
+            return "T.copy"
         if self.kind == "reduce":
-            return f"T.reduce_{self.node.kind} at line {line}"
-        return f"the statement at line {line}"
+            return f"T.reduce_{self.node.kind}"
+        return "the statement"
+
+    @property
+    def what(self) -> str:
+        return f"{self.head} at line {self.node.span.line}"
 
     def buffers(self) -> list[ir.Buffer]:
         if self.kind == "reduce":
@@ -209,8 +217,11 @@ class _Inference:
     def placed(self, buffer: ir.Buffer) -> bool:
         return buffer in self.result.fragments
 
-    def conflict(self, message: str, span: Span | None, *notes: Note) -> Diagnostic:
-        return error("R300", f"layout conflict: {message}", span, *notes)
+    def conflict(self, message: str, span: Span | None, *notes: Note,
+                 counterexample: Counterexample | None = None,
+                 no_picture: str | None = None) -> Diagnostic:
+        return error("R300", f"layout conflict: {message}", span, *notes,
+                     counterexample=counterexample, no_picture=no_picture)
 
     def placed_note(self, buffer: ir.Buffer) -> Note:
         layout = self.result.fragments[buffer]
@@ -545,8 +556,8 @@ class _Inference:
             key = (op.layout, frag, id(access))
             if key not in self.checked:
                 self.checked[key] = check(op.layout, frag, access)
-            why = self.checked[key]
-            if not why:
+            mismatch = self.checked[key]
+            if mismatch is None:
                 continue
             if op.source is not None:
                 demand = f"{op.what}, following {op.source.buffer.name}"
@@ -555,9 +566,42 @@ class _Inference:
             else:
                 demand = op.what
                 how = Note(f"{op.what} runs as {op.layout.describe()}", op.node.span)
-            found.append(self.conflict(f"{demand}: {why}; {self.placement(access.buffer)}",
-                                       access.span, how, self.placed_note(access.buffer)))
+            found.append(self.conflict(
+                f"{demand}: {mismatch.why}; {self.placement(access.buffer)}",
+                access.span, how, self.placed_note(access.buffer),
+                counterexample=self.conflict_picture(op, access.buffer, mismatch),
+                no_picture=None if mismatch.element is not None else
+                "the access names no single element (its index is not an affine function "
+                "of the loop variables, or leaves the fragment): there is no cell to mark"))
         return found
+
+    def conflict_picture(self, op: _Op, buffer: ir.Buffer,
+                         mismatch: Mismatch) -> Counterexample | None:
+        """The R300 drawn (codegen.counterexample_svg): the fragment as placed with the
+        element's holders, and below it the loop's layout with the iteration where the
+        loop runs it, the thread in question marked on both. None when the mismatch
+        names no element (an index that is not affine, or leaves the shape)."""
+        if mismatch.element is None:
+            return None
+        frag = self.result.fragments[buffer]
+        role = "stale" if mismatch.write else "unheld"
+        element = f"{buffer.name}[{', '.join(map(str, mismatch.element))}]"
+        at = ", ".join(f"{v}={i}" for v, i in
+                       list(zip(op.layout.index_vars, mismatch.iteration)) + list(mismatch.context))
+        if mismatch.write:
+            caption = (f"thread {mismatch.thread} holds {element} but does not run "
+                       f"iteration ({at}) of {op.what}, which writes it")
+        else:
+            caption = (f"thread {mismatch.thread} runs iteration ({at}) of {op.what} "
+                       f"but does not hold {element}")
+        thread = ((mismatch.thread, role),)
+        loop = Counterexample(("loop", op.head, op.node.span.line),
+                              f"{op.what}: iteration ({at}) where the loop runs it",
+                              ((mismatch.iteration, "iteration"),), thread,
+                              layout=op.layout)
+        return Counterexample(("fragment", buffer.name), caption,
+                              ((mismatch.element, "holder"),), thread,
+                              layout=frag, also=(loop,))
 
     def check_reduce(self, op: _Op) -> list[Diagnostic]:
         node = op.node

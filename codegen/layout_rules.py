@@ -8,7 +8,8 @@
            not use; `project` is the case of bare loop variables (a T.reduce_*
            destination, a reducer's storage);
 - check:   whether a loop layout and a fragment layout agree on one access — a read needs
-           every thread that runs x to hold e(x), a write needs exactly the holders.
+           every thread that runs x to hold e(x), a write needs exactly the holders; a
+           Mismatch carries the iteration, element and thread an R300 draws.
 
 Every rule is decided numerically on all points (index spaces are compile-time and
 small), so it holds exactly, not up to what a symbolic simplifier can prove. A rule that
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
@@ -279,33 +281,59 @@ def holders_contain(outer: Layout, kept: tuple[int | None, ...], inner: Layout) 
 
 # ----------------------------------------------------------------------------- check
 
-def check(loop: Layout, frag: Layout, access: Access) -> Why | None:
+@dataclass(frozen=True)
+class Mismatch:
+    """Why a loop layout and a fragment layout disagree on one access (`why`, the
+    sentence an R300 quotes), with its evidence when the access names one element:
+    the loop's iteration, the fragment element it touches and the thread that runs
+    the iteration without holding the element (a read) or holds the element without
+    running the iteration that writes it (a write: that replica would go stale). An
+    index that is not affine, or leaves the fragment's shape, has no such evidence."""
+    why: str
+    iteration: tuple[int, ...] | None = None
+    element: tuple[int, ...] | None = None
+    thread: int | None = None
+    write: bool = False
+    context: tuple[tuple[str, int], ...] = ()   # the serial loop variables' values
+
+
+def check(loop: Layout, frag: Layout, access: Access) -> Mismatch | None:
     """Whether the loop may make this access in registers: for a read, every thread that
     runs iteration x holds element e(x); for a write, the threads that run x are exactly
     those that hold e(x) (a holder left out would keep a stale replica)."""
     if access.index is None:
-        return f"{access.text} is not an affine function of the loop variables"
+        return Mismatch(f"{access.text} is not an affine function of the loop variables")
     runs = loop.threads_of(absolute=True)
     for ctx in _contexts(access):
         index, why = _element_indices(access, loop, ctx)
         if why:
-            return why
+            return Mismatch(why)
         holds = frag.threads_of(index, absolute=True)
         held = (runs[:, None, :] == holds[None, :, :]).any(axis=1)
         if not held.all():
             r, n = (int(a[0]) for a in np.nonzero(~held))
-            return (f"iteration ({_iteration(loop, n, ctx)}) runs on thread "
-                    f"{int(runs[r, n])}, which does not hold {_element(access, index, n)} "
-                    f"(held by threads {_threads(holds[:, n])})")
+            return Mismatch(
+                f"iteration ({_iteration(loop, n, ctx)}) runs on thread "
+                f"{int(runs[r, n])}, which does not hold {_element(access, index, n)} "
+                f"(held by threads {_threads(holds[:, n])})",
+                _point(loop, n), tuple(int(ix[n]) for ix in index), int(runs[r, n]),
+                context=tuple(ctx.items()))
         if access.write:
             ran = (holds[:, None, :] == runs[None, :, :]).any(axis=1)
             if not ran.all():
                 r, n = (int(a[0]) for a in np.nonzero(~ran))
-                return (f"{_element(access, index, n)} is held by thread "
-                        f"{int(holds[r, n])}, which does not run iteration "
-                        f"({_iteration(loop, n, ctx)}) that writes it: that replica "
-                        f"would go stale (written by threads {_threads(runs[:, n])})")
+                return Mismatch(
+                    f"{_element(access, index, n)} is held by thread "
+                    f"{int(holds[r, n])}, which does not run iteration "
+                    f"({_iteration(loop, n, ctx)}) that writes it: that replica "
+                    f"would go stale (written by threads {_threads(runs[:, n])})",
+                    _point(loop, n), tuple(int(ix[n]) for ix in index),
+                    int(holds[r, n]), write=True, context=tuple(ctx.items()))
     return None
+
+
+def _point(loop: Layout, n: int) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.unravel_index(n, loop.shape))
 
 
 def _iteration(loop: Layout, n: int, ctx: dict[str, int]) -> str:

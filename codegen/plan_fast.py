@@ -97,7 +97,10 @@ def first_replicas_form_a_group(storage, partition) -> bool:
 def _no_publication(sites: ReducerSites, why: str) -> Diagnostic:
     return Diagnostic("R400", NOTE, f"fast plan refused for {sites.reducer.name}: the "
                       f"groups do not hold what the destination needs and the result "
-                      f"cannot be published into it: {why}", sites.reducer.span, ())
+                      f"cannot be published into it: {why}", sites.reducer.span, (),
+                      no_picture="every obligation of the partition was proved; it is the "
+                                 "publication into the destination that cannot be built, "
+                                 "so no iteration or group is refuted to draw")
 
 
 def plan_auto(sites: ReducerSites) -> ReducerPlan:
@@ -122,4 +125,5 @@ def refusal(sites: ReducerSites, search: FastSearch) -> Diagnostic:
                   for s in search.sites if s.update is not None)
     message = f"fast plan refused for {reducer.name}: {search.refusal}"
     return Diagnostic("R400", NOTE, message, span, notes,
-                      counterexample=search.refusal_evidence)
+                      counterexample=search.refusal_evidence,
+                      no_picture=search.refusal_unpictured)

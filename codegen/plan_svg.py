@@ -10,9 +10,12 @@ grey. Replicas are told apart by a bar at the left of their threads' rows; for a
 site whose canonical guard admits one replica, the other replicas' cells are faded (they
 run the loop but do not contribute).
 
-Each grid is a `<g class="layout" data-threads data-slots>` whose cells are `<rect
-class="cell" data-thread=T data-slot=S data-index=...>`, one per (thread, slot), and
-each picture has a `<g class="legend">`: tests (and tools) read the pictures as XML. A
+Each grid is a `<g class="layout" data-threads data-slots data-offset>` whose cells are
+`<rect class="cell" data-t=THREAD data-s=SLOT data-i=INDEX data-r=REPLICA>`, one per
+(thread, slot) (an empty cell has no data-i, data-r), and each picture has a `<g
+class="legend">`: tests (and tools) read the pictures as XML. The names are short and
+what every cell would repeat is said once per picture (STYLE, the root's font size),
+because a grid may have MAX_CELLS cells and the HTML report inlines every picture. A
 picture is built from panels stacked top to bottom, so a finalize's steps and a
 counterexample reuse the grid. A grid is refused past MAX_CELLS cells: a grid that large
 is not readable, and the file would grow with the problem. The output is deterministic
@@ -20,6 +23,8 @@ is not readable, and the file would grow with the problem. The output is determi
 from __future__ import annotations
 
 import colorsys
+import math
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -34,10 +39,15 @@ LEFT, TOP = 64, 40                 # room for thread numbers and the title
 BAR = 6                            # the replica bar's width
 LEGEND_H = 36
 CHAR_W = 6.2                       # a 10 px monospace character, roughly
+FONT = 9                           # the labels' font size, set once on the root
+# said once per picture instead of on every cell (a grid has up to MAX_CELLS of them);
+# inline in the HTML report the rule is the same for every picture
+STYLE = ".cell,.step,.word{stroke:#fff}"
+FADED = 0.35                       # the fill opacity of a replica the guard silences
 
 # the colour of each counterexample role (spec.diagnostics.ROLES)
 ROLE_COLOURS = {"holder": "#1a9850", "present": "#1a9850", "unheld": "#d7191c",
-                "missing": "#d7191c", "duplicate": "#fdae61", "contribution": "#2c7bb6",
+                "stale": "#d7191c", "iteration": "#2c7bb6", "missing": "#d7191c", "duplicate": "#fdae61", "contribution": "#2c7bb6",
                 "entered": "#fdae61", "copy": "#d7191c"}
 
 
@@ -103,12 +113,20 @@ def grids(plan: PhysicalPlan) -> list[tuple[str, Layout, str, int | None]]:
 def plan_pictures(plan: PhysicalPlan, diagnostics=()) -> list[Picture]:
     """Every grid of the plan, every finalize drawn as steps, and the counterexample of
     every diagnostic that carries one (drawn on its grid), one document each."""
-    from .counterexample_svg import counterexample_panels
     from .finalize_svg import finalize_pictures
     out = [Picture(name, title, stack([grid_panel(layout, title, guard)]))
            for name, layout, title, guard in grids(plan)]
     out += [Picture(name, title, stack(panels))
             for name, title, panels in finalize_pictures(plan)]
+    return out + counterexample_pictures(plan, diagnostics)
+
+
+def counterexample_pictures(plan: PhysicalPlan | None, diagnostics) -> list[Picture]:
+    """The counterexample of every diagnostic that carries one, one document each: on
+    the plan's grid it names, or on the layouts it carries (plan None: a program
+    rejected before any plan exists, whose R300s carry theirs)."""
+    from .counterexample_svg import counterexample_panels
+    out = []
     for n, d in enumerate(d for d in diagnostics if d.counterexample is not None):
         panels = counterexample_panels(plan, d.code, d.counterexample)
         if panels:
@@ -118,16 +136,20 @@ def plan_pictures(plan: PhysicalPlan, diagnostics=()) -> list[Picture]:
 
 
 def _stem(grid: tuple) -> str:
-    return grid_key(*grid)
+    return re.sub(r"[^\w.-]+", "_", grid_key(*grid))
 
 
-def plan_svg(plan: PhysicalPlan, diagnostics=()) -> str:
-    """Every picture of plan_pictures in one document, one below the other."""
+def plan_svg(plan: PhysicalPlan | None, diagnostics=()) -> str:
+    """Every picture of plan_pictures in one document, one below the other (plan None:
+    the counterexamples that carry their layouts)."""
     from .counterexample_svg import counterexample_panels
     from .finalize_svg import finalize_pictures
-    panels = [grid_panel(layout, title, guard) for _, layout, title, guard in grids(plan)]
-    for _, _, finalize in finalize_pictures(plan):
-        panels += finalize
+    panels = []
+    if plan is not None:
+        panels = [grid_panel(layout, title, guard)
+                  for _, layout, title, guard in grids(plan)]
+        for _, _, finalize in finalize_pictures(plan):
+            panels += finalize
     for d in diagnostics:
         if d.counterexample is not None:
             panels += counterexample_panels(plan, d.code, d.counterexample)
@@ -146,16 +168,19 @@ def stacked_svg(items: list[tuple[Layout, str, int | None]]) -> str:
 
 
 def stack(panels: list[Panel]) -> str:
-    """Panels one below the other, as one SVG document."""
+    """Panels one below the other, as one SVG document. Sizes are whole pixels, and
+    what every cell would repeat is said once: the 9 px font on the root, the white
+    cell borders in STYLE."""
     import drawsvg as draw
-    d = draw.Drawing(max(p.width for p in panels), sum(p.height for p in panels),
-                     font_family="monospace")
-    d.append(draw.Rectangle(0, 0, max(p.width for p in panels),
-                            sum(p.height for p in panels), fill="white"))
-    y = 0.0
+    width = math.ceil(max(p.width for p in panels))
+    height = math.ceil(sum(p.height for p in panels))
+    d = draw.Drawing(width, height, font_family="monospace", font_size=FONT)
+    d.append_css(STYLE)
+    d.append(draw.Rectangle(0, 0, width, height, fill="white"))
+    y = 0
     for panel in panels:
         d.append(panel.render(draw, y))
-        y += panel.height
+        y += math.ceil(panel.height)
     return d.as_svg()
 
 
@@ -168,9 +193,16 @@ def check_size(what: str, rows: int, columns: int) -> None:
 
 
 def grid_panel(layout: Layout, title: str, guard_replica: int | None = None,
-               marks: Marks | None = None, subtitle: str | None = None) -> Panel:
-    """One layout's grid as a panel."""
-    threads, slots = layout.count, layout.slots_per_thread
+               marks: Marks | None = None, subtitle: str | None = None,
+               rows: tuple[int, int] | None = None) -> Panel:
+    """One layout's grid as a panel. rows: the (first thread, count) drawn, a range
+    holding the layout's participants (default: exactly them); the rows of other
+    threads are empty cells, so that two layouts on different threads can be drawn on
+    the same rows."""
+    rows = rows or (layout.offset, layout.count)
+    assert rows[0] <= layout.offset and \
+        layout.offset + layout.count <= rows[0] + rows[1], (rows, layout)
+    threads, slots = rows[1], layout.slots_per_thread
     check_size(f"{threads} threads x {slots} slots", threads, slots)
     marks = marks or Marks()
     cell_w = max([CELL_W] + [int(len(text) * 5.6) + 6 for text, _ in marks.labels.values()])
@@ -180,79 +212,80 @@ def grid_panel(layout: Layout, title: str, guard_replica: int | None = None,
                 8 + CHAR_W * len(subtitle or ""), LEFT + 16 * 12 + 260)
     height = TOP + threads * CELL_H + legend + 24
     return Panel(width, height, lambda draw, y: _grid(draw, layout, title, guard_replica,
-                                                      y, marks, cell_w, subtitle))
+                                                      y, marks, cell_w, subtitle, rows))
 
 
 def _grid(draw, layout: Layout, title: str, guard_replica: int | None, y0: float,
-          marks: Marks, cell_w: int, subtitle: str | None):
-    threads, slots = layout.count, layout.slots_per_thread
-    held = cells_of(layout)                        # [thread, slot] -> (flat, replica)
+          marks: Marks, cell_w: int, subtitle: str | None, rows: tuple[int, int]):
+    first, threads = rows
+    slots = layout.slots_per_thread
+    held = np.full((threads, slots, 2), -1, dtype=np.int64)   # (flat, replica) per cell
+    held[layout.offset - first:layout.offset - first + layout.count] = cells_of(layout)
     g = draw.Group(class_="layout", data_threads=threads, data_slots=slots,
-                   data_offset=layout.offset)
+                   data_offset=first)
     g.append(draw.Text(title, 11, 4, y0 + 16))
-    g.append(draw.Text(subtitle or f"threads {layout.offset}..{layout.offset + threads - 1}"
+    g.append(draw.Text(subtitle or f"threads {first}..{first + threads - 1}"
                        f" (rows) x slots 0..{slots - 1} (columns), {layout.replicate} "
                        f"replica(s)", 10, 4, y0 + 30))
     top = max(layout.size - 1, 1)
     for t in range(threads):
         y = y0 + TOP + t * CELL_H
-        thread = layout.offset + t
+        thread = first + t
         if t % max(1, threads // 32) == 0 or thread in marks.rows:
-            g.append(draw.Text(str(thread), 9, 4, y + CELL_H - 3))
+            g.append(draw.Text(str(thread), None, 4, y + CELL_H - 3))
         for s in range(slots):
             flat, rep = held[t, s]
             x = LEFT + s * cell_w
-            attrs = dict(class_="cell", data_thread=thread, data_slot=s)
+            attrs = dict(class_="cell", data_t=thread, data_s=s)
             label, extra = marks.labels.get((thread, s), (None, {}))
             if flat < 0:
-                g.append(draw.Rectangle(x, y, cell_w, CELL_H, fill="#dddddd",
-                                        stroke="white", data_index="", **attrs, **extra))
+                g.append(draw.Rectangle(x, y, cell_w, CELL_H, fill="#ddd", **attrs,
+                                        **extra))
                 continue
             index = np.unravel_index(flat, layout.shape)
             text = ",".join(str(int(i)) for i in index)
-            silent = guard_replica is not None and rep != guard_replica
+            faded = {"fill_opacity": FADED} \
+                if guard_replica is not None and rep != guard_replica else {}
             g.append(draw.Rectangle(x, y, cell_w, CELL_H, fill=colour(flat / top),
-                                    stroke="white", fill_opacity=0.35 if silent else 1,
-                                    data_index=text, data_replica=rep, **attrs, **extra))
+                                    data_i=text, data_r=rep, **faded, **attrs,
+                                    **extra))
             label = text if label is None else label
             if len(label) * 5.6 <= cell_w:
-                g.append(draw.Text(label, 9, x + 2, y + CELL_H - 3))
-        rep = _replica_of_row(held[t])
-        if rep is not None:
-            g.append(draw.Rectangle(LEFT - BAR - 2, y, BAR, CELL_H,
-                                    fill=colour(rep / max(layout.replicate - 1, 1), 0.4),
-                                    class_="replica", data_replica=rep))
-    _overlay(draw, g, layout, marks, y0, cell_w)
+                g.append(draw.Text(label, None, x + 2, y + CELL_H - 3))
+    _replica_bars(draw, g, held, layout.replicate, y0)
+    _overlay(draw, g, layout, marks, y0, cell_w, rows)
     g.append(_legend(draw, layout, y0 + TOP + threads * CELL_H + 12, guard_replica, marks))
     return g
 
 
-def _overlay(draw, g, layout: Layout, marks: Marks, y0: float, cell_w: int) -> None:
+def _overlay(draw, g, layout: Layout, marks: Marks, y0: float, cell_w: int,
+             rows: tuple[int, int]) -> None:
     """Groups (a bar right of the grid on each member's row), rows and cells in a role
     (a thick outline in the role's colour)."""
     right = LEFT + layout.slots_per_thread * cell_w + 6
-    inside = range(layout.offset, layout.offset + layout.count)
+    first = rows[0]
+    inside = range(first, first + rows[1])
     for n, members in enumerate(marks.groups):
         for thread in members:
             if thread in inside:
-                y = y0 + TOP + (thread - layout.offset) * CELL_H
+                y = y0 + TOP + (thread - first) * CELL_H
                 g.append(draw.Rectangle(right + 6 * (n % 3), y, 4, CELL_H, fill="#4d4d4d",
-                                        class_="group", data_group=n, data_thread=thread))
+                                        class_="group", data_group=n, data_t=thread))
     for thread, role in sorted(marks.rows.items()):
         if thread in inside:
-            y = y0 + TOP + (thread - layout.offset) * CELL_H
+            y = y0 + TOP + (thread - first) * CELL_H
             g.append(draw.Rectangle(LEFT - 1, y, layout.slots_per_thread * cell_w + 2,
                                     CELL_H, fill="none", stroke=ROLE_COLOURS[role],
                                     stroke_width=2, stroke_dasharray="4,2",
                                     class_="mark-row", data_role=role,
-                                    data_thread=thread))
+                                    data_t=thread))
     for (thread, slot), role in sorted(marks.cells.items()):
         if thread in inside:
-            y = y0 + TOP + (thread - layout.offset) * CELL_H
+            y = y0 + TOP + (thread - first) * CELL_H
             g.append(draw.Rectangle(LEFT + slot * cell_w + 1, y + 1, cell_w - 2,
                                     CELL_H - 2, fill="none", stroke=ROLE_COLOURS[role],
                                     stroke_width=2.5, class_="mark", data_role=role,
-                                    data_thread=thread, data_slot=slot))
+                                    data_t=thread, data_s=slot))
 
 
 def cells_of(layout: Layout) -> np.ndarray:
@@ -271,6 +304,23 @@ def cells_of(layout: Layout) -> np.ndarray:
 def _replica_of_row(row: np.ndarray) -> int | None:
     reps = {int(r) for r in row[:, 1] if r >= 0}
     return reps.pop() if len(reps) == 1 else None
+
+
+def _replica_bars(draw, g, held: np.ndarray, replicate: int, y0: float) -> None:
+    """The bar left of the rows: one rect per run of consecutive rows of one replica
+    (a bar is not a cell, so a run is drawn once)."""
+    rows = [_replica_of_row(row) for row in held]
+    start = 0
+    for t in range(1, len(rows) + 1):
+        if t < len(rows) and rows[t] == rows[start]:
+            continue
+        rep = rows[start]
+        if rep is not None:
+            g.append(draw.Rectangle(LEFT - BAR - 2, y0 + TOP + start * CELL_H, BAR,
+                                    (t - start) * CELL_H,
+                                    fill=colour(rep / max(replicate - 1, 1), 0.4),
+                                    class_="replica", data_r=rep))
+        start = t
 
 
 def _legend(draw, layout: Layout, y: float, guard_replica: int | None, marks: Marks):

@@ -267,17 +267,7 @@ def _finalize_json(fp: FinalizePlan, op: str) -> dict:
 
 
 def layout_json(layout: Layout) -> dict:
-    return {
-        "shape": list(layout.shape),
-        "index_vars": list(layout.index_vars),
-        "rep_var": layout.rep_var,
-        "thread": str(layout.thread),
-        "slot": str(layout.slot),
-        "replicate": layout.replicate,
-        "offset": layout.offset,
-        "count": layout.count,
-        "text": layout.describe(),
-    }
+    return layout.to_json()
 
 
 def step_json(step: Step, op: str = "⊕") -> dict:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .layout import Layout
 from .source import Span
 
 CODES: dict[str, str] = {
@@ -56,6 +57,8 @@ class Note:
 ROLES = {
     "holder": "a thread that holds the element",
     "unheld": "the thread that accesses an element it does not hold",
+    "stale": "a thread that holds the element but does not run the iteration writing it",
+    "iteration": "the iteration that accesses the element, where the loop runs it",
     "missing": "the iteration missing from the group",
     "present": "an iteration of the same output that the group has",
     "duplicate": "a replica the group would count a second time",
@@ -63,28 +66,40 @@ ROLES = {
     "entered": "a thread whose partial the contribution entered",
     "copy": "the copy of the result that counted it",
 }
-GRIDS = ("fragment", "storage", "update")
+GRIDS = ("fragment", "storage", "update", "loop")
 
 
 @dataclass(frozen=True)
 class Counterexample:
-    """A counterexample as data, to be drawn on one of the plan's layout grids
+    """A counterexample as data, to be drawn on a layout grid
     (codegen.counterexample_svg) and written into the JSON diagnostic.
 
-    `grid` names the layout: ("fragment", buffer name), ("storage", reducer name) or
-    ("update", reducer name, line of the update site). `elements` are logical indices
-    of that layout (a fragment's element, an update loop's iteration) with their role;
-    every cell the layout puts the element in is marked. `threads` are absolute thread
-    ids with their role, `groups` the absolute threads of each group outlined."""
+    `grid` names the layout: ("fragment", buffer name), ("storage", reducer name),
+    ("update", reducer name, line of the update site) — grids of the plan — or ("loop",
+    the loop as `T.Parallel(2, 5)`, its line). `elements` are logical indices of that
+    layout (a fragment's element, a loop's iteration) with their role; every cell the
+    layout puts the element in is marked. `threads` are absolute thread ids with their
+    role, `groups` the absolute threads of each group outlined.
+
+    `layout` is the grid's layout when no plan holds it: an R300 of layout inference is
+    found before any plan exists, so it carries the fragment as placed and the loop's
+    demand itself. `also` holds more grids of the same counterexample, drawn below this
+    one on the same rows of threads."""
     grid: tuple
     caption: str
     elements: tuple[tuple[tuple[int, ...], str], ...] = ()
     threads: tuple[tuple[int, str], ...] = ()
     groups: tuple[tuple[int, ...], ...] = ()
+    layout: Layout | None = None
+    also: tuple[Counterexample, ...] = ()
 
     def __post_init__(self):
         assert self.grid and self.grid[0] in GRIDS, self.grid
         assert all(role in ROLES for _, role in self.elements + self.threads)
+
+    def views(self) -> tuple[Counterexample, ...]:
+        """This grid and the ones in `also`, in drawing order."""
+        return (self,) + self.also
 
     def to_json(self) -> dict:
         kind, name, *line = self.grid
@@ -92,7 +107,9 @@ class Counterexample:
                 "caption": self.caption,
                 "elements": [{"index": list(ix), "role": r} for ix, r in self.elements],
                 "threads": [{"thread": t, "role": r} for t, r in self.threads],
-                "groups": [list(g) for g in self.groups]}
+                "groups": [list(g) for g in self.groups],
+                "layout": None if self.layout is None else self.layout.to_json(),
+                "also": [cx.to_json() for cx in self.also]}
 
 
 @dataclass(frozen=True)
@@ -104,6 +121,9 @@ class Diagnostic:
     notes: tuple[Note, ...] = ()
     hint: str | None = None
     counterexample: Counterexample | None = None
+    # why a diagnostic of a kind that is drawn (R300, R400) has no counterexample to
+    # draw: the report says so instead of leaving the picture out silently
+    no_picture: str | None = None
 
     def __post_init__(self):
         assert self.code in CODES, self.code
@@ -120,7 +140,8 @@ class Diagnostic:
                 "notes": [{"message": n.message, **span_json(n.span)} for n in self.notes],
                 "hint": self.hint,
                 "counterexample": None if self.counterexample is None
-                else self.counterexample.to_json()}
+                else self.counterexample.to_json(),
+                "no_picture": self.no_picture}
 
 
 def span_json(span: Span | None) -> dict:
@@ -132,9 +153,10 @@ def span_json(span: Span | None) -> dict:
 
 
 def error(code: str, message: str, span: Span | None, *notes: Note,
-          hint: str | None = None, counterexample: Counterexample | None = None
-          ) -> Diagnostic:
-    return Diagnostic(code, ERROR, message, span, tuple(notes), hint, counterexample)
+          hint: str | None = None, counterexample: Counterexample | None = None,
+          no_picture: str | None = None) -> Diagnostic:
+    return Diagnostic(code, ERROR, message, span, tuple(notes), hint, counterexample,
+                      no_picture)
 
 
 class DiagnosticError(Exception):

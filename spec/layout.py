@@ -196,6 +196,14 @@ class Layout:
     def __str__(self) -> str:
         return self.describe()
 
+    def to_json(self) -> dict:
+        """The layout as JSON (docs/schema/defs.schema.json `layout`): its expressions
+        as text, and describe()."""
+        return {"shape": list(self.shape), "index_vars": list(self.index_vars),
+                "rep_var": self.rep_var, "thread": str(self.thread),
+                "slot": str(self.slot), "replicate": self.replicate,
+                "offset": self.offset, "count": self.count, "text": self.describe()}
+
 
 # ============================================================ the standard layouts
 

@@ -1,7 +1,8 @@
 """`check --html` in a real browser: Debian's headless Chromium loads the report of every
 example (and of a rejected program) and the DOM it renders shows every source line,
 every diagnostic and every picture as an SVG; a screenshot is not blank. Skipped only
-where chromium is not installed (`.ci/run` installs it)."""
+where chromium is not installed (`.ci/run` installs it). Every rejected program under
+tests/programs/{invalid,layout,family} makes one more report, read with html.parser."""
 from __future__ import annotations
 
 import json
@@ -19,9 +20,12 @@ pytest.importorskip("jinja2")
 pytest.importorskip("drawsvg")
 
 from verify_reducer.verify.cli.commands import main
+from verify_reducer.verify.oracle.expect import parse_expectation, unmatched
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+REJECTED_PROGRAMS = sorted(p for folder in ("invalid", "layout", "family")
+                           for p in (ROOT / "tests" / "programs" / folder).glob("*.py"))
 REJECTED = ROOT / "tests" / "programs" / "invalid" / "r201_update_after_finalize.py"
 CHROMIUM = shutil.which("chromium")
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed "
@@ -43,13 +47,19 @@ class _Report(HTMLParser):
         cls = a.get("class", "")
         if tag == "section" and "program" in cls.split():
             self.current = self.sections.setdefault(
-                a["data-program"], {"lines": [], "diagnostics": [], "figures": {}})
+                a["data-program"], {"lines": [], "diagnostics": [], "figures": {},
+                                    "placed": [], "no_picture": []})
         if self.current is None:
             return
         if tag == "div" and cls == "line":
             self.current["lines"].append(int(a["data-line"]))
         elif tag == "div" and "diagnostic" in cls.split():
             self.current["diagnostics"].append((a["data-code"], a["data-line"]))
+            # the source line the diagnostic's box follows
+            lines = self.current["lines"]
+            self.current["placed"].append((a["data-code"], lines[-1] if lines else None))
+        elif tag == "p" and cls == "no-picture":
+            self.current["no_picture"].append((a["data-code"], a["data-line"]))
         elif tag == "figure":
             self.figure = a["data-picture"]
             self.current["figures"][self.figure] = {"svg": False, "cells": 0}
@@ -103,6 +113,44 @@ def test_the_report_holds_every_program_line_diagnostic_and_picture(report):
         if program["verdict"] == "verified":
             assert section["figures"]
     assert "http://" not in html.read_text().replace("http://www.w3.org/", "")
+
+
+def test_every_rejected_program_gets_its_section_with_each_diagnostic_at_its_line(tmp_path):
+    """One `check --html` of every program under tests/programs/{invalid,layout,family}
+    (read with html.parser, not a browser per program): no crash, exit 1 (each program
+    rejected as its `# expect:` lines say), every source line, each diagnostic boxed
+    under the line it names, each counterexample drawn with one cell per (thread,
+    slot), and a diagnostic that carries no counterexample saying why."""
+    html, doc = tmp_path / "rejected.html", tmp_path / "rejected.json"
+    code = main(["check", "-q", *map(str, REJECTED_PROGRAMS), "--html", str(html),
+                 "--json-file", str(doc)])
+    assert code == 1
+    programs = json.loads(doc.read_text())["programs"]
+    sections = _parse(html.read_text())
+    assert list(sections) == [str(p) for p in REJECTED_PROGRAMS]
+    for path, program in zip(REJECTED_PROGRAMS, programs):
+        section = sections[str(path)]
+        source = path.read_text()
+        assert program["exit_code"] == 1, path.name
+        expected = parse_expectation(source, str(path)).errors
+        got = [(d["code"], d["line"], d["col"]) for d in program["diagnostics"]]
+        assert unmatched(expected, got) == ([], []), path.name
+        assert section["lines"] == list(range(1, len(source.splitlines()) + 1)), path.name
+        shown = program["diagnostics"] + program["violations"] + \
+            [n for e in program["epochs"] for n in e["notes"]]
+        placed = sorted((d["code"], d["line"]) for d in shown
+                        if d["line"] is not None and d["line"] <= len(section["lines"]))
+        assert sorted(section["placed"]) == placed, path.name
+        drawn = [d for d in shown if d["counterexample"]]
+        counterexamples = [n for n in section["figures"] if n.startswith("R")]
+        assert len(counterexamples) == len(drawn), path.name
+        for figure in section["figures"].values():
+            assert figure["svg"] and figure["cells"] > 0, path.name
+        unpictured = sorted((d["code"], str(d["line"])) for d in shown if d["no_picture"])
+        assert sorted(section["no_picture"]) == unpictured, path.name
+    layout = [sections[str(p)] for p in REJECTED_PROGRAMS if p.parent.name == "layout"]
+    assert sum(len(s["figures"]) for s in layout) == 6          # the R300 pictures
+    assert sum(len(s["no_picture"]) for s in layout) == 1       # the index nothing places
 
 
 @needs_chromium

@@ -55,7 +55,7 @@ def _check_grid(group: ET.Element, layout: Layout, what: str) -> None:
     """One cell per (thread, slot) of the layout, each at its own pair."""
     cells = [e for e in group.iter(f"{SVG}rect") if e.get("class") == "cell"]
     assert len(cells) == layout.count * layout.slots_per_thread, what
-    pairs = {(int(c.get("data-thread")), int(c.get("data-slot"))) for c in cells}
+    pairs = {(int(c.get("data-t")), int(c.get("data-s"))) for c in cells}
     assert len(pairs) == len(cells), what
     threads = {t for t, _ in pairs}
     assert threads == set(range(layout.offset, layout.offset + layout.count)), what
@@ -102,10 +102,13 @@ def test_the_segmented_finalize_shows_shuffles_one_store_per_coset_and_the_publi
     [(rp, fp)] = [(rp, fp) for rp, fp in _finalizes(plan) if fp.publish is not None]
     picture = next(p for p in plan_pictures(plan) if p.name.startswith("finalize-"))
     root = _root(picture.svg)
-    steps = [e for e in root.iter(f"{SVG}rect") if e.get("class") == "step"]
-    kinds = {e.get("data-kind") for e in steps if e.get("data-active") == "1"}
+    # a step's kind is on its column; a thread that does not take part is data-active=0
+    steps = [(column.get("data-kind"), e) for column in root.iter(f"{SVG}g")
+             if column.get("class") == "step-column"
+             for e in column.iter(f"{SVG}rect") if e.get("class") == "step"]
+    kinds = {kind for kind, e in steps if e.get("data-active") != "0"}
     assert {"Shuffle", "ToWorkspace", "Barrier"} <= kinds
-    stored = [int(w) for e in steps if e.get("data-kind") == "ToWorkspace"
+    stored = [int(w) for kind, e in steps if kind == "ToWorkspace"
               for w in (e.get("data-writes") or "").split()]
     assert len(stored) == len(set(stored))
     words = {int(e.get("data-word")): e for e in root.iter(f"{SVG}rect")
@@ -113,15 +116,15 @@ def test_the_segmented_finalize_shows_shuffles_one_store_per_coset_and_the_publi
     _, published = _grids(root)
     layout = destination(rp, fp, plan.layouts.fragments)[0]
     cells = [c for c in published.iter(f"{SVG}rect") if c.get("class") == "cell"
-             and c.get("data-index")]
+             and c.get("data-i")]
     assert cells
     for c in cells:
-        index = tuple(int(i) for i in c.get("data-index").split(","))
+        index = tuple(int(i) for i in c.get("data-i").split(","))
         flat = np.ravel_multi_index(index, layout.shape)
         expected = publish_words(fp.publish, rp.reducer.shape, np.array([flat]))[0]
         assert [int(w) for w in c.get("data-words").split()] == expected.tolist()
         for w in expected:
-            assert int(w) in stored and c.get("data-thread") in \
+            assert int(w) in stored and c.get("data-t") in \
                 words[int(w)].get("data-readers").split()
 
 
@@ -130,7 +133,7 @@ def _marks(root: ET.Element) -> dict[str, set]:
     for e in root.iter(f"{SVG}rect"):
         if e.get("class") == "mark":
             out.setdefault(e.get("data-role"), set()).add(
-                (int(e.get("data-thread")), int(e.get("data-slot"))))
+                (int(e.get("data-t")), int(e.get("data-s"))))
     return out
 
 
@@ -146,7 +149,7 @@ def test_r400_draws_the_missing_iteration_and_its_group():
     [(missing, _)] = [e for e in cx.elements if e[1] == "missing"]
     threads = site.loop.threads_of(tuple(np.array([i]) for i in missing), absolute=True)
     assert {t for t, _ in marks["missing"]} == {int(t) for t in threads[:, 0]}
-    group = {int(e.get("data-thread")) for e in root.iter(f"{SVG}rect")
+    group = {int(e.get("data-t")) for e in root.iter(f"{SVG}rect")
              if e.get("class") == "group"}
     assert group == set(cx.groups[0])
     assert not group & {t for t, _ in marks["missing"]}      # missing from the group
@@ -163,7 +166,7 @@ def test_r503_draws_the_contribution_and_the_copies_it_entered(tmp_path, capsys)
     marks = _marks(root)
     # x_frag[0] is held by 16 replicas (8 threads apart): the contribution in each
     assert {t for t, _ in marks["contribution"]} == set(range(0, 128, 8))
-    rows = {e.get("data-role"): int(e.get("data-thread")) for e in root.iter(f"{SVG}rect")
+    rows = {e.get("data-role"): int(e.get("data-t")) for e in root.iter(f"{SVG}rect")
             if e.get("class") == "mark-row" and e.get("data-role") == "copy"}
     assert rows == {"copy": 0}
     assert "wrote" in capsys.readouterr().out
@@ -185,7 +188,7 @@ def test_a_cell_holds_the_element_the_layout_puts_there():
     layout = Layout((4, 8), ("i", "j"), Var("j") % 4 + Var("i") % 2 * 4,
                     Var("j") // 4 + Var("i") // 2 * 2, 8)
     root = _root(stacked_svg([(layout, "t", None)]))
-    held = {(int(c.get("data-thread")), int(c.get("data-slot"))): c.get("data-index")
+    held = {(int(c.get("data-t")), int(c.get("data-s"))): c.get("data-i")
             for c in _cells(root)}
     threads, slots = layout.threads_of()[0], layout.slots_of()
     for n, (i, j) in enumerate(np.ndindex(4, 8)):
@@ -199,8 +202,8 @@ def test_replicas_that_do_not_contribute_are_faded():
     [picture] = [p for p in plan_pictures(plan) if p.name.startswith("update-")]
     cells = _cells(_root(picture.svg))
     faded = [c for c in cells if c.get("fill-opacity") == "0.35"]
-    assert faded and all(c.get("data-replica") != "0" for c in faded)
-    assert all(c.get("fill-opacity") == "1" for c in cells if c.get("data-replica") == "0")
+    assert faded and all(c.get("data-r") != "0" for c in faded)
+    assert all(c.get("fill-opacity") is None for c in cells if c.get("data-r") == "0")
 
 
 def test_too_many_cells_is_refused():
@@ -271,4 +274,4 @@ def test_r300_draws_the_thread_and_the_element_s_holders():
     holders = {t for t, _ in _marks(root)["holder"]}
     assert holders == set(range(1, 128, 8))
     rows = [e for e in root.iter(f"{SVG}rect") if e.get("class") == "mark-row"]
-    assert [(r.get("data-thread"), r.get("data-role")) for r in rows] == [("0", "unheld")]
+    assert [(r.get("data-t"), r.get("data-role")) for r in rows] == [("0", "unheld")]

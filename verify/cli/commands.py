@@ -33,7 +33,7 @@ from verify_reducer.verify.oracle import pipeline
 from verify_reducer.verify.cli.batch import deliver_json, first_error, json_file_writable, run_programs
 from verify_reducer.verify.cli.batch import writable_file
 from verify_reducer.verify.cli.batch import findings_folder as _findings_folder, guarded as _guarded
-from verify_reducer.verify.cli.svg import emit_svg, require_drawsvg
+from verify_reducer.verify.cli.svg import emit_rejected_svg, emit_svg, require_drawsvg
 from verify_reducer.verify.cli.batch import print_json as _print_json, report_usage as _report_usage
 from verify_reducer.verify.cli.batch import safe_source as _safe_source, stdin_source as _stdin_source
 from verify_reducer.verify.cli.output import COLOR_MODES, Output, fuzz_meter
@@ -514,8 +514,15 @@ def _report_tilelang_failure(args, loaded, reference, failed, facts: dict) -> in
 def cmd_emit(args) -> int:
     start = time.perf_counter()
     loaded = pipeline.load(args.program, args.func, _stdin_source(args))
-    # the gate judges the program as `check` does by default: on the inputs of seed 0
-    _gate(args, loaded, loaded.inputs(0))
+    try:
+        # the gate judges the program as `check` does by default: on the inputs of seed 0
+        _gate(args, loaded, loaded.inputs(0))
+        plan = pipeline.make_plan(loaded, args.plan) \
+            if args.what in ("plan", "cuda", "svg") else None
+    except DiagnosticError as err:
+        if args.what == "svg":
+            emit_rejected_svg(args, err, loaded.func.name)
+        raise
     head = {"command": "emit", "program": args.program, "func": loaded.func.name,
             "what": args.what, "verdict": "emitted", "exit_code": EXIT_OK,
             "verified": not args.no_verify}
@@ -523,14 +530,13 @@ def cmd_emit(args) -> int:
     if args.what == "layout":
         text = format_layouts(pipeline.loaded_layouts(loaded), loaded.func)
     elif args.what == "plan":
-        plan = pipeline.make_plan(loaded, args.plan)
         figures = _ptxas_figures(plan) if args.ptxas else None
         doc = {**head, "plan": plan_json(plan, figures)}
         text = None if args.json else format_plan(plan, figures)
     elif args.what == "cuda":
-        text = render(pipeline.make_plan(loaded, args.plan)).translation_unit()
+        text = render(plan).translation_unit()
     elif args.what == "svg":
-        text = emit_svg(pipeline.make_plan(loaded, args.plan), args.out, args.program)
+        text = emit_svg(plan, args.out, args.program)
     elif args.what == "smt2":
         queries = smt2_queries(loaded.func, pipeline.loaded_layouts(loaded))
         doc = {**head, "queries": [{"name": n, "smt2": t} for n, t in queries]}

@@ -75,16 +75,29 @@ def section(program: str, report: CheckReport, source: str, seconds: float) -> d
     return {"program": program, "doc": doc, "lines": lines, "unplaced": beyond,
             "diagnostic_count": len(diagnostics), "seconds": seconds,
             "plan_text": format_plan(plan) if plan is not None else None,
-            "pictures": pictures(report)}
+            "pictures": pictures(report),
+            "unpictured": [d for d in diagnostics if d.get("no_picture")]}
 
 
 def pictures(report: CheckReport) -> list[dict]:
-    """The auto plan's pictures with the counterexamples of its notes and its run's
-    violations; the counterexamples of every other simulated plan on its own grids."""
+    """The counterexamples a rejection carries with their layouts (R300 of layout
+    inference, before any plan exists); the auto plan's pictures with the
+    counterexamples of its notes and its run's violations; the counterexamples of every
+    other simulated plan on its own grids."""
     from verify_reducer.codegen.counterexample_svg import counterexample_panels
-    from verify_reducer.codegen.plan_svg import PictureTooLarge, plan_pictures, stack
+    from verify_reducer.codegen.plan_svg import (PictureTooLarge, counterexample_pictures,
+                                                 plan_pictures, stack)
     from verify_reducer.verify.oracle.pipeline import plan_notes
     out = []
+    # a program rejected before any plan exists: the counterexamples its R300s carry
+    carried = [d for d in report.diagnostics
+               if d.counterexample is not None and d.counterexample.layout is not None]
+    try:
+        out += [{"name": p.name, "title": p.title, "svg": inline(p.svg), "refused": None}
+                for p in counterexample_pictures(None, carried)]
+    except PictureTooLarge as exc:
+        out.append({"name": "rejection", "title": "the rejection's counterexamples",
+                    "svg": None, "refused": str(exc)})
     violations = {run.plan: run.violations for run in report.runs}
     for name, plan in report.plans.items():
         if name == "auto":

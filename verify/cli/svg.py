@@ -1,10 +1,13 @@
 """`verify-reducer emit --what svg [--out PATH]` and `run --backend sim --svg PATH`: the
 plan's layouts, finalizes and counterexamples drawn (codegen.plan_svg), printed as one
-SVG document or written to PATH: one file, or one file per picture into a folder."""
+SVG document or written to PATH: one file, or one file per picture into a folder. A
+program rejected before any plan exists still has the counterexamples its R300s carry
+drawn (emit_rejected_svg), then exits 1."""
 from __future__ import annotations
 
 import os
 
+from verify_reducer.spec.diagnostics import DiagnosticError
 from verify_reducer.verify.oracle.pipeline import UsageError, plan_notes
 
 
@@ -18,22 +21,28 @@ def require_drawsvg(flag: str) -> None:
 
 
 def emit_svg(plan, out: str | None, program: str, diagnostics=(),
-             flag: str = "--what svg") -> str | None:
+             flag: str = "--what svg", func: str | None = None) -> str | None:
     """The SVG text to print, or (written to out) the paths written. In a folder each
     picture is `<program stem>-<func>-<object>.svg`, so several programs can share it.
-    diagnostics: those whose counterexamples are drawn too (the plan's own notes are)."""
+    diagnostics: those whose counterexamples are drawn too (the plan's own notes are).
+    plan None: a program rejected before any plan exists; only the counterexamples its
+    diagnostics carry with their layouts are drawn (func names the kernel)."""
     require_drawsvg(flag)
-    from verify_reducer.codegen.plan_svg import PictureTooLarge, plan_pictures, plan_svg
-    diagnostics = plan_notes(plan) + list(diagnostics)
+    from verify_reducer.codegen.plan_svg import (PictureTooLarge, counterexample_pictures,
+                                                 plan_pictures, plan_svg)
+    diagnostics = (plan_notes(plan) if plan is not None else []) + list(diagnostics)
+    func = plan.func.name if plan is not None else func
     try:
         if out is None:
             return plan_svg(plan, diagnostics)
         if out.endswith("/") or os.path.isdir(out):
             os.makedirs(out, exist_ok=True)
             written = []
-            for picture in plan_pictures(plan, diagnostics):
+            pictures = plan_pictures(plan, diagnostics) if plan is not None else \
+                counterexample_pictures(None, diagnostics)
+            for picture in pictures:
                 stem = os.path.splitext(os.path.basename(program))[0] or "stdin"
-                path = os.path.join(out, f"{stem}-{plan.func.name}-{picture.name}.svg")
+                path = os.path.join(out, f"{stem}-{func}-{picture.name}.svg")
                 _write(path, picture.svg)
                 written.append(path)
             return "\n".join(written)
@@ -41,6 +50,31 @@ def emit_svg(plan, out: str | None, program: str, diagnostics=(),
         return out
     except PictureTooLarge as exc:
         raise UsageError(f"{flag}: {exc}") from None
+
+
+def emit_rejected_svg(args, err: DiagnosticError, func: str) -> None:
+    """`emit --what svg` on a program rejected before any plan exists: the
+    counterexamples its diagnostics carry with their layouts (R300 of layout
+    inference) are drawn all the same — printed, or written to --out — and the
+    rejection is then reported as ever (exit 1). With --json and no --out nothing is
+    drawn: the JSON diagnostics carry the counterexamples as data."""
+    carried = [d for d in err.diagnostics
+               if d.counterexample is not None and d.counterexample.layout is not None]
+    if not carried or (args.json and args.out is None):
+        raise err
+    try:
+        text = emit_svg(None, args.out, args.program, carried, func=func)
+    except UsageError as exc:       # a picture too large, an unwritable --out: the
+        if not args.json:           # rejection is still the program's verdict
+            args.ui.note(f"{args.program}: the rejection is not drawn: {exc}")
+        raise err from None
+    if args.out is None:
+        if not args.ui.quiet:
+            print(text, flush=True)
+    elif not args.json and not args.ui.quiet:
+        args.ui.note(f"{args.program}: drew the counterexamples of the rejection: "
+                     + ", ".join(text.splitlines()))
+    raise err
 
 
 def _write(path: str, text: str, flag: str = "--out") -> None:

@@ -159,14 +159,22 @@ def omission_query(site: Site, other: Site, part: Partition) -> Query:
         [("ry", b.rep)]
 
     def evidence(w: dict[str, int]) -> Counterexample:
-        """On the loop of `site`: the missing iteration, the one the group has (when
-        both are this site's) and the group."""
+        """On the loop of `site`: the missing iteration and the group; the iteration the
+        group has on the same loop, or on the other site's below it."""
         x, y = a.values(w, "x_"), b.values(w, "y_")
         elements = ((_iteration(site, x), "missing"),)
+        group = (part.members(w["u"]),)
+        also = ()
         if other is site:
             elements += ((_iteration(site, y), "present"),)
+        else:               # the iteration the group has lies on the other site's loop
+            also = (Counterexample(
+                ("update", other.reducer_name, other.line),
+                f"the site at line {other.line} puts iteration {other.iteration_text(y)} "
+                f"in group {part.group_text(w['u'])}", ((_iteration(other, y), "present"),),
+                (), group),)
         return Counterexample(("update", site.reducer_name, site.line), explain(w),
-                              elements, (), (part.members(w["u"]),))
+                              elements, (), group, also=also)
 
     def explain(w: dict[str, int]) -> str:
         x, y = a.values(w, "x_"), b.values(w, "y_")
@@ -224,8 +232,15 @@ def writes_held_query(site: Site, storage: Layout, part: Partition) -> Query:
         return (f"{part.describe()}: the site at line {site.line} writes "
                 f"{site.output_text(x)} (iteration {site.iteration_text(x)}, replica "
                 f"{w['r']}) on thread {w['t'] + offset}, which does not keep it")
+
+    def evidence(w: dict[str, int]) -> Counterexample:
+        """On the site's loop: the iteration, the thread that writes it without
+        keeping its output, and that thread's group."""
+        return Counterexample(("update", site.reducer_name, site.line), explain(w),
+                              ((_iteration(site, a.values(w, "x_")), "contribution"),),
+                              ((w["t"] + offset, "unheld"),), (part.members(w["t"]),))
     return Query(f"slots line {site.line} {part.describe()}", constraints, objectives,
-                 explain, site.line)
+                 explain, site.line, evidence)
 
 
 def storage_complete_query(site: Site, storage: Layout, part: Partition) -> Query:
@@ -249,8 +264,14 @@ def storage_complete_query(site: Site, storage: Layout, part: Partition) -> Quer
         return (f"{part.describe()}: thread {w['u'] + offset} keeps {site.output_text(x)} "
                 f"but its group {part.group_text(w['u'])} gets no replica of iteration "
                 f"{site.iteration_text(x)} of the site at line {site.line}")
+
+    def evidence(w: dict[str, int]) -> Counterexample:
+        """On the site's loop: the iteration missing from the keeper's group."""
+        return Counterexample(("update", site.reducer_name, site.line), explain(w),
+                              ((_iteration(site, a.values(w, "x_")), "missing"),),
+                              ((w["u"] + offset, "holder"),), (part.members(w["u"]),))
     return Query(f"storage complete line {site.line} {part.describe()}", constraints,
-                 objectives, explain, site.line)
+                 objectives, explain, site.line, evidence)
 
 
 def destination_query(dst: Layout, storage: Layout, part: Partition, what: str,
@@ -273,8 +294,17 @@ def destination_query(dst: Layout, storage: Layout, part: Partition, what: str,
         idx = ", ".join(str(w[f"o_{v}"]) for v in dst.index_vars)
         return (f"{part.describe()}: thread {w['t'] + offset} must write {what}[{idx}] but "
                 f"its group {part.group_text(w['t'])} does not reduce that output")
+
+    def evidence(w: dict[str, int]) -> Counterexample:
+        """On the candidate's storage (no plan has it: it carries the layout): the
+        output where the groups that reduce it keep it, the thread that must write it
+        and that thread's group."""
+        return Counterexample(("storage", what), explain(w),
+                              ((tuple(w[f"o_{v}"] for v in dst.index_vars), "holder"),),
+                              ((w["t"] + offset, "unheld"),), (part.members(w["t"]),),
+                              layout=storage)
     return Query(f"destination {what} {part.describe()}", constraints, objectives, explain,
-                 line)
+                 line, evidence)
 
 
 def shape_query(part: Partition) -> Query:
@@ -472,6 +502,7 @@ class FastSearch:
     chosen: Attempt | None                   # the first legal candidate
     best: Attempt | None                     # the most promising one, when none is legal
     reason: str | None = None                # why no candidate could even be tried
+    budget_spent: bool = False               # the reason is the proof budget
 
     @property
     def legal(self) -> bool:
@@ -496,6 +527,27 @@ class FastSearch:
         the failed obligation draws one."""
         failure = self.best.failure if self.best is not None else None
         return failure.evidence if failure is not None and self.reason is None else None
+
+    @property
+    def refusal_unpictured(self) -> str | None:
+        """Why the refusal has no picture (None when refusal_evidence draws one): the
+        report says so rather than leaving the picture out silently."""
+        if self.refusal_evidence is not None:
+            return None
+        if self.budget_spent:
+            return ("the proof budget ran out before any candidate partition was refuted: "
+                    "there is no counterexample to draw")
+        if self.reason is not None:
+            return ("no candidate partition could be tried, so no group or iteration is "
+                    "refuted to draw (the reason is in the message)")
+        failure = self.best.failure if self.best is not None else None
+        if failure is None:
+            return "no butterfly partition tiles the participants: there is no group to draw"
+        if failure.result == UNKNOWN:
+            return (f"`{failure.name}` was not decided (unknown): there is no "
+                    f"counterexample to draw")
+        return (f"`{failure.name}` is refuted by a fact about the collective, not by a cell "
+                f"of a layout: no grid shows it")
 
     @property
     def refusal_line(self) -> int | None:
@@ -590,6 +642,7 @@ def _search(sites_of: ReducerSites, budget: Budget) -> FastSearch:
     except BudgetSpent:
         search.chosen, search.best = None, None
         search.reason = budget.reason(reducer)
+        search.budget_spent = True
     return search
 
 

@@ -3,7 +3,7 @@ of the participants gives every reduction group each contribution exactly once, 
 updates need no guard and each group all-reduces only its own outputs.
 
 - storage: narrow — each thread keeps only the outputs its group reduces, one slot per
-  output (verify.proofs.fast.group_storage, proved by the `slots` obligations);
+  output (verify.proofs.fast_obligations.group_storage, proved by the `slots` obligations);
 - updates unguarded: every replica contributes, into its own group;
 - finalize: `AllReduce<width, scale, offset>` inside each group
   (codegen.collectives.butterfly), batched in chunks like canonical, the barrier count
@@ -18,7 +18,8 @@ import dataclasses
 
 from verify_reducer.spec.diagnostics import NOTE, Diagnostic, Note
 from verify_reducer.spec.physical import ReducerPlan
-from verify_reducer.verify.proofs.fast import Attempt, FastSearch, group_numbers, search_fast
+from verify_reducer.verify.proofs.fast import Attempt, FastSearch, search_fast
+from verify_reducer.verify.proofs.partition import group_numbers
 from verify_reducer.verify.proofs.signature import signature
 from .collectives import butterfly, butterfly_chunk_limit, chunk_size
 from .plan_canonical import plan_canonical

@@ -189,14 +189,16 @@ def test_an_omission_across_two_sites_draws_the_present_iteration_on_the_other_l
     picture has the missing iteration on line 34's loop and the present one on line
     28's, the same group outlined on both."""
     from verify_reducer.codegen.plan_sites import gather_reducers
-    from verify_reducer.verify.proofs import fast
+    from verify_reducer.verify.proofs.fast_obligations import omission_query
     from verify_reducer.verify.proofs.obligation import solve
+    from verify_reducer.verify.proofs.partition import Partition
+    from verify_reducer.verify.proofs.signature import update_sites
     loaded = pipeline.load(str(ROOT / "examples" / "two_sites_8_16.py"))
     [sites_of] = gather_reducers(loaded.func, infer_layouts(loaded.func))
-    sites = fast.update_sites(sites_of.updates, sites_of.layouts, sites_of.participants)
+    sites = update_sites(sites_of.updates, sites_of.layouts, sites_of.participants)
     first, second = sites
-    part = fast.Partition(8, 1, sites_of.participants)
-    result = solve(fast.omission_query(second, first, part))
+    part = Partition(8, 1, sites_of.participants)
+    result = solve(omission_query(second, first, part))
     assert not result.proved
     cx = result.evidence
     [(missing, role)] = cx.elements

@@ -20,6 +20,7 @@ from verify_reducer.codegen.plan_text import format_plan
 
 from verify_reducer.verify.cli import json_doc as cli_json
 from verify_reducer.verify.cli.batch import report_usage, writable_file
+from verify_reducer.verify.cli.text import blocks_text
 from verify_reducer.verify.oracle.pipeline import EXIT_USAGE, CheckReport, UsageError
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -75,6 +76,9 @@ def section(program: str, report: CheckReport, source: str, seconds: float) -> d
     return {"program": program, "doc": doc, "lines": lines, "unplaced": beyond,
             "diagnostic_count": len(diagnostics), "seconds": seconds,
             "plan_text": format_plan(plan) if plan is not None else None,
+            # the blocks that ran, worded as the text report words them
+            "blocks_text": [line.strip() for line in blocks_text(report)]
+            if doc.get("blocks") else [],
             "pictures": pictures(report),
             "unpictured": [d for d in diagnostics if d.get("no_picture")]}
 

@@ -15,4 +15,3 @@ def main(x: T.Tensor((4, 32), T.float32), out: T.Tensor((4,), T.float32)):
             T.copy(x, x_frag)
         with T.ws(1):
             T.reduce_sum(x_frag, s_frag, dim=1)
-            T.copy(s_frag, out)

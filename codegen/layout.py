@@ -277,12 +277,16 @@ class _Inference:
         if groups != list(range(groups[0], groups[-1] + 1)):
             self.diagnostics.append(self.conflict(
                 f"warp groups {groups} are not contiguous: a participant set is one range "
-                f"of threads", stmt.span))
+                f"of threads", stmt.span,
+                no_picture="the groups are not one range of threads, so there is no "
+                "participant range to lay a grid over"))
             return scope.participants
         if offset + count > self.func.kernel.threads:
             self.diagnostics.append(self.conflict(
                 f"warp groups {groups} need threads {offset}..{offset + count - 1}, the "
-                f"kernel has {self.func.kernel.threads}", stmt.span))
+                f"kernel has {self.func.kernel.threads}", stmt.span,
+                no_picture="the threads asked for lie past the kernel's last thread, "
+                "outside every grid"))
             return scope.participants
         return offset, count
 
@@ -611,19 +615,26 @@ class _Inference:
             return [self.conflict(f"{op.what} runs on threads {_range(op.participants)} "
                                   f"but {src.name} lives on threads "
                                   f"{_range(source.participants)}; {self.placement(src)}",
-                                  node.span, self.placed_note(src))]
+                                  node.span, self.placed_note(src),
+                                  no_picture="the conflict is between two thread ranges "
+                                  "as wholes, not one element a thread fails to hold")]
         if dst.scope != "fragment":
             return []
         kept = reduce_kept(src.shape, node.dim, dst.shape)
         if kept is None:
             return [self.conflict(f"{op.what}: {dst.name}{list(dst.shape)} is not "
                                   f"{src.name}{list(src.shape)} without dimension "
-                                  f"{node.dim}", node.span)]
+                                  f"{node.dim}", node.span,
+                                  no_picture="the conflict is between two shapes; no "
+                                  "thread or element is at fault")]
         why = holders_contain(source, kept, self.result.fragments[dst])
         if why:
             return [self.conflict(f"{op.what} into {dst.name}: {why}; "
                                   f"{self.placement(dst)}", node.span,
-                                  self.placed_note(dst), self.placed_note(src))]
+                                  self.placed_note(dst), self.placed_note(src),
+                                  no_picture="the reduction's holder rule is checked over "
+                                  "the layouts' formulas, which name no single thread "
+                                  "and element")]
         return []
 
 

@@ -97,7 +97,9 @@ def _participants(buffer: ir.Buffer, alloc: ir.Alloc | None,
                 "R300", f"layout conflict: {buffer.name} is finalized by threads "
                 f"{_range(layouts.participants[other])} here but by threads "
                 f"{_range(first)} at line {finalizes[0].span.line}: a reducer has one "
-                f"participant set", other.span))
+                f"participant set", other.span,
+                no_picture="the conflict is between two finalizes' thread ranges as "
+                "wholes, not one element a thread fails to hold"))
     return first
 
 
@@ -109,7 +111,9 @@ def _check_inside(update: ir.ReducerUpdate, loop: Layout,
             "R300", f"layout conflict: this update of {update.reducer.name} runs on "
             f"threads {_range(loop.participants)}, outside the participant set "
             f"{_range(participants)} that finalizes it", update.span,
-            Note(f"the update runs as {loop.describe()}")))
+            Note(f"the update runs as {loop.describe()}"),
+            no_picture="the conflict is between the update's thread range and the "
+            "participant set as wholes, not one element a thread fails to hold"))
 
 
 def assign_barrier_ids(finalizes: list[ir.ReducerFinalize],

@@ -261,6 +261,24 @@ with T.ws(0, 2):
     with pytest.raises(DiagnosticError) as info:
         infer_layouts(func)
     assert "not contiguous" in info.value.diagnostics[0].message
+    assert "no participant range" in info.value.diagnostics[0].no_picture
+
+
+def test_warp_groups_past_the_kernel_are_refused_and_say_why_they_have_no_picture():
+    func = kernel("""
+acc = T.alloc_reducer((1,), T.float32, op="sum")
+result = T.alloc_fragment((1,), T.float32)
+with T.ws(1):
+    T.reducer_init(acc)
+    T.reducer_update(acc[0], x[0])
+    T.finalize_reducer(acc, result)
+    T.copy(result, out[0:1])
+""", threads=128)
+    with pytest.raises(DiagnosticError) as info:
+        infer_layouts(func)
+    (diag,) = info.value.diagnostics
+    assert diag.code == "R300" and "need threads 128..255" in diag.message
+    assert diag.counterexample is None and "past the kernel" in diag.no_picture
 
 
 @pytest.mark.parametrize("path", sorted(glob.glob("examples/*.py")) +

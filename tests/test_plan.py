@@ -323,6 +323,9 @@ with T.ws(1):
         plan_func(source(text), "canonical")
     assert caught.value.diagnostics[0].code == "R300"
     assert "outside the participant set 128..255" in caught.value.diagnostics[0].message
+    # two thread ranges as wholes: no cell to mark, and the diagnostic says so
+    assert caught.value.diagnostics[0].counterexample is None
+    assert "thread range" in caught.value.diagnostics[0].no_picture
 
 
 # ------------------------------------------------------------------------- every example

@@ -1,11 +1,15 @@
 """The fuzzer's user-declared reducer ops (verify.fuzzing.user_ops): --user-ops 0 leaves
 every program as it was; --user-ops 1 swaps every eligible reducer, and a small campaign
 of such programs agrees with the numpy model on the simulator and nvcc."""
-import shutil
+import json
 
 import numpy as np
 import pytest
 
+from cuda_env import requires_nvcc
+from verify_reducer.verify.cli.commands import main
+from verify_reducer.verify.fuzzing import judge as judge_mod
+from verify_reducer.verify.oracle import pipeline
 from verify_reducer.verify.fuzzing.campaign import kernel_of
 from verify_reducer.verify.fuzzing.grammar import draw
 from verify_reducer.verify.fuzzing.judge import judge
@@ -42,12 +46,34 @@ def _user_cases(seed: int, want: int):
     return cases
 
 
-@pytest.mark.parametrize("backends", [("sim",), ("sim", "nvcc")])
+@pytest.mark.parametrize("backends", [("sim",), pytest.param(("sim", "nvcc"),
+                                                               marks=requires_nvcc)])
 def test_user_op_campaign_has_no_findings(backends):
-    if "nvcc" in backends and shutil.which("nvcc") is None:
-        pytest.skip("nvcc not installed")
     count = 30 if backends == ("sim",) else 10
     for k in _user_cases(11, count):
         text = render(k)
         assert "@T.reducer_op(" in text
         assert judge(k, backends) is None, text
+
+
+def test_tilelang_skips_programs_that_declare_an_op(monkeypatch):
+    def refuse(*args):
+        raise AssertionError("a user-op program reached TileLang")
+    monkeypatch.setattr(judge_mod, "judge_tilelang", refuse)
+    k = _user_cases(2, 1)[0]
+    assert judge(k, ("sim", "tilelang")) is None
+
+
+def test_cli_fuzz_user_ops(tmp_path, capsys):
+    code = main(["fuzz", "--count", "4", "--seed", "11", "--user-ops", "1",
+                 "--jobs", "1", "--out", str(tmp_path), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["findings"] == [] and code == pipeline.EXIT_OK
+
+
+@pytest.mark.parametrize("bad", ["1.5", "-0.1", "often"])
+def test_cli_fuzz_user_ops_must_be_a_probability(bad, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["fuzz", "--user-ops", bad, "--out", str(tmp_path)])
+    assert exc.value.code == 2
+    assert "probability" in capsys.readouterr().err

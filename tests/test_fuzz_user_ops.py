@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from cuda_env import requires_nvcc
+from test_cli_conventions import assert_valid
 from verify_reducer.verify.cli.commands import main
 from verify_reducer.verify.fuzzing import judge as judge_mod
 from verify_reducer.verify.oracle import pipeline
@@ -69,6 +70,8 @@ def test_cli_fuzz_user_ops(tmp_path, capsys):
                  "--jobs", "1", "--out", str(tmp_path), "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert doc["findings"] == [] and code == pipeline.EXIT_OK
+    assert doc["user_ops"] == 1.0
+    assert_valid(doc)                          # docs/schema/fuzz.schema.json
 
 
 @pytest.mark.parametrize("bad", ["1.5", "-0.1", "often"])

@@ -615,6 +615,7 @@ def cmd_fuzz(args) -> int:
     code = EXIT_MISMATCH if findings else EXIT_OK
     if args.json:
         doc = {"command": "fuzz", "count": args.count, "seed": args.seed,
+               "user_ops": args.user_ops,
                "backend": args.backend, "out": args.out, "exit_code": code, **facts,
                "findings": [cli_json.finding_json(f) for f in findings],
                "groups": groups(findings)}

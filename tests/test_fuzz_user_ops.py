@@ -14,6 +14,7 @@ from verify_reducer.verify.oracle import pipeline
 from verify_reducer.verify.fuzzing.campaign import kernel_of
 from verify_reducer.verify.fuzzing.grammar import draw
 from verify_reducer.verify.fuzzing.judge import judge
+from verify_reducer.verify.fuzzing.minimize import minimize
 from verify_reducer.verify.fuzzing.program import render
 from verify_reducer.verify.fuzzing.user_ops import eligible
 
@@ -80,3 +81,14 @@ def test_cli_fuzz_user_ops_must_be_a_probability(bad, tmp_path, capsys):
         main(["fuzz", "--user-ops", bad, "--out", str(tmp_path)])
     assert exc.value.code == 2
     assert "probability" in capsys.readouterr().err
+
+
+def test_minimize_may_restore_the_builtin_op():
+    k = _user_cases(11, 1)[0]
+    # a finding that does not depend on the declared op: the minimizer drops it
+    small = minimize(k, ("mismatch",), lambda candidate: ("mismatch",), 200)
+    assert all(r.user_op is None for r in small.reducers)
+    # one that does: it stays
+    keep = minimize(k, ("mismatch",), lambda c: ("mismatch",) if any(
+        r.user_op for r in c.reducers) else None, 200)
+    assert any(r.user_op for r in keep.reducers)

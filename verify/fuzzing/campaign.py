@@ -82,7 +82,8 @@ def run_case(seed: int, case: int, backends: tuple[str, ...] = ("sim",),
     small = minimize(k, outcome.signature, signature_of, budget)
     final = accepted.get(small, outcome)
     report = bug_report(final, outcome,
-                        f"case {case} of `verify-reducer fuzz --seed {seed}`")
+                        f"case {case} of `verify-reducer fuzz --seed {seed}"
+                        f"{f' --user-ops {user_ops:g}' if user_ops else ''}`")
     # TileLang's run stays here: only plain data goes back to the campaign
     final, outcome = replace(final, evidence=None), replace(outcome, evidence=None)
     return CaseResult(seed, case, final, _text(small, final), _text(k, outcome),

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from cuda_env import requires_nvcc
+from fake_tilelang import FakeTileLang
 from test_cli_conventions import assert_valid
 from verify_reducer.verify.cli.commands import main
 from verify_reducer.verify.fuzzing import judge as judge_mod
@@ -92,3 +93,12 @@ def test_minimize_may_restore_the_builtin_op():
     keep = minimize(k, ("mismatch",), lambda c: ("mismatch",) if any(
         r.user_op for r in c.reducers) else None, 200)
     assert any(r.user_op for r in keep.reducers)
+
+
+def test_cli_fuzz_tilelang_says_user_op_programs_skip_it(tmp_path, monkeypatch, capsys):
+    FakeTileLang().install(monkeypatch)
+    code = main(["fuzz", "--backend", "tilelang", "--user-ops", "1", "--count", "1",
+                 "--seed", "11", "--jobs", "1", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "skip TileLang (it refuses T.reducer_op)" in out
+    assert code in (pipeline.EXIT_OK, pipeline.EXIT_MISMATCH)

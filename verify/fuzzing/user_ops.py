@@ -80,7 +80,8 @@ def monoid(r: Reducer) -> UserMonoid:
 def eligible(r: Reducer) -> bool:
     """A reducer whose op may be swapped: an integer accumulator of a table op on the
     surfaces that name an op (v2, rfc; the legacy surface spells its op as `+=` or a
-    fill), whose seed (a built-in op's reducer_init value) is not drawn."""
+    fill). A swapped reducer drops its reducer_init seed: the seeds are drawn for the
+    built-in ops, and the declared op's identity is what its epoch starts from."""
     return (r.dtype in IDENTITIES and r.op in TABLE and r.surface in ("v2", "rfc")
             and r.user_op is None)
 

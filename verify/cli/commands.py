@@ -146,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--minimize-budget", type=_natural, default=MINIMIZE_BUDGET, metavar="N",
                    help=f"checks one finding's minimization may spend (default "
                         f"{MINIMIZE_BUDGET}; 0: keep findings as generated)")
+    p.add_argument("--user-ops", type=_probability, default=0.0, metavar="P",
+                   help="chance that each eligible int32/uint32 reducer declares its op "
+                        "with @T.reducer_op (default 0; TileLang skips such programs)")
     tilelang_flags(p)
     json_flags(p)
     output_flags(p)
@@ -567,6 +570,16 @@ def _ptxas_figures(plan):
 
 # ----------------------------------------------------------------------------- fuzz
 
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a probability in [0, 1], got {text!r}")
+    return value
+
+
 def cmd_fuzz(args) -> int:
     out = args.ui
     if args.backend != "tilelang" and args.tilelang_config:
@@ -581,6 +594,11 @@ def cmd_fuzz(args) -> int:
     if facts and not args.json and not out.quiet:
         _print_tilelang_setup(facts, out)
 
+    if args.user_ops > 0 and args.backend == "tilelang" and not args.json \
+            and not out.quiet:
+        out.out("note: programs that declare a reducer op skip TileLang "
+                "(it refuses T.reducer_op)")
+
     def progress(case, verdict):
         if args.json or out.quiet:
             return
@@ -592,10 +610,12 @@ def cmd_fuzz(args) -> int:
     meter = None if out.quiet else fuzz_meter(sys.stderr, out.color_err)
     findings = fuzz(args.count, args.seed, args.out, FUZZ_BACKENDS[args.backend],
                     progress, jobs=args.jobs, scheduler=args.scheduler, corpus=args.corpus,
-                    budget=args.minimize_budget, meter=meter, tilelang=setup)
+                    budget=args.minimize_budget, meter=meter, tilelang=setup,
+                    user_ops=args.user_ops)
     code = EXIT_MISMATCH if findings else EXIT_OK
     if args.json:
         doc = {"command": "fuzz", "count": args.count, "seed": args.seed,
+               "user_ops": args.user_ops,
                "backend": args.backend, "out": args.out, "exit_code": code, **facts,
                "findings": [cli_json.finding_json(f) for f in findings],
                "groups": groups(findings)}

@@ -23,6 +23,7 @@ from verify_reducer.verify.fuzzing.bugreport import BugReport, save_report
 from verify_reducer.verify.oracle.pipeline import UsageError
 from verify_reducer.verify.fuzzing import model
 from verify_reducer.verify.fuzzing.grammar import Kernel, draw
+from verify_reducer.verify.fuzzing.user_ops import swap
 from verify_reducer.verify.fuzzing.judge import INLINE_ELEMENTS, judge, program_text
 from verify_reducer.verify.fuzzing.minimize import minimize
 from verify_reducer.verify.fuzzing.outcome import Outcome
@@ -54,14 +55,16 @@ class CaseResult:
     report: BugReport | None = None   # a TileLang finding's bug report, to be saved
 
 
-def kernel_of(seed: int, case: int) -> Kernel:
-    return draw(np.random.default_rng([seed, case]))
+def kernel_of(seed: int, case: int, user_ops: float = 0.0) -> Kernel:
+    """Program case of seed; user_ops: the chance each eligible integer reducer declares
+    its op (verify.fuzzing.user_ops, drawn from a stream of its own: 0 changes nothing)."""
+    return swap(draw(np.random.default_rng([seed, case])), user_ops, [seed, case])
 
 
 def run_case(seed: int, case: int, backends: tuple[str, ...] = ("sim",),
              budget: int = MINIMIZE_BUDGET,
-             tilelang: TileLangSetup | None = None) -> CaseResult:
-    k = kernel_of(seed, case)
+             tilelang: TileLangSetup | None = None, user_ops: float = 0.0) -> CaseResult:
+    k = kernel_of(seed, case, user_ops)
     outcome = judge(k, backends, tilelang)
     if outcome is None:
         return CaseResult(seed, case, None)
@@ -79,7 +82,8 @@ def run_case(seed: int, case: int, backends: tuple[str, ...] = ("sim",),
     small = minimize(k, outcome.signature, signature_of, budget)
     final = accepted.get(small, outcome)
     report = bug_report(final, outcome,
-                        f"case {case} of `verify-reducer fuzz --seed {seed}`")
+                        f"case {case} of `verify-reducer fuzz --seed {seed}"
+                        f"{f' --user-ops {user_ops:g}' if user_ops else ''}`")
     # TileLang's run stays here: only plain data goes back to the campaign
     final, outcome = replace(final, evidence=None), replace(outcome, evidence=None)
     return CaseResult(seed, case, final, _text(small, final), _text(k, outcome),
@@ -106,7 +110,8 @@ def _sidecar(k: Kernel) -> dict | None:
 def fuzz(count: int, seed: int, out_dir: str, backends: tuple[str, ...] = ("sim",),
          progress=None, jobs: int = 1, scheduler: str | None = None,
          corpus: str | None = None, budget: int = MINIMIZE_BUDGET,
-         meter=None, tilelang: TileLangSetup | None = None) -> list[Finding]:
+         meter=None, tilelang: TileLangSetup | None = None,
+         user_ops: float = 0.0) -> list[Finding]:
     """Run cases 0..count-1 of seed in jobs processes (0: one per CPU) or on the Dask
     scheduler at that address; return every finding (the corpus's earlier ones
     included). progress(case, (kind, summary) | None) is called as each case finishes;
@@ -124,7 +129,7 @@ def fuzz(count: int, seed: int, out_dir: str, backends: tuple[str, ...] = ("sim"
     if meter:
         meter.start(count, len(done), len(findings))
     try:
-        for result in _results(todo, seed, (backends, budget, tilelang), jobs, scheduler):
+        for result in _results(todo, seed, (backends, budget, tilelang, user_ops), jobs, scheduler):
             finding = _save(result, out_dir) if result.outcome else None
             if finding:
                 findings.append(finding)

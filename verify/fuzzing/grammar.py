@@ -55,6 +55,8 @@ class Reducer:
     output: str               # "copy" (T.copy with block offset) | "loop" (element stores)
     magnitude: int            # inputs lie in [-magnitude, magnitude] ([0, m] unsigned)
     consumes: int | None = None   # index of the reducer whose result the value reads
+    user_op: str | None = None    # the built-in op a declared op stands in for
+                                  # (verify.fuzzing.user_ops): op=<its name>
 
 
 @dataclass(frozen=True)

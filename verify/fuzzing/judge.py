@@ -46,7 +46,10 @@ def _literal(v: np.ndarray) -> str:
 def judge(k: Kernel, backends: tuple[str, ...] = ("sim",),
           tilelang: TileLangSetup | None = None) -> Outcome | None:
     """The kernel's finding, or None when every run agrees with the description.
-    tilelang: the setup TileLang runs under when backends has "tilelang"."""
+    tilelang: the setup TileLang runs under when backends has "tilelang". A kernel that
+    declares a reducer op skips TileLang, which refuses `T.reducer_op` (design §22)."""
+    if any(r.user_op is not None for r in k.reducers):
+        backends = tuple(b for b in backends if b != "tilelang")
     given = model.inputs(k)
     want = model.expected(k, given)
     with tempfile.TemporaryDirectory(prefix="fuzz-") as tmp:

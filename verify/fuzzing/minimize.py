@@ -99,6 +99,8 @@ def _simpler(r: Reducer) -> Iterator[Reducer]:
         yield replace(r, dtype="float32", in_dtype="float32")
     if r.output != "copy":
         yield replace(r, output="copy")
+    if r.user_op is not None:
+        yield replace(r, user_op=None)      # the built-in op the declared one stands for
     if r.surface != "v2" and r.surface != "legacy":
         yield replace(r, surface="v2")
 

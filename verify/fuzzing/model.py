@@ -7,6 +7,7 @@ import numpy as np
 
 from verify_reducer.spec.dtypes import lookup
 
+from verify_reducer.verify.fuzzing import user_ops
 from verify_reducer.verify.fuzzing.expr import FLOATS, wrap
 from verify_reducer.verify.fuzzing.grammar import Kernel, Reducer
 from verify_reducer.verify.fuzzing.program import BLOCK_VARS, Site, input_shape, output_shape, sites, vector_shape
@@ -81,12 +82,17 @@ def _site(r: Reducer, s: Site, acc: np.ndarray, env: dict) -> None:
     cell = tuple(np.broadcast_to(np.asarray(i.eval(env)), shape) for i in s.index)
     keep = np.ones(shape, bool) if s.guard is None else \
         np.broadcast_to(s.guard.eval(env), shape)
-    _fold(r.op, acc, tuple(c[keep] for c in cell), value[keep])
+    if r.user_op is not None:
+        user_ops.fold(r, acc, tuple(c[keep] for c in cell), value[keep])
+    else:
+        _fold(r.op, acc, tuple(c[keep] for c in cell), value[keep])
 
 
 def _start(r: Reducer):
     if r.seed is not None:
         return r.seed
+    if r.user_op is not None:
+        return user_ops.monoid(r).identity_value
     if r.op == "max":
         return -np.inf if r.dtype in FLOATS else INT_LIMITS[r.dtype][0]
     if r.op == "min":

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from verify_reducer.verify.fuzzing.expr import Abs, Bin, Cast, Const, Expr, Less, Read, Result, Select, Var
 from verify_reducer.verify.fuzzing.grammar import Kernel, Reducer, result_bound
+from verify_reducer.verify.fuzzing.user_ops import declarations, op_name
 
 BLOCK_VARS = ("bx", "by", "bz")
 IDENTITY_FILL = {"max": "T.min_value(T.{d})", "min": "T.max_value(T.{d})",
@@ -164,7 +165,9 @@ def render(k: Kernel) -> str:
     names = BLOCK_VARS[:len(k.grid)]
     bound = names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
     launch = ", ".join(map(str, k.grid))
-    lines = ["import tilelang.language as T", "", "", "@T.prim_func", "def main(", *params,
+    decls = [line for text in declarations(k) for line in ["", "", *text.splitlines()]]
+    lines = ["import tilelang.language as T", *decls, "", "", "@T.prim_func", "def main(",
+             *params,
              "):", f"    with T.Kernel({launch}, threads={k.threads}) as {bound}:"]
     pad = "        "
     if _producer_stages(k):
@@ -334,7 +337,11 @@ def _alloc(k: Kernel, n: int) -> list[str]:
     r = k.reducers[n]
     extra = ', replication="all"' if r.surface == "legacy" else ""
     shape = _shape(k.reducer_shape)
-    out = [f'acc{n} = T.alloc_reducer({shape}, T.{r.dtype}, op="{r.op}"{extra})']
+    if r.user_op is not None:
+        op = op_name(r)
+    else:
+        op = f'"{r.op}"'
+    out = [f'acc{n} = T.alloc_reducer({shape}, T.{r.dtype}, op={op}{extra})']
     if not r.in_place:
         out.append(f"res{n} = T.alloc_fragment({shape}, T.{r.dtype})")
     return out

@@ -159,7 +159,7 @@ def test_compare_is_listed_in_help(capsys):
 def test_every_command_prints_its_help(capsys):
     # argparse %-formats help strings: a stray `%` in one (an example assumption such
     # as `M % BLOCK_M == 0`) turned `check --help` into a traceback
-    from verify_reducer.verify.cli.commands import build_parser
+    from verify_reducer.verify.cli.parser import build_parser
     parser = build_parser()
     commands = next(a for a in parser._actions if a.choices and "check" in a.choices).choices
     for name in commands:

@@ -6,7 +6,6 @@ array at its offset, the register estimate, threads, grid, the target limits use
 when given, ptxas's own figures (codegen.ptxas)."""
 from __future__ import annotations
 
-from verify_reducer.spec.layout import Layout
 from verify_reducer.spec.physical import Barrier, FinalizePlan, FromWorkspace, Guard, PhysicalPlan, Pipeline, \
     ReduceWorkspace, ReducerPlan, Resources, Shuffle, SitePlan, Step, ToWorkspace
 from verify_reducer.spec.target import target as target_named
@@ -236,9 +235,9 @@ def _reducer_json(rp: ReducerPlan) -> dict:
         "op": op,
         "planner": rp.planner,
         "participants": {"offset": offset, "count": count},
-        "storage": layout_json(rp.storage),
+        "storage": rp.storage.to_json(),
         "sites": [{"line": s.update.span.line, "col": s.update.span.col,
-                   "loop": layout_json(s.loop), "guard_replica": s.guard_replica}
+                   "loop": s.loop.to_json(), "guard_replica": s.guard_replica}
                   for s in rp.sites],
         "finalizes": [_finalize_json(fp, op) for fp in rp.finalizes],
         "workspace_words": rp.workspace_words,
@@ -256,7 +255,7 @@ def _finalize_json(fp: FinalizePlan, op: str) -> dict:
         "scale": fp.scale,
         "barrier_id": fp.barrier_id,
         "barrier_count": fp.barrier_count,
-        "dst_layout": layout_json(fp.dst_layout) if fp.dst_layout is not None else None,
+        "dst_layout": fp.dst_layout.to_json() if fp.dst_layout is not None else None,
         "chunks": [{"first": c.first, "count": c.count,
                     "steps": [step_json(s, op) for s in c.steps]} for c in fp.chunks],
         "publish": None if fp.publish is None else {
@@ -264,10 +263,6 @@ def _finalize_json(fp: FinalizePlan, op: str) -> dict:
             "terms": fp.publish.terms, "barrier": step_json(fp.publish.barrier, op),
             "text": publish_text(fp, op)},
     }
-
-
-def layout_json(layout: Layout) -> dict:
-    return layout.to_json()
 
 
 def step_json(step: Step, op: str = "⊕") -> dict:

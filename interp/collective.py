@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-from verify_reducer.spec.physical import Barrier, FinalizePlan, FromWorkspace, Guard, \
+from verify_reducer.spec.physical import Barrier, FinalizePlan, FromWorkspace, \
     ReduceWorkspace, Shuffle, ToWorkspace
 from verify_reducer.spec.source import Span
 from verify_reducer.spec.step_cells import active, load_words, reduce_words, store_words
@@ -161,7 +161,7 @@ class Exchange:
         found = _WHERE.get(key)
         if found is not None and found[0] is step:
             return found[1]
-        rel = self.active(step.guards)
+        rel = active(step.guards, self.count)
         rows = slice(None) if len(rel) == self.count else rel
         where = _Where(rel, rows)
         slots = np.arange(first, first + count, dtype=np.int64)
@@ -189,10 +189,6 @@ class Exchange:
             _WHERE.clear()
         _WHERE[key] = (step, where)                # keeps the step alive: ids stay unique
         return where
-
-    def active(self, guards: tuple[Guard, ...]) -> np.ndarray:
-        """Relative threads satisfying every guard."""
-        return active(guards, self.count)
 
     def inside(self, addrs: np.ndarray, where: _Where, at: "_At", verb: str, axes: str):
         """The step's addresses over its (thread, slot, term) axes (spec.step_cells);

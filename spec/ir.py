@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass, field
-from typing import Iterator, Union
+from typing import TYPE_CHECKING, Iterator, Union
 
 from .dtypes import BOOL, FLOAT64, INT32, DType, promote
 from .source import Span
+
+if TYPE_CHECKING:                    # an annotation only: the IR runs without the op table
+    from .user_ops import UserMonoid
 
 node = dataclass(frozen=True, eq=False)
 

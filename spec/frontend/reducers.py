@@ -10,7 +10,7 @@ ReducerFinalize form:
   `acc[i] = T.max(acc[i], v)`, in-place `T.finalize_reducer(acc)`.
 
 The frontend only recognizes forms: whether a form fits the reducer's op, whether the
-epoch is open, whether a store is legal — all of that is verify.epochs.checker' (R2xx)."""
+epoch is open, whether a store is legal — all of that is verify.epochs.checker's (R2xx)."""
 from __future__ import annotations
 
 import ast

@@ -200,12 +200,12 @@ def _ranges(body: str, line: int, col: int) -> list[SizeRange]:
 
 def _size_range(name: str, lo_text: str, hi_text: str, span: Span | None,
                 where: Span | None = None) -> SizeRange:
-    lo, hi = _bound(lo_text, where or span), _bound(hi_text, where or span)
+    where = where or span               # a bad bound is reported on the whole range
+    lo, hi = _bound(lo_text, where), _bound(hi_text, where)
     if lo > hi:
-        _fail(f"the range of `{name}` is empty: {lo}..{hi}", where or span)
+        _fail(f"the range of `{name}` is empty: {lo}..{hi}", where)
     if hi >= 2 ** 31:
-        _fail(f"the range of `{name}` passes 2**31 - 1 (indices are 32-bit): {hi}",
-              where or span)
+        _fail(f"the range of `{name}` passes 2**31 - 1 (indices are 32-bit): {hi}", where)
     return SizeRange(name, lo, hi, span)
 
 

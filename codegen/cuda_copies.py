@@ -48,8 +48,7 @@ def _copy_layout(body, stmt: ir.Copy, frame: Frame) -> Layout:
     for side in (stmt.src.buffer, stmt.dst.buffer):
         if side.is_reducer:
             storage = body.reducer_plans[side].storage
-            if [e for e in storage.shape if e != 1] == [e for e in extents if e != 1] \
-                    and storage.shape == extents:
+            if storage.shape == extents:
                 return storage.rename(index_names(len(extents)))
             if storage.replicate == storage.count:
                 break                  # every thread holds every element

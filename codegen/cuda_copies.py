@@ -90,10 +90,8 @@ def _vector_copy(body, stmt: ir.Copy, layout: Layout, frame: Frame,
                     body.out.line(f"run = {load};")
             else:
                 body.out.line(f"const {vec} run = {load};")
-        writes = [test for test in ("rep == 0" if one_writer else None,
-                                    _inside(body, stmt, dst, dst_ix, layout.shape, inner))
-                  if test]
-        with body.maybe_block(f"if ({' && '.join(writes)})" if writes else None):
+        with body.maybe_block(_write_test(body, stmt, one_writer, dst_ix, layout.shape,
+                                          inner)):
             if dst.buffer.scope == "fragment":
                 body.out.line(f"const {ctype}* run_elements = "
                               f"reinterpret_cast<const {ctype}*>(&run);")
@@ -140,10 +138,8 @@ def _scalar_copy(body, stmt: ir.Copy, layout: Layout, frame: Frame,
                       10)
         value = convert(value, src.buffer.dtype, dst.buffer.dtype)
         target = body.place(dst.buffer, dst_ix, inner)
-        writes = [test for test in ("rep == 0" if one_writer else None,
-                                    _inside(body, stmt, dst, dst_ix, layout.shape, inner))
-                  if test]
-        with body.maybe_block(f"if ({' && '.join(writes)})" if writes else None):
+        with body.maybe_block(_write_test(body, stmt, one_writer, dst_ix, layout.shape,
+                                          inner)):
             body.out.line(target.assign(value.text))
 
 
@@ -179,6 +175,16 @@ def render_fill(body, stmt: ir.Fill, frame: Frame) -> None:
             body.out.line(target.assign(value))
     if writes_shared:
         body.sync(frame.participants, "the fill of shared memory is visible")
+
+
+def _write_test(body, stmt: ir.Copy, one_writer: bool, dst_ix, loop_shape,
+                frame: Frame) -> str | None:
+    """The `if` a copy's store sits under: replica 0 only where memory takes one write
+    per element, and the destination's border test; None when neither applies."""
+    tests = [test for test in ("rep == 0" if one_writer else None,
+                               _inside(body, stmt, stmt.dst, dst_ix, loop_shape, frame))
+             if test]
+    return f"if ({' && '.join(tests)})" if tests else None
 
 
 def _in_region(body, region: ir.Region, loop, frame: Frame) -> str:

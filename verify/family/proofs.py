@@ -127,14 +127,6 @@ class FamilyEncoder(_Encoder):
             return self.vars[v.name]
         return super().var(v, depth)
 
-    def guards(self) -> list:
-        out = []
-        for cond, holds in self.ctx.guards():
-            c = self.cond(cond)
-            if c is not None:
-                out.append(c if holds else z3.Not(c))
-        return out
-
 
 def statements(kernel: ir.Kernel):
     """(statement, its Context) for every statement of the kernel, in source order."""
@@ -169,15 +161,6 @@ def loads_with_conditions(e: ir.Expr, conds: tuple = ()):
     elif isinstance(e, ir.Call):
         for a in e.args:
             yield from loads_with_conditions(a, conds)
-
-
-def conditions(enc: FamilyEncoder, conds) -> list:
-    out = []
-    for cond, holds in conds:
-        c = enc.cond(cond)
-        if c is not None:
-            out.append(c if holds else z3.Not(c))
-    return out
 
 
 def size_text(values: dict[str, int], space: FamilySpace) -> str:
@@ -233,7 +216,7 @@ def bounds_query(access: Access, space: FamilySpace) -> Query:
     idx = [enc.term(i) for i in access.indices]
     shape = [space.term(n) for n in access.buffer.shape]
     outside = z3.Or(*[z3.Or(i < 0, i >= n) for i, n in zip(idx, shape)])
-    constraints = space.facts + enc.facts + enc.guards() + conditions(enc, access.conds) + \
+    constraints = space.facts + enc.facts + enc.guards() + enc.assumed(access.conds) + \
         [outside]
     written = f"{access.buffer.name}[{', '.join(format_expr(i) for i in access.indices)}]"
     kernel_vars = list(enc.vars.items())

@@ -164,11 +164,7 @@ def _instance(kernel: ir.Kernel, access: Access):
                 offset = index[d]
                 enc.facts += [offset >= 0, offset < extent]
                 index[d] = enc.term(start) + offset
-    facts = list(enc.facts)
-    for cond, holds in access.ctx.guards():
-        c = enc.cond(cond)
-        if c is not None:
-            facts.append(c if holds else z3.Not(c))
+    facts = list(enc.facts) + enc.guards()
     facts += [z3.And(t >= 0, t < n) for t, n in zip(index, shape)]
     return facts, index, block
 

@@ -20,6 +20,7 @@ from verify_reducer.codegen.plan_text import format_plan
 
 from verify_reducer.verify.cli import json_doc as cli_json
 from verify_reducer.verify.cli.batch import report_usage, writable_file
+from verify_reducer.verify.cli.svg import require_drawsvg, write_text
 from verify_reducer.verify.cli.text import blocks_text
 from verify_reducer.verify.oracle.pipeline import EXIT_USAGE, CheckReport, UsageError
 
@@ -52,18 +53,14 @@ def _require() -> None:
     except ImportError:
         raise UsageError("--html renders with Jinja2, which is not installed: "
                          "pip install 'verify-reducer[report]'") from None
-    try:
-        import drawsvg  # noqa: F401
-    except ImportError:
-        raise UsageError("--html draws with drawsvg, which is not installed: "
-                         "pip install 'verify-reducer[pictures]'") from None
+    require_drawsvg("--html")
 
 
 def section(program: str, report: CheckReport, source: str, seconds: float) -> dict:
     """One program's part of the report: its JSON document and what the document does
     not carry (the source, the plan text, the pictures)."""
     doc = cli_json.check_json(program, report)
-    diagnostics = [d for d in doc["diagnostics"]] + doc["violations"] + \
+    diagnostics = doc["diagnostics"] + doc["violations"] + \
         [n for e in doc["epochs"] for n in e["notes"]]
     by_line: dict[int, list[dict]] = {}
     for d in diagnostics:
@@ -157,9 +154,4 @@ def render(sections: list[dict], exit_code: int) -> str:
 
 
 def write(path: str, sections: list[dict], exit_code: int) -> None:
-    text = render(sections, exit_code)
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as exc:
-        raise UsageError(f"--html {path}: cannot write it ({exc.strerror})") from None
+    write_text(path, render(sections, exit_code), "--html")

@@ -32,7 +32,7 @@ from verify_reducer.spec.symbolic import Decision, SizeInt, symbol_of
 from verify_reducer.verify.epochs.bounds import _Encoder
 from verify_reducer.verify.proofs.layout import size_var
 from verify_reducer.verify.proofs.obligation import Query
-from verify_reducer.verify.epochs.scopes import Context, Frame, kernel_context
+from verify_reducer.verify.epochs.scopes import Context, statements
 
 OPS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
        ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
@@ -126,21 +126,6 @@ class FamilyEncoder(_Encoder):
                 self.facts += [t >= 0, t < self.space.term(b.extent)]
             return self.vars[v.name]
         return super().var(v, depth)
-
-
-def statements(kernel: ir.Kernel):
-    """(statement, its Context) for every statement of the kernel, in source order."""
-    def seq(body, ctx):
-        for s in body:
-            yield s, ctx
-            if isinstance(s, ir.Let):
-                ctx = ctx.bind_let(s)
-            elif isinstance(s, ir.If):
-                yield from seq(s.then, ctx.enter(Frame(s, "then")))
-                yield from seq(s.orelse, ctx.enter(Frame(s, "else")))
-            elif isinstance(s, (ir.ParallelFor, ir.SerialFor, ir.WarpGroup)):
-                yield from seq(s.body, ctx.enter(Frame(s, "body")))
-    yield from seq(kernel.body, kernel_context(kernel))
 
 
 def loads_with_conditions(e: ir.Expr, conds: tuple = ()):

@@ -25,9 +25,9 @@ import z3
 from verify_reducer.spec import ir
 
 from verify_reducer.verify.family.proofs import (FamilyEncoder, FamilySpace, kernel_text,
-                            loads_with_conditions, size_text, statements)
+                            loads_with_conditions, size_text)
 from verify_reducer.verify.proofs.obligation import Query
-from verify_reducer.verify.epochs.scopes import Context
+from verify_reducer.verify.epochs.scopes import Context, statements
 
 
 @dataclass

@@ -56,10 +56,13 @@ def _require() -> None:
     require_drawsvg("--html")
 
 
-def section(program: str, report: CheckReport, source: str, seconds: float) -> dict:
-    """One program's part of the report: its JSON document and what the document does
-    not carry (the source, the plan text, the pictures)."""
-    doc = cli_json.check_json(program, report)
+def section(program: str, report: CheckReport, source: str, seconds: float,
+            doc: dict | None = None) -> dict:
+    """One program's part of the report: its JSON document (doc, when --json has built
+    it already) and what the document does not carry (the source, the plan text, the
+    pictures)."""
+    if doc is None:
+        doc = cli_json.check_json(program, report)
     diagnostics = doc["diagnostics"] + doc["violations"] + \
         [n for e in doc["epochs"] for n in e["notes"]]
     by_line: dict[int, list[dict]] = {}
@@ -132,10 +135,11 @@ def inline(svg: str) -> str:
     return svg.strip()
 
 
-def add_section(args, report: CheckReport, source: str, start: float) -> None:
+def add_section(args, report: CheckReport, source: str, start: float,
+                doc: dict | None = None) -> None:
     if getattr(args, "html_sections", None) is not None:
         args.html_sections.append(section(args.program, report, source,
-                                          time.perf_counter() - start))
+                                          time.perf_counter() - start, doc))
 
 
 def render(sections: list[dict], exit_code: int) -> str:

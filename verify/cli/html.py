@@ -20,7 +20,7 @@ from verify_reducer.codegen.plan_text import format_plan
 
 from verify_reducer.verify.cli import json_doc as cli_json
 from verify_reducer.verify.cli.batch import report_usage, writable_file
-from verify_reducer.verify.cli.svg import require_drawsvg, write_text
+from verify_reducer.verify.cli.svg import require_drawsvg, write_document
 from verify_reducer.verify.cli.text import blocks_text
 from verify_reducer.verify.oracle.pipeline import EXIT_USAGE, CheckReport, UsageError
 
@@ -158,4 +158,4 @@ def render(sections: list[dict], exit_code: int) -> str:
 
 
 def write(path: str, sections: list[dict], exit_code: int) -> None:
-    write_text(path, render(sections, exit_code), "--html")
+    write_document(path, render(sections, exit_code), "--html")

@@ -43,10 +43,10 @@ def emit_svg(plan, out: str | None, program: str, diagnostics=(),
             for picture in pictures:
                 stem = os.path.splitext(os.path.basename(program))[0] or "stdin"
                 path = os.path.join(out, f"{stem}-{func}-{picture.name}.svg")
-                write_text(path, picture.svg)
+                write_document(path, picture.svg)
                 written.append(path)
             return "\n".join(written)
-        write_text(out, plan_svg(plan, diagnostics))
+        write_document(out, plan_svg(plan, diagnostics))
         return out
     except PictureTooLarge as exc:
         raise UsageError(f"{flag}: {exc}") from None
@@ -77,8 +77,9 @@ def emit_rejected_svg(args, err: DiagnosticError, func: str) -> None:
     raise err
 
 
-def write_text(path: str, text: str, flag: str = "--out") -> None:
-    """text written to path (UTF-8, as SVG and HTML declare); UsageError naming flag."""
+def write_document(path: str, text: str, flag: str = "--out") -> None:
+    """text written to path as is (UTF-8, as SVG and HTML declare); UsageError naming
+    flag. (cli.batch.write_text is the JSON document's: a line, its own wording.)"""
     try:
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)

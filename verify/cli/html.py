@@ -20,9 +20,9 @@ from verify_reducer.codegen.plan_text import format_plan
 
 from verify_reducer.verify.cli import json_doc as cli_json
 from verify_reducer.verify.cli.batch import report_usage, writable_file
-from verify_reducer.verify.cli.svg import require_drawsvg, write_document
+from verify_reducer.verify.cli.svg import carried_counterexamples, require_drawsvg, write_document
 from verify_reducer.verify.cli.text import blocks_text
-from verify_reducer.verify.oracle.pipeline import EXIT_USAGE, CheckReport, UsageError
+from verify_reducer.verify.oracle.pipeline import EXIT_USAGE, CheckReport, UsageError, plan_notes
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -91,11 +91,9 @@ def pictures(report: CheckReport) -> list[dict]:
     from verify_reducer.codegen.counterexample_svg import counterexample_panels
     from verify_reducer.codegen.plan_svg import (PictureTooLarge, counterexample_pictures,
                                                  plan_pictures, stack)
-    from verify_reducer.verify.oracle.pipeline import plan_notes
     out = []
     # a program rejected before any plan exists: the counterexamples its R300s carry
-    carried = [d for d in report.diagnostics
-               if d.counterexample is not None and d.counterexample.layout is not None]
+    carried = carried_counterexamples(report.diagnostics)
     try:
         out += [{"name": p.name, "title": p.title, "svg": inline(p.svg), "refused": None}
                 for p in counterexample_pictures(None, carried)]

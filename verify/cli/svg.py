@@ -52,14 +52,20 @@ def emit_svg(plan, out: str | None, program: str, diagnostics=(),
         raise UsageError(f"{flag}: {exc}") from None
 
 
+def carried_counterexamples(diagnostics) -> list:
+    """The diagnostics whose counterexamples carry their own layouts (R300 of layout
+    inference): what a rejection before any plan exists can still have drawn."""
+    return [d for d in diagnostics
+            if d.counterexample is not None and d.counterexample.layout is not None]
+
+
 def emit_rejected_svg(args, err: DiagnosticError, func: str) -> None:
     """`emit --what svg` on a program rejected before any plan exists: the
     counterexamples its diagnostics carry with their layouts (R300 of layout
     inference) are drawn all the same — printed, or written to --out — and the
     rejection is then reported as ever (exit 1). With --json and no --out nothing is
     drawn: the JSON diagnostics carry the counterexamples as data."""
-    carried = [d for d in err.diagnostics
-               if d.counterexample is not None and d.counterexample.layout is not None]
+    carried = carried_counterexamples(err.diagnostics)
     if not carried or (args.json and args.out is None):
         raise err
     try:

@@ -65,9 +65,10 @@ def cmd_check(args) -> int:
     notes = inputs_mod.special_values(report.loaded.given(given)) \
         if report.reference is not None else []
     args.detail = first_error(report.diagnostics)
-    cli_html.add_section(args, report, source, start)
+    doc = cli_json.check_json(args.program, report) if args.json else None
+    cli_html.add_section(args, report, source, start, doc)     # --html reuses doc
     if args.json:
-        _print_json({**_check_json(args, report), "input_notes": notes}, args)
+        _print_json({**doc, "input_notes": notes}, args)
         return report.exit_code
     args.ui.diagnostics(report.diagnostics + report.violations, args.program, source)
     _print_notes(notes, args)
@@ -394,10 +395,6 @@ def cmd_fuzz(args) -> int:
 
 COMMANDS = {"check": cmd_check, "run": cmd_run, "emit": cmd_emit, "fuzz": cmd_fuzz,
             "compare": cli_compare.cmd_compare}
-
-
-def _check_json(args, report: pipeline.CheckReport) -> dict:
-    return cli_json.check_json(args.program, report)
 
 
 def main(argv: list[str] | None = None) -> int:

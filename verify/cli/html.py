@@ -20,8 +20,9 @@ from verify_reducer.codegen.plan_text import format_plan
 
 from verify_reducer.verify.cli import json_doc as cli_json
 from verify_reducer.verify.cli.batch import report_usage, writable_file
+from verify_reducer.verify.cli.svg import carried_counterexamples, require_drawsvg, write_document
 from verify_reducer.verify.cli.text import blocks_text
-from verify_reducer.verify.oracle.pipeline import EXIT_USAGE, CheckReport, UsageError
+from verify_reducer.verify.oracle.pipeline import EXIT_USAGE, CheckReport, UsageError, plan_notes
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -52,18 +53,17 @@ def _require() -> None:
     except ImportError:
         raise UsageError("--html renders with Jinja2, which is not installed: "
                          "pip install 'verify-reducer[report]'") from None
-    try:
-        import drawsvg  # noqa: F401
-    except ImportError:
-        raise UsageError("--html draws with drawsvg, which is not installed: "
-                         "pip install 'verify-reducer[pictures]'") from None
+    require_drawsvg("--html")
 
 
-def section(program: str, report: CheckReport, source: str, seconds: float) -> dict:
-    """One program's part of the report: its JSON document and what the document does
-    not carry (the source, the plan text, the pictures)."""
-    doc = cli_json.check_json(program, report)
-    diagnostics = [d for d in doc["diagnostics"]] + doc["violations"] + \
+def section(program: str, report: CheckReport, source: str, seconds: float,
+            doc: dict | None = None) -> dict:
+    """One program's part of the report: its JSON document (doc, when --json has built
+    it already) and what the document does not carry (the source, the plan text, the
+    pictures)."""
+    if doc is None:
+        doc = cli_json.check_json(program, report)
+    diagnostics = doc["diagnostics"] + doc["violations"] + \
         [n for e in doc["epochs"] for n in e["notes"]]
     by_line: dict[int, list[dict]] = {}
     for d in diagnostics:
@@ -91,11 +91,9 @@ def pictures(report: CheckReport) -> list[dict]:
     from verify_reducer.codegen.counterexample_svg import counterexample_panels
     from verify_reducer.codegen.plan_svg import (PictureTooLarge, counterexample_pictures,
                                                  plan_pictures, stack)
-    from verify_reducer.verify.oracle.pipeline import plan_notes
     out = []
     # a program rejected before any plan exists: the counterexamples its R300s carry
-    carried = [d for d in report.diagnostics
-               if d.counterexample is not None and d.counterexample.layout is not None]
+    carried = carried_counterexamples(report.diagnostics)
     try:
         out += [{"name": p.name, "title": p.title, "svg": inline(p.svg), "refused": None}
                 for p in counterexample_pictures(None, carried)]
@@ -135,10 +133,11 @@ def inline(svg: str) -> str:
     return svg.strip()
 
 
-def add_section(args, report: CheckReport, source: str, start: float) -> None:
+def add_section(args, report: CheckReport, source: str, start: float,
+                doc: dict | None = None) -> None:
     if getattr(args, "html_sections", None) is not None:
         args.html_sections.append(section(args.program, report, source,
-                                          time.perf_counter() - start))
+                                          time.perf_counter() - start, doc))
 
 
 def render(sections: list[dict], exit_code: int) -> str:
@@ -157,9 +156,4 @@ def render(sections: list[dict], exit_code: int) -> str:
 
 
 def write(path: str, sections: list[dict], exit_code: int) -> None:
-    text = render(sections, exit_code)
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as exc:
-        raise UsageError(f"--html {path}: cannot write it ({exc.strerror})") from None
+    write_document(path, render(sections, exit_code), "--html")

@@ -43,13 +43,20 @@ def emit_svg(plan, out: str | None, program: str, diagnostics=(),
             for picture in pictures:
                 stem = os.path.splitext(os.path.basename(program))[0] or "stdin"
                 path = os.path.join(out, f"{stem}-{func}-{picture.name}.svg")
-                _write(path, picture.svg)
+                write_document(path, picture.svg)
                 written.append(path)
             return "\n".join(written)
-        _write(out, plan_svg(plan, diagnostics))
+        write_document(out, plan_svg(plan, diagnostics))
         return out
     except PictureTooLarge as exc:
         raise UsageError(f"{flag}: {exc}") from None
+
+
+def carried_counterexamples(diagnostics) -> list:
+    """The diagnostics whose counterexamples carry their own layouts (R300 of layout
+    inference): what a rejection before any plan exists can still have drawn."""
+    return [d for d in diagnostics
+            if d.counterexample is not None and d.counterexample.layout is not None]
 
 
 def emit_rejected_svg(args, err: DiagnosticError, func: str) -> None:
@@ -58,8 +65,7 @@ def emit_rejected_svg(args, err: DiagnosticError, func: str) -> None:
     inference) are drawn all the same — printed, or written to --out — and the
     rejection is then reported as ever (exit 1). With --json and no --out nothing is
     drawn: the JSON diagnostics carry the counterexamples as data."""
-    carried = [d for d in err.diagnostics
-               if d.counterexample is not None and d.counterexample.layout is not None]
+    carried = carried_counterexamples(err.diagnostics)
     if not carried or (args.json and args.out is None):
         raise err
     try:
@@ -77,9 +83,11 @@ def emit_rejected_svg(args, err: DiagnosticError, func: str) -> None:
     raise err
 
 
-def _write(path: str, text: str, flag: str = "--out") -> None:
+def write_document(path: str, text: str, flag: str = "--out") -> None:
+    """text written to path as is (UTF-8, as SVG and HTML declare); UsageError naming
+    flag. (cli.batch.write_text is the JSON document's: a line, its own wording.)"""
     try:
-        with open(path, "w") as f:
+        with open(path, "w", encoding="utf-8") as f:
             f.write(text)
     except OSError as exc:
         raise UsageError(f"{flag} {path}: cannot write it ({exc.strerror})") from None

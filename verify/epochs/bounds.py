@@ -295,6 +295,20 @@ class _Encoder:
             return z3.Not(a) if a is not None else None
         return None
 
+    def assumed(self, conds) -> list:
+        """Each (condition, holds) as a Z3 boolean to assume; an integer condition the
+        encoder cannot read is left out (assuming less is sound)."""
+        out = []
+        for cond, holds in conds:
+            c = self.cond(cond)
+            if c is not None:
+                out.append(c if holds else z3.Not(c))
+        return out
+
+    def guards(self) -> list:
+        """The enclosing `if` conditions of the context, as assumptions."""
+        return self.assumed(self.ctx.guards())
+
 
 @dataclass(frozen=True)
 class OutOfBounds:
@@ -322,11 +336,7 @@ def check_index(indices: tuple[ir.Expr, ...], shape: tuple[int, ...],
 def _z3_index(idx: ir.Expr, dim: int, extent: int, ctx: Context) -> OutOfBounds | None:
     enc = _Encoder(ctx)
     value = enc.term(idx)
-    assumptions = []
-    for cond, holds in ctx.guards():
-        c = enc.cond(cond)
-        if c is not None:
-            assumptions.append(c if holds else z3.Not(c))
+    assumptions = enc.guards()
     solver = z3.Solver()
     solver.set("timeout", Z3_TIMEOUT_MS)
     solver.add(*enc.facts, *assumptions, z3.Or(value < 0, value >= extent))

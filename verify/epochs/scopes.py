@@ -139,3 +139,19 @@ def kernel_context(kernel: ir.Kernel) -> Context:
     bindings = {v.name: Binding("block", v, extent=n)
                 for v, n in zip(kernel.block_vars, kernel.grid)}
     return Context(kernel, (), bindings)
+
+
+def statements(kernel: ir.Kernel):
+    """(statement, its Context) for every statement of the kernel, in source order (a
+    statement before the ones it holds; a Let's binding in force after it)."""
+    def seq(body, ctx):
+        for s in body:
+            yield s, ctx
+            if isinstance(s, ir.Let):
+                ctx = ctx.bind_let(s)
+            elif isinstance(s, ir.If):
+                yield from seq(s.then, ctx.enter(Frame(s, "then")))
+                yield from seq(s.orelse, ctx.enter(Frame(s, "else")))
+            elif isinstance(s, (ir.ParallelFor, ir.SerialFor, ir.WarpGroup)):
+                yield from seq(s.body, ctx.enter(Frame(s, "body")))
+    yield from seq(kernel.body, kernel_context(kernel))

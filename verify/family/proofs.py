@@ -32,7 +32,7 @@ from verify_reducer.spec.symbolic import Decision, SizeInt, symbol_of
 from verify_reducer.verify.epochs.bounds import _Encoder
 from verify_reducer.verify.proofs.layout import size_var
 from verify_reducer.verify.proofs.obligation import Query
-from verify_reducer.verify.epochs.scopes import Context, Frame, kernel_context
+from verify_reducer.verify.epochs.scopes import Context, statements
 
 OPS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
        ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
@@ -127,29 +127,6 @@ class FamilyEncoder(_Encoder):
             return self.vars[v.name]
         return super().var(v, depth)
 
-    def guards(self) -> list:
-        out = []
-        for cond, holds in self.ctx.guards():
-            c = self.cond(cond)
-            if c is not None:
-                out.append(c if holds else z3.Not(c))
-        return out
-
-
-def statements(kernel: ir.Kernel):
-    """(statement, its Context) for every statement of the kernel, in source order."""
-    def seq(body, ctx):
-        for s in body:
-            yield s, ctx
-            if isinstance(s, ir.Let):
-                ctx = ctx.bind_let(s)
-            elif isinstance(s, ir.If):
-                yield from seq(s.then, ctx.enter(Frame(s, "then")))
-                yield from seq(s.orelse, ctx.enter(Frame(s, "else")))
-            elif isinstance(s, (ir.ParallelFor, ir.SerialFor, ir.WarpGroup)):
-                yield from seq(s.body, ctx.enter(Frame(s, "body")))
-    yield from seq(kernel.body, kernel_context(kernel))
-
 
 def loads_with_conditions(e: ir.Expr, conds: tuple = ()):
     """(Load, the Select conditions under which it is evaluated) of e."""
@@ -169,15 +146,6 @@ def loads_with_conditions(e: ir.Expr, conds: tuple = ()):
     elif isinstance(e, ir.Call):
         for a in e.args:
             yield from loads_with_conditions(a, conds)
-
-
-def conditions(enc: FamilyEncoder, conds) -> list:
-    out = []
-    for cond, holds in conds:
-        c = enc.cond(cond)
-        if c is not None:
-            out.append(c if holds else z3.Not(c))
-    return out
 
 
 def size_text(values: dict[str, int], space: FamilySpace) -> str:
@@ -233,7 +201,7 @@ def bounds_query(access: Access, space: FamilySpace) -> Query:
     idx = [enc.term(i) for i in access.indices]
     shape = [space.term(n) for n in access.buffer.shape]
     outside = z3.Or(*[z3.Or(i < 0, i >= n) for i, n in zip(idx, shape)])
-    constraints = space.facts + enc.facts + enc.guards() + conditions(enc, access.conds) + \
+    constraints = space.facts + enc.facts + enc.guards() + enc.assumed(access.conds) + \
         [outside]
     written = f"{access.buffer.name}[{', '.join(format_expr(i) for i in access.indices)}]"
     kernel_vars = list(enc.vars.items())

@@ -24,10 +24,10 @@ import z3
 
 from verify_reducer.spec import ir
 
-from verify_reducer.verify.family.proofs import (FamilyEncoder, FamilySpace, conditions, kernel_text,
-                            loads_with_conditions, size_text, statements)
+from verify_reducer.verify.family.proofs import (FamilyEncoder, FamilySpace, kernel_text,
+                            loads_with_conditions, size_text)
 from verify_reducer.verify.proofs.obligation import Query
-from verify_reducer.verify.epochs.scopes import Context
+from verify_reducer.verify.epochs.scopes import Context, statements
 
 
 @dataclass
@@ -60,7 +60,7 @@ def _driving(update: ir.ReducerUpdate, ctx: Context, placed, space: FamilySpace)
     for load, conds in loads_with_conditions(update.value):
         if load.buffer.scope == "global":
             candidates.append((load.buffer, [enc.term(i) for i in load.indices],
-                               conditions(enc, conds)))
+                               enc.assumed(conds)))
         elif load.buffer.scope in ("fragment", "shared", "local"):
             terms = [enc.term(i) for i in load.indices]
             candidates += _through(load.buffer, terms, ctx, placed, enc)
@@ -108,7 +108,7 @@ def _from_store(store: ir.Store, pctx: Context, terms, ctx: Context, enc: Family
     for load, conds in loads_with_conditions(store.value):
         if load.buffer.scope == "global":
             index = [penc.term(i) for i in load.indices]
-            extra = penc.guards() + conditions(penc, conds)
+            extra = penc.guards() + penc.assumed(conds)
             out.append((load.buffer, index, penc.facts + extra))
     return out
 

@@ -37,7 +37,7 @@ from verify_reducer.spec.source import Span
 from verify_reducer.interp.memory import Window
 
 from verify_reducer.verify.epochs.bounds import Z3_TIMEOUT_MS, _dtype_range, _Encoder, interval
-from verify_reducer.verify.epochs.scopes import Context, Frame, kernel_context
+from verify_reducer.verify.epochs.scopes import Context, statements
 
 DEFAULT_SAMPLE = 2            # random blocks on top of the classes
 FULL_GRID_LIMIT = 1 << 18     # classify every block up to this many; per dimension above
@@ -68,22 +68,11 @@ class Access:
 
 def global_accesses(func: ir.PrimFunc) -> list[Access]:
     out: list[Access] = []
-    _walk(func.kernel.body, kernel_context(func.kernel), out)
-    return out
-
-
-def _walk(body: ir.Body, ctx: Context, out: list[Access]) -> None:
-    for stmt in body:
+    for stmt, ctx in statements(func.kernel):
         for expr in ir.stmt_exprs(stmt):
             _loads(expr, ctx, out)
         _stmt_accesses(stmt, ctx, out)
-        if isinstance(stmt, ir.If):
-            _walk(stmt.then, ctx.enter(Frame(stmt, "then")), out)
-            _walk(stmt.orelse, ctx.enter(Frame(stmt, "else")), out)
-        elif isinstance(stmt, (ir.ParallelFor, ir.SerialFor, ir.WarpGroup)):
-            _walk(stmt.body, ctx.enter(Frame(stmt, "body")), out)
-        elif isinstance(stmt, ir.Let):
-            ctx = ctx.bind_let(stmt)
+    return out
 
 
 def _loads(expr: ir.Expr, ctx: Context, out: list[Access]) -> None:
@@ -164,11 +153,7 @@ def _instance(kernel: ir.Kernel, access: Access):
                 offset = index[d]
                 enc.facts += [offset >= 0, offset < extent]
                 index[d] = enc.term(start) + offset
-    facts = list(enc.facts)
-    for cond, holds in access.ctx.guards():
-        c = enc.cond(cond)
-        if c is not None:
-            facts.append(c if holds else z3.Not(c))
+    facts = list(enc.facts) + enc.guards()
     facts += [z3.And(t >= 0, t < n) for t, n in zip(index, shape)]
     return facts, index, block
 
@@ -399,22 +384,13 @@ def _features(func: ir.PrimFunc, accesses: list[Access]) -> list[_Feature]:
 def _conditions(func: ir.PrimFunc) -> list[tuple[ir.Compare, Context]]:
     """Integer comparisons of `if` conditions and selects that depend on the block."""
     found = []
-
-    def visit(body, ctx):
-        for stmt in body:
-            for expr in ir.stmt_exprs(stmt):
-                for sub in ir.subexprs(expr):
-                    if isinstance(sub, ir.Select):
-                        found.extend(_compares(sub.cond, ctx))
-            if isinstance(stmt, ir.If):
-                found.extend(_compares(stmt.cond, ctx))
-                visit(stmt.then, ctx.enter(Frame(stmt, "then")))
-                visit(stmt.orelse, ctx.enter(Frame(stmt, "else")))
-            elif isinstance(stmt, (ir.ParallelFor, ir.SerialFor, ir.WarpGroup)):
-                visit(stmt.body, ctx.enter(Frame(stmt, "body")))
-            elif isinstance(stmt, ir.Let):
-                ctx = ctx.bind_let(stmt)
-    visit(func.kernel.body, kernel_context(func.kernel))
+    for stmt, ctx in statements(func.kernel):
+        for expr in ir.stmt_exprs(stmt):
+            for sub in ir.subexprs(expr):
+                if isinstance(sub, ir.Select):
+                    found.extend(_compares(sub.cond, ctx))
+        if isinstance(stmt, ir.If):
+            found.extend(_compares(stmt.cond, ctx))
     return found
 
 

@@ -23,7 +23,8 @@ or, with `refill_after` (the stage released as soon as it has been read; ahead =
 
 A tile goes out as one cp.async of 16 bytes per run of the copy's layout (the runs
 codegen.cuda_vector proves aligned), into the stage's copy of the shared buffer at
-element offset stage * buffer.size."""
+element offset stage * buffer.size. A staged read's tile goes out the same way, into its
+stage buffer; where its copy stands, the body reads the fragment from that stage."""
 from __future__ import annotations
 
 from verify_reducer.spec import ir
@@ -49,9 +50,9 @@ def render_pipeline(body, pipe: Pipeline, frame: Frame) -> None:
     ctype = loop.var.dtype.c_name
     body.out.comment(f"line {loop.span.line}: T.Pipelined (num_stages={pipe.stages}) as a "
                      f"software pipeline: {pipeline_summary(pipe)}")
-    if pipe.copies:
+    if pipe.issues:
         body.sync(frame.participants, "earlier readers of the stages are done")
-    for i in range(pipe.ahead if pipe.copies else 0):
+    for i in range(pipe.ahead if pipe.issues else 0):
         body.out.comment(f"prologue: the tiles of iteration {i}")
         if start + i < stop:
             with body.maybe_block(""):
@@ -63,7 +64,7 @@ def render_pipeline(body, pipe: Pipeline, frame: Frame) -> None:
             _prefetch(body, pipe, frame, f"{start}", ctype)
     early = pipe.refill_after is not None
     with body.maybe_block(f"for ({ctype} {var} = {start}; {var} < {stop}; ++{var})"):
-        if pipe.copies:
+        if pipe.issues:
             if not early:
                 _refill(body, pipe, frame, var, ctype, stop)
             body.out.line(f"reducer_cp_async_wait<{pipe.pending}>();")
@@ -77,13 +78,13 @@ def render_pipeline(body, pipe: Pipeline, frame: Frame) -> None:
             if stmt in pipe.prefetched:
                 _advance(body, pipe, stmt, frame, f"{var} + 1", ctype, stop)
             else:
-                body.stmt(stmt, frame)
+                body.stmt(pipe.stand_in(stmt), frame)
             if stmt is pipe.refill_after:
                 body.out.line("__syncthreads();  // every read of this stage is done: "
                               "refill it now")
                 _refill(body, pipe, frame, var, ctype, stop)
         body.stage_base = previous
-        if pipe.copies and not early:
+        if pipe.issues and not early:
             body.out.line("__syncthreads();  // every read of this stage is done before "
                           "it is refilled")
 
@@ -145,7 +146,7 @@ def _issue(body, pipe: Pipeline, frame: Frame, iteration: str, ctype: str) -> No
     previous = dict(body.stage_base), dict(body.rebound)
     body.rebound[loop.var.name] = ahead
     _stage_bases(body, pipe, ahead, "fill")
-    for copy in pipe.copies:
+    for copy in pipe.issues:
         _async_copy(body, copy, frame)
     body.stage_base, body.rebound = previous
 

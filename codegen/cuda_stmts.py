@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from verify_reducer.spec import ir
-from verify_reducer.spec.addressing import affine, statement_ranges
+from verify_reducer.spec.addressing import affine
 from verify_reducer.spec.layout import Layout
 from verify_reducer.spec.physical import PhysicalPlan
 
@@ -40,7 +40,7 @@ class KernelBody(CellLoops):
         self.table_text: list[str] = []              # their file-scope declarations
         self.shared: dict[str, str] = {}             # C name -> declaration
         # what each statement's integer names are known to range over (border guards)
-        self.scopes = statement_ranges(plan.func)
+        self.scopes = plan.statement_ranges()
         # a pipeline's issue of a later iteration: its loop variable's C name then
         self.rebound: dict[str, str] = {}
         # a pipelined shared buffer: the C variable of the element offset of the stage

@@ -16,14 +16,22 @@ them, as cp.async 16-byte copies, without changing what any statement reads:
   aligned for every block and loop index, no border guard inside a run), and needs no
   border guard at all: cp.async of a run past the tensor's border would fault.
 
-A global → fragment copy at the top level of the loop body is prefetched one iteration
-ahead into a second register array when the kernel never writes its source, it fills
-the whole fragment, and its region starts read only the loop variable and names fixed
-outside the loop (block indices, enclosing loop variables).
+A global → fragment copy at the top level of the loop body can be loaded ahead when the
+kernel never writes its source, it fills the whole fragment, and its region starts read
+only the loop variable and names fixed outside the loop (block indices, enclosing loop
+variables). It is then **staged through shared memory** (spec.physical.StagedRead): its
+tile goes out with the shared tiles as cp.async, into a stage buffer of the plan's own,
+and where the copy stands the fragment is read from the stage. That needs what a staged
+copy needs (16-byte runs over the block's threads, no border guard) and room in shared
+memory; otherwise the tile is **prefetched** one iteration ahead into a second register
+array. (Measured on the H200, docs/performance.md: a register load in flight across the
+iteration made ptxas's schedule, and with it the GEMV, up to 20% slower for some dtypes
+and tilings; through the stage, no load is in flight outside the cp.async groups.)
 
 Anything else runs as a plain loop, and the plan says why. Copies that are not eligible
-run where they stand; the eligible ones of the same loop are still staged. (codegen.plan drops stages that would not fit shared
-memory and prefetches that would not fit the register budget.)
+run where they stand; the eligible ones of the same loop are still staged. (codegen.plan
+turns staged reads into prefetches, then drops the stages, when they would not fit shared
+memory, and drops prefetches that would not fit the register budget.)
 
 The schedule: `pending` = s - 1 groups left outstanding at the wait. Where the body's
 last read of a staged buffer is followed by more statements (the GEMV copies its tile
@@ -34,27 +42,47 @@ i + s - 1 at its top (`ahead` = s - 1). The simulator checks either like everyth
 a read of a stage before its copies completed is R504 there."""
 from __future__ import annotations
 
+import dataclasses
+
 from verify_reducer.spec import ir
 from verify_reducer.spec.addressing import border_guards, statement_ranges, affine
-from verify_reducer.spec.physical import Pipeline
+from verify_reducer.spec.dtypes import INT32
+from verify_reducer.spec.physical import Pipeline, StagedRead
 from verify_reducer.spec.target import Target
 
 from .cuda_vector import copy_runs
 from .layout import LayoutMap
+from .layout_copy import cooperative_layout
 
 
 def plan_pipelines(func: ir.PrimFunc, layouts: LayoutMap,
-                   target: Target) -> tuple[Pipeline, ...]:
+                   target: Target) -> tuple[tuple[Pipeline, ...], LayoutMap]:
     """A Pipeline for every T.Pipelined loop of func (empty `copies` and the reason when
-    it runs as a plain loop)."""
+    it runs as a plain loop), and the layouts with those of the staged reads' copies
+    added (a new LayoutMap: the one given may serve other plans)."""
     scopes = statement_ranges(func)
     kernel = func.kernel
     outer = _enclosing(kernel.body)
+    planned = LayoutMap(**{f.name: dict(getattr(layouts, f.name))
+                           for f in dataclasses.fields(LayoutMap)})
     found = []
     for stmt in ir.walk(kernel.body):
         if isinstance(stmt, ir.SerialFor) and stmt.kind == "pipelined":
-            found.append(_pipeline(func, stmt, layouts, target, scopes, outer))
-    return tuple(found)
+            found.append(_pipeline(func, stmt, planned, target, scopes, outer))
+    return tuple(found), planned
+
+
+def prefetch_instead(pipe: Pipeline) -> Pipeline:
+    """pipe with its staged reads prefetched into registers instead (they take no
+    shared memory then); the stage is released where the shared tiles' last read is."""
+    copies = [s.copy for s in pipe.staged_reads]
+    if not copies:
+        return pipe
+    refill = _release_point(pipe.loop.body, list(pipe.copies), ())
+    return dataclasses.replace(
+        pipe, staged_reads=(), prefetched=tuple(s for s in pipe.loop.body
+                                                if s in copies or s in pipe.prefetched),
+        refill_after=refill, ahead=pipe.stages if refill is not None else pipe.stages - 1)
 
 
 def _pipeline(func, loop: ir.SerialFor, layouts: LayoutMap, target: Target, scopes,
@@ -89,26 +117,59 @@ def _pipeline(func, loop: ir.SerialFor, layouts: LayoutMap, target: Target, scop
         else:
             copies.append(stmt)
     why = why or "its body has no global -> shared copy"
-    prefetched = tuple(s for s in loop.body
-                       if isinstance(s, ir.Copy) and s not in copies
-                       and _prefetchable(func, loop, s, scopes))
-    if not copies and not prefetched:
+    loaded = [s for s in loop.body if isinstance(s, ir.Copy) and s not in copies
+              and _prefetchable(func, loop, s, scopes)]
+    staged = tuple(found for found in (_staged_read(func, s, layouts, scopes)
+                                       for s in loaded) if found is not None)
+    prefetched = tuple(s for s in loaded if all(r.copy is not s for r in staged))
+    if not copies and not staged and not prefetched:
         return plain(why + "; no global -> fragment copy to prefetch")
-    refill = _release_point(loop.body, copies)
+    refill = _release_point(loop.body, copies, staged)
     if refill is not None:
         ahead = stages          # the stage just read is refilled with iteration i + stages
     # `plain` keeps why nothing is staged when only registers are prefetched
     return Pipeline(loop, stages, ahead, stages - 1, tuple(copies), "" if copies else why,
-                    prefetched, refill)
+                    prefetched, refill, staged)
 
 
-def _release_point(body: ir.Body, copies: list[ir.Copy]) -> ir.Stmt | None:
+def _staged_read(func, copy: ir.Copy, layouts: LayoutMap, scopes) -> StagedRead | None:
+    """copy (a prefetchable global -> fragment copy) staged through a shared buffer of
+    its tile, when the tile can go out as cp.async over every thread; its two copies'
+    layouts and ranges are added to layouts and scopes."""
+    threads = func.kernel.threads
+    if layouts.participants.get(copy) != (0, threads):
+        return None
+    src, dst = copy.src, copy.dst
+    extents = tuple(int(e) for e in src.extents)
+    stage = ir.Buffer(f"{dst.buffer.name}_stage", extents, src.buffer.dtype, "shared",
+                      copy.span)
+    whole = ir.Region(stage, tuple(ir.Const(0, INT32, copy.span) for _ in extents),
+                      extents, copy.span)
+    issue = ir.Copy(src, whole, copy.span)
+    read = ir.Copy(whole, dst, copy.span)
+    layout = cooperative_layout(issue, (0, threads))
+    scope = scopes[copy]
+    if copy_runs(issue, layout, scope) is None:
+        return None
+    if any(any(g) for g in border_guards(src, tuple(affine(s) for s in src.starts),
+                                         layout.shape, scope)):
+        return None
+    layouts.copies[issue], layouts.participants[issue] = layout, (0, threads)
+    layouts.copies[read] = layouts.copies[copy]
+    layouts.participants[read] = layouts.participants[copy]
+    return StagedRead(copy, stage, issue, read)
+
+
+def _release_point(body: ir.Body, copies: list[ir.Copy],
+                   staged_reads: tuple[StagedRead, ...]) -> ir.Stmt | None:
     """The top-level statement of the body after which no statement reads a staged
     buffer (the stage can be refilled there), or None when that is the body's last
-    statement (or nothing reads one): releasing it early would gain nothing."""
+    statement (or nothing reads one): releasing it early would gain nothing. A staged
+    read's copy reads its stage."""
     staged = {c.dst.buffer for c in copies}
-    readers = [n for n, stmt in enumerate(body) if stmt not in copies and any(
-        staged & _read(s) for s in ir.walk((stmt,)))]
+    readers = [n for n, stmt in enumerate(body) if stmt not in copies and (
+        any(r.copy is stmt for r in staged_reads) or
+        any(staged & _read(s) for s in ir.walk((stmt,))))]
     if not readers or readers[-1] == len(body) - 1:
         return None
     return body[readers[-1]]

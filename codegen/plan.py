@@ -20,7 +20,7 @@ from .layout import LayoutMap, infer_layouts
 from .plan_canonical import plan_canonical, plan_transpose
 from .plan_fast import plan_auto, plan_fast
 from .plan_legacy import plan_legacy
-from .pipeline import plan_pipelines
+from .pipeline import plan_pipelines, prefetch_instead
 from .plan_sites import ReducerSites, gather_reducers
 from .resources import kib, plan_resources, resource_diagnostics
 
@@ -58,9 +58,15 @@ def plan_func(func: ir.PrimFunc, planner: str | Planner = "auto",
         layouts = infer_layouts(func)
     reducers = tuple(plan_reducer(sites) for sites in gather_reducers(func, layouts))
     limits = target_named(target)
-    plan = PhysicalPlan(func, planner, layouts, reducers,
-                        pipelines=plan_pipelines(func, layouts, limits))
+    pipelines, planned_layouts = plan_pipelines(func, layouts, limits)
+    plan = PhysicalPlan(func, planner, planned_layouts, reducers, pipelines=pipelines)
     resources = plan_resources(plan, limits)
+    if resources.shared_bytes > limits.dynamic_shared_bytes and \
+            any(p.staged_reads for p in plan.pipelines):
+        # the staged reads' tiles do not fit: into registers instead
+        plan = dataclasses.replace(plan, pipelines=tuple(
+            prefetch_instead(p) for p in plan.pipelines))
+        resources = plan_resources(plan, limits)
     if resources.shared_bytes > limits.dynamic_shared_bytes and \
             any(p.copies for p in plan.pipelines):
         # the stages do not fit: plain loops, which may (resource_diagnostics says)
@@ -68,7 +74,8 @@ def plan_func(func: ir.PrimFunc, planner: str | Planner = "auto",
                f"shared memory, over the {kib(limits.dynamic_shared_bytes)} one block "
                f"may use")
         plan = dataclasses.replace(plan, pipelines=tuple(
-            dataclasses.replace(p, copies=(), prefetched=(), plain=why) if p.active else p
+            dataclasses.replace(p, copies=(), prefetched=(), staged_reads=(), plain=why)
+            if p.active else p
             for p in plan.pipelines))
         resources = plan_resources(plan, limits)
     if resources.register_words > resources.register_budget and \

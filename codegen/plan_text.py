@@ -36,13 +36,19 @@ def pipeline_text(pipe: Pipeline) -> str:
 def pipeline_summary(pipe: Pipeline) -> str:
     if not pipe.active:
         return f"a plain loop ({pipe.plain})"
-    parts = [] if pipe.copies else [f"no cp.async stages ({pipe.plain})"]
-    if pipe.copies:
+    parts = []
+    if not pipe.copies:
+        what = "global -> shared copy staged" if pipe.issues else "cp.async stages"
+        parts.append(f"no {what} ({pipe.plain})")
+    if pipe.issues:
         when = "" if pipe.refill_after is None else \
             f" into it once line {pipe.refill_after.span.line} has read it"
-        parts.append(f"a {pipe.stages}-stage cp.async pipeline of {_copies(pipe.copies)}; "
+        parts.append(f"a {pipe.stages}-stage cp.async pipeline of {_copies(pipe.issues)}; "
                      f"iteration i reads stage i % {pipe.stages}, issues iteration "
                      f"i + {pipe.ahead}{when}, waits with {pipe.pending} group(s) in flight")
+    if pipe.staged_reads:
+        parts.append(", ".join(f"line {s.copy.span.line} {s.copy.dst.buffer.name} read from "
+                               f"the stage of {s.buffer.name}" for s in pipe.staged_reads))
     if pipe.prefetched:
         parts.append(f"{_copies(pipe.prefetched)} prefetched one iteration ahead into "
                      f"registers")
@@ -196,6 +202,9 @@ def _pipeline_json(pipe: Pipeline) -> dict:
             "refill_after": pipe.refill_after and pipe.refill_after.span.line,
             "copies": _copies_json(pipe.copies),
             "prefetched": _copies_json(pipe.prefetched),
+            "staged_reads": [{"line": s.copy.span.line, "src": s.copy.src.buffer.name,
+                              "dst": s.copy.dst.buffer.name, "buffer": s.buffer.name,
+                              "elements": s.buffer.size} for s in pipe.staged_reads],
             "plain": pipe.plain or None}
 
 

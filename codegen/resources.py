@@ -7,8 +7,9 @@ one block of the generated kernel asks for, measured against the target's limits
 It is computed once, by codegen.plan.plan_func, and stored on the plan; the CUDA renderer
 declares shared memory at exactly these offsets and the runner launches with exactly
 these bytes (neither computes a size again). Shared memory holds, in program order,
-every `T.alloc_shared` buffer, every reducer's finalize workspace and the rows every
-`T.reduce_*` goes through; each array starts 16-byte aligned and the total is padded to
+every `T.alloc_shared` buffer, the stages a pipelined loop adds for the tiles it reads
+into fragments, every reducer's finalize workspace and the rows every `T.reduce_*` goes
+through; each array starts 16-byte aligned and the total is padded to
 16 bytes, which is also how ptxas counts static arrays. Over the static limit (48 KB) the
 arrays live in one dynamic buffer instead, which the launch opts into.
 
@@ -68,6 +69,11 @@ def _shared_arrays(plan: PhysicalPlan) -> tuple[SharedArray, ...]:
             elif rp is not None and rp.workspace_words:
                 wanted.append((f"{buffer.name} workspace", "reducer workspace", buffer,
                                buffer.dtype, rp.workspace_words))
+        elif isinstance(stmt, ir.SerialFor):
+            # a pipeline's stages of the tiles it reads into fragments (StagedRead)
+            for buffer in plan.staged_buffers(stmt):
+                wanted.append((buffer.name, "shared buffer", buffer, buffer.dtype,
+                               plan.stages_of(buffer) * buffer.size))
         elif isinstance(stmt, ir.Reduce):
             # every holder of an output reads a whole row: the source goes through
             # shared memory in the destination's dtype (codegen.cuda_reduce)

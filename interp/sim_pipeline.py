@@ -12,7 +12,10 @@ the schedule the plan gives and the renderer emits (codegen.cuda_pipeline):
   of a pending element (a stage read before its copy completed) is R504;
 - a prefetched copy of iteration j runs (into a second register array of its fragment)
   before the loop for j = 0, else where the copy stands in iteration j - 1; where it
-  stands in iteration j, that array's registers move into the fragment.
+  stands in iteration j, that array's registers move into the fragment;
+- a staged read's tile is issued with the staged copies (into its stage buffer, which
+  the pipeline allocates: no statement of the program does), and where its copy stands
+  the fragment is read from the stage (a read before the tile landed is R504 too).
 
 A mixin of interp.simulate's block, like interp.sim_copies."""
 from __future__ import annotations
@@ -27,6 +30,7 @@ from verify_reducer.spec.physical import Pipeline
 
 from .evaluate import convert, serial_iterations
 from .registers import Registers
+from .shared import SharedBuffer
 from .values import Lanes, Val
 
 
@@ -48,13 +52,16 @@ class PipelineExecution:
         iterations = list(serial_iterations(loop, lanes, self))
         groups: list[list[_Issued]] = []           # committed, oldest first
         self.iter_names.append(loop.var.name)
+        for staged in pipe.staged_reads:       # fresh, never written storage
+            self.shared[staged.buffer] = SharedBuffer(pipe.stages * staged.buffer.size,
+                                                      staged.buffer.dtype.np)
         try:
-            for j in range(pipe.ahead if pipe.copies else 0):
+            for j in range(pipe.ahead if pipe.issues else 0):
                 groups.append(self._issue(pipe, iterations, j))
             spare = {c: self._prefetch(c, iterations, 0, None) for c in pipe.prefetched}
             early = pipe.refill_after is not None
             for i, bound in enumerate(iterations):
-                if pipe.copies:
+                if pipe.issues:
                     if not early:
                         groups.append(self._issue(pipe, iterations, i + pipe.ahead))
                     while len(groups) > pipe.pending:     # the wait
@@ -66,8 +73,9 @@ class PipelineExecution:
                         self._move(stmt, spare[stmt])
                         spare[stmt] = self._prefetch(stmt, iterations, i + 1, spare[stmt])
                     elif bound.n > 0 and stmt not in pipe.copies:    # staged: issued ahead
-                        run = getattr(self, "_" + type(stmt).__name__.lower())
-                        bound = run(stmt, bound) or bound
+                        stand_in = pipe.stand_in(stmt)
+                        run = getattr(self, "_" + type(stand_in).__name__.lower())
+                        bound = run(stand_in, bound) or bound
                     if stmt is pipe.refill_after:      # the stage just read, refilled
                         groups.append(self._issue(pipe, iterations, i + pipe.ahead))
                 self.stage_of = previous
@@ -90,7 +98,7 @@ class PipelineExecution:
             return []
         lanes = iterations[j]
         issued = []
-        for copy in pipe.copies:
+        for copy in pipe.issues:
             moves = self.copy_moves(copy, lanes)
             for fault in moves.faults:
                 self.report.add("R505", fault + self.block_text, copy.span,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from verify_reducer.spec import ir
-from verify_reducer.spec.addressing import affine, border_guards, statement_ranges
+from verify_reducer.spec.addressing import affine, border_guards
 from verify_reducer.spec.dtypes import INT64
 from verify_reducer.spec.physical import FinalizePlan, PhysicalPlan, SitePlan
 
@@ -66,7 +66,7 @@ class PlanStatics:
         self.flat_memo: dict = {}
         self.uniform_memo: dict = {}
         self.vars_of: dict[ir.Expr, tuple[str, ...] | None] = {}
-        self.scopes = statement_ranges(func)
+        self.scopes = plan.statement_ranges()
         self.guards_memo: dict[tuple, tuple] = {}
 
     def guards(self, stmt: ir.Stmt, region: ir.Region, loop_shape) -> tuple:

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
+from .addressing import statement_ranges
 from .diagnostics import Diagnostic
 from .indexexpr import IndexExpr
 from .ir import Buffer, Copy, PrimFunc, ReducerFinalize, ReducerUpdate, SerialFor, Stmt
@@ -181,7 +182,14 @@ class Pipeline:
     warp-specialized consumers release a stage the same way, right after copying it into
     registers.)
 
-    When both are empty the loop runs as a plain loop, for the reason `plain` (which also
+    Each of `staged_reads` (global → fragment copies at the top level of the body, see
+    StagedRead) goes through a shared buffer of the plan's own: its tile is issued with
+    the staged copies (`issues` = the copies and the staged reads' issue copies, one commit
+    group per iteration), and where the copy stands, the fragment is read from the stage.
+    The tile is then covered by the same wait as the shared tiles, and no register load is
+    in flight across iterations.
+
+    When all are empty the loop runs as a plain loop, for the reason `plain` (which also
     says why nothing is staged when only registers are prefetched)."""
     loop: SerialFor
     stages: int
@@ -191,14 +199,42 @@ class Pipeline:
     plain: str = ""
     prefetched: tuple[Copy, ...] = ()
     refill_after: Stmt | None = None
+    staged_reads: tuple["StagedRead", ...] = ()
 
     @property
     def active(self) -> bool:
-        return bool(self.copies or self.prefetched)
+        return bool(self.copies or self.prefetched or self.staged_reads)
+
+    @property
+    def issues(self) -> tuple[Copy, ...]:
+        """Every copy issued ahead as cp.async: the body's staged copies, then the
+        staged reads' tiles."""
+        return self.copies + tuple(s.issue for s in self.staged_reads)
 
     @property
     def buffers(self) -> tuple[Buffer, ...]:
-        return tuple(c.dst.buffer for c in self.copies)
+        return tuple(c.dst.buffer for c in self.issues)
+
+    def stand_in(self, stmt: Stmt) -> Stmt:
+        """What runs where stmt stands: a staged read's copy from its stage, else stmt."""
+        return next((s.read for s in self.staged_reads if s.copy is stmt), stmt)
+
+
+@dataclass(frozen=True)
+class StagedRead:
+    """A global → fragment copy of a pipelined loop, staged through shared memory.
+
+    `buffer` is the plan's shared buffer for the copy's tile (the copy's extents, the
+    source's dtype; `stages` copies of it, like any staged buffer). `issue` (global →
+    buffer) is issued ahead with the loop's staged copies, as cp.async of 16-byte runs;
+    `read` (buffer → the fragment) runs where `copy` stands. Both are statements of the
+    plan, not of the program: their layouts are in the plan's LayoutMap (`issue`'s the
+    cooperative partition of codegen.layout_copy, `read`'s the copy's own) and their
+    index ranges those of `copy` (PhysicalPlan.statement_ranges)."""
+    copy: Copy
+    buffer: Buffer
+    issue: Copy
+    read: Copy
 
 
 @dataclass(frozen=True)
@@ -219,6 +255,20 @@ class PhysicalPlan:
     def prefetched(self, buffer: Buffer) -> bool:
         """Whether a pipeline prefetches this fragment (it then has `<name>_next`)."""
         return any(c.dst.buffer is buffer for p in self.pipelines for c in p.prefetched)
+
+    def statement_ranges(self) -> dict:
+        """spec.addressing.statement_ranges of the program, with the plan's own
+        statements (the staged reads' copies) at the ranges of the copy they stand for."""
+        ranges = statement_ranges(self.func)
+        for pipe in self.pipelines:
+            for staged in pipe.staged_reads:
+                ranges[staged.issue] = ranges[staged.read] = ranges[staged.copy]
+        return ranges
+
+    def staged_buffers(self, loop: SerialFor) -> tuple[Buffer, ...]:
+        """The shared buffers a pipeline of the loop adds for its staged reads."""
+        found = next((p for p in self.pipelines if p.loop is loop), None)
+        return () if found is None else tuple(s.buffer for s in found.staged_reads)
 
     def stages_of(self, buffer: Buffer) -> int:
         """How many copies of a shared buffer the kernel allocates (1 unless a pipeline

@@ -60,7 +60,9 @@ def test_float16_staged_gemv_uses_uint4():
     source = cuda(ROOT / "examples" / "gemv_pipelined.py")
     assert "reducer_cp_async16(&A_shared[A_shared_fill + " in source
     assert "*reinterpret_cast<const uint4*>(&A_shared[A_shared_stage + " in source
-    assert "*reinterpret_cast<const uint4*>(&x[" in source       # the prefetch of x
+    # the x tile, staged through the plan's own buffer: cp.async in, one uint4 out
+    assert "reducer_cp_async16(&x_frag_stage[x_frag_stage_fill + " in source
+    assert "*reinterpret_cast<const uint4*>(&x_frag_stage[x_frag_stage_stage + " in source
 
 
 def test_unaligned_rows_stay_scalar():

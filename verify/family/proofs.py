@@ -201,8 +201,10 @@ def bounds_query(access: Access, space: FamilySpace) -> Query:
     idx = [enc.term(i) for i in access.indices]
     shape = [space.term(n) for n in access.buffer.shape]
     outside = z3.Or(*[z3.Or(i < 0, i >= n) for i, n in zip(idx, shape)])
-    constraints = space.facts + enc.facts + enc.guards() + enc.assumed(access.conds) + \
-        [outside]
+    # the guards first: encoding them may meet variables (and add their ranges to
+    # enc.facts) that no index mentions
+    assumptions = enc.guards() + enc.assumed(access.conds)
+    constraints = space.facts + enc.facts + assumptions + [outside]
     written = f"{access.buffer.name}[{', '.join(format_expr(i) for i in access.indices)}]"
     kernel_vars = list(enc.vars.items())
     reported = kernel_vars + [(f"#idx{d}", t) for d, t in enumerate(idx)] + \

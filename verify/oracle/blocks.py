@@ -153,7 +153,8 @@ def _instance(kernel: ir.Kernel, access: Access):
                 offset = index[d]
                 enc.facts += [offset >= 0, offset < extent]
                 index[d] = enc.term(start) + offset
-    facts = list(enc.facts) + enc.guards()
+    guards = enc.guards()          # before the facts: it may add variables' ranges
+    facts = list(enc.facts) + guards
     facts += [z3.And(t >= 0, t < n) for t, n in zip(index, shape)]
     return facts, index, block
 

@@ -1,7 +1,8 @@
 # expect: ok
 #
 # The streaming GEMV with a wide tile: fp16 A in 64 x 512 tiles on 256 threads, fp32
-# accumulation. A_shared (64 KB, twice: the T.Pipelined loop's two stages) and the
+# accumulation. A_shared (64 KB, twice: the T.Pipelined loop's two stages), the x tile's
+# stages (the pipeline stages it through shared memory too) and the
 # reducer's finalize workspace are over the 48 KB of static shared memory, so the
 # generated kernel keeps them in one dynamic shared buffer at the resource model's offsets
 # and the launch opts into that many bytes. 64 * 1024 = 65536 contributions.

@@ -101,6 +101,15 @@ def test_independence_proved_for_the_gemvs(name):
     assert found.proved and found.queries >= 1 and found.reason is None
 
 
+def test_a_loop_variable_only_a_guard_mentions_keeps_its_range():
+    """Regression: `if i < k` with k in 0..63 keeps each block's writes in its own 64
+    elements; encoding the guard after copying the variables' ranges lost k's, and block
+    0 seemed to reach y[64]."""
+    func = func_of(ROOT / "tests" / "programs" / "valid" / "guard_only_loop_var_blocks.py")
+    found = blocks.prove_independent(func, blocks.global_accesses(func))
+    assert found.proved and found.reason is None
+
+
 def test_one_output_written_by_every_block_is_not_independent(tmp_path):
     path = write(tmp_path, SAME_OUTPUT)
     selection = blocks.select(func_of(path))

@@ -90,6 +90,16 @@ def test_family_examples_are_verified_within_the_budget(name):
     assert wanted.get(name, {"bounds", "exactly-once", "epochs", "fast"}) <= names
 
 
+def test_a_loop_variable_only_a_guard_mentions_keeps_its_range_in_the_bounds_proof():
+    """Regression: `y[i]` under `if i < k`, k in 0..63, is in bounds for every N >= 64;
+    the bounds query copied the variables' ranges before encoding the guard, lost k's,
+    and refuted the write at N=64 with k=65."""
+    report = check(str(ROOT / "tests" / "programs" / "family" / "guard_only_loop_var.py"))
+    assert report.verdict == "verified"
+    assert report.family.verified
+    assert any(p.name.startswith("bounds") and p.proved for p in report.family.proofs)
+
+
 def test_gemv_without_tail_gets_smallest_counterexample_and_concrete_failure():
     report = check(str(FAMILY / "gemv_no_tail.py"))
     family = report.family

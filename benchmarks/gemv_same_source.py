@@ -108,14 +108,19 @@ class Planned:
                 "cuda_lines": self.cuda_lines, "resources": res and {
                     "target": res.target, "shared_bytes": res.shared_bytes,
                     "dynamic": res.dynamic, "register_words": res.register_words,
-                    "register_budget": res.register_budget}}
+                    "register_budget": res.register_budget,
+                    "blocks_per_sm_cap": res.occupancy.cap,
+                    "launch_shared_bytes": res.launch_shared_bytes}}
 
     def describe(self) -> str:
         res = self.summary()["resources"]
         text = self.chosen if res is None else (
             f"{self.chosen}; shared {kib(res['shared_bytes'])}"
             f"{' dynamic' if res['dynamic'] else ''}, registers ~{res['register_words']}/"
-            f"{res['register_budget']}; CUDA {self.cuda_lines} lines")
+            f"{res['register_budget']}"
+            + (f", at most {res['blocks_per_sm_cap']} blocks per SM (launched with "
+               f"{kib(res['launch_shared_bytes'])})" if res['blocks_per_sm_cap'] else "")
+            + f"; CUDA {self.cuda_lines} lines")
         return "\n      ".join([text, *self.flags] +
                                ([f"cannot run: {self.reason}"] if res and self.reason else []))
 
@@ -523,7 +528,7 @@ def measure_group(group: list[Config], rt: Runtimes, report: Report, tmp: Path,
 
 # ----------------------------------------------------------------------------- command line
 
-def _parse_list(text: str, pattern: str, what: str) -> list[tuple[int, ...]]:
+def parse_list(text: str, pattern: str, what: str) -> list[tuple[int, ...]]:
     out = []
     for item in filter(None, (t.strip() for t in text.split(","))):
         match = re.fullmatch(pattern, item)
@@ -548,8 +553,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         shapes = list(SHAPES) if args.shapes == "all" else \
-            _parse_list(args.shapes, r"(\d+)x(\d+)", "shape MxK")
-        tilings = _parse_list(args.tilings, r"(\d+)x(\d+)/(\d+)", "tiling BMxBK/THREADS")
+            parse_list(args.shapes, r"(\d+)x(\d+)", "shape MxK")
+        tilings = parse_list(args.tilings, r"(\d+)x(\d+)/(\d+)", "tiling BMxBK/THREADS")
     except argparse.ArgumentTypeError as exc:
         parser.error(str(exc))
     if args.quick:

@@ -75,10 +75,21 @@ def resources_text(res: Resources, ptxas=None) -> list[str]:
                       for r in res.registers)
     lines.append(f"  registers: about {res.register_words} per thread (budget "
                  f"{res.register_budget}){': ' + parts if parts else ''}")
+    if res.occupancy is not None:
+        lines.append(occupancy_text(res))
     if ptxas is not None:
         from .ptxas import figures_text
         lines += figures_text(ptxas)
     return lines
+
+
+def occupancy_text(res: Resources) -> str:
+    occ = res.occupancy
+    if occ.cap is None:
+        return f"  occupancy: {occ.resident} block(s) per SM ({occ.reason})"
+    return (f"  occupancy: at most {occ.cap} blocks per SM ({occ.reason}): every launch "
+            f"asks for {occ.launch_shared_bytes} bytes of dynamic shared memory, "
+            f"{occ.launch_shared_bytes - res.dynamic_shared_bytes} of them padding")
 
 
 def _reducer_text(rp: ReducerPlan) -> str:
@@ -228,6 +239,11 @@ def resources_json(res: Resources) -> dict:
                       for r in res.registers],
         "register_words": res.register_words,
         "register_budget": res.register_budget,
+        "occupancy": None if res.occupancy is None else {
+            "resident": res.occupancy.resident,
+            "in_flight_bytes": res.occupancy.in_flight_bytes, "cap": res.occupancy.cap,
+            "launch_shared_bytes": res.occupancy.launch_shared_bytes,
+            "reason": res.occupancy.reason},
         "limits": target_named(res.target).to_json(),
     }
 

@@ -106,10 +106,16 @@ def time_launches(launch, events, synchronize, repeat: int) -> float:
 def launch_arguments(source: CudaSource, kernel, driver) -> dict:
     """The keyword arguments of every launch of kernel: grid, block and the dynamic shared
     bytes, which the kernel is first allowed to use (the driver refuses a launch over
-    48 KB without the attribute)."""
+    48 KB without the attribute). Where the plan caps the blocks per SM by padding those
+    bytes, the kernel also prefers the largest shared memory carveout, so that the capped
+    number of blocks fits (where the driver knows the attribute: it is a preference)."""
     shared = source.dynamic_shared_bytes
+    attributes = driver.function_attribute
     if shared:
-        kernel.set_attribute(driver.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+        kernel.set_attribute(attributes.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+    carveout = getattr(attributes, "PREFERRED_SHARED_MEMORY_CARVEOUT", None)
+    if source.carveout is not None and carveout is not None:
+        kernel.set_attribute(carveout, source.carveout)
     return {"grid": source.grid, "block": source.block, "shared": shared}
 
 

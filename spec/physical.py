@@ -305,10 +305,28 @@ class RegisterUse:
 
 
 @dataclass(frozen=True)
+class Occupancy:
+    """How many blocks of the kernel an SM runs at once (codegen.occupancy decides).
+
+    `resident` is what the block's threads and shared memory allow (ptxas's registers
+    may allow fewer). A kernel whose pipelines keep `in_flight_bytes` of global loads in
+    flight per block needs only `cap` blocks per SM to keep memory busy; where more would
+    be resident, every launch asks for `launch_shared_bytes` of dynamic shared memory,
+    more than the block uses, so that no more than `cap` fit (the padding is never
+    addressed). Without a cap the launch passes exactly the plan's dynamic bytes."""
+    resident: int
+    in_flight_bytes: int
+    cap: int | None
+    launch_shared_bytes: int
+    reason: str
+
+
+@dataclass(frozen=True)
 class Resources:
     """What the kernel asks of one block, and the target limits it was measured against.
     Shared arrays are static `__shared__` arrays when the total fits the static limit,
-    otherwise one dynamic buffer at the same offsets (the launch passes the byte count)."""
+    otherwise one dynamic buffer at the same offsets (the launch passes the byte count,
+    padded where `occupancy` caps the blocks per SM)."""
     target: str                      # spec.target name
     threads: int
     grid: tuple[int, int, int]
@@ -318,6 +336,13 @@ class Resources:
     registers: tuple[RegisterUse, ...]
     register_words: int              # the estimate per thread: arrays plus a fixed overhead
     register_budget: int             # min(registers per thread, registers per block / threads)
+    occupancy: Occupancy | None = None
+
+    @property
+    def launch_shared_bytes(self) -> int:
+        """The dynamic shared memory every launch asks for."""
+        return self.occupancy.launch_shared_bytes if self.occupancy else \
+            self.dynamic_shared_bytes
 
     @property
     def static_shared_bytes(self) -> int:

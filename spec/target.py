@@ -21,11 +21,41 @@ class Target:
     registers_per_block: int           # the register file one block can use
     grid: tuple[int, int, int]         # the largest extent of x, y and z
     async_copy: bool = False           # cp.async global -> shared (sm_80 and later)
+    # what one SM holds of the blocks resident on it (the occupancy calculator's figures)
+    shared_per_sm: int = 0             # shared memory for all its blocks
+    shared_reserved: int = 0           # taken of it per block by the system
+    shared_granule: int = 128          # shared memory goes to blocks in these
+    threads_per_sm: int = 2048
+    registers_per_sm: int = 65536
+    blocks_per_sm: int = 32
 
     def register_budget(self, threads: int) -> int:
         """Registers one thread can have without spilling when `threads` threads run
         in a block (`__launch_bounds__` tells ptxas the same)."""
         return min(self.registers_per_thread, self.registers_per_block // max(threads, 1))
+
+    def resident_blocks(self, threads: int, shared_bytes: int,
+                        registers: int | None = None) -> int:
+        """Blocks of one kernel an SM holds at once: as many as its threads, its shared
+        memory (static and dynamic, with the per-block reservation, in granules) and,
+        where ptxas's count per thread is known, its registers (256 per warp at a time)
+        allow."""
+        fits = [self.blocks_per_sm, self.threads_per_sm // max(threads, 1)]
+        if self.shared_per_sm:
+            fits.append(self.shared_per_sm // self._granules(shared_bytes + self.shared_reserved))
+        if registers:
+            warp_registers = -(-registers * 32 // 256) * 256
+            fits.append(self.registers_per_sm // (-(-threads // 32) * warp_registers))
+        return min(fits)
+
+    def shared_for(self, blocks: int) -> int:
+        """The most shared memory (static and dynamic) a block may take so that no more
+        than `blocks` fit on an SM by shared memory."""
+        room = self.shared_per_sm // blocks - self.shared_reserved
+        return min(room // self.shared_granule * self.shared_granule, self.dynamic_shared_bytes)
+
+    def _granules(self, n: int) -> int:
+        return -(-n // self.shared_granule) * self.shared_granule
 
     def to_json(self) -> dict:
         return {"name": self.name, "static_shared_bytes": self.static_shared_bytes,
@@ -33,16 +63,21 @@ class Target:
                 "threads_per_block": self.threads_per_block,
                 "registers_per_thread": self.registers_per_thread,
                 "registers_per_block": self.registers_per_block, "grid": list(self.grid),
-                "async_copy": self.async_copy}
+                "async_copy": self.async_copy, "shared_per_sm": self.shared_per_sm,
+                "shared_reserved": self.shared_reserved,
+                "shared_granule": self.shared_granule, "threads_per_sm": self.threads_per_sm,
+                "registers_per_sm": self.registers_per_sm, "blocks_per_sm": self.blocks_per_sm}
 
 
 TARGETS: dict[str, Target] = {
     # Hopper (H100/H200): 227 KB of the 228 KB shared memory per SM to one block with
-    # cudaFuncAttributeMaxDynamicSharedMemorySize; 48 KB without it.
+    # cudaFuncAttributeMaxDynamicSharedMemorySize; 48 KB without it. Per SM: 228 KB of
+    # shared memory, 1 KB of it reserved per block, 2048 threads, 64K registers, 32
+    # blocks (the device attributes an H200 reports: docs/gpu-runs/2026-12-01-final-main.log).
     "sm_90": Target("sm_90", static_shared_bytes=48 * KIB, dynamic_shared_bytes=227 * KIB,
                     threads_per_block=1024, registers_per_thread=255,
                     registers_per_block=65536, grid=(2 ** 31 - 1, 65535, 65535),
-                    async_copy=True),
+                    async_copy=True, shared_per_sm=228 * KIB, shared_reserved=KIB),
 }
 
 DEFAULT_TARGET = "sm_90"               # the architecture generated CUDA is written for

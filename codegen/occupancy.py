@@ -1,0 +1,67 @@
+"""How many blocks per SM a kernel runs: the occupancy decision of a plan.
+
+    occupancy = plan_occupancy(plan, shared_bytes, static_shared_bytes, target)
+
+A streaming kernel needs enough bytes in flight per SM to cover the memory latency
+(Little's law: bandwidth × latency / SMs, about 29 KB per SM on an H200 at 4.8 TB/s and
+~0.8 µs). More blocks than that need do not make it faster; on the H200 they made it
+slower. Measured side by side (benchmarks/occupancy_sweep.py, docs/performance.md): the
+GEMV's 66 KB blocks (two stages of a 32 KB tile) run 3 per SM as they fit, and at 2 per
+SM take 5-8 % less time at 65536 × 4096 (64×256/256, 128×128/256) and 16384² (32×512/256,
+16×1024/256), and never more than the noise longer anywhere (30 configurations, fp16
+and bf16); at 1 per SM they lose up to 5 % again (nothing overlaps one block's prologue
+and finalize with another's loop).
+
+The rule, for a kernel with a software pipeline (codegen.pipeline) whose stages keep B
+bytes of global loads in flight per block: at most max(2, ceil(IN_FLIGHT_PER_SM / B))
+blocks per SM, with IN_FLIGHT_PER_SM twice Little's figure. Where the block's threads and
+shared memory would let more be resident, every launch asks for more dynamic shared
+memory than the block uses (Target.shared_for), so that no more fit; the padding is
+never addressed. A kernel without a pipeline runs as many blocks as fit: its loads are
+not in flight across iterations, and more blocks are what hides their latency."""
+from __future__ import annotations
+
+from verify_reducer.spec.physical import Occupancy, PhysicalPlan
+from verify_reducer.spec.target import KIB, Target
+
+IN_FLIGHT_PER_SM = 64 * KIB      # bytes of loads in flight per SM: ~2x Little's law (H200)
+FEWEST = 2                       # one block's prologue and finalize overlap another's loop
+
+
+def in_flight_bytes(plan: PhysicalPlan) -> int:
+    """Bytes of global loads one block keeps in flight: the most any of its pipelines
+    does (they run one after another), each issuing `stages` tiles of every staged copy
+    and holding one tile of every prefetched fragment."""
+    def of(pipe) -> int:
+        staged = sum(pipe.stages * _bytes(c.dst.buffer) for c in pipe.issues)
+        return staged + sum(_bytes(c.dst.buffer) for c in pipe.prefetched)
+    return max((of(p) for p in plan.pipelines if p.active), default=0)
+
+
+def plan_occupancy(plan: PhysicalPlan, shared_bytes: int, dynamic_bytes: int,
+                   target: Target) -> Occupancy:
+    threads = plan.func.kernel.threads
+    resident = target.resident_blocks(threads, shared_bytes)
+    flight = in_flight_bytes(plan)
+    if not flight:
+        return Occupancy(resident, 0, None, dynamic_bytes,
+                         "no pipeline: as many as fit by threads and shared memory")
+    cap = max(FEWEST, -(-IN_FLIGHT_PER_SM // flight))
+    need = f"{_kb(flight)} in flight per block, {_kb(IN_FLIGHT_PER_SM)} per SM suffice"
+    if resident <= cap:
+        return Occupancy(resident, flight, None, dynamic_bytes,
+                         f"{need}; the {resident} that fit by threads and shared memory "
+                         f"are not more than {cap}")
+    static = shared_bytes - dynamic_bytes
+    padded = target.shared_for(cap) - static
+    return Occupancy(resident, flight, cap, max(padded, dynamic_bytes),
+                     f"{need}: {cap} instead of the {resident} that fit by threads and "
+                     f"shared memory")
+
+
+def _bytes(buffer) -> int:
+    return buffer.size * max(1, buffer.dtype.bits // 8)
+
+
+def _kb(n: int) -> str:
+    return f"{n / KIB:.1f} KB"

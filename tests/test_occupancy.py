@@ -1,0 +1,163 @@
+"""The plan's occupancy (codegen.occupancy): the residency rules of the target table, the
+cap of a pipelined kernel and the padded launch that enforces it, a kernel without a
+pipeline left alone, the cap in the CUDA header, the plan's text and JSON, the runner's
+launch, and benchmarks/occupancy_sweep.py's dry run. The H200 figures the tests pin are
+those the GPU measured (docs/gpu-runs/2026-12-01-final-main.log)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from benchmarks import gemv_same_source as bench
+from benchmarks import occupancy_sweep
+from verify_reducer.codegen.cuda import render
+from verify_reducer.codegen.occupancy import FEWEST, IN_FLIGHT_PER_SM, in_flight_bytes
+from verify_reducer.codegen.plan import plan_func
+from verify_reducer.codegen.plan_text import format_plan, plan_json
+from verify_reducer.codegen.runner import launch_arguments
+from verify_reducer.spec.frontend import parse_file, parse_source
+from verify_reducer.spec.target import target
+
+ROOT = Path(__file__).resolve().parent.parent
+VALID = ROOT / "tests" / "programs" / "valid"
+SM90 = target("sm_90")
+
+
+def _plan(path: Path, planner: str = "canonical"):
+    return plan_func(parse_file(str(path)).func(), planner)
+
+
+def _gemv(block_m: int, block_k: int, threads: int, dtype: str = "float16"):
+    cfg = bench.Config(65536, 4096, dtype, block_m, block_k, threads)
+    return plan_func(parse_source(bench.gemv_source(cfg), "gemv.py").func(), "canonical")
+
+
+# ----------------------------------------------------------------------------- the table
+
+def test_residency_rules_give_the_counts_the_h200_ran():
+    # the GEMV's 66 KB blocks: 3 per SM by shared memory; 80 registers at 256 threads
+    # allow 3 as well; 8.4 KB blocks of 128 threads: 16, by threads
+    assert SM90.resident_blocks(256, 66560) == 3
+    assert SM90.resident_blocks(256, 66560, registers=80) == 3
+    assert SM90.resident_blocks(128, 8576) == 16
+    assert SM90.resident_blocks(128, 8576, registers=32) == 16
+    assert SM90.resident_blocks(1024, 0, registers=128) == 0      # 128 K registers
+    # the padding the sweep launched with (115712 bytes for 2, 19584 past 8576 for 8)
+    assert SM90.shared_for(2) == 115712 and SM90.shared_for(8) - 8576 == 19584
+
+
+@pytest.mark.parametrize("cap", range(1, SM90.blocks_per_sm + 1))
+def test_shared_for_a_cap_fits_exactly_that_many(cap):
+    """A block of shared_for(cap) bytes: cap of them fit an SM, one more does not."""
+    shared = SM90.shared_for(cap)
+    assert SM90.resident_blocks(32, shared) == cap
+    assert shared <= SM90.dynamic_shared_bytes
+
+
+# ----------------------------------------------------------------------------- the cap
+
+@pytest.mark.parametrize("tiling,cap", [((64, 256, 256), 2), ((128, 128, 256), 2),
+                                        ((32, 512, 256), 2), ((16, 1024, 256), 2),
+                                        ((32, 64, 128), 8)])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_pipelined_gemv_is_capped_and_its_launch_enforces_the_cap(tiling, cap, dtype):
+    plan = _gemv(*tiling, dtype)
+    res = plan.resources
+    occ = res.occupancy
+    block_m, block_k, threads = tiling
+    # two stages of the A tile and of the x tile, 16-bit elements
+    assert occ.in_flight_bytes == in_flight_bytes(plan) == 2 * 2 * (block_m * block_k + block_k)
+    assert occ.cap == cap == max(FEWEST, -(-IN_FLIGHT_PER_SM // occ.in_flight_bytes))
+    assert occ.resident > cap
+    source = render(plan)
+    assert source.dynamic_shared_bytes == res.launch_shared_bytes == occ.launch_shared_bytes
+    assert res.launch_shared_bytes > res.dynamic_shared_bytes         # padding
+    assert SM90.resident_blocks(threads, res.static_shared_bytes +
+                                source.dynamic_shared_bytes) == cap
+    assert source.carveout == 100
+    assert f"at most {cap} blocks per SM" in source.source.splitlines()[1]
+
+
+def test_a_kernel_without_a_pipeline_runs_as_many_blocks_as_fit():
+    plan = _plan(ROOT / "examples" / "minimal_rfc.py")
+    occ = plan.resources.occupancy
+    assert (occ.cap, occ.in_flight_bytes) == (None, 0)
+    assert occ.resident == SM90.resident_blocks(128, plan.resources.shared_bytes)
+    source = render(plan)
+    assert source.dynamic_shared_bytes == 0 and source.carveout is None
+    assert "no pipeline" in format_plan(plan)
+
+
+def test_a_pipeline_whose_blocks_already_fit_no_more_than_the_cap_is_left_alone():
+    # 133632 bytes of shared memory: one block per SM, fewer than the cap of 2
+    plan = _plan(VALID / "gemv_dynamic_shared.py")
+    res = plan.resources
+    occ = res.occupancy
+    assert occ.in_flight_bytes > 0 and occ.cap is None and occ.resident == 1
+    assert res.launch_shared_bytes == res.dynamic_shared_bytes == 133632
+    assert render(plan).carveout is None
+
+
+# ----------------------------------------------------------------------------- reports
+
+def test_plan_text_and_json_state_the_cap():
+    plan = _gemv(128, 128, 256)
+    text = format_plan(plan)
+    assert ("occupancy: at most 2 blocks per SM (64.5 KB in flight per block, 64.0 KB "
+            "per SM suffice: 2 instead of the 3 that fit by threads and shared memory): "
+            "every launch asks for 115712 bytes of dynamic shared memory, 49152 of them "
+            "padding") in text
+    doc = plan_json(plan)["resources"]
+    assert doc["occupancy"] == {"resident": 3, "in_flight_bytes": 66048, "cap": 2,
+                                "launch_shared_bytes": 115712,
+                                "reason": plan.resources.occupancy.reason}
+    assert doc["limits"]["shared_per_sm"] == 233472
+    assert doc["limits"]["shared_reserved"] == 1024
+
+
+def test_plan_json_with_an_occupancy_matches_the_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    from referencing import Registry, Resource
+    schemas = ROOT / "docs" / "schema"
+    registry = Registry().with_resources(
+        (p.name, Resource.from_contents(json.loads(p.read_text())))
+        for p in schemas.glob("*.json"))
+    defs = json.loads((schemas / "defs.schema.json").read_text())
+    validator = jsonschema.Draft202012Validator(
+        {"$ref": "defs.schema.json#/$defs/resources"}, registry=registry)
+    for plan in (_gemv(128, 128, 256), _plan(ROOT / "examples" / "minimal_rfc.py")):
+        validator.validate(plan_json(plan)["resources"])
+    assert "occupancy" in defs["$defs"]["resources"]["required"]
+
+
+class _Kernel:
+    def __init__(self):
+        self.attributes = {}
+
+    def set_attribute(self, attribute, value):
+        self.attributes[attribute] = value
+
+
+def test_runner_launches_a_capped_kernel_with_its_padding_and_the_largest_carveout():
+    driver = SimpleNamespace(function_attribute=SimpleNamespace(
+        MAX_DYNAMIC_SHARED_SIZE_BYTES="max dynamic", PREFERRED_SHARED_MEMORY_CARVEOUT="carveout"))
+    kernel = _Kernel()
+    launch = launch_arguments(render(_gemv(128, 128, 256)), kernel, driver)
+    assert launch["shared"] == 115712
+    assert kernel.attributes == {"max dynamic": 115712, "carveout": 100}
+    uncapped = _Kernel()
+    assert launch_arguments(render(_plan(ROOT / "examples" / "minimal_rfc.py")), uncapped,
+                            driver)["shared"] == 0
+    assert uncapped.attributes == {}
+
+
+def test_occupancy_sweep_dry_run_lists_the_cap_and_the_counts(capsys):
+    assert occupancy_sweep.main(["--dry-run", "--tilings", "128x128/256,32x64/128",
+                                 "--dtype", "float16"]) == 0
+    out = capsys.readouterr().out
+    assert "65536x4096 float16 128x128/256 occupancy: at most 2 blocks per SM" in out
+    assert "sweep: o = 3, 2, 1" in out
+    assert "sweep: o = " + ", ".join(str(o) for o in range(16, 0, -1)) in out

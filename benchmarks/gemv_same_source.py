@@ -473,7 +473,8 @@ def verdict(name: str, cases: list, threshold: float, at_least: bool) -> dict:
     worst = (min if at_least else max)(values, default=None)
     missed = worst is not None and (worst[0] < threshold if at_least else worst[0] > threshold)
     status = "FAIL" if ours_missing or missed else "PASS" if values else "n/a"
-    detail = f"worst {worst[0]:.2f} at {worst[1]}" if worst else "nothing measurable"
+    # three decimals: a worst case of 0.948 against 0.95 must not read "worst 0.95 FAIL"
+    detail = f"worst {worst[0]:.3f} at {worst[1]}" if worst else "nothing measurable"
     if ours_missing:
         detail += f"; ours has no usable number at {', '.join(ours_missing)}"
     unmeasured = len(cases) - len(values) - len(ours_missing)

@@ -124,7 +124,7 @@ def dry_run(cfg: Config) -> str:
     if planned.plan is None or planned.reason:
         return f"{cfg.label:<28} cannot run: {planned.reason or planned.chosen}"
     res = planned.plan.resources
-    most = target(res.target).resident_blocks(res.threads, res.shared_bytes)
+    most = res.occupancy.resident
     return (f"{cfg.label:<28} {occupancy_text(res).strip()}\n{'':<28} sweep: o = "
             f"{', '.join(str(o) for o in range(most, 0, -1))}")
 

@@ -77,7 +77,8 @@ def render(plan: PhysicalPlan, kernel_name: str | None = None) -> CudaSource:
     dynamic = f", {resources.launch_shared_bytes} bytes of dynamic shared memory" \
         if resources.launch_shared_bytes else ""
     occupancy = resources.occupancy
-    if occupancy is not None and occupancy.cap is not None:
+    capped = occupancy is not None and occupancy.cap is not None
+    if capped:
         # the padding is never addressed: it only keeps more blocks off an SM
         dynamic += (f" ({resources.dynamic_shared_bytes} used: at most {occupancy.cap} "
                     f"blocks per SM, {occupancy.reason})")
@@ -115,7 +116,7 @@ def render(plan: PhysicalPlan, kernel_name: str | None = None) -> CudaSource:
         out.lines.extend(_trim(body_text.lines))
     return CudaSource(name, out.text(), tuple(params), resources.grid,
                       (kernel.threads, 1, 1), resources.launch_shared_bytes,
-                      100 if occupancy is not None and occupancy.cap is not None else None)
+                      100 if capped else None)
 
 
 def _user_ops(plan: PhysicalPlan) -> list[str]:

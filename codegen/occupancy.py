@@ -1,6 +1,6 @@
 """How many blocks per SM a kernel runs: the occupancy decision of a plan.
 
-    occupancy = plan_occupancy(plan, shared_bytes, static_shared_bytes, target)
+    occupancy = plan_occupancy(plan, resources, target)   # codegen.plan.plan_func, once
 
 A streaming kernel needs enough bytes in flight per SM to cover the memory latency
 (Little's law: bandwidth × latency / SMs, about 29 KB per SM on an H200 at 4.8 TB/s and
@@ -21,8 +21,9 @@ never addressed. A kernel without a pipeline runs as many blocks as fit: its loa
 not in flight across iterations, and more blocks are what hides their latency."""
 from __future__ import annotations
 
-from verify_reducer.spec.physical import Occupancy, PhysicalPlan
+from verify_reducer.spec.physical import Occupancy, PhysicalPlan, Resources
 from verify_reducer.spec.target import KIB, Target
+from .resources import element_bytes
 
 IN_FLIGHT_PER_SM = 64 * KIB      # bytes of loads in flight per SM: ~2x Little's law (H200)
 FEWEST = 2                       # one block's prologue and finalize overlap another's loop
@@ -38,29 +39,26 @@ def in_flight_bytes(plan: PhysicalPlan) -> int:
     return max((of(p) for p in plan.pipelines if p.active), default=0)
 
 
-def plan_occupancy(plan: PhysicalPlan, shared_bytes: int, dynamic_bytes: int,
-                   target: Target) -> Occupancy:
-    threads = plan.func.kernel.threads
-    resident = target.resident_blocks(threads, shared_bytes)
+def plan_occupancy(plan: PhysicalPlan, res: Resources, target: Target) -> Occupancy:
+    resident = target.resident_blocks(res.threads, res.shared_bytes)
     flight = in_flight_bytes(plan)
     if not flight:
-        return Occupancy(resident, 0, None, dynamic_bytes,
+        return Occupancy(resident, 0, None, res.dynamic_shared_bytes,
                          "no pipeline: as many as fit by threads and shared memory")
     cap = max(FEWEST, -(-IN_FLIGHT_PER_SM // flight))
     need = f"{_kb(flight)} in flight per block, {_kb(IN_FLIGHT_PER_SM)} per SM suffice"
     if resident <= cap:
-        return Occupancy(resident, flight, None, dynamic_bytes,
+        return Occupancy(resident, flight, None, res.dynamic_shared_bytes,
                          f"{need}; the {resident} that fit by threads and shared memory "
                          f"are not more than {cap}")
-    static = shared_bytes - dynamic_bytes
-    padded = target.shared_for(cap) - static
-    return Occupancy(resident, flight, cap, max(padded, dynamic_bytes),
+    padded = target.shared_for(cap) - res.static_shared_bytes
+    return Occupancy(resident, flight, cap, max(padded, res.dynamic_shared_bytes),
                      f"{need}: {cap} instead of the {resident} that fit by threads and "
                      f"shared memory")
 
 
 def _bytes(buffer) -> int:
-    return buffer.size * max(1, buffer.dtype.bits // 8)
+    return buffer.size * element_bytes(buffer.dtype)
 
 
 def _kb(n: int) -> str:

@@ -22,6 +22,7 @@ from .plan_fast import plan_auto, plan_fast
 from .plan_legacy import plan_legacy
 from .pipeline import plan_pipelines, prefetch_instead
 from .plan_sites import ReducerSites, gather_reducers
+from .occupancy import plan_occupancy
 from .resources import kib, plan_resources, resource_diagnostics
 
 Planner = Callable[[ReducerSites], ReducerPlan]
@@ -86,5 +87,8 @@ def plan_func(func: ir.PrimFunc, planner: str | Planner = "auto",
                                 "its prefetched tiles would not fit the register budget")
             for p in plan.pipelines))
         resources = plan_resources(plan, limits)
+    # the occupancy of the final plan only: its pipelines and shared memory are settled
+    resources = dataclasses.replace(resources,
+                                    occupancy=plan_occupancy(plan, resources, limits))
     return dataclasses.replace(plan, resources=resources,
                                notes=plan.notes + resource_diagnostics(func, resources, limits))

@@ -7,7 +7,7 @@ one block of the generated kernel asks for, measured against the target's limits
 It is computed once, by codegen.plan.plan_func, and stored on the plan; the CUDA renderer
 declares shared memory at exactly these offsets and the runner launches with exactly
 these bytes (neither computes a size again), padded where the plan caps the blocks per
-SM (codegen.occupancy). Shared memory holds, in program order,
+SM (codegen.occupancy, decided once the plan's resources are final). Shared memory holds, in program order,
 every `T.alloc_shared` buffer, the stages a pipelined loop adds for the tiles it reads
 into fragments, every reducer's finalize workspace and the rows every `T.reduce_*` goes
 through; each array starts 16-byte aligned and the total is padded to
@@ -27,7 +27,6 @@ from verify_reducer.spec.diagnostics import WARNING, Diagnostic, error
 from verify_reducer.spec.physical import PhysicalPlan, RegisterUse, Resources, SharedArray
 from verify_reducer.spec.target import Target
 from .cuda_collectives import seeded_reducers
-from .occupancy import plan_occupancy
 
 ALIGN = 16                       # bytes: a float4/uint4 access needs it
 REGISTER_OVERHEAD = 24           # words for thread/block indices, addresses, loop counters
@@ -44,14 +43,12 @@ def plan_resources(plan: PhysicalPlan, target: Target) -> Resources:
     total = _align(shared[-1].offset + shared[-1].bytes) if shared else 0
     registers = _register_uses(plan)
     grid = tuple(kernel.grid) + (1,) * (3 - len(kernel.grid))
-    dynamic = total > target.static_shared_bytes
     return Resources(
         target=target.name, threads=kernel.threads, grid=grid, shared=shared,
-        shared_bytes=total, dynamic=dynamic,
+        shared_bytes=total, dynamic=total > target.static_shared_bytes,
         registers=registers,
         register_words=REGISTER_OVERHEAD + sum(r.words for r in registers),
-        register_budget=target.register_budget(kernel.threads),
-        occupancy=plan_occupancy(plan, total, total if dynamic else 0, target))
+        register_budget=target.register_budget(kernel.threads))
 
 
 def _align(n: int) -> int:

@@ -336,7 +336,7 @@ class Resources:
     registers: tuple[RegisterUse, ...]
     register_words: int              # the estimate per thread: arrays plus a fixed overhead
     register_budget: int             # min(registers per thread, registers per block / threads)
-    occupancy: Occupancy | None = None
+    occupancy: Occupancy | None = None    # set on the final plan (codegen.plan.plan_func)
 
     @property
     def launch_shared_bytes(self) -> int:

@@ -31,17 +31,26 @@ LANE = "$lane"                       # the element of a run of a vectorized copy
 Index = IndexExpr | C
 
 
+# Variables of loops the renderer unrolls: a slot over these alone is a constant in every
+# unrolled copy. The slot loop of a cell loop is unrolled unless its run-time register
+# accesses would make the unrolled code too large (codegen.cuda_cells.SELECT_LIMIT).
+UNROLLED = frozenset({S, LANE})
+
+
 @dataclass
 class Frame:
     participants: tuple[int, int]
     loop_vars: dict[str, IndexExpr] = field(default_factory=dict)
     ranges: dict[str, tuple[int, int]] = field(default_factory=dict)
     c_names: dict[str, str] = field(default_factory=dict)   # variable → C text
+    unrolled: frozenset[str] = UNROLLED
 
     def inner(self, layout: Layout, loop_vars: dict[str, IndexExpr],
-              ranges: dict[str, tuple[int, int]], c_names: dict[str, str]) -> "Frame":
+              ranges: dict[str, tuple[int, int]], c_names: dict[str, str],
+              unrolled: frozenset[str] | None = None) -> "Frame":
         return Frame(layout.participants, dict(self.loop_vars, **loop_vars),
-                     dict(self.ranges, **ranges), dict(self.c_names, **c_names))
+                     dict(self.ranges, **ranges), dict(self.c_names, **c_names),
+                     self.unrolled if unrolled is None else unrolled)
 
 
 def render_index(ix: IndexExpr, frame: Frame, var_name, ranges=None) -> C:
@@ -49,11 +58,6 @@ def render_index(ix: IndexExpr, frame: Frame, var_name, ranges=None) -> C:
     names = {v: frame.c_names.get(v) or var_name(v) for v in ix.free_vars()}
     text = ix.to_c(names, ranges or frame.ranges)
     return C(text, ATOM if text.isidentifier() or text.isdigit() else ADD)
-
-
-# Variables of loops the renderer always unrolls: a slot over these alone is a constant in
-# every unrolled copy.
-UNROLLED = {S, LANE}
 
 
 @dataclass(frozen=True)
@@ -83,8 +87,8 @@ def register_place(array: str, layout: Layout, indices: tuple[Index, ...], frame
     if all(isinstance(ix, IndexExpr) for ix in indices):
         slot = layout.slot.substitute(dict(zip(layout.index_vars, indices)))
         slot = slot.substitute(frame.loop_vars).simplify(frame.ranges)
-        static = set(slot.free_vars()) <= UNROLLED
-        if isinstance(slot, Var) and slot.name == S:
+        static = set(slot.free_vars()) <= frame.unrolled
+        if static and isinstance(slot, Var) and slot.name == S:
             return Place(array, C("slot"))
         return Place(array, render_index(slot, frame, var_name), static)
     texts = {v: (render_index(ix, frame, var_name) if isinstance(ix, IndexExpr) else ix).text

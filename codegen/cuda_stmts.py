@@ -17,7 +17,7 @@ from verify_reducer.spec.physical import PhysicalPlan
 
 from . import cuda_collectives as collectives
 from .cuda_access import Frame, Index, Place, flat_offset, register_place
-from .cuda_cells import CellLoops
+from .cuda_cells import SELECT_LIMIT, CellLoops
 from .cuda_copies import render_copy, render_fill
 from .cuda_exprs import ADD, C, ExprRenderer
 from .cuda_pipeline import plain_reason, render_pipeline
@@ -37,6 +37,8 @@ class KernelBody(CellLoops):
         self.names = names
         self.out = out
         self.tables: dict[Layout, str] = {}          # layout -> its inverse tables' stem
+        self.rep_tables: set[Layout] = set()         # those whose replica table is declared
+        self.register_slots: dict[str, int] = {}     # register array -> its slots
         self.table_text: list[str] = []              # their file-scope declarations
         self.shared: dict[str, str] = {}             # C name -> declaration
         # what each statement's integer names are known to range over (border guards)
@@ -85,12 +87,14 @@ class KernelBody(CellLoops):
         ix = tuple(self.index(e, frame) if isinstance(e, tuple(ir.Expr.__args__)) else e
                    for e in indices)
         name = self.buffer(buffer)
-        if buffer.is_reducer:
-            storage = self.reducer_plans[buffer].storage
-            return register_place(collectives.partial_name(self, buffer), storage, ix, frame,
-                                  self.var)
-        if buffer.scope == "fragment":
-            return register_place(name, self.layouts.fragment(buffer), ix, frame, self.var)
+        if buffer.is_reducer or buffer.scope == "fragment":
+            if buffer.is_reducer:
+                name, layout = (collectives.partial_name(self, buffer),
+                                self.reducer_plans[buffer].storage)
+            else:
+                layout = self.layouts.fragment(buffer)
+            self.register_slots[name] = layout.slots_per_thread
+            return register_place(name, layout, ix, frame, self.var)
         flat = flat_offset(buffer.shape, ix, frame, self.var)
         base = self.stage_base.get(buffer)
         if base is not None:
@@ -219,10 +223,20 @@ class KernelBody(CellLoops):
         shared = _writes_shared(stmt.body)
         if shared:
             self.sync(frame.participants, "earlier readers of shared memory are done")
+        start = len(self.out.lines)
         with self.cells(layout, frame, used, with_replica=needs_rep) as inner:
             self.declared.append(set())
             self.body(stmt.body, inner)
             self.declared.pop()
+        if self.last_selects > SELECT_LIMIT:
+            # rendered again, rolled: the same statements, each select once per iteration
+            why = (f"unrolling its {layout.slots_per_thread} slots would expand its run-time "
+                   f"register slots into {self.last_selects} selects (limit {SELECT_LIMIT})")
+            del self.out.lines[start:]
+            with self.cells(layout, frame, used, with_replica=needs_rep, rolled=why) as inner:
+                self.declared.append(set())
+                self.body(stmt.body, inner)
+                self.declared.pop()
         if shared:
             self.sync(frame.participants, "the shared writes are visible")
 

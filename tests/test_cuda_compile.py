@@ -87,8 +87,9 @@ def _render_program(path: Path) -> list[tuple[str, str, str, str]]:
 
 @pytest.fixture(scope="module")
 def compiled():
-    """case id -> (exit status, nvcc output, the kernel's ptxas figures or None), or
-    ("skip" | "error", why, None)."""
+    """case id -> (exit status, nvcc output, the kernel's ptxas figures or None, the
+    file-scope tables the kernel declares and never reads), or ("skip" | "error", why,
+    None, [])."""
     from verify_reducer.codegen.ptxas import parse_verbose
     programs = list(dict.fromkeys(param.values[0] for param in CASES))
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -100,7 +101,7 @@ def compiled():
         if status == "ok":
             units[cid], named[cid] = text, kernel
         else:
-            results[cid] = (status, text, None)
+            results[cid] = (status, text, None, [])
     first = {}                                  # each distinct text: its first case
     for cid, text in units.items():
         first.setdefault(text, cid)
@@ -124,8 +125,16 @@ def compiled():
                 status, output = result.result()
                 figures = list(parse_verbose(output).values())
                 alone[cid] = (status, output, figures[0] if figures else None)
-        results.update({cid: alone[first[text]] for cid, text in units.items()})
+        results.update({cid: (*alone[first[text]], _unread_tables(text))
+                        for cid, text in units.items()})
     return results
+
+
+def _unread_tables(unit: str) -> list[str]:
+    """The `__device__ const` tables unit declares and never names again (nvcc warns
+    "declared but never referenced")."""
+    tables = re.findall(r"__device__ const \w+ (\w+)\[", unit)
+    return [t for t in tables if len(re.findall(rf"\b{t}\b", unit)) < 2]
 
 
 def _stem(cid: str) -> str:
@@ -134,11 +143,12 @@ def _stem(cid: str) -> str:
 
 @pytest.mark.parametrize("path, planner", CASES)
 def test_generated_cuda_compiles(compiled, request, path, planner):
-    status, output, figures = compiled[request.node.callspec.id]
+    status, output, figures, unread = compiled[request.node.callspec.id]
     if status == "skip":
         pytest.skip(output)
     assert status != "error", f"rendering {path.name} ({planner}) failed:\n{output}"
     assert status == 0, f"nvcc {' '.join(COMMAND)} failed on {path.name} ({planner}):\n{output}"
+    assert not unread, f"{path.name} ({planner}) declares tables it never reads: {unread}"
     assert figures is not None, f"ptxas -v reported nothing for {path.name} ({planner})"
     # a frame that holds spills is ptxas's register allocation; one without spills is an
     # array indexed at run time (unless the plan itself warns R506)

@@ -155,6 +155,12 @@ class CellLoops:
     def _cell_guard(self, layout: Layout, inverse: Inverse, frame: Frame) -> str | None:
         if inverse.table is not None:
             return "flat >= 0"
+        window = inverse.window
+        if window is not None:
+            index = render_index(window.index, frame, self.var).text
+            bounds = ([f"{index} >= {window.low}"] if window.low > 0 else []) + \
+                ([f"{index} < {window.high}"] if window.high < window.wide else [])
+            return " && ".join(bounds)
         if inverse.used is None:
             return None
         return f"{render_index(inverse.cell(), frame, self.var).text} < {inverse.used}"

@@ -10,8 +10,16 @@ projection (flat = u / 64, rep = u % 64), ... `inverse_of` finds those digits fr
 layout's own numeric inverse and checks the formulas on every cell; the used cells must
 be a prefix of u (`u < used`). A dimension may also be a weighted sum of digits: under
 the vectorized partition (spec.layout.vectorized_partition) the innermost index is
-`vec*(its vector's thread digit) + (its lane, a slot digit)`. A layout that fits no such formula gets its inverse as a
-constant table instead: always correct, just less pretty."""
+`vec*(its vector's thread digit) + (its lane, a slot digit)`.
+
+A loop over part of a row leaves cells of every thread unused, not a prefix of u:
+`T.Parallel(64, 93)` under `thread = 8*(i % 4) + k // 16, slot = 16*(i // 4) + k % 16`
+uses the cells with k < 93 of the 64 × 128 the same formulas fill. The inverse is then
+the inverse of that wider window (one dimension widened until the cells are all used,
+the window possibly shifted: `k + 93` over k < 35 runs in [93, 128) of the same 128),
+with a guard that keeps the cells inside it (`window`). A layout that fits neither gets
+its inverse as a constant table: always correct, but every index read from it is a
+run-time value."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,6 +44,7 @@ class Inverse:
     replica: IndexExpr | None
     used: int | None
     table: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+    window: "Window | None" = None
 
     @property
     def ranges(self) -> dict[str, tuple[int, int]]:
@@ -45,7 +54,31 @@ class Inverse:
         return (Var(S) * self.layout.count + Var(T)).simplify(self.ranges)
 
 
+@dataclass(frozen=True)
+class Window:
+    """The cells in use are those whose widened index `index` (over t and s) of
+    dimension `dim` lies in [low, high) of [0, wide); the dimension's own index is
+    index - low."""
+    dim: int
+    index: IndexExpr
+    low: int
+    high: int
+    wide: int
+
+
+# The shifts of a widened dimension tried before falling back to a table.
+MAX_SHIFTS = 1024
+
+
 def inverse_of(layout: Layout) -> Inverse:
+    found = _prefix_inverse(layout)
+    if found.table is None:
+        return found
+    windowed = _windowed_inverse(layout)
+    return windowed if windowed is not None else found
+
+
+def _prefix_inverse(layout: Layout) -> Inverse:
     index, replica = layout.inverse()
     count, slots = layout.count, layout.slots_per_thread
     # u[t, s] = s*count + t, so the row-major transpose lists cells in u order
@@ -58,7 +91,7 @@ def inverse_of(layout: Layout) -> Inverse:
         return Inverse(layout, None, None, None, table)
     ranges = {T: (0, count - 1), S: (0, slots - 1)}
     u = (Var(S) * count + Var(T)).simplify(ranges)
-    indices = _per_dimension(layout, flat_by_u[:used], u, ranges)
+    indices = _per_dimension(layout.shape, flat_by_u[:used], u, ranges)
     rep = _digit(rep_by_u[:used], layout.replicate)
     if indices is None or rep is None:
         return Inverse(layout, None, None, None, table)
@@ -66,21 +99,70 @@ def inverse_of(layout: Layout) -> Inverse:
     return Inverse(layout, indices, rep_expr, None if used == count * slots else used)
 
 
-def _per_dimension(layout: Layout, flat: np.ndarray, u: IndexExpr,
+def _windowed_inverse(layout: Layout) -> Inverse | None:
+    """The inverse through a window of one widened dimension whose cells, under the
+    layout's own formulas, are exactly all of the cells; None when no window fits."""
+    count, slots = layout.count, layout.slots_per_thread
+    cells = count * slots
+    for dim, extent in enumerate(layout.shape):
+        others = layout.size // extent * layout.replicate
+        if cells % others or cells // others <= extent:
+            continue
+        wide = cells // others
+        for low in range(min(wide - extent, MAX_SHIFTS - 1) + 1):
+            found = _window(layout, dim, wide, low)
+            if found is not None:
+                return found
+    return None
+
+
+def _window(layout: Layout, dim: int, wide: int, low: int) -> Inverse | None:
+    count, slots = layout.count, layout.slots_per_thread
+    shape = layout.shape[:dim] + (wide,) + layout.shape[dim + 1:]
+    size = int(np.prod(shape))
+    points = np.unravel_index(np.arange(size), shape)
+    own = tuple(p - low if d == dim else p for d, p in enumerate(points))
+    threads = layout.threads_of(own)                  # [R, size], participant-relative
+    slot_of = np.broadcast_to(layout.slots_of(own), (size,))
+    if threads.min() < 0 or threads.max() >= count or slot_of.min() < 0 or \
+            slot_of.max() >= slots:
+        return None
+    u = (slot_of[None, :] * count + threads).reshape(-1)
+    if len(np.unique(u)) != count * slots:            # every cell exactly once
+        return None
+    flat_by_u = np.empty(count * slots, dtype=np.int64)
+    rep_by_u = np.empty(count * slots, dtype=np.int64)
+    flat_by_u[u] = np.tile(np.arange(size), layout.replicate)
+    rep_by_u[u] = np.repeat(np.arange(layout.replicate), size)
+    ranges = {T: (0, count - 1), S: (0, slots - 1)}
+    cell = (Var(S) * count + Var(T)).simplify(ranges)
+    indices = _per_dimension(shape, flat_by_u, cell, ranges)
+    rep = _digit(rep_by_u, layout.replicate)
+    if indices is None or rep is None:
+        return None
+    widened = indices[dim]
+    own_indices = indices[:dim] + ((widened - low).simplify(ranges),) + indices[dim + 1:]
+    rep_expr = _apply(cell, *rep, ranges) if layout.replicate > 1 else None
+    return Inverse(layout, own_indices, rep_expr, None,
+                   window=Window(dim, widened, low, low + layout.shape[dim], wide))
+
+
+def _per_dimension(shape: tuple[int, ...], flat: np.ndarray, u: IndexExpr,
                    ranges) -> tuple[IndexExpr, ...] | None:
     """Each logical index as one digit of u; else the flat index as one digit of u,
     unraveled row-major."""
-    coords = np.unravel_index(flat, layout.shape)
-    digits = [_digit_sum(c, extent) for c, extent in zip(coords, layout.shape)]
+    coords = np.unravel_index(flat, shape)
+    digits = [_digit_sum(c, extent) for c, extent in zip(coords, shape)]
     if all(d is not None for d in digits):
         return tuple(_apply_sum(u, d, ranges) for d in digits)
-    whole = _digit(flat, layout.size)
+    size = int(np.prod(shape))
+    whole = _digit(flat, size)
     if whole is None:
         return None
     flat_expr = _apply(u, *whole, ranges)
     out = []
-    stride = layout.size
-    for extent in layout.shape:
+    stride = size
+    for extent in shape:
         stride //= extent
         out.append(mod(floordiv(flat_expr, stride, ranges), extent, ranges).simplify(ranges))
     return tuple(out)

@@ -10,7 +10,9 @@ The storage is the projection of replica 0 of the loop (the only replica the can
 guard lets contribute) onto the output index (codegen.layout_rules.project: the layout
 TileLang gives a reduction's destination). It is used when every update site's replica-0
 contributions land in cells it keeps — checked here on every iteration of every site —
-and the output index of some site is its loop variables themselves; otherwise, and for a
+and the output index of some site is its loop variables themselves. Where several sites
+reach different parts of an output's threads, the projection with more replicas may
+keep them all (`widened`). Otherwise, and for a
 reducer finalized in place (read afterwards by anyone), the plan keeps every output in
 every participant (spec.layout.fully_replicated), which covers any site."""
 from __future__ import annotations
@@ -40,10 +42,29 @@ def canonical_storage(sites: ReducerSites) -> Layout:
         storage = loop_storage(update, sites)
         if storage is None:
             continue
-        index, _ = storage.inverse()                   # [count, slots]
-        if all(keeps(storage, index, u, sites) for u in sites.updates):
-            return storage
+        for candidate in widened(storage):
+            index, _ = candidate.inverse()             # [count, slots]
+            if all(keeps(candidate, index, u, sites) for u in sites.updates):
+                return candidate
     return fully_replicated(shape, count, offset)
+
+
+def widened(storage: Layout):
+    """The storage, then the same with more replicas, as long as the layout stays
+    injective inside the participant set. Loops over parts of a row reach parts of the
+    threads that keep it: `k < 93` and `k + 93 < 128` under `thread = 8*(i % 4) + k // 16`
+    project onto `8*(i % 4) + rep` with 6 and with 3 replicas (rep offset by 5); neither
+    keeps the other's contributions, 8 replicas keep both. A replica no iteration reaches
+    keeps the identity, which the finalize combines like any other partial."""
+    yield storage
+    for replicate in range(storage.replicate + 1, storage.count + 1):
+        try:
+            candidate = dataclasses.replace(storage, replicate=replicate)
+        except ValueError:                       # a thread outside the participant set
+            return
+        if not candidate.is_injective():
+            return
+        yield candidate
 
 
 def loop_storage(update: ir.ReducerUpdate, sites: ReducerSites) -> Layout | None:

@@ -141,6 +141,20 @@ def test_a_workspace_over_the_budget_falls_back_to_the_transpose():
     assert rp.storage.replicate == 128 and rp.finalizes[0].publish is None
 
 
+def test_loops_over_parts_of_a_row_share_a_widened_storage():
+    """k < 93 and k + 93 over k < 35 reach threads 8*(i % 4) + 0..5 and + 5..7 of each
+    row: neither projection keeps the other's contributions, the projection widened to 8
+    replicas keeps both (16 partials per thread instead of 64), and the simulator agrees."""
+    func = _func(ROOT / "tests" / "programs" / "valid" / "fuzz_row_split_windows.py")
+    for planner in ("canonical", "fast"):
+        plan = plan_func(func, planner)
+        rp, _ = _finalize(plan)
+        assert rp.storage.describe() == \
+            "thread = 8*(i % 4) + rep, slot = i // 4, replicate 8 (threads 0..31)", planner
+        assert rp.storage.slots_per_thread == 16
+        assert _agrees(func, plan) == []
+
+
 def test_in_place_finalize_keeps_every_output_everywhere():
     func = _func(ROOT / "examples" / "gemv_nondividing.py")
     rp, fp = _finalize(plan_func(func, "canonical"))

@@ -223,20 +223,20 @@ class KernelBody(CellLoops):
         shared = _writes_shared(stmt.body)
         if shared:
             self.sync(frame.participants, "earlier readers of shared memory are done")
-        start = len(self.out.lines)
-        with self.cells(layout, frame, used, with_replica=needs_rep) as inner:
-            self.declared.append(set())
-            self.body(stmt.body, inner)
-            self.declared.pop()
-        if self.last_selects > SELECT_LIMIT:
-            # rendered again, rolled: the same statements, each select once per iteration
-            why = (f"unrolling its {layout.slots_per_thread} slots would expand its run-time "
-                   f"register slots into {self.last_selects} selects (limit {SELECT_LIMIT})")
-            del self.out.lines[start:]
-            with self.cells(layout, frame, used, with_replica=needs_rep, rolled=why) as inner:
+        def cell_loop(rolled: str | None = None) -> None:
+            with self.cells(layout, frame, used, with_replica=needs_rep, rolled=rolled) as inner:
                 self.declared.append(set())
                 self.body(stmt.body, inner)
                 self.declared.pop()
+
+        start = len(self.out.lines)
+        cell_loop()
+        if self.last_selects > SELECT_LIMIT:
+            # rendered again, rolled: the same statements, each select once per iteration
+            del self.out.lines[start:]
+            cell_loop(f"unrolling its {layout.slots_per_thread} slots would expand its "
+                      f"run-time register slots into {self.last_selects} selects (limit "
+                      f"{SELECT_LIMIT})")
         if shared:
             self.sync(frame.participants, "the shared writes are visible")
 

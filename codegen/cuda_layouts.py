@@ -23,6 +23,7 @@ run-time value."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -70,7 +71,9 @@ class Window:
 MAX_SHIFTS = 1024
 
 
+@lru_cache(maxsize=1024)
 def inverse_of(layout: Layout) -> Inverse:
+    """The layout's inverse (cached: every plan of a program renders the same loops)."""
     found = _prefix_inverse(layout)
     if found.table is None:
         return found
@@ -118,6 +121,8 @@ def _windowed_inverse(layout: Layout) -> Inverse | None:
 
 def _window(layout: Layout, dim: int, wide: int, low: int) -> Inverse | None:
     count, slots = layout.count, layout.slots_per_thread
+    if not _row_fits(layout, dim, wide, low):
+        return None
     shape = layout.shape[:dim] + (wide,) + layout.shape[dim + 1:]
     size = int(np.prod(shape))
     points = np.unravel_index(np.arange(size), shape)
@@ -145,6 +150,20 @@ def _window(layout: Layout, dim: int, wide: int, low: int) -> Inverse | None:
     rep_expr = _apply(cell, *rep, ranges) if layout.replicate > 1 else None
     return Inverse(layout, own_indices, rep_expr, None,
                    window=Window(dim, widened, low, low + layout.shape[dim], wide))
+
+
+def _row_fits(layout: Layout, dim: int, wide: int, low: int) -> bool:
+    """The cheap necessary condition first: the widened row at index 0 of every other
+    dimension, replica 0, lands on distinct cells inside the layout's."""
+    row = np.arange(wide) - low
+    own = tuple(row if d == dim else np.zeros(wide, dtype=np.int64)
+                for d in range(len(layout.shape)))
+    threads = layout.threads_of(own)[0]
+    slot_of = np.broadcast_to(layout.slots_of(own), (wide,))
+    if threads.min() < 0 or threads.max() >= layout.count or slot_of.min() < 0 or \
+            slot_of.max() >= layout.slots_per_thread:
+        return False
+    return len(np.unique(slot_of * layout.count + threads)) == wide
 
 
 def _per_dimension(shape: tuple[int, ...], flat: np.ndarray, u: IndexExpr,

@@ -13,7 +13,9 @@
 # slot is a constant after unrolling and the kernel compiles in about a second; and (3) a
 # cell loop that would still pass codegen.cuda_cells.SELECT_LIMIT is rendered rolled
 # (histogram_rolled_loop.py). GPU fuzz campaign of 2026-12-01, seed 2031 case 405 (the
-# stall of the fifth session's 600-program run); minimized.
+# stall of the fifth session's 600-program run); minimized. The unminimized case (three
+# loops over a 128 x 128 tile) still crashes nvcc: docs/compiler-bugs/cicc-13.0-select-
+# chain-crash.md.
 import tilelang.language as T
 
 

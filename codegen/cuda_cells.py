@@ -23,9 +23,10 @@ from .cuda_layouts import S, T, Inverse, inverse_of, table_literal, table_type
 
 
 # Run-time register selects (array slots × accesses) an unrolled cell loop may expand
-# into. Measured with nvcc 13.0 for sm_90 (tests/programs/valid/fuzz_rolled_cell_loop.py):
-# two loops of 98 K selects each crashed nvcc after two and a half minutes, the same two
-# at 65 K (an affine cell inverse instead of the table) took a minute; the 8 K of
+# into. Measured with nvcc 13.0 for sm_90 on tests/programs/valid/fuzz_row_split_windows.py
+# as it rendered before its loops had windows: two loops of 98 K selects each crashed nvcc
+# after two and a half minutes (docs/compiler-bugs/cicc-13.0-select-chain-crash.md), the
+# same two at 65 K (an affine cell inverse instead of the table) took a minute; the 8 K of
 # canonical_batched_in_place.py compile in under four seconds.
 SELECT_LIMIT = 8192
 

@@ -49,6 +49,11 @@ def canonical_storage(sites: ReducerSites) -> Layout:
     return fully_replicated(shape, count, offset)
 
 
+# At most this many replicas are added to a projection (each try checks every site): a
+# row split into parts needs a few more, the threads of the row's other parts.
+MAX_WIDENING = 64
+
+
 def widened(storage: Layout):
     """The storage, then the same with more replicas, as long as the layout stays
     injective inside the participant set. Loops over parts of a row reach parts of the
@@ -57,7 +62,8 @@ def widened(storage: Layout):
     keeps the other's contributions, 8 replicas keep both. A replica no iteration reaches
     keeps the identity, which the finalize combines like any other partial."""
     yield storage
-    for replicate in range(storage.replicate + 1, storage.count + 1):
+    last = min(storage.count, storage.replicate + MAX_WIDENING)
+    for replicate in range(storage.replicate + 1, last + 1):
         try:
             candidate = dataclasses.replace(storage, replicate=replicate)
         except ValueError:                       # a thread outside the participant set

@@ -16,8 +16,10 @@ roughly; these are the figures it is checked against (tests, `emit --what plan
 launch's, not the kernel's)."""
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -39,7 +41,13 @@ class PtxasUnavailable(RuntimeError):
 
 
 class PtxasFailed(RuntimeError):
-    """nvcc refused the translation unit (its output is the message)."""
+    """nvcc refused the translation unit, crashed on it or did not finish in
+    COMPILE_TIMEOUT_S (its output, or the time, is the message)."""
+
+
+# nvcc on one translation unit: past this it is stopped and the unit counts as failed (an
+# NVVM crash once took two and a half minutes to come: docs/compiler-bugs/).
+COMPILE_TIMEOUT_S = 300
 
 
 @dataclass(frozen=True)
@@ -105,12 +113,25 @@ def compile_figures(unit_text: str, arch: str = ARCH) -> dict[str, PtxasFigures]
     with tempfile.TemporaryDirectory(prefix="verify-reducer-ptxas-") as tmp:
         unit = Path(tmp) / "kernel.cu"
         unit.write_text(unit_text)
-        done = subprocess.run(command(unit, Path(tmp) / "kernel.cubin", arch),
-                              capture_output=True, text=True, timeout=600)
-    output = done.stdout + done.stderr
-    if done.returncode != 0:
+        returncode, output = _run(command(unit, Path(tmp) / "kernel.cubin", arch))
+    if returncode != 0:
         raise PtxasFailed(output.strip())
     return parse_verbose(output)
+
+
+def _run(argv: list[str]) -> tuple[int, str]:
+    """Exit status and output of argv, in a process group of its own: at the time limit
+    the whole group is stopped (nvcc's cicc and ptxas too, which would otherwise keep the
+    pipes open), and the compile fails."""
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          start_new_session=True) as child:
+        try:
+            output, _ = child.communicate(timeout=COMPILE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.communicate()
+            raise PtxasFailed(f"nvcc did not finish in {COMPILE_TIMEOUT_S} s") from None
+    return child.returncode, output
 
 
 def figures_text(figures: PtxasFigures) -> list[str]:

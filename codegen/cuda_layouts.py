@@ -49,10 +49,10 @@ class Inverse:
 
     @property
     def ranges(self) -> dict[str, tuple[int, int]]:
-        return {T: (0, self.layout.count - 1), S: (0, self.layout.slots_per_thread - 1)}
+        return _cell(self.layout)[1]
 
     def cell(self) -> IndexExpr:
-        return (Var(S) * self.layout.count + Var(T)).simplify(self.ranges)
+        return _cell(self.layout)[0]
 
 
 @dataclass(frozen=True)
@@ -92,8 +92,7 @@ def _prefix_inverse(layout: Layout) -> Inverse:
     table = (tuple(int(v) for v in flat_by_u), tuple(int(v) for v in rep_by_u))
     if not used_mask[:used].all():
         return Inverse(layout, None, None, None, table)
-    ranges = {T: (0, count - 1), S: (0, slots - 1)}
-    u = (Var(S) * count + Var(T)).simplify(ranges)
+    u, ranges = _cell(layout)
     indices = _per_dimension(layout.shape, flat_by_u[:used], u, ranges)
     rep = _digit(rep_by_u[:used], layout.replicate)
     if indices is None or rep is None:
@@ -120,6 +119,8 @@ def _windowed_inverse(layout: Layout) -> Inverse | None:
 
 
 def _window(layout: Layout, dim: int, wide: int, low: int) -> Inverse | None:
+    """The inverse through dimension dim widened to [0, wide), the layout's own index
+    running from low; None unless those cells are each of the layout's exactly once."""
     count, slots = layout.count, layout.slots_per_thread
     if not _row_fits(layout, dim, wide, low):
         return None
@@ -129,8 +130,7 @@ def _window(layout: Layout, dim: int, wide: int, low: int) -> Inverse | None:
     own = tuple(p - low if d == dim else p for d, p in enumerate(points))
     threads = layout.threads_of(own)                  # [R, size], participant-relative
     slot_of = np.broadcast_to(layout.slots_of(own), (size,))
-    if threads.min() < 0 or threads.max() >= count or slot_of.min() < 0 or \
-            slot_of.max() >= slots:
+    if not _inside(layout, threads, slot_of):
         return None
     u = (slot_of[None, :] * count + threads).reshape(-1)
     if len(np.unique(u)) != count * slots:            # every cell exactly once
@@ -139,8 +139,7 @@ def _window(layout: Layout, dim: int, wide: int, low: int) -> Inverse | None:
     rep_by_u = np.empty(count * slots, dtype=np.int64)
     flat_by_u[u] = np.tile(np.arange(size), layout.replicate)
     rep_by_u[u] = np.repeat(np.arange(layout.replicate), size)
-    ranges = {T: (0, count - 1), S: (0, slots - 1)}
-    cell = (Var(S) * count + Var(T)).simplify(ranges)
+    cell, ranges = _cell(layout)
     indices = _per_dimension(shape, flat_by_u, cell, ranges)
     rep = _digit(rep_by_u, layout.replicate)
     if indices is None or rep is None:
@@ -160,10 +159,20 @@ def _row_fits(layout: Layout, dim: int, wide: int, low: int) -> bool:
                 for d in range(len(layout.shape)))
     threads = layout.threads_of(own)[0]
     slot_of = np.broadcast_to(layout.slots_of(own), (wide,))
-    if threads.min() < 0 or threads.max() >= layout.count or slot_of.min() < 0 or \
-            slot_of.max() >= layout.slots_per_thread:
-        return False
-    return len(np.unique(slot_of * layout.count + threads)) == wide
+    return _inside(layout, threads, slot_of) and \
+        len(np.unique(slot_of * layout.count + threads)) == wide
+
+
+def _inside(layout: Layout, threads: np.ndarray, slots: np.ndarray) -> bool:
+    """Every (thread, slot) is one of the layout's cells."""
+    return threads.min() >= 0 and threads.max() < layout.count and slots.min() >= 0 and \
+        slots.max() < layout.slots_per_thread
+
+
+def _cell(layout: Layout) -> tuple[IndexExpr, dict[str, tuple[int, int]]]:
+    """The cell u = s*count + t as an expression, and the ranges of t and s."""
+    ranges = {T: (0, layout.count - 1), S: (0, layout.slots_per_thread - 1)}
+    return (Var(S) * layout.count + Var(T)).simplify(ranges), ranges
 
 
 def _per_dimension(shape: tuple[int, ...], flat: np.ndarray, u: IndexExpr,

@@ -87,12 +87,13 @@ class KernelBody(CellLoops):
         ix = tuple(self.index(e, frame) if isinstance(e, tuple(ir.Expr.__args__)) else e
                    for e in indices)
         name = self.buffer(buffer)
-        if buffer.is_reducer or buffer.scope == "fragment":
-            if buffer.is_reducer:
-                name, layout = (collectives.partial_name(self, buffer),
-                                self.reducer_plans[buffer].storage)
-            else:
-                layout = self.layouts.fragment(buffer)
+        layout = None
+        if buffer.is_reducer:
+            name = collectives.partial_name(self, buffer)
+            layout = self.reducer_plans[buffer].storage
+        elif buffer.scope == "fragment":
+            layout = self.layouts.fragment(buffer)
+        if layout is not None:                       # a register array
             self.register_slots[name] = layout.slots_per_thread
             return register_place(name, layout, ix, frame, self.var)
         flat = flat_offset(buffer.shape, ix, frame, self.var)

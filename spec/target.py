@@ -6,6 +6,7 @@ error; a register estimate over the per-thread budget is R506 as a warning, sinc
 spills to local memory rather than failing."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 KIB = 1024
@@ -58,15 +59,7 @@ class Target:
         return -(-n // self.shared_granule) * self.shared_granule
 
     def to_json(self) -> dict:
-        return {"name": self.name, "static_shared_bytes": self.static_shared_bytes,
-                "dynamic_shared_bytes": self.dynamic_shared_bytes,
-                "threads_per_block": self.threads_per_block,
-                "registers_per_thread": self.registers_per_thread,
-                "registers_per_block": self.registers_per_block, "grid": list(self.grid),
-                "async_copy": self.async_copy, "shared_per_sm": self.shared_per_sm,
-                "shared_reserved": self.shared_reserved,
-                "shared_granule": self.shared_granule, "threads_per_sm": self.threads_per_sm,
-                "registers_per_sm": self.registers_per_sm, "blocks_per_sm": self.blocks_per_sm}
+        return dict(dataclasses.asdict(self), grid=list(self.grid))
 
 
 TARGETS: dict[str, Target] = {

@@ -16,7 +16,17 @@ seed), widened by the contributions' own bounds bᵢ:
 (identity ⊕ x = x). A product gets the analogous
 `γ(n−1)·Π(|xᵢ|+bᵢ) + (Π(|xᵢ|+bᵢ) − Π|xᵢ|) + u·|r|/(1 − u)`. max/min carry the widest
 contribution bound (they are 1-Lipschitz); integer results are exact, or inf when an
-uncertain float fed them."""
+uncertain float fed them.
+
+A bound that could not tell a right answer from a wrong one is made infinite rather
+than left vacuous: γ(n) ≥ 1 (n·u ≥ 1/2) admits either sign and every magnitude any
+order could reach. Orders whose partial sums (products) can overflow the dtype make ±inf
+a legal result: the bound is widened to reach the dtype's largest finite value on that
+side, which interp.accept reads as "this infinity is legal"; where both signs can
+overflow (NaN legal too) the element cannot be judged (inf). A sum of exact terms that
+are all multiples of one power of two and whose positive and negative parts each stay
+within 2^p of it is exact in every order (bound 0; `exact_sums`, the proof in
+docs/semantics.md §9)."""
 from __future__ import annotations
 
 import math
@@ -34,10 +44,35 @@ _SLACK = 1 + 2.0 ** -40
 
 
 def gamma(n: np.ndarray, u: float) -> np.ndarray:
-    """γ(n) = n·u / (1 − n·u), inf once n·u ≥ 1 (the rigorous bound is then vacuous)."""
-    nu = n.astype(np.float64) * u
+    """γ(n) = n·u / (1 − n·u), inf once n·u ≥ 1/2: γ ≥ 1 would let the rounding term
+    alone exceed Σ|xᵢ|, admitting either sign and any magnitude an order could reach (a
+    vacuous bound), so the element is not judged instead (docs/semantics.md §9)."""
+    nu = np.asarray(n).astype(np.float64) * u
     with np.errstate(all="ignore"):
-        return np.where(nu < 1, nu / (1 - nu), np.inf)
+        return np.where(nu < 0.5, nu / (1 - nu), np.inf)
+
+
+def overflow_threshold(dtype: DType) -> float:
+    """The least magnitude that rounds to infinity in dtype: the largest finite value
+    plus half its ulp, 2^emax·(2 − 2^−p) (inf for float64, whose threshold float64 cannot
+    hold: a float64 partial overflows only when float64 arithmetic does)."""
+    p = _precision(dtype)
+    emax = math.frexp(float(dtype.finite_max))[1] - 1
+    try:
+        return math.ldexp(2.0 - 2.0 ** -p, emax)
+    except OverflowError:
+        return math.inf
+
+
+def _precision(dtype: DType) -> int:
+    """p, the significand's bits (the implicit one included)."""
+    return int(round(-math.log2(dtype.unit_roundoff)))
+
+
+def _storage_top(dtype: DType) -> float:
+    """The largest finite value of the dtype's storage (float32 for bfloat16): where
+    interp.accept starts reading an interval as reaching an infinity."""
+    return float(np.finfo(dtype.np).max)
 
 
 def combine(monoid: Monoid, dtype: DType, flat: np.ndarray, values: np.ndarray,
@@ -105,17 +140,106 @@ def _float_sum(dtype, flat, values, bounds, size):
             continue
         s64[o], residual[o] = _fsum_with_residual(g.tolist())
     result = round_once(s64, residual, dtype)
+    return result, _sum_bound(dtype, flat, values, bounds, size, n, result)
 
-    mags = np.abs(values.astype(np.float64))
-    b = np.zeros_like(mags) if bounds is None else bounds
-    abs_sum = np.bincount(flat, weights=mags + b, minlength=size)
-    b_sum = np.bincount(flat, weights=b, minlength=size)
-    u = dtype.unit_roundoff
+
+# Sums of magnitudes are also formed scaled by 2^-_SHIFT, so that a float64 sum near
+# overflow still gets a finite bound and a decided overflow side.
+_SHIFT = 128
+
+
+def _masses(flat, weights, size, count):
+    """(Σ weights, Σ weights·2^-_SHIFT) per output, both rounded up: float64 summation
+    of nonnegative terms is within γ(count) at 2^-53 of the exact sum, and the scaled
+    terms can only lose bits below 2^-1074, which count·2^-1074 covers."""
+    up = 1 + gamma(count, 2.0 ** -53)
     with np.errstate(all="ignore"):
-        bound = (gamma(n, u) * abs_sum + b_sum
-                 + u * np.abs(result.astype(np.float64)) / (1 - u)) * _SLACK
+        plain = np.bincount(flat, weights=weights, minlength=size) * up
+        scaled = (np.bincount(flat, weights=np.ldexp(weights, -_SHIFT), minlength=size)
+                  + count * 2.0 ** -1074) * up
+    return plain, scaled
+
+
+def _sum_bound(dtype, flat, values, bounds, size, n, result):
+    """The bound of each float sum (docs/semantics.md §9): 0 where every order is exact,
+    the γ bound, widened to reach an infinity that some order can overflow to, and inf
+    where nothing can be judged (γ vacuous, both signs can overflow)."""
+    v = values.astype(np.float64)
+    b = np.zeros_like(v) if bounds is None else bounds
+    finite_v = np.isfinite(v)
+    vf = np.where(finite_v, v, 0.0)
+    u = dtype.unit_roundoff
+    g = gamma(n, u)
+    with np.errstate(all="ignore"):
+        abs_sum, abs_scaled = _masses(flat, np.abs(vf) + b, size, n)
+        b_sum, b_scaled = _masses(flat, b, size, n)
+        r = result.astype(np.float64)
+        bound = (g * abs_sum + b_sum + u * np.abs(r) / (1 - u)) * _SLACK
+        bound_scaled = (g * abs_scaled + b_scaled
+                        + u * np.abs(np.ldexp(r, -_SHIFT)) / (1 - u)) * _SLACK
+        bound = np.where(np.isfinite(abs_sum), bound, np.ldexp(bound_scaled, _SHIFT))
+        up, down = _overflow_sides(dtype, flat, vf, b, size, n, g, abs_scaled)
+    nonfinite_terms = np.bincount(flat, weights=(~finite_v).astype(np.float64),
+                                  minlength=size) > 0
     exact_alone = ((n <= 1) & (b_sum == 0)) | exact_sums(dtype, flat, values, bounds, size)
-    return result, clean(np.where(exact_alone | ~np.isfinite(s64), 0.0, bound))
+    # an exact output has no rounding and no overflow in any order (exact_sums)
+    bound = np.where(exact_alone, 0.0, _overflow_widened(dtype, r, bound, up, down))
+    # IEEE on infinite terms: inf + finite = inf in any order, unless the finite terms
+    # can overflow to the other infinity first (inf − inf = NaN): then NaN is legal too
+    ieee = np.where((r == np.inf) & down | (r == -np.inf) & up, np.inf, 0.0)
+    bound = np.where(nonfinite_terms, ieee, bound)
+    # a reference that rounded to ±inf from finite terms: some order may stay finite
+    # just below the threshold, which a bound around an infinity cannot say
+    s_exact = np.abs(r)
+    bound = np.where(~nonfinite_terms & ~np.isfinite(s_exact) & ~np.isnan(r),
+                     _every_order_overflows(dtype, flat, vf, size, n, g, abs_sum, up, down,
+                                            r), bound)
+    return clean(bound)
+
+
+def _overflow_sides(dtype, flat, vf, b, size, n, g, abs_scaled):
+    """Per output: (can some order's partial sum round to +inf, to −inf). The first
+    addition to overflow adds computed partials of disjoint subsets of the terms, whose
+    exact sum lies within Σ max(xᵢ + bᵢ, 0) + γ(n)·Σ(|xᵢ| + bᵢ) above zero (the γ
+    bound holds for every partial before any overflow); it overflows only past the
+    threshold. All in the scaled masses, rounded up (_SLACK)."""
+    _, pos = _masses(flat, np.maximum(vf + b, 0.0), size, n)
+    _, neg = _masses(flat, np.maximum(b - vf, 0.0), size, n)
+    thr = overflow_threshold(dtype)
+    thr_scaled = math.ldexp(2.0 - 2.0 ** -_precision(dtype),
+                            math.frexp(float(dtype.finite_max))[1] - 1 - _SHIFT) \
+        if math.isinf(thr) else math.ldexp(thr, -_SHIFT)
+    with np.errstate(all="ignore"):
+        reach = g * abs_scaled
+        return (pos + reach) * _SLACK >= thr_scaled, (neg + reach) * _SLACK >= thr_scaled
+
+
+def _overflow_widened(dtype, r, bound, up, down):
+    """The bound widened so that interp.accept takes the infinity an order can reach:
+    up to the storage's largest finite value on that side; inf when both sides can
+    (then ±inf and NaN are all legal: nothing can be judged)."""
+    top = _storage_top(dtype)
+    finite = np.isfinite(r)
+    with np.errstate(all="ignore"):
+        widened = np.where(up, np.maximum(bound, top - r), bound)
+        widened = np.where(down, np.maximum(widened, top + r), widened)
+    widened = np.where(up & down, np.inf, widened)
+    return np.where(finite, widened, bound)
+
+
+def _every_order_overflows(dtype, flat, vf, size, n, g, abs_sum, up, down, r):
+    """For a reference that rounded to ±inf from finite terms: 0 where every order
+    overflows to that infinity too (the exact sum minus the γ bound is still past the
+    threshold, and the other sign cannot overflow), else inf (not judged)."""
+    thr = overflow_threshold(dtype)
+    if math.isinf(thr):           # float64: no finite sum to measure against
+        return np.full(size, np.inf)
+    exact64 = np.bincount(flat, weights=vf, minlength=size)   # within γ(n) at 2^-53
+    with np.errstate(all="ignore"):
+        slack = gamma(n, 2.0 ** -53) * abs_sum
+        low = (np.abs(exact64) - slack - g * abs_sum) / _SLACK
+    other = np.where(r > 0, down, up)
+    return np.where((low >= thr) & ~other & (np.sign(exact64) == np.sign(r)), 0.0, np.inf)
 
 
 def _fsum_with_residual(xs: list[float]) -> tuple[float, float]:
@@ -167,28 +291,48 @@ def _float_product(dtype, flat, values, bounds, size):
         bound = (gamma(np.maximum(n - 1, 0), u) * wide + (wide - narrow)
                  + u * np.abs(result.astype(np.float64)) / (1 - u)) * _SLACK
     b_any = np.bincount(flat[order], weights=b, minlength=size) > 0
-    leaves = _leaves_range(dtype, flat[order], mags + b, size)
+    sorted_flat = flat[order]
+    finite_terms = np.bincount(sorted_flat, weights=(~np.isfinite(mags)).astype(float),
+                               minlength=size) == 0
+    zero_term = np.bincount(sorted_flat, weights=(mags == 0).astype(float),
+                            minlength=size) > 0
+    over, under = _leaves_range(dtype, sorted_flat, np.where(np.isfinite(mags), mags + b, 0.0),
+                                size)
+    leaves = over | under
     exact_alone = ((n <= 1) & ~b_any) | \
         (~leaves & ~b_any & _odd_parts_fit(dtype, flat, values, size))
+    r = result.astype(np.float64)
+    # An order that overflows gives the exact product's sign times inf (no term is 0 and
+    # no partial underflows, so no inf × 0): that infinity is legal, the rest of the
+    # orders keep every partial normal and the γ bound holds for them.
+    top = _storage_top(dtype)
+    with np.errstate(all="ignore"):
+        to_inf = np.where(r > 0, np.maximum(bound, top - r), np.maximum(bound, top + r))
+    judged_over = over & ~under & ~zero_term & np.isfinite(r) & (n > 1)
     bound = np.where(leaves & (n > 1), np.inf, bound)
-    return result, clean(np.where(exact_alone | ~np.isfinite(s64), 0.0, bound))
+    bound = np.where(judged_over, to_inf, bound)
+    bound = np.where(exact_alone, 0.0, bound)
+    # infinite terms follow IEEE in any order, unless a partial of the finite ones can
+    # underflow to 0 first (inf × 0 = NaN)
+    bound = np.where(~finite_terms, np.where(under, np.inf, 0.0), bound)
+    return result, clean(bound)
 
 
-def _leaves_range(dtype, flat, mags, size) -> np.ndarray:
-    """Per output: whether some order of its terms can overflow or underflow a partial
-    product where the exact product does not. The γ bound of a product assumes every
-    partial product stays normal; 0..95 multiplied 1..95 first overflows float32 to inf
-    and inf × 0 is NaN, tiny × tiny underflows to 0 before × huge. Such an output gets
-    no bound (reported unchecked), never a false mismatch. A partial product's magnitude
-    lies between the product of the terms below 1 and the product of those above 1
-    (in log2, so the test itself cannot overflow)."""
+def _leaves_range(dtype, flat, mags, size) -> tuple[np.ndarray, np.ndarray]:
+    """Per output: (whether some order of its terms can overflow a partial product,
+    whether one can underflow it below the normal range) where the exact product need
+    not. The γ bound of a product assumes every partial product stays normal; 0..95
+    multiplied 1..95 first overflows float32 to inf and inf × 0 is NaN, tiny × tiny
+    underflows to 0 before × huge. A partial product's magnitude lies between the
+    product of the terms below 1 and the product of those above 1 (in log2, so the test
+    itself cannot overflow)."""
     nonzero = mags > 0
     with np.errstate(divide="ignore"):
         logs = np.where(nonzero, np.log2(np.where(nonzero, mags, 1.0)), 0.0)
     high = np.bincount(flat, weights=np.maximum(logs, 0.0), minlength=size)
     low = np.bincount(flat, weights=np.minimum(logs, 0.0), minlength=size)
     # one bit of margin for the roundings on the way
-    return (high >= np.log2(dtype.finite_max) - 1) | \
+    return (high >= np.log2(dtype.finite_max) - 1), \
         (low <= np.log2(dtype.smallest_normal) + 1)
 
 
@@ -233,11 +377,14 @@ def _binary_parts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def exact_sums(dtype: DType, flat: np.ndarray, values: np.ndarray,
                bounds: np.ndarray | None, size: int) -> np.ndarray:
-    """Per output: whether its float sum is exact in every order. It is when its terms
-    are exact (bound 0), finite, all multiples of one power of two g (the smallest
-    `lowbit` among them) and Σ|xᵢ| ≤ 2^p·g (p the significand's bits) and ≤ the largest
-    finite value: every partial sum of any subset is then a multiple m·g with |m| ≤ 2^p,
-    which the dtype represents, so no addition of any order rounds."""
+    """Per output: whether its float sum is exact in every order (docs/semantics.md §9
+    has the proof). It is when its terms are exact (bound 0), finite, all multiples of
+    g = 2^e (e the least exponent of any term's lowest set bit), and the sum P of its
+    positive terms and the sum N of the magnitudes of its negative ones both satisfy
+    max(P, N) ≤ 2^p·g (p the significand's bits) and ≤ the largest finite value. Every
+    partial sum of every order is then the exact sum of a subset: a multiple m·g with
+    −N ≤ m·g ≤ P, so |m| ≤ 2^p, which the dtype holds (g is at least the dtype's least
+    subnormal, since the terms are its values). No addition rounds, by induction."""
     out = np.ones(size, dtype=bool)
     if len(flat) == 0:
         return out
@@ -246,19 +393,26 @@ def exact_sums(dtype: DType, flat: np.ndarray, values: np.ndarray,
     bad = ~finite if bounds is None else ~finite | (bounds != 0)
     if bad.any():
         out[np.unique(flat[bad])] = False
-    odd, exp = _binary_parts(np.where(finite, v, 0.0))
+    vf = np.where(finite, v, 0.0)
+    odd, exp = _binary_parts(vf)
     big = np.iinfo(np.int64).max
     low = np.full(size, big, dtype=np.int64)
     np.minimum.at(low, flat, np.where(odd > 0, exp, big))
-    mags = np.abs(np.where(finite, v, 0.0))
-    total = np.bincount(flat, weights=mags, minlength=size)
     n = np.bincount(flat, minlength=size)
-    # the float64 sum of magnitudes is itself rounded: widen it by γ(n) at 2^-53
-    total = total * (1 + gamma(n, 2.0 ** -53)) * _SLACK
-    p = int(round(-np.log2(dtype.unit_roundoff)))
+    p = _precision(dtype)
+    # The float64 sums are themselves rounded. Below float64's precision they need no
+    # widening: while the exact partial stays ≤ 2^p·g < 2^53·g float64 adds multiples of
+    # g exactly, and once it passes 2^p·g the rounded sum (monotone, 2^p·g a float64)
+    # cannot fall back to it, so the test below decides the exact sum. float64 itself
+    # widens by γ(n) at 2^-53.
+    widen = (1 + gamma(n, 2.0 ** -53)) * _SLACK if p >= 53 else 1.0
     with np.errstate(over="ignore"):
-        fits = (low == big) | (total <= np.ldexp(1.0, np.minimum(low + p, 2000)))
-    return out & fits & (total <= float(dtype.finite_max))
+        positive = np.bincount(flat, weights=np.maximum(vf, 0.0), minlength=size) * widen
+        negative = np.bincount(flat, weights=np.maximum(-vf, 0.0), minlength=size) * widen
+    side = np.maximum(positive, negative)
+    with np.errstate(over="ignore"):
+        fits = (low == big) | (side <= np.ldexp(1.0, np.minimum(low + p, 2000)))
+    return out & fits & (side <= float(dtype.finite_max))
 
 
 def _odd_parts_fit(dtype: DType, flat: np.ndarray, values: np.ndarray,

@@ -8,6 +8,8 @@ and a judge of any other backend's outputs.
     ref = oracle.reference(prog, ins)                       # outputs + per-element bounds
     report = oracle.compare(prog, my_backend(prog, ins), ins)
     assert report.ok, str(report)                           # or report.to_json()
+    # report.verdict: "match", "mismatch" or "inconclusive" (some element's bound cannot
+    # judge it: never ok; report.tensor(name).unchecked_listed names them)
 
     report = oracle.check(prog, my_backend)                 # the same in one call
     report = oracle.check(prog, oracle.backend("sim:fast"))
@@ -47,16 +49,18 @@ from verify_reducer.verify.oracle import pipeline
 from verify_reducer.verify.oracle import witness as witness_mod
 from verify_reducer.verify.oracle.inputs import InputError
 from verify_reducer.verify.oracle.judge import (Mismatch, Reference, Report, TensorReport, REPORT_FIELDS,
-                          TENSOR_FIELDS, MISMATCH_FIELDS)
+                          TENSOR_FIELDS, MISMATCH_FIELDS, UNCHECKED_FIELDS, Unchecked)
 from verify_reducer.verify.oracle.pipeline import OutputsError
 from verify_reducer.verify.cli.report import format_diagnostics
 from verify_reducer.verify.oracle.witness import ReducerAudit, Witness
 
 __all__ = [
-    "Program", "Reference", "Report", "TensorReport", "Mismatch", "Witness", "ReducerAudit",
+    "Program", "Reference", "Report", "TensorReport", "Mismatch", "Unchecked", "Witness",
+    "ReducerAudit",
     "Backend", "BuiltinBackend", "Inputs",
     "load", "witness", "witness_inputs", "reference", "compare", "check", "backend",
     "BACKENDS", "PLANS", "REPORT_FIELDS", "TENSOR_FIELDS", "MISMATCH_FIELDS",
+    "UNCHECKED_FIELDS",
     "OracleError", "ProgramError", "ProgramRejected", "OutputsError", "InputError",
     "BackendUnavailable", "BackendFailed",
 ]

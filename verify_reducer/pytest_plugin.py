@@ -20,7 +20,9 @@ The marker runs a backend over programs, one test per program:
   seed, func, fill   as in verify_reducer.oracle.check
 
 Each case is run before the test body: a mismatch (or a violation of a built-in
-backend) fails the test with the report; a program the oracle rejects is skipped. The
+backend) fails the test with the report, and so does an inconclusive comparison (some
+element whose bound cannot judge it: never a pass); a program the oracle rejects is
+skipped. The
 body can look further at `reducer_case.report` (a verify_reducer.oracle.Report) and
 `reducer_case.program`; it need not request `reducer_case` at all.
 
@@ -84,11 +86,12 @@ def resolve_programs(spec, base: Path) -> list[Path]:
 def _expected_ok(paths: list[Path]) -> list[Path]:
     """Leave out programs whose `# expect:` header expects diagnostics."""
     from verify_reducer.verify.oracle.expect import ExpectationSyntaxError, parse_expectation
+    from verify_reducer.spec.source import SourceDecodeError, read_source_file
     kept = []
     for p in paths:
         try:
-            exp = parse_expectation(p.read_text(encoding="utf-8-sig"), str(p))
-        except (OSError, UnicodeDecodeError, ExpectationSyntaxError):
+            exp = parse_expectation(read_source_file(str(p)), str(p))
+        except (OSError, SourceDecodeError, ExpectationSyntaxError):
             kept.append(p)               # the oracle says what is wrong with it
             continue
         if not exp.errors:
@@ -185,7 +188,16 @@ def pytest_runtest_call(item) -> None:
     except oracle.ProgramRejected as exc:
         pytest.skip(f"the oracle rejects {case.path}: it has no reference\n{exc}")
     if not report.ok:
-        pytest.fail(str(report), pytrace=False)
+        fail(report)
+
+
+def fail(report) -> None:
+    """Fail the test with the report; an inconclusive one says first that it is not a
+    mismatch but a comparison nobody could check."""
+    head = (f"inconclusive: {report.unchecked} element(s) could not be judged (their "
+            f"bound is infinite or admits every value); the backend was not verified\n"
+            if report.inconclusive else "")
+    pytest.fail(head + str(report), pytrace=False)
 
 
 class Oracle:
@@ -208,7 +220,7 @@ class Oracle:
     def assert_matches(program, backend_or_outputs, inputs=None, **options):
         """Judge a backend (a callable, or a built-in's name) run on the inputs, or the
         outputs given as a mapping computed from them; pytest.fail with the report on a
-        mismatch. Returns the report."""
+        mismatch or an inconclusive comparison. Returns the report."""
         from verify_reducer import oracle
         if isinstance(backend_or_outputs, str):
             backend_or_outputs = oracle.backend(backend_or_outputs)
@@ -217,7 +229,7 @@ class Oracle:
         else:
             report = oracle.compare(program, backend_or_outputs, inputs, **options)
         if not report.ok:
-            pytest.fail(str(report), pytrace=False)
+            fail(report)
         return report
 
 

@@ -180,8 +180,7 @@ def _report_run(args, loaded, run: pipeline.BackendRun, notes: list[str],
                 comparisons: list[pipeline.Comparison] | None = None) -> int:
     """Print one backend's run (and, for TileLang, its comparison with the interpreter
     and its setup); exit 3 on a violation or a comparison that failed."""
-    bad = comparisons is not None and any(not c.ok for c in comparisons)
-    code = EXIT_MISMATCH if run.violations or bad else EXIT_OK
+    code = pipeline.comparisons_exit(run.violations, comparisons or [])
     if output:
         output = _save_output(args, output, run.outputs)
     args.detail = first_error(run.violations)

@@ -1,6 +1,8 @@
 """`verify-reducer compare PROG --outputs THEIRS.npz [--inputs IN.npz|witness|seeded]`:
 another backend's outputs judged against the oracle. Exit 0 when every output is exact
-or within its bound, 3 on a mismatch (the report lists the mismatching elements), 2 on
+or within its bound, 3 on a mismatch (the report lists the mismatching elements), 5 when
+nothing is refuted but some element cannot be judged (its bound is infinite or admits
+every value: the report lists those elements; never a match), 2 on
 a usage problem (a tensor missing from the .npz or of another shape, an unreadable
 file), 1 when the verifier rejects the program (there is no reference then).
 
@@ -18,7 +20,7 @@ from verify_reducer.verify.cli.batch import print_json
 from verify_reducer.verify.oracle import inputs as inputs_mod
 from verify_reducer.verify.oracle import judge
 from verify_reducer.verify.oracle import pipeline
-from verify_reducer.verify.oracle.pipeline import EXIT_MISMATCH, EXIT_OK, OutputsError, UsageError
+from verify_reducer.verify.oracle.pipeline import EXIT_INCONCLUSIVE, EXIT_MISMATCH, EXIT_OK, OutputsError, UsageError
 from verify_reducer.verify.oracle.witness import witness
 
 # `--inputs` keywords (anything else is an .npz path)
@@ -68,12 +70,20 @@ def cmd_compare(args) -> int:
         report = judge.judge(ref, theirs, backend=args.outputs)
     except OutputsError as exc:
         raise UsageError(f"--outputs {args.outputs}: {exc}") from None
-    code = EXIT_OK if report.ok else EXIT_MISMATCH
+    code = VERDICT_EXIT[report.verdict]
     if args.json:
         print_json({"command": "compare", "exit_code": code, **report.to_json()}, args)
     else:
         print(report)
-        if not report.ok:
+        if report.verdict == "mismatch":
             print(f"verify-reducer: {args.outputs} does not match the oracle",
                   file=sys.stderr)
+        elif report.inconclusive:
+            print(f"verify-reducer: {args.outputs} could not be judged: "
+                  f"{report.unchecked} element(s) have no usable bound", file=sys.stderr)
     return code
+
+
+# the exit code of each verdict of a judged report (verify.oracle.judge.Report)
+VERDICT_EXIT = {"match": EXIT_OK, "mismatch": EXIT_MISMATCH,
+                "inconclusive": EXIT_INCONCLUSIVE}

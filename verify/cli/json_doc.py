@@ -14,6 +14,7 @@ import json
 import numpy as np
 
 from verify_reducer.codegen.plan_text import resources_json
+from verify_reducer.interp.accept import unjudged_reason
 
 from verify_reducer.verify.fuzzing.command import Finding
 from verify_reducer.verify.oracle.judge import json_number
@@ -22,12 +23,12 @@ SCHEMA_VERSION = 1
 NON_FINITE = ("nan", "inf", "-inf")
 
 # the verdict of a program by command and exit code (summary counts use these names)
-VERDICTS = {"check": {0: "verified", 1: "rejected", 3: "mismatch"},
-            "run": {0: "ok", 1: "rejected", 3: "mismatch"},
+VERDICTS = {"check": {0: "verified", 1: "rejected", 3: "mismatch", 5: "inconclusive"},
+            "run": {0: "ok", 1: "rejected", 3: "mismatch", 5: "inconclusive"},
             "emit": {0: "emitted", 1: "rejected"}}
 COMMON_VERDICTS = {2: "usage_error", 4: "internal_error"}
-VERDICT_ORDER = ("verified", "ok", "emitted", "mismatch", "rejected", "usage_error",
-                 "internal_error")
+VERDICT_ORDER = ("verified", "ok", "emitted", "inconclusive", "mismatch", "rejected",
+                 "usage_error", "internal_error")
 
 
 def verdict(command: str, code: int) -> str:
@@ -70,8 +71,13 @@ def array_json(array: np.ndarray) -> dict:
 
 def comparison_json(c) -> dict:
     """One output judged against the interpreter (pipeline.Comparison)."""
-    return {"name": c.name, "ok": c.ok, "mismatches": c.mismatches,
-            "unchecked": c.unchecked, "compared": c.compared,
+    unchecked_first = None if c.unchecked_index is None else {
+        "index": list(c.unchecked_index), "expected": c.unchecked_expected,
+        "bound": c.unchecked_bound,
+        "why": unjudged_reason(c.unchecked_expected, c.unchecked_bound)}
+    return {"name": c.name, "ok": c.ok, "status": c.status, "mismatches": c.mismatches,
+            "unchecked": c.unchecked, "unchecked_first": unchecked_first,
+            "overflow": c.overflow, "compared": c.compared,
             "first_index": None if c.first_index is None else list(c.first_index),
             "got": c.got, "expected": c.expected, "bound": c.bound}
 

@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
 from rich.text import Text
 
 from verify_reducer.verify.cli import json_doc as cli_json
-from verify_reducer.verify.oracle.pipeline import EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_REJECTED, EXIT_USAGE
+from verify_reducer.verify.oracle.pipeline import EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from verify_reducer.verify.cli.report import diagnostics_text
 
 COLOR_MODES = ("auto", "always", "never")
@@ -20,11 +20,15 @@ COLOR_MODES = ("auto", "always", "never")
 # Several programs exit with the worst of their codes, worst first: an internal error
 # (ours) or a usage error (a program that was not judged at all: the summary is
 # incomplete) before a mismatch (a wrong answer from a lowering the verifier accepted),
-# before a rejection (the program's own error), before verified. README has the table.
-WORST_FIRST = (EXIT_INTERNAL, EXIT_USAGE, EXIT_MISMATCH, EXIT_REJECTED, EXIT_OK)
+# before inconclusive (an answer nobody could check: like a usage error, a claim left
+# unjudged, so it is not hidden behind a rejection), before a rejection (the program's
+# own error), before verified. README has the table.
+WORST_FIRST = (EXIT_INTERNAL, EXIT_USAGE, EXIT_MISMATCH, EXIT_INCONCLUSIVE, EXIT_REJECTED,
+               EXIT_OK)
 
 VERDICT_STYLE = {"verified": "bold green", "ok": "bold green", "emitted": "bold green",
                  "rejected": "bold red", "mismatch": "bold magenta",
+                 "inconclusive": "bold yellow",
                  "usage_error": "bold yellow", "internal_error": "bold red"}
 
 
@@ -136,9 +140,10 @@ def highlight_report(text: str) -> Text:
     """The human report with its verdict, agreements and mismatches coloured."""
     styled = Text(text)
     styled.highlight_regex(r"(?<=verdict: )\w+", "bold")
-    for name in ("verified", "rejected", "mismatch"):
+    for name in ("verified", "rejected", "mismatch", "inconclusive"):
         styled.highlight_regex(rf"(?<=verdict: ){name}\b", VERDICT_STYLE[name])
     styled.highlight_words(["MISMATCH"], "bold magenta")
+    styled.highlight_words(["INCONCLUSIVE"], "bold yellow")
     styled.highlight_words(["== interpreter"], "green")
     return styled
 

@@ -8,6 +8,7 @@ from collections import Counter
 import numpy as np
 
 from verify_reducer.spec.ir import ReducerFinalize, walk
+from verify_reducer.interp.accept import unjudged_reason
 
 from verify_reducer.verify.oracle import pipeline
 VERBOSE_VALUES = 64      # values of an output that -v shows (8 without it)
@@ -112,12 +113,30 @@ def block_list(blocks, limit: int = 8) -> str:
 
 
 def comparison_status(comps: list[pipeline.Comparison]) -> str:
+    """`== interpreter`, `MISMATCH ...` or `INCONCLUSIVE ...` (elements nobody could
+    judge, named with their bound: never a pass), with what else the reader must know."""
     bad = [c for c in comps if not c.ok]
-    unchecked = sum(c.unchecked for c in comps)
-    caveat = f" ({unchecked} element(s) unchecked: infinite bound)" if unchecked else ""
-    return "== interpreter" + caveat if not bad else "MISMATCH " + "; ".join(
-        f"{c.name}{list(c.first_index)}: got {c.got}, expected {c.expected} "
-        f"(bound {c.bound:g}), {c.mismatches} element(s)" for c in bad)
+    unjudged = [c for c in comps if c.unchecked]
+    overflow = sum(c.overflow for c in comps)
+    notes = [unchecked_text(c) for c in unjudged] if bad else []
+    if overflow:
+        notes.append(f"{overflow} element(s) where some order overflows: ±inf legal there")
+    caveat = f" ({'; '.join(notes)})" if notes else ""
+    if bad:
+        return "MISMATCH " + "; ".join(
+            f"{c.name}{list(c.first_index)}: got {c.got}, expected {c.expected} "
+            f"(bound {c.bound:g}), {c.mismatches} element(s)" for c in bad) + caveat
+    if unjudged:
+        return "INCONCLUSIVE " + "; ".join(unchecked_text(c) for c in unjudged) + caveat
+    return "== interpreter" + caveat
+
+
+def unchecked_text(c: pipeline.Comparison) -> str:
+    """`y: 3 of 8 element(s) not judged, first y[2] (expected -0.318): its bound is
+    infinite`."""
+    return (f"{c.name}: {c.unchecked} of {c.compared} element(s) not judged, first "
+            f"{c.name}{list(c.unchecked_index)} (expected {c.unchecked_expected}): "
+            f"{unjudged_reason(c.unchecked_expected, c.unchecked_bound)}")
 
 
 

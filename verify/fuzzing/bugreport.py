@@ -76,7 +76,9 @@ class TileLangOutcome:
             return f"tilelang {self.kind} ({self.failure.stage} stage): {first[:200]}"
         bad = [c for c in self.comparisons if not c.ok]
         if not bad:
-            return "tilelang == interpreter"
+            unjudged = sum(c.unchecked for c in self.comparisons)
+            return "tilelang == interpreter" if not unjudged else \
+                f"tilelang inconclusive: {unjudged} element(s) not judged (bound)"
         c = bad[0]
         return (f"tilelang: {c.name}{list(c.first_index)} = {c.got}, expected "
                 f"{c.expected} (bound {c.bound:g}), {c.mismatches} element(s)")

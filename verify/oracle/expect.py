@@ -1,6 +1,7 @@
 """The verdict a program file carries in its leading comment lines (docs/design.md §17):
 
     # expect: ok
+    # expect: inconclusive                (exit 5: an element has no usable bound)
     # expect: error R201 at 14
     # expect: error R101 at 11:9          (line:column, when the column matters)
     # expect: result out=[36.0]
@@ -33,13 +34,14 @@ class ExpectationSyntaxError(ValueError):
 @dataclass
 class Expectation:
     ok: bool = False
+    inconclusive: bool = False
     errors: list[tuple[str, int, int | None]] = field(default_factory=list)  # code, line, col
     results: dict[str, np.ndarray] = field(default_factory=dict)
     inputs: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def declared(self) -> bool:
-        return self.ok or bool(self.errors) or bool(self.results)
+        return self.ok or self.inconclusive or bool(self.errors) or bool(self.results)
 
 
 def _literal_array(text: str, where: str) -> np.ndarray:
@@ -85,6 +87,8 @@ def parse_expectation(source: str, path: str = "<string>") -> Expectation:
             exp.inputs[name] = value
         elif body == "ok":
             exp.ok = True
+        elif body == "inconclusive":
+            exp.inconclusive = True
         elif _ERROR.match(body):
             code, line_no, col = _ERROR.match(body).groups()
             exp.errors.append((code, int(line_no), int(col) if col else None))

@@ -37,10 +37,21 @@ def _key(buffer: Buffer, seed: int) -> np.uint64:
     return _mix64(word)[0]
 
 
+# Narrow floats get a few dyadic values instead of uniform ones: ±1/2 and ±1 keep a sum
+# exact in every order while the larger of its positive and negative parts stays within
+# 2^p / 2 (docs/semantics.md §9): a bfloat16 sum of a few hundred terms, a float16 one of
+# a few thousand, whose bound would otherwise be vacuous (inconclusive, never judged).
+_NARROW_VALUES = np.array([-1.0, -0.5, 0.5, 1.0])
+_NARROW_BITS = 11          # float16 (11 significand bits) and bfloat16 (8)
+
+
 def _values(buffer: Buffer, hashes: np.ndarray) -> np.ndarray:
-    """The hashes mapped to the ranges inputs have always had: floats uniform in
-    [-1, 1), signed integers in [-8, 8), unsigned in [0, 16), bools 0/1."""
+    """The hashes mapped to the ranges of generated inputs: float32 and float64 uniform
+    in [-1, 1), float16 and bfloat16 one of ±1/2, ±1 (`_NARROW_VALUES`), signed
+    integers in [-8, 8), unsigned in [0, 16), bools 0/1."""
     dtype = buffer.dtype
+    if dtype.is_float and dtype.unit_roundoff >= 2.0 ** -_NARROW_BITS:
+        return dtype.quantize(_NARROW_VALUES[(hashes >> np.uint64(62)).astype(np.intp)])
     if dtype.is_float:
         unit = (hashes >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
         return dtype.quantize(2.0 * unit - 1.0)

@@ -15,7 +15,7 @@ import numpy as np
 
 from verify_reducer.spec import ir
 from verify_reducer.spec.diagnostics import DiagnosticError
-from verify_reducer.interp.accept import within_bound
+from verify_reducer.interp.accept import judgeable, overflow_sides, unjudged_reason, within_bound
 
 from verify_reducer.verify.oracle import inputs as inputs_mod
 from verify_reducer.verify.oracle import pipeline
@@ -32,7 +32,9 @@ LISTED = 20
 REPORT_FIELDS = ("program", "func", "backend", "inputs", "seed", "ok", "verdict",
                  "tensors", "violations", "witness")
 TENSOR_FIELDS = ("name", "output", "status", "shape", "dtype", "got_dtype", "compared", "exact",
-                 "within_bound", "mismatches", "unchecked", "max_error", "listed")
+                 "within_bound", "mismatches", "unchecked", "unchecked_listed", "overflow",
+                 "max_error", "listed")
+UNCHECKED_FIELDS = ("index", "got", "expected", "bound", "why")
 MISMATCH_FIELDS = ("index", "got", "expected", "bound", "error")
 
 
@@ -132,10 +134,34 @@ class Mismatch:
                 f"({bound}; off by {self.error:.6g})")
 
 
+@dataclass(frozen=True)
+class Unchecked:
+    """An element the reference cannot judge: its bound is infinite or admits every
+    finite value (docs/semantics.md §9). Neither a match nor a mismatch."""
+    index: tuple[int, ...]
+    got: float | int
+    expected: float | int
+    bound: float
+
+    @property
+    def why(self) -> str:
+        return unjudged_reason(self.expected, self.bound)
+
+    def to_json(self) -> dict:
+        return {"index": list(self.index), "got": json_number(self.got),
+                "expected": json_number(self.expected), "bound": json_number(self.bound),
+                "why": self.why}
+
+    def describe(self, name: str) -> str:
+        return f"{name}{list(self.index)} = {self.got!r}, expected {self.expected!r}: " \
+               f"not judged, {self.why}"
+
+
 @dataclass
 class TensorReport:
     """One tensor judged: status exact (every element equal), within_bound (none
-    outside its bound, some not equal) or mismatch."""
+    outside its bound, some not equal), inconclusive (none refuted, but some element
+    could not be judged: `unchecked`) or mismatch."""
     name: str
     status: str
     shape: tuple[int, ...]
@@ -145,28 +171,43 @@ class TensorReport:
     exact: int                       # elements equal to the reference
     within_bound: int                # elements not equal but inside their bound
     mismatches: int
-    unchecked: int                   # elements whose bound is infinite (accepted)
-    max_error: float                 # over the finite elements
+    unchecked: int                   # elements the bound cannot judge (not verified)
+    max_error: float                 # over the judged elements
     listed: list[Mismatch] = field(default_factory=list)
     output: bool = True              # the kernel writes it (else an input, unchanged)
     mismatch_indices: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64),
                                          repr=False)
+    unchecked_listed: list[Unchecked] = field(default_factory=list)
+    overflow: int = 0                # judged elements where some order may give ±inf
 
     @property
     def ok(self) -> bool:
-        return self.status != "mismatch"
+        """Every element checked and none refuted (inconclusive is not ok)."""
+        return self.status in ("exact", "within_bound")
 
     def to_json(self) -> dict:
         return {"name": self.name, "output": self.output, "status": self.status, "shape": list(self.shape),
                 "dtype": self.dtype, "got_dtype": self.got_dtype, "compared": self.compared,
                 "exact": self.exact, "within_bound": self.within_bound,
                 "mismatches": self.mismatches, "unchecked": self.unchecked,
+                "unchecked_listed": [u.to_json() for u in self.unchecked_listed],
+                "overflow": self.overflow,
                 "max_error": json_number(self.max_error),
                 "listed": [m.to_json() for m in self.listed]}
 
     def lines(self) -> list[str]:
-        unchecked = f", {self.unchecked} unchecked (infinite bound)" if self.unchecked \
-            else ""
+        unchecked = f", {self.unchecked} not judged" if self.unchecked else ""
+        if self.overflow:
+            unchecked += (f", {self.overflow} where some order overflows (±inf legal "
+                          f"there)")
+        if self.status == "inconclusive":
+            out = [f"{self.name}: INCONCLUSIVE: {self.unchecked} of {self.compared} "
+                   f"element(s) not judged ({self.exact} exact, {self.within_bound} "
+                   f"within their bound)"]
+            out += ["  " + u.describe(self.name) for u in self.unchecked_listed]
+            if self.unchecked > len(self.unchecked_listed):
+                out.append(f"  ... and {self.unchecked - len(self.unchecked_listed)} more")
+            return out
         if self.status == "exact" and not self.output:
             return [f"{self.name} (input): unchanged"]
         if self.status == "exact":
@@ -181,14 +222,16 @@ class TensorReport:
         out += ["  " + m.describe(self.name) for m in self.listed]
         if self.mismatches > len(self.listed):
             out.append(f"  ... and {self.mismatches - len(self.listed)} more")
+        out += ["  " + u.describe(self.name) for u in self.unchecked_listed]
         return out
 
 
 @dataclass
 class Report:
     """A backend's outputs judged against the oracle. `ok`: every tensor exact or within
-    its bound and no violation; `str(report)` reads as text, `to_json()` has the stable
-    fields of REPORT_FIELDS."""
+    its bound, every element judged, and no violation; verdict "match", "mismatch" or
+    "inconclusive" (nothing refuted, but some element could not be judged: not ok).
+    `str(report)` reads as text, `to_json()` has the stable fields of REPORT_FIELDS."""
     program: str
     func: str
     inputs_kind: str
@@ -200,11 +243,22 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        return not self.violations and all(t.ok for t in self.tensors)
+        return self.verdict == "match"
+
+    @property
+    def inconclusive(self) -> bool:
+        return self.verdict == "inconclusive"
+
+    @property
+    def unchecked(self) -> int:
+        """Elements not judged, over every tensor."""
+        return sum(t.unchecked for t in self.tensors)
 
     @property
     def verdict(self) -> str:
-        return "match" if self.ok else "mismatch"
+        if self.violations or any(t.status == "mismatch" for t in self.tensors):
+            return "mismatch"
+        return "inconclusive" if self.unchecked else "match"
 
     def tensor(self, name: str) -> TensorReport:
         for t in self.tensors:
@@ -228,7 +282,7 @@ class Report:
         for t in self.tensors:
             lines += ["  " + line for line in t.lines()]
         lines += [f"  violation: {v}" for v in self.violations]
-        if self.witness is not None and not self.ok:
+        if self.witness is not None and self.verdict == "mismatch":
             lines.append("  witness inputs:")
             lines += ["    " + line for line in self.witness.lines()]
         lines.append(f"verdict: {self.verdict}")
@@ -293,27 +347,35 @@ def _judge_tensor(name: str, got: np.ndarray, want: np.ndarray, bound: np.ndarra
                   listed: int, dtype: str | None = None,
                   output: bool = True) -> TensorReport:
     accepted = within_bound(got, want, bound)
+    bound = np.broadcast_to(bound, want.shape)
     g = got.astype(np.float64) if got.dtype.kind == "f" or want.dtype.kind == "f" else got
     w = want.astype(np.float64) if g.dtype.kind == "f" else want
     equal = (g == w)
     if g.dtype.kind == "f":
         equal |= np.isnan(g) & np.isnan(w)
-    infinite = np.isinf(np.broadcast_to(bound, want.shape))
+    # an element the bound cannot judge is not judged even where the values agree:
+    # agreeing with a reference whose bound admits anything proves nothing
+    unjudged = ~judgeable(want, bound)
+    up, down = overflow_sides(want, bound)
     with np.errstate(all="ignore"):
         error = np.abs(g.astype(np.float64) - w.astype(np.float64))
-    finite = np.isfinite(error) & ~infinite
+    finite = np.isfinite(error) & ~unjudged
     bad = np.argwhere(~accepted)
     mismatches = len(bad)
-    exact = int(equal.sum())
-    status = "mismatch" if mismatches else ("exact" if exact == want.size else "within_bound")
+    exact = int((equal & ~unjudged).sum())
+    unchecked = int(unjudged.sum())
+    status = "mismatch" if mismatches else "inconclusive" if unchecked else \
+        ("exact" if exact == want.size else "within_bound")
     shown = [Mismatch(tuple(int(i) for i in idx), got[tuple(idx)].item(),
-                      want[tuple(idx)].item(), float(np.broadcast_to(bound, want.shape)
-                                                     [tuple(idx)]),
+                      want[tuple(idx)].item(), float(bound[tuple(idx)]),
                       float(error[tuple(idx)])) for idx in bad[:listed]]
+    not_judged = [Unchecked(tuple(int(i) for i in idx), got[tuple(idx)].item(),
+                            want[tuple(idx)].item(), float(bound[tuple(idx)]))
+                  for idx in np.argwhere(unjudged)[:listed]]
     return TensorReport(name, status, tuple(want.shape), dtype or str(want.dtype),
                         str(got.dtype),
-                        int(want.size), exact, int((accepted & ~equal & ~infinite).sum()),
-                        mismatches,
-                        int((infinite & ~equal).sum()),
+                        int(want.size), exact, int((accepted & ~equal & ~unjudged).sum()),
+                        mismatches, unchecked,
                         float(error[finite].max()) if finite.any() else 0.0, shown,
-                        output, bad.astype(np.int64))
+                        output, bad.astype(np.int64), not_judged,
+                        int(((up | down) & ~unjudged).sum()))

@@ -14,9 +14,12 @@ from verify_reducer.spec.diagnostics import ERROR, Diagnostic, DiagnosticError
 from verify_reducer.spec.frontend import parse_source
 from verify_reducer.spec.frontend.family import DirectiveError, FamilyDecl
 from verify_reducer.spec.frontend.sizes import check_run_size
+from verify_reducer.spec import ir
 from verify_reducer.spec.ir import PrimFunc, Program
+from verify_reducer.spec.ops import reducer_monoid
+from verify_reducer.spec.source import SourceDecodeError, read_source_file
 from verify_reducer.interp import logical
-from verify_reducer.interp.accept import within_bound
+from verify_reducer.interp.accept import judgeable, overflow_sides, within_bound
 
 from verify_reducer.codegen.layout import LayoutMap, infer_layouts
 from verify_reducer.codegen.plan import plan_func
@@ -38,6 +41,9 @@ from verify_reducer.verify.epochs.checker import check_func
 from verify_reducer.verify.oracle.expect import ExpectationSyntaxError, parse_expectation
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_MISMATCH, EXIT_INTERNAL = 0, 1, 2, 3, 4
+# Some compared element could not be judged (its bound is infinite or admits every
+# value, docs/semantics.md §9): nothing refuted, nothing verified either.
+EXIT_INCONCLUSIVE = 5
 
 
 class UsageError(Exception):
@@ -81,16 +87,21 @@ def read_source(path: str) -> str:
         raise UsageError(f"{path}: is a directory, not a program file")
     if not os.path.isfile(path):
         raise UsageError(f"{path}: no such file")
-    try:
-        with open(path, encoding="utf-8-sig") as f:     # a leading BOM is dropped
-            return f.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read: {exc}") from exc
+    try:        # as Python decodes it: what is verified is what TileLang imports
+        return read_source_file(path)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except SourceDecodeError as exc:
+        raise UsageError(f"{path}:{exc.line}:{exc.col}: cannot read the program as "
+                         f"Python does: {exc.reason}") from None
 
 
-def load(path: str, func_name: str | None = None, source: str | None = None) -> Loaded:
+def load(path: str, func_name: str | None = None, source: str | None = None,
+         meaningful: bool = True) -> Loaded:
     """Parse path (never executing it) and pick the prim_func. Raises DiagnosticError for
-    a program the frontend rejects and UsageError for a missing file or function."""
+    a program the frontend rejects (and, meaningful, for one whose reducer op has no
+    meaning: `check` asks not to, it reports the R212 in its full report) and UsageError
+    for a missing file or function."""
     source = read_source(path) if source is None else source
     program = parse_source(source, path)
     try:
@@ -100,11 +111,25 @@ def load(path: str, func_name: str | None = None, source: str | None = None) -> 
         wanted = f"no prim_func named {func_name!r}" if func_name else \
             "several prim_funcs and none is called main; pick one with --func"
         raise UsageError(f"{path}: {wanted} (found: {names})") from None
+    if meaningful:
+        _refuse_meaningless_ops(func)
     try:
         defaults = parse_expectation(source, path).inputs
     except ExpectationSyntaxError as exc:
         raise UsageError(str(exc)) from None
     return Loaded(path, source, program, func, defaults)
+
+
+def _refuse_meaningless_ops(func: PrimFunc) -> None:
+    """A reducer whose op= names no combine operation for its dtype (R212) gives the
+    program no meaning: no witness, interpreter, simulator or CUDA kernel can run it, not
+    even under --no-verify. Refused here, where every path loads the program, with
+    every diagnostic of the epoch verifier (the R212 among them), as `check` says them."""
+    for stmt in ir.walk(func.kernel.body):
+        if isinstance(stmt, ir.Alloc) and stmt.buffer.reducer is not None:
+            monoid = reducer_monoid(stmt.buffer.reducer)
+            if monoid is None or not monoid.supports(stmt.buffer.dtype):
+                raise DiagnosticError(check_func(func))
 
 
 def static_diagnostics(loaded: Loaded) -> list[Diagnostic]:
@@ -132,22 +157,41 @@ def loaded_layouts(loaded: Loaded) -> LayoutMap:
 class Comparison:
     """One output tensor of a backend judged against the interpreter."""
     name: str
-    ok: bool
+    ok: bool                         # no element refuted (see `inconclusive`)
     mismatches: int
-    unchecked: int = 0               # elements whose bound is infinite: accepted, not verified
+    unchecked: int = 0               # elements the bound cannot judge: not verified
     first_index: tuple[int, ...] | None = None
     got: float | int | None = None
     expected: float | int | None = None
     bound: float | None = None
     compared: int = 0                # elements compared
+    overflow: int = 0                # judged elements where some order may give ±inf
+    unchecked_index: tuple[int, ...] | None = None   # the first element not judged
+    unchecked_expected: float | int | None = None
+    unchecked_bound: float | None = None
+
+    @property
+    def inconclusive(self) -> bool:
+        """Nothing refuted, but some element was not checked: never a pass."""
+        return self.ok and self.unchecked > 0
+
+    @property
+    def status(self) -> str:
+        return "mismatch" if not self.ok else \
+            "inconclusive" if self.unchecked else "match"
 
     def merged(self, other: "Comparison") -> "Comparison":
         """This comparison and one of the same output over other elements."""
         first = self if not self.ok else other
+        unjudged = self if self.unchecked else other
         return dataclasses.replace(first, ok=self.ok and other.ok,
                                    mismatches=self.mismatches + other.mismatches,
                                    unchecked=self.unchecked + other.unchecked,
-                                   compared=self.compared + other.compared)
+                                   compared=self.compared + other.compared,
+                                   overflow=self.overflow + other.overflow,
+                                   unchecked_index=unjudged.unchecked_index,
+                                   unchecked_expected=unjudged.unchecked_expected,
+                                   unchecked_bound=unjudged.unchecked_bound)
 
 
 def compare_outputs(got: dict[str, np.ndarray], reference: logical.Result,
@@ -177,22 +221,33 @@ def compare_outputs(got: dict[str, np.ndarray], reference: logical.Result,
             accepted = within_bound(got[name], exact, bound)
         except ValueError as exc:
             raise OutputsError(f"output {name}: {exc}") from None
-        infinite = np.isinf(bound)
+        unjudged = ~judgeable(exact, bound)
+        up, down = overflow_sides(exact, bound)
+        overflow = (up | down) & ~unjudged
         compared = exact.size
         if written is not None:
             mask = written[name] | reference.written[name]
             accepted |= ~mask
-            infinite &= mask
+            unjudged &= mask
+            overflow &= mask
             compared = int(mask.sum())
-        unchecked = int(infinite.sum())
+        origin = (lambda i: windows[name].origin(i)) if windows is not None else \
+            (lambda i: i)
+        facts = {"compared": compared, "overflow": int(overflow.sum())}
+        if unjudged.any():
+            first = tuple(int(i) for i in np.argwhere(unjudged)[0])
+            facts.update(unchecked_index=origin(first),
+                         unchecked_expected=exact[first].item(),
+                         unchecked_bound=float(np.broadcast_to(bound, exact.shape)[first]))
+        unchecked = int(unjudged.sum())
         bad = np.argwhere(~accepted)
         if len(bad) == 0:
-            out.append(Comparison(name, True, 0, unchecked, compared=compared))
+            out.append(Comparison(name, True, 0, unchecked, **facts))
             continue
         idx = tuple(int(i) for i in bad[0])
-        where = windows[name].origin(idx) if windows is not None else idx
-        out.append(Comparison(name, False, len(bad), unchecked, where, got[name][idx].item(),
-                              exact[idx].item(), float(bound[idx]), compared))
+        out.append(Comparison(name, False, len(bad), unchecked, origin(idx),
+                              got[name][idx].item(), exact[idx].item(),
+                              float(np.broadcast_to(bound, exact.shape)[idx]), **facts))
     return out
 
 
@@ -232,14 +287,24 @@ class CheckReport:
     def exit_code(self) -> int:
         if any(d.is_error for d in self.diagnostics):
             return EXIT_REJECTED
-        if self.violations or any(not c.ok for cs in self.comparisons.values() for c in cs):
-            return EXIT_MISMATCH
-        return EXIT_OK
+        return comparisons_exit(self.violations, [c for cs in self.comparisons.values()
+                                                  for c in cs])
 
     @property
     def verdict(self) -> str:
         return {EXIT_OK: "verified", EXIT_REJECTED: "rejected",
-                EXIT_MISMATCH: "mismatch"}[self.exit_code]
+                EXIT_MISMATCH: "mismatch",
+                EXIT_INCONCLUSIVE: "inconclusive"}[self.exit_code]
+
+
+def comparisons_exit(violations, comparisons: list[Comparison]) -> int:
+    """The exit code of a backend judged against the interpreter: 3 on a violation or a
+    refuted element, else 5 when some element could not be judged, else 0."""
+    if violations or any(not c.ok for c in comparisons):
+        return EXIT_MISMATCH
+    if any(c.unchecked for c in comparisons):
+        return EXIT_INCONCLUSIVE
+    return EXIT_OK
 
 
 def run_label(run: BackendRun) -> str:
@@ -292,7 +357,7 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
     `# for-all:`/`# assume:` lines; with any, the file's instance is checked and then
     the family is proved for every size (verify.family.checker)."""
     try:
-        loaded = load(path, func_name, source)
+        loaded = load(path, func_name, source, meaningful=False)
     except DiagnosticError as err:
         return CheckReport(None, err.diagnostics, seed=seed)
     report = check_loaded(loaded, seed, given, blocks, max_memory)

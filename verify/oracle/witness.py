@@ -239,6 +239,11 @@ def _distinct_scheme(p: ir.Buffer, uses: list[Use], counts, lane: int,
             room //= max(1, counts.get(u.reducer, FALLBACK_COUNT))
         limit = min(limit, int((room - abs(u.offset)) / max(1.0, abs(u.factor))))
     limit -= base - 1
+    if limit < (2 * lane + 1 if odd else lane + 1):
+        # interleaving would push this lane's values past what keeps its sums exact (a
+        # bfloat16 sum of 192 terms holds only 1s): exactness first, distinctness from
+        # the other parameters second
+        lane, lanes = 0, 1
     peak_per_cycle = 2 * lanes if odd else lanes        # peak = cycle * this (about)
     cycle = _cycle(max(1, (limit + (1 if odd else 0)) // peak_per_cycle),
                    _need(strong, counts))

@@ -46,8 +46,14 @@ class ReducerAudit:
         return (f"{self.reducer} ({self.op}, {self.dtype}): {self.contributions} "
                 f"contributions to {self.outputs} output(s) in {self.epochs} epoch(s); "
                 f"{self.dropped_visible} visible if dropped{dup}; "
-                f"{'exact in every order' if self.exact else 'NOT exact (bound > 0)'}; "
+                f"{'exact in every order' if self.exact else _NOT_EXACT}; "
                 f"{'distinct per output' if self.distinct else 'repeated values'}")
+
+
+# the audit's words for a reducer whose witness sums cannot all be exact (its dtype has
+# no room for that many contributions)
+_NOT_EXACT = ("NOT exact in every order (judged by the bound; an element whose bound is "
+              "vacuous is inconclusive)")
 
 
 def _audit_epoch(audit: ReducerAudit, c: logical.Contributions) -> None:

@@ -10,8 +10,9 @@ needs it. The rules that C does not give for free:
 - half and bfloat16 arithmetic runs in float, each operation rounded back to the 16-bit
   dtype: numpy does the same, and float holds enough bits (24 >= 2*11 + 2) that this
   double rounding is the correctly rounded 16-bit result;
-- T.max/T.min on floats are fmaxf/fminf (NaN ignored, as np.fmax); float to integer
-  conversions truncate then wrap (reducer_float_to_int);
+- T.max/T.min on floats are fmaxf/fminf (NaN ignored, +0 > -0: spec.ops.IEEE_MAX);
+  float to integer conversions are CUDA's saturating __float2int_rz family
+  (`float_to_int`), never a C cast, whose out-of-range result is undefined;
 - a reducer's combine is the op table's `Monoid.c_combine`, never re-listed here."""
 from __future__ import annotations
 
@@ -135,17 +136,31 @@ def convert(a: C, src: DType, dst: DType) -> C:
     if dst.is_bool:
         zero = literal(0, src)
         return C(f"({binary('!=', a, zero).text})")
-    if dst.name == "float16":
-        if src.name == "float32":
-            return from_float(a, dst)
-        # one rounding from the exact value, as numpy converts (through double)
-        return call("__double2half", a if src.name == "float64" else cast(FLOAT64, a))
-    if dst.name == "bfloat16":
-        # DType.quantize goes through float32 first, then rounds to bfloat16
+    if is_half_like(dst):
+        # through float, as TileLang's half_t(x) / bfloat16_t(x) convert (and quantize)
         return from_float(a if src.name == "float32" else cast(FLOAT32, a), dst)
     if dst.is_int and src.is_float:
-        return C(f"reducer_float_to_int<{dst.c_name}>({a.text})")
+        return float_to_int(a, src, dst)
     return cast(dst, a)
+
+
+# CUDA's round-toward-zero conversions (cvt.rzi): they saturate and map NaN to a fixed
+# value with a defined meaning, where a C cast of an out-of-range float is undefined
+# behaviour that the compiler may fold to anything. Keyed by (source, kind, bits).
+_RZ = {("float32", "int", 32): "__float2int_rz", ("float32", "uint", 32): "__float2uint_rz",
+       ("float32", "int", 64): "__float2ll_rz", ("float32", "uint", 64): "__float2ull_rz",
+       ("float64", "int", 32): "__double2int_rz", ("float64", "uint", 32): "__double2uint_rz",
+       ("float64", "int", 64): "__double2ll_rz", ("float64", "uint", 64): "__double2ull_rz"}
+
+
+def float_to_int(a: C, src: DType, dst: DType) -> C:
+    """A float or double converted to an integer dtype: truncate, saturate to
+    dst.saturation, wrap to the width (DType.quantize). 8- and 16-bit integers take the
+    low bits of the 32-bit conversion of their signedness, as nvcc compiles TileLang's
+    `(signed char)x` (docs/semantics.md §8)."""
+    width = 64 if dst.bits == 64 else 32
+    result = call(_RZ[(src.name, dst.kind, width)], a)
+    return cast(dst, result) if dst.bits < 32 else result
 
 
 # ----------------------------------------------------------------------------- expressions

@@ -5,7 +5,9 @@ Arithmetic happens in `expr.dtype` after converting the operands with `DType.qua
 `/` truncates for integers as C does, `//` and `%` floor (TVM's floordiv/floormod; for
 floats floor(a/b) and a − floor(a/b)·b, the way TVM lowers them). Integer division by
 zero and shifts outside [0, bits) are errors rather than C's undefined behaviour.
-T.max/T.min on floats ignore NaN like CUDA's fmaxf/fminf. Selects and `and`/`or`
+T.max/T.min on floats ignore NaN and order -0 < +0 like CUDA's fmaxf/fminf. Float →
+integer conversions truncate, saturate and wrap (`DType.quantize`, docs/semantics.md §8).
+Selects and `and`/`or`
 evaluate an operand only on the lanes that need it (as C and TIR's if_then_else do), so
 a guarded out-of-bounds load in the untaken branch is never read. Error bounds follow
 the rules of `interp.bounds`."""
@@ -20,6 +22,7 @@ from verify_reducer.spec.diagnostics import DiagnosticError, error
 from verify_reducer.spec.dtypes import BOOL, DType
 from verify_reducer.spec.intrinsics import INTRINSICS
 from verify_reducer.spec.limits import MAX_ITERATIONS, power_of_two
+from verify_reducer.spec.ops import MONOIDS
 
 from . import bounds as B
 from .values import THREAD, Lanes, Val, const
@@ -273,8 +276,9 @@ def _call(e: ir.Call, lanes, mem):
         if e.func in ("max", "min"):
             a, b = args
             if dtype.is_float:
-                return Val(dtype.quantize(intrinsic.numpy(a.v, b.v)), dtype,
-                           B.widest(a.b, b.b))
+                # the reducer ops' max/min: NaN ignored, -0 < +0 (spec.ops)
+                extremum = MONOIDS[e.func].float_ufunc
+                return Val(dtype.quantize(extremum(a.v, b.v)), dtype, B.widest(a.b, b.b))
             fn = np.maximum if e.func == "max" else np.minimum
             return Val(fn(a.v, b.v), dtype, B.taint(a.b, b.b))
         if e.func == "abs":

@@ -85,43 +85,110 @@ class DType:
             return -1
         return True
 
+    @property
+    def saturation(self) -> tuple[int, int]:
+        """The range a float → integer conversion to this dtype clamps to before it
+        wraps to the width: the dtype's own range for 32- and 64-bit integers, the
+        32-bit range of the same signedness for 8- and 16-bit ones (CUDA converts
+        through int/unsigned int, then keeps the low bits; docs/semantics.md §8)."""
+        if self.bits >= 32:
+            return self.lowest, self.highest
+        wide = DTYPES["int32" if self.kind == "int" else "uint32"]
+        return wide.lowest, wide.highest
+
+    def nan_to_int(self, source: "DType") -> int:
+        """What NaN converts to: 0 from a 16- or 32-bit float into a 32-bit (or
+        narrower) integer; the bit pattern 100…0 of the conversion's width otherwise
+        (a 64-bit integer, or float64 into a 32-bit one), wrapped to this dtype — the
+        H200 under CUDA 13.0 (docs/decisions.md, "Float → integer conversions")."""
+        width = 64 if self.bits == 64 else 32
+        if width == 32 and source.bits < 64:
+            return 0
+        pattern = 1 << (width - 1)
+        return wrap_int(pattern, self)
+
     def quantize(self, values: np.ndarray) -> np.ndarray:
-        """Values converted to this dtype (wrapping integers, rounding floats)."""
+        """Values converted to this dtype as TileLang's CUDA converts them on the GPU
+        (docs/semantics.md §8): integers wrap; floats into integers truncate, saturate
+        and wrap (`float_to_int`); anything into float16/bfloat16 goes through float32
+        (TileLang prints `half_t(x)`/`bfloat16_t(x)`, which convert a float); other
+        conversions round to nearest even."""
         arr = np.asarray(values)
         if self.is_int and arr.dtype.kind == "f":
-            # C semantics: truncate toward zero, then wrap; non-finite values become 0
-            arr = np.where(np.isfinite(arr), np.trunc(arr), 0).astype(np.int64)
+            return float_to_int(arr, self)
         if self.is_int and arr.dtype.kind in "iub":
             return arr.astype(np.int64).astype(self.np) if arr.dtype != self.np else arr
-        if self.name == "bfloat16":
-            if arr.dtype == np.float64:
-                return _round_to_bfloat16(_float32_round_to_odd(arr))
-            return _round_to_bfloat16(arr.astype(np.float32))
-        return arr.astype(self.np)
+        if self.is_bool:
+            return arr.astype(bool)
+        with np.errstate(over="ignore"):
+            if self.bits == 16:
+                wide = arr if arr.dtype == np.float32 else arr.astype(np.float32)
+                if self.name == "bfloat16":
+                    return _round_to_bfloat16(wide)
+                return _canonical_nan(wide.astype(np.float16))
+            return arr.astype(self.np)
 
     def __str__(self) -> str:
         return self.name
 
 
-def _float32_round_to_odd(values: np.ndarray) -> np.ndarray:
-    """float64 → float32 rounded to odd: truncate, then set the last bit if inexact.
-    Rounding that result to bfloat16 equals rounding the float64 directly (no double
-    rounding), as CUDA's __double2bfloat16 does."""
-    with np.errstate(over="ignore"):
-        nearest = values.astype(np.float32)
-    too_far = np.isfinite(values) & (np.abs(nearest.astype(np.float64)) > np.abs(values))
-    truncated = np.where(too_far, np.nextafter(nearest, np.float32(0)), nearest)
-    inexact = np.isfinite(values) & (truncated.astype(np.float64) != values)
-    bits = np.ascontiguousarray(truncated, dtype=np.float32).view(np.uint32)
-    return (bits | inexact.astype(np.uint32)).view(np.float32)
+def _canonical_nan(half: np.ndarray) -> np.ndarray:
+    """float16 values with every NaN made 0x7FFF, the NaN __float2half gives."""
+    nan = np.isnan(half)
+    if not nan.any():
+        return half
+    return np.where(nan, np.uint16(0x7FFF).view(np.float16), half)
+
+
+def wrap_int(value: int, dtype: DType) -> int:
+    """An exact integer wrapped to dtype's width in two's complement."""
+    value &= (1 << dtype.bits) - 1
+    if dtype.kind == "int" and value >> (dtype.bits - 1):
+        value -= 1 << dtype.bits
+    return value
+
+
+def float_to_int(values: np.ndarray, dtype: DType) -> np.ndarray:
+    """Floats converted to an integer dtype as the GPU does: truncate toward zero,
+    clamp to `dtype.saturation` (±inf too), wrap to the width; NaN is
+    `dtype.nan_to_int`. Exact at every magnitude: the clamp happens in float64,
+    where both ends of every saturation range are exact, and no value reaches int64
+    or uint64 unless it fits."""
+    source = DTYPES["float64" if values.dtype == np.float64 else "float32"]
+    x = values.astype(np.float64)
+    lo, hi = dtype.saturation
+    with np.errstate(invalid="ignore"):
+        t = np.trunc(x)
+        nan = np.isnan(x)
+        below = t <= float(lo)                  # lo and hi + 1 are 0 or ±2**k
+        above = t >= float(hi + 1)
+    inside = np.where(nan | below | above, 0.0, t)
+    if hi < 2 ** 63:
+        out = inside.astype(np.int64)
+        out[below] = lo
+        out[above] = hi
+        out[nan] = dtype.nan_to_int(source) if dtype.bits < 64 else -2 ** 63
+        return out.astype(dtype.np)
+    # uint64: [2**63, 2**64) does not fit int64; convert its offset from 2**63
+    big = inside >= 2.0 ** 63
+    out = np.where(big, inside - 2.0 ** 63, inside).astype(np.int64).astype(np.uint64)
+    out[big] += np.uint64(2 ** 63)
+    out[above] = np.uint64(hi)
+    out[below] = np.uint64(0)
+    out[nan] = np.uint64(2 ** 63)
+    return out
 
 
 def _round_to_bfloat16(values: np.ndarray) -> np.ndarray:
+    """float32 values rounded to bfloat16 (nearest even on the upper 16 bits), kept in
+    float32. NaN becomes the canonical NaN 0x7FFF, as CUDA's __float2bfloat16 gives
+    for every NaN (masking a NaN whose payload sits in the low bits would make ±inf)."""
     bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
     rounding = np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))
     finite = np.isfinite(values)
     rounded = np.where(finite, (bits + rounding) & np.uint32(0xFFFF0000),
                        bits & np.uint32(0xFFFF0000))
+    rounded = np.where(np.isnan(values), np.uint32(0x7FFF0000), rounded)
     return rounded.astype(np.uint32).view(np.float32)
 
 

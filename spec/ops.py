@@ -12,11 +12,57 @@ import numpy as np
 from .dtypes import DType
 
 
+class SignedZeroExtremum:
+    """np.fmax / np.fmin with the signed zeros of IEEE 754-2019 maximumNumber and
+    minimumNumber: NaN is ignored and +0 > -0, so max(-0, +0) is +0 and min(-0, +0)
+    is -0 in either order. That is what CUDA's fmaxf/fminf/fmax/fmin/__hmax/__hmin
+    give on the H200 (docs/decisions.md, "Signed zeros in max and min"); np.fmax
+    returns its first operand for two zeros. Called like a ufunc, with the
+    .at/.reduce/.accumulate that the reducers use."""
+
+    def __init__(self, ufunc, name: str):
+        self.ufunc = ufunc
+        self.__name__ = name
+        self.is_max = ufunc is np.fmax
+
+    def _winner(self, values):
+        """Where values hold the zero that wins a tie of zeros (+0 for max, -0 for min)."""
+        sign = np.signbit(values)
+        return (values == 0) & (~sign if self.is_max else sign)
+
+    def _settle(self, result, winner_seen):
+        zero = np.zeros_like(result)
+        return np.where((result == 0) & winner_seen, zero if self.is_max else -zero, result)
+
+    def __call__(self, a, b):
+        result = self.ufunc(a, b)
+        return self._settle(result, self._winner(a) | self._winner(b))
+
+    def reduce(self, terms, axis=0, dtype=None):
+        result = self.ufunc.reduce(terms, axis=axis, dtype=dtype)
+        return self._settle(result, self._winner(terms).any(axis=axis))
+
+    def accumulate(self, terms, axis=0, dtype=None):
+        result = self.ufunc.accumulate(terms, axis=axis, dtype=dtype)
+        return self._settle(result, np.logical_or.accumulate(self._winner(terms), axis=axis))
+
+    def at(self, acc, index, values):
+        seen = self._winner(acc)
+        self.ufunc.at(acc, index, values)
+        np.logical_or.at(seen, index, self._winner(np.asarray(values)))
+        acc[...] = self._settle(acc, seen)
+
+
+IEEE_MAX = SignedZeroExtremum(np.fmax, "maximum")
+IEEE_MIN = SignedZeroExtremum(np.fmin, "minimum")
+
+
 @dataclass(frozen=True)
 class Monoid:
     name: str
     ufunc: Callable            # numpy binary ufunc: combine(a, b), with .at/.reduce
-    float_ufunc: Callable      # the ufunc for float operands (fmax/fmin ignore NaN as CUDA does)
+    float_ufunc: Callable      # for float operands: max/min ignore NaN and order -0 < +0,
+                               # as CUDA's fmaxf/fminf do (SignedZeroExtremum)
     c_template: str            # C expression combining {a} and {b}
     integer_only: bool         # bitwise ops need integer dtypes
     idempotent: bool           # x ⊕ x = x (max/min/and/or): duplicates would hide in values
@@ -71,8 +117,8 @@ class Monoid:
 MONOIDS: dict[str, Monoid] = {m.name: m for m in [
     Monoid("sum", np.add, np.add, "{a} + {b}", False, False),
     Monoid("product", np.multiply, np.multiply, "{a} * {b}", False, False),
-    Monoid("max", np.maximum, np.fmax, "max({a}, {b})", False, True),
-    Monoid("min", np.minimum, np.fmin, "min({a}, {b})", False, True),
+    Monoid("max", np.maximum, IEEE_MAX, "max({a}, {b})", False, True),
+    Monoid("min", np.minimum, IEEE_MIN, "min({a}, {b})", False, True),
     Monoid("bitand", np.bitwise_and, np.bitwise_and, "{a} & {b}", True, True),
     Monoid("bitor", np.bitwise_or, np.bitwise_or, "{a} | {b}", True, True),
     Monoid("bitxor", np.bitwise_xor, np.bitwise_xor, "{a} ^ {b}", True, False),

@@ -6,12 +6,15 @@ from verify_reducer.spec.dtypes import DTYPES, converts_exactly, lookup, promote
 from verify_reducer.spec.ops import MONOIDS, monoid
 
 
-def test_bfloat16_from_float64_rounds_once():
-    # 1 + 2^-8 + 2^-30 lies just above the midpoint of 1 and 1 + 2^-7: rounding through
-    # float32 would drop 2^-30 and tie to even (1.0); CUDA rounds once, up.
-    bf16 = DTYPES["bfloat16"]
-    x = np.array([1 + 2**-8 + 2**-30, 1 + 2**-8, -(1 + 2**-8 + 2**-30), 1e300])
-    assert bf16.quantize(x).tolist() == [1.0078125, 1.0, -1.0078125, float("inf")]
+def test_float64_to_16_bit_floats_rounds_through_float32_as_tilelang_does():
+    # 1 + 2^-8 + 2^-40 lies just above the midpoint of 1 and 1 + 2^-7. TileLang prints
+    # bfloat16_t(x) / half_t(x), which convert a float: rounding to float32 drops 2^-40
+    # and the tie goes to even (1.0), on the H200 too
+    # (docs/gpu-runs/2026-12-03-edge-semantics.log, `tld2n`).
+    bf16, f16 = DTYPES["bfloat16"], DTYPES["float16"]
+    x = np.array([1 + 2**-8 + 2**-40, 1 + 2**-8, -(1 + 2**-8 + 2**-40), 1e300])
+    assert bf16.quantize(x).tolist() == [1.0, 1.0, -1.0, float("inf")]
+    assert f16.quantize(np.array([1 + 2**-11 + 2**-50])).tolist() == [1.0]
 
 
 @pytest.mark.parametrize("name", sorted(DTYPES))

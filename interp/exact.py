@@ -347,7 +347,7 @@ def round_once(s64: np.ndarray, residual: np.ndarray, dtype: DType) -> np.ndarra
     even = (s64.view(np.uint64) & np.uint64(1)) == 0
     toward = np.where(residual > 0, np.inf, -np.inf)
     odd64 = np.where(inexact & even, np.nextafter(s64, toward), s64)
-    if dtype.name == "bfloat16":
+    if dtype.bits == 16:
         # quantize goes through float32 and would round twice: round to odd at 24 bits too
         return dtype.quantize(_round_to_odd_float32(odd64))
     with np.errstate(over="ignore"):

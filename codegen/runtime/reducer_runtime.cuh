@@ -30,14 +30,6 @@ __device__ __forceinline__ T reducer_floormod(T a, T b) {
   return (r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
 }
 
-// A float converted to an integer type as the interpreter does: truncate toward zero,
-// then wrap to the width in two's complement; NaN and infinities become 0. (A plain C
-// cast is undefined out of range and the hardware saturates instead of wrapping.)
-template <typename T, typename F>
-__device__ __forceinline__ T reducer_float_to_int(F x) {
-  return isfinite(x) ? T((long long)x) : T(0);
-}
-
 // A register array at a slot known only at run time (it depends on the thread, a serial
 // loop variable or data). Indexing the array directly moves it to local memory, and there
 // CUDA 13.0's ptxas (sm_90, any -O level) miscompiles a 16-bit store it splits into two

@@ -1,11 +1,20 @@
 """Robustness: mangled programs (verify.fuzzing.mangle) get an answer, never an internal error
 or a hang. The corpus test checks a fixed corpus of 2,000 through the CLI's own
 `check --json`, two at a time (`pytest -m robustness` runs it alone); the unit tests pin
-the generator's determinism and the runner's classification, time limit and shrinking."""
+the generator's determinism and the runner's classification, time limit and shrinking,
+the campaign's other commands, and the deep, planted-code and probe generators with
+their ground truth (the full campaign, benchmarks/mangle_campaign.py, is not a test)."""
 from __future__ import annotations
 
+import math
+import os
+import subprocess
+import sys
 import time
+from fractions import Fraction
 from pathlib import Path
+
+import numpy as np
 
 import pytest
 
@@ -14,8 +23,10 @@ from verify_reducer.verify.fuzzing import mangle
 from verify_reducer.verify.oracle import pipeline
 from verify_reducer.verify.oracle.expect import parse_expectation
 from verify_reducer.verify.fuzzing.mangle import EDITS, mangle_corpus, mangle_one, seed_programs
-from verify_reducer.verify.fuzzing.mangle_run import (OVER_TIME, format_summary, minimize, minimize_classes,
-                               run_one, run_programs, summarize)
+from verify_reducer.verify.fuzzing.mangle_run import (COMMANDS, EXECUTED, OVER_TIME, Job, Outcome,
+                                                      format_summary, minimize, minimize_classes,
+                                                      run_one, run_programs, summarize)
+from verify_reducer.verify.fuzzing import deep, planted, probes
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = seed_programs(ROOT)
@@ -163,3 +174,219 @@ def test_the_reproducers_carry_the_verdict_a_correct_tool_gives():
     for path in files:
         expected = parse_expectation(path.read_text(), str(path))
         assert expected.declared and (expected.ok or expected.errors), path.name
+
+
+# ----------------------------------------------------------------------------- commands
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_each_campaign_command_answers_a_valid_program(command):
+    outcome = run_one(dict(SEEDS)["examples/minimal_v2.py"], time_limit=60, command=command)
+    assert not outcome.failed, outcome
+    assert outcome.exit_code == pipeline.EXIT_OK and outcome.command == command
+    assert len(outcome.steps) == len(COMMANDS[command])
+
+
+def test_compare_reaches_the_oracle_when_the_simulator_wrote_nothing():
+    # a program the verifier rejects: the simulator step writes no outputs, compare
+    # still runs (on the empty .npz the job starts with) and rejects the program
+    rejected = dict(SEEDS)["examples/minimal_v2.py"].replace(b"T.reducer_init(total)\n", b"")
+    outcome = run_one(rejected, time_limit=60, command="compare")
+    assert not outcome.failed and outcome.exit_code == pipeline.EXIT_REJECTED
+    assert [s["argv"][0] for s in outcome.steps] == ["run", "compare"]
+
+
+def _raise_memory(path, *args, **kwargs):
+    raise MemoryError("planted allocation")
+
+
+def test_a_memory_error_is_a_memory_kill_not_just_a_crash(monkeypatch):
+    monkeypatch.setattr(pipeline, "check", _raise_memory)
+    outcome = run_one(b"x = 1\n", time_limit=60, command="witness")
+    assert outcome.memory and outcome.crash.startswith("MemoryError")
+    summary = summarize([outcome, run_one(b"y = 1\n", time_limit=60, command="sim")])
+    assert summary.memory_kills == 1 and summary.signals == 0
+    (cls,) = summary.classes.values()
+    assert cls.name.startswith("witness: MemoryError") and cls.command == "witness"
+    assert "memory kills: 1" in format_summary(summary)
+
+
+def _touch_canary(path, *args, **kwargs):
+    Path(os.environ["CANARY_FOR_TEST"]).write_text("ran")
+    return real_check(path, *args, **kwargs)
+
+
+def test_a_canary_written_during_a_command_is_a_failure(monkeypatch, tmp_path):
+    canary = tmp_path / "canary"
+    monkeypatch.setenv("CANARY_FOR_TEST", str(canary))
+    monkeypatch.setattr(pipeline, "check", _touch_canary)
+    source = dict(SEEDS)["examples/minimal_v2.py"]
+    outcome = run_one(Job(source, "check", canary=str(canary)), time_limit=60)
+    assert outcome.crash == EXECUTED and not canary.exists()
+
+
+# ----------------------------------------------------------------------------- planted code
+
+def test_planted_programs_are_deterministic_and_name_their_own_canary(tmp_path):
+    first = planted.planted_programs(str(tmp_path))
+    assert first == planted.planted_programs(str(tmp_path))
+    assert len(first) >= 31 and len({p.canary for p in first}) == len(first)
+    assert all(p.canary.encode() in p.source or p.kind == "utf7_cookie" for p in first)
+    kinds = {p.kind for p in first}
+    assert {"dunder_import", "exec", "decorator", "default_argument", "class_body", "fstring",
+            "walrus", "getattr_builtins", "utf7_cookie", "import_os"} <= kinds
+
+
+# kinds whose payload runs when Python imports the file (the rest run only when TileLang
+# traces main): each must really create its canary, or the campaign proves nothing
+LIVE_AT_IMPORT = ("statement", "import_os", "dunder_import", "exec", "eval", "compile",
+                  "decorator", "decorator_expression", "default_argument", "annotation",
+                  "shape_call", "constant_call", "class_body", "fstring", "walrus", "lambda",
+                  "comprehension", "getattr_builtins", "getattr_module", "builtins_dict",
+                  "with_statement", "try_finally", "assert", "utf7_cookie")
+
+
+def test_the_planted_payloads_are_live_under_python(tmp_path):
+    stub = tmp_path / "stub" / "tilelang"
+    stub.mkdir(parents=True)
+    (stub / "__init__.py").write_text("")
+    (stub / "language.py").write_text(
+        "class _Any:\n"
+        "    def __call__(self, *a, **k):\n"
+        "        return a[0] if len(a) == 1 and callable(a[0]) and not k else self\n"
+        "    def __getattr__(self, name):\n        return _Any()\n"
+        "    def __getitem__(self, key):\n        return self\n"
+        "    def __enter__(self):\n        return 0\n"
+        "    def __exit__(self, *a):\n        return False\n"
+        "def __getattr__(name):\n    return _Any()\n")
+    by_kind = {p.kind: p for p in planted.planted_programs(str(tmp_path / "canaries"))}
+    (tmp_path / "canaries").mkdir()
+    for kind in LIVE_AT_IMPORT:
+        path = tmp_path / f"{kind}.py"
+        path.write_bytes(by_kind[kind].source)
+        subprocess.run([sys.executable, str(path)], env={**os.environ,
+                       "PYTHONPATH": str(tmp_path / "stub")}, capture_output=True, timeout=60)
+        assert Path(by_kind[kind].canary).exists(), kind
+
+
+def test_the_tool_never_runs_planted_code(tmp_path):
+    chosen = {"dunder_import", "decorator", "utf7_cookie", "shape_call"}
+    programs = [p for p in planted.planted_programs(str(tmp_path)) if p.kind in chosen]
+    for p in programs:
+        for command in ("check", "sim"):
+            outcome = run_one(Job(p.source, command, canary=p.canary), time_limit=60)
+            assert not outcome.failed, (p.kind, command, outcome.crash)
+            assert not Path(p.canary).exists()
+
+
+# ----------------------------------------------------------------------------- deep programs
+
+def test_deep_programs_reach_each_limit_and_past_it():
+    programs = deep.deep_programs()
+    assert programs == deep.deep_programs()
+    names = [p.name for p in programs]
+    assert len(set(names)) == len(names) >= 60
+    for name in ("expr_depth_64", "expr_depth_65", "stmt_depth_if_32", "stmt_depth_if_33",
+                 "serial_1048576", "serial_1048577", "grid_2147483647", "update_sites_300",
+                 "let_chain_5000", "reducer_67108865", "runtime_serial_1048577"):
+        assert name in names
+
+
+def test_a_deep_program_past_the_expression_limit_is_refused_quickly():
+    program = {p.name: p for p in deep.deep_programs()}["expr_depth_65"]
+    outcome = run_one(program.source, time_limit=60)
+    assert outcome.exit_code == pipeline.EXIT_REJECTED and outcome.seconds < 20
+
+
+# ----------------------------------------------------------------------------- probes
+
+def test_the_ground_truth_rules_on_known_cases():
+    f2i = probes.float_to_int
+    assert f2i(1.5e19, "uint64") == 15_000_000_000_000_000_000     # in range, exact
+    assert f2i(1e19, "int64") == 2**63 - 1 and f2i(-1e19, "int64") == -2**63
+    assert f2i(2.0**64 + 8192, "int32") == 2**31 - 1
+    assert f2i(3e9, "int32") == 2**31 - 1 and f2i(3e9, "uint32") == 3_000_000_000
+    assert f2i(math.nan, "int8") == 0 and f2i(-math.inf, "uint32") == 0
+    assert f2i(math.inf, "uint64") == 2**64 - 1 and f2i(-0.5, "uint8") == 0
+    assert f2i(-129.5, "int8") == -128 and f2i(255.9, "uint8") == 255
+    assert probes.c_compare(">", 5, "uint32", -1, "int32") is False
+    assert probes.c_compare(">", 5, "uint8", -1, "int32") is True      # promoted to int
+    assert probes.c_compare("<", -1, "int64", 1, "uint32") is True     # int64 holds uint32
+    assert probes.c_compare("<", -1, "int64", 1, "uint64") is False
+    assert probes.c_compare("<", -1, "int8", 1, "uint8") is True
+    assert math.copysign(1, probes.ieee_max(-0.0, 0.0)) == 1
+    assert math.copysign(1, probes.ieee_min(0.0, -0.0)) == -1
+    assert probes.int_to_float(65520, "float16") == math.inf          # ties to even: 65536
+    assert probes.int_to_float(65519, "float16") == 65504.0
+    assert probes.int_to_float(2**53 + 1, "float64") == 2.0**53
+    assert probes.int_to_float(2**24 + 3, "float32") == 2.0**24 + 4
+    assert probes.int_to_float(2**64 - 1, "bfloat16") == 2.0**64
+    assert probes.exact_sum([3e38, 3e38, -3e38], "float32") == float(np.float32(3e38))
+    assert math.isnan(probes.stays_nan(1.0, "bfloat16"))
+    assert set(probes.RULES) == {"float_to_int", "int_to_float", "compare", "max_min", "nan",
+                                 "float_sum"}
+
+
+def test_round_float_agrees_with_numpy_where_numpy_is_trusted():
+    rng = np.random.default_rng(5)
+    values = np.concatenate([rng.normal(0, 1e3, 300), rng.normal(0, 1e-6, 100),
+                             [6.1e-5, 5.96e-8, 1e-8, 65519.99, 65520.0, -65536.0]])
+    for dtype in ("float16", "float32"):
+        for v in values:
+            with np.errstate(over="ignore"):          # 65520 -> inf in float16 is the point
+                want = float(np.asarray(v, np.float64).astype(dtype))
+            got = probes.round_float(Fraction(float(v)), dtype)
+            assert got == want, (dtype, v, got, want)
+
+
+def test_probes_are_deterministic_and_cover_every_class():
+    first, again = probes.all_probes(), probes.all_probes()
+    assert [(p.name, p.source, p.truth) for p in first] == \
+        [(p.name, p.source, p.truth) for p in again]
+    assert all(np.array_equal(a.inputs[k], b.inputs[k], equal_nan=True)
+               for a, b in zip(first, again) for k in a.inputs)
+    assert len({p.name for p in first}) == len(first)
+    assert {p.cls for p in first} == {"cast", "nan_payload", "signed_zero", "mixed_sign",
+                                      "int_to_float", "overflow_sum", "long_sum"}
+    assert all(p.rule in probes.RULES for p in first)
+    cast = {p.name: p for p in first}["cast_float64_to_uint64"]
+    assert 15_000_000_000_000_000_000 in cast.truth
+    bf16 = {p.name: p for p in first}["long_sum_bfloat16_256"]
+    assert len(bf16.inputs["x"]) == 256 and not bf16.exact and bf16.wrong != bf16.truth
+
+
+def _outcome(*steps) -> Outcome:
+    return Outcome(0, 1.0, 10.0, command="probe", steps=[
+        {"argv": argv, "exit_code": code, "stdout": json_text} for argv, code, json_text in steps])
+
+
+def _doc(values, unchecked=0) -> str:
+    import json
+    return json.dumps({"outputs": {"out": {"values": values}},
+                       "comparisons": {"sim/auto": [{"unchecked": unchecked}]}})
+
+
+def test_the_probe_judge_tells_wrong_from_honest():
+    probe = {p.name: p for p in probes.all_probes()}["zero_max_reducer_float32"]
+    truth = list(probe.truth)
+    run, check = ["run", "{prog}", "--backend"], ["check", "{prog}"]
+    ok = probes.judge(probe, _outcome((run, 0, _doc(truth)), (check, 0, _doc(truth))))
+    assert ok.status == "ok"
+    flipped = [-v for v in truth]                  # the signs of the zeros are the answer
+    wrong = probes.judge(probe, _outcome((run, 0, _doc(flipped)), (check, 0, _doc(truth))))
+    assert wrong.status == "silently wrong" and "run --backend" in wrong.notes[0]
+    unchecked = probes.judge(probe, _outcome((check, 0, _doc(truth, unchecked=2))))
+    assert unchecked.status == "silently wrong" and "unchecked" in unchecked.notes[0]
+    assert probes.judge(probe, _outcome((check, 5, _doc(flipped)))).status == "ok"
+    assert probes.judge(probe, _outcome((check, 3, _doc(truth)))).status == "false alarm"
+    assert probes.judge(probe, _outcome((check, 1, "{}"))).status == "refused"
+    summed = {p.name: p for p in probes.all_probes()}["overflow_sum_float32"]
+    matched = probes.judge(summed, _outcome((["compare", "{prog}", "{dir}/wrong.npz"], 0, "{}")))
+    assert matched.status == "silently wrong"
+
+
+def test_a_probe_runs_through_the_tool_and_is_judged():
+    probe = {p.name: p for p in probes.all_probes()}["int_int64_to_float64"]
+    (verdict,), (outcome,) = probes.run_probes([probe], time_limit=60)
+    assert not outcome.failed and [s["argv"][0] for s in outcome.steps] == ["run", "check", "run"]
+    # int64 -> float64 rounds to nearest even in the interpreter and the simulator
+    assert verdict.status == "ok" and verdict.probe == probe.name, verdict.notes

@@ -213,3 +213,52 @@ def test_the_legacy_plan_is_not_a_verifier_error(capsys):
     code, doc = _json(capsys, "run", MINIMAL, "--backend", "sim", "--plan", "legacy")
     assert code == 3 and doc["verified"] is True
     assert doc["outputs"]["out"]["values"] != [36.0]
+
+
+# ----------------------------------------------------------------------------- issue 24
+
+OP_SUB = str(ROOT / "tests" / "programs" / "invalid" / "r212_op_sub.py")
+BITWISE_FLOAT = str(ROOT / "tests" / "programs" / "invalid" / "r212_bitwise_on_float.py")
+UTF7 = ROOT / "tests" / "programs" / "encoding" / "utf7_hidden_update.py"
+
+
+@pytest.mark.parametrize("program", [OP_SUB, BITWISE_FLOAT], ids=["sub", "bitxor-float"])
+@pytest.mark.parametrize("argv", [
+    ("check", "--inputs", "witness"),
+    ("compare", "--outputs", "OUT"),
+    ("compare", "--outputs", "OUT", "--inputs", "seeded"),
+    ("run", "--no-verify", "--backend", "sim"),
+    ("run", "--no-verify", "--backend", "interp"),
+    ("emit", "--no-verify", "--what", "cuda"),
+    ("emit", "--no-verify", "--what", "plan"),
+], ids=["check-witness", "compare", "compare-seeded", "sim", "interp", "cuda", "plan"])
+def test_an_op_without_meaning_is_r212_on_every_path(tmp_path, capsys, program, argv):
+    """An unknown op= (or a bitwise op on floats) crashed the witness, compare and the
+    simulator under --no-verify (exit 4): the program has no meaning to run, so it is
+    refused where it is loaded, with the verifier's R212 (exit 1)."""
+    argv = [a if a != "OUT" else _npz(tmp_path, out=np.zeros(1, np.float32))
+            for a in argv]
+    code, doc = _json(capsys, argv[0], program, *argv[1:])
+    assert code == 1 and doc["verdict"] == "rejected", doc
+    assert "R212" in [d["code"] for d in doc["diagnostics"]]
+
+
+class _BytesStdin:
+    """stdin as a terminal or a pipe gives it: bytes under a text wrapper."""
+    def __init__(self, data: bytes):
+        self.buffer = io.BytesIO(data)
+
+
+def test_stdin_is_decoded_as_a_file_is(capsys, monkeypatch):
+    import sys
+    monkeypatch.setattr(sys, "stdin", _BytesStdin(UTF7.read_bytes()))
+    code, doc = _json(capsys, "run", "-")
+    assert code == 0 and doc["outputs"]["out"]["values"] == [72.0]
+
+
+def test_an_undecodable_coding_declaration_is_exit_2_with_its_place(tmp_path, capsys):
+    program = tmp_path / "nope.py"
+    program.write_bytes(b"# -*- coding: nope -*-\n" + Path(MINIMAL).read_bytes())
+    code, doc = _json(capsys, "check", str(program))
+    assert code == 2 and f"{program}:1:15:" in doc["error"]
+    assert "unknown encoding: nope" in doc["error"]

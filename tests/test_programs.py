@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from verify_reducer.interp.accept import within_bound
+from verify_reducer.spec.source import read_source_file
 from verify_reducer.verify.oracle import pipeline
 from verify_reducer.verify.oracle.expect import parse_expectation, unmatched
 
@@ -23,7 +24,7 @@ def _id(path: Path) -> str:
 
 @pytest.mark.parametrize("path", PROGRAMS, ids=_id)
 def test_program_verdict(path: Path):
-    source = path.read_text()
+    source = read_source_file(str(path))    # as Python reads it (tests/programs/encoding)
     expected = parse_expectation(source, str(path))
     assert expected.declared, f"{_id(path)} carries no '# expect:' verdict"
 

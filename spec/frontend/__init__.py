@@ -2,7 +2,7 @@
 every node. The user's file is parsed, never imported or executed.
 
     parse_source(source, path="<string>", overrides=None) -> Program
-    parse_file(path) -> Program
+    parse_file(path) -> Program      (the file decoded as Python decodes it)
 
 overrides binds module constants to other values than the file assigns (a size family
 at another size, or its symbolic sizes: spec.symbolic). Both raise spec.diagnostics.DiagnosticError carrying every R100/R101/R102 found."""
@@ -12,7 +12,7 @@ import ast
 
 from ..diagnostics import DiagnosticError, error
 from ..ir import Program
-from ..source import NO_SPAN, Span
+from ..source import NO_SPAN, Span, read_source_file
 from .funcs import lower_prim_func
 from .module import ModuleScan, collect_imports
 
@@ -36,10 +36,10 @@ def parse_source(source: str, path: str = "<string>",
 
 
 def parse_file(path: str) -> Program:
-    """Read path as UTF-8 and parse it (OSError / UnicodeDecodeError propagate: they are
-    usage errors, not diagnostics about the program)."""
-    with open(path, encoding="utf-8") as f:
-        return parse_source(f.read(), path)
+    """Read path as Python's import system does (spec.source.read_source_file: its
+    coding declaration, a BOM) and parse it. OSError and spec.source.SourceDecodeError
+    propagate: they are usage errors, not diagnostics about the program."""
+    return parse_source(read_source_file(path), path)
 
 
 def _parse(source: str, path: str, overrides: dict[str, object] | None = None) -> Program:

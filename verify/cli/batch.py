@@ -16,6 +16,7 @@ from typing import Callable, NamedTuple
 
 from verify_reducer.codegen.cuda import Unsupported
 from verify_reducer.spec.diagnostics import DiagnosticError
+from verify_reducer.spec.source import SourceDecodeError, decode_source
 
 from verify_reducer.verify.cli import json_doc as cli_json
 from verify_reducer.verify.oracle import inputs as inputs_mod
@@ -46,8 +47,8 @@ def expand_programs(paths: list[str], stdin=None) -> list[Program]:
                 continue
             read_stdin = True
             try:
-                out.append(Program(STDIN_LABEL, stdin.read().removeprefix("\ufeff")))
-            except (OSError, UnicodeDecodeError) as exc:
+                out.append(Program(STDIN_LABEL, _stdin_text(stdin)))
+            except (OSError, UnicodeDecodeError, SourceDecodeError) as exc:
                 out.append(Program(STDIN_LABEL, None, f"cannot read stdin: {exc}"))
         elif os.path.isdir(path):
             files = _python_files(path)
@@ -56,6 +57,16 @@ def expand_programs(paths: list[str], stdin=None) -> list[Program]:
         else:
             out.append(Program(path, None))
     return out
+
+
+def _stdin_text(stdin) -> str:
+    """The program on stdin, its bytes decoded as a file's are (spec.source.decode_source:
+    its coding declaration, a BOM); a text stream without bytes (a test's StringIO) is
+    already decoded."""
+    raw = getattr(stdin, "buffer", None)
+    if raw is not None:
+        return decode_source(raw.read())
+    return stdin.read().removeprefix("\ufeff")
 
 
 def _python_files(folder: str) -> list[str]:

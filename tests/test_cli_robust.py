@@ -262,3 +262,31 @@ def test_an_undecodable_coding_declaration_is_exit_2_with_its_place(tmp_path, ca
     code, doc = _json(capsys, "check", str(program))
     assert code == 2 and f"{program}:1:15:" in doc["error"]
     assert "unknown encoding: nope" in doc["error"]
+
+
+@pytest.mark.parametrize("size", ["1e999", "inf", "nan", "0.1", "-1", "x"])
+def test_a_max_memory_that_is_no_size_is_a_usage_error(capsys, size):
+    """`--max-memory 1e999` ended in a bare OverflowError traceback (exit 1)."""
+    with pytest.raises(SystemExit) as info:
+        main(["check", MINIMAL, "--max-memory", size])
+    assert info.value.code == 2
+    assert f"not {size!r}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("line, says", [
+    ("[1, 2]", "AttributeError"),
+    ('{"seed": 0, "case": "x"}', "is not a number"),
+    ('{"seed": 0}', "KeyError"),
+    ('{"seed": 0, "case": 1, "finding": {"a": 1}}', "KeyError"),
+    ('{"seed": 0, "case": 1, "finding": {"signature": [], "a": 1}}', "TypeError"),
+], ids=["list", "case-text", "no-case", "finding-no-signature", "finding-fields"])
+def test_a_malformed_corpus_line_is_a_usage_error_naming_it(tmp_path, capsys, line, says):
+    """A corpus line of another version (or an edited one) crashed `fuzz --corpus`."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "results.jsonl").write_text('{"seed": 0, "case": 0, "finding": null}\n'
+                                          + line + "\n")
+    code, doc = _json(capsys, "fuzz", "--count", "2", "--corpus", str(corpus),
+                      "--out", str(tmp_path / "findings"), "--jobs", "1")
+    assert code == 2, doc
+    assert "line 2 of" in doc["error"] and says in doc["error"], doc["error"]

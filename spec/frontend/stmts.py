@@ -9,7 +9,7 @@ import ast
 from ..diagnostics import error
 from ..dtypes import INT32
 from ..ir import (Alias, Buffer, Const, If, Let, Load, ParallelFor, SerialFor, Stmt,
-                  Store, Var, WarpGroup)
+                  Store, Var, WarpGroup, walk)
 from ..ops import REDUCE_KINDS
 from ..source import Span
 from .buffers import SCOPES, lower_alloc
@@ -259,6 +259,14 @@ def _parallel(ctx: FuncContext, node: ast.For, it: ast.Call) -> ParallelFor:
     check_elements(tuple(extents), "the T.Parallel domain", it)
     bound = _loop_vars(ctx, node.target, len(extents))
     body = _loop_body(ctx, bound, node.body)
+    for stmt in walk(body):
+        if isinstance(stmt, WarpGroup):
+            # a warp group is a branch on the thread index; a T.Parallel iteration has
+            # no thread of its own until layout inference spreads the loop over threads
+            unsupported("`with T.ws(...)` inside `T.Parallel` is not supported: a warp "
+                        "group selects threads, and the loop's iterations are spread over "
+                        "threads by its layout; put the `with T.ws(...)` around the loop",
+                        stmt.span)
     return ParallelFor(tuple(v for _, v in bound), tuple(extents), body, Span.of(node))
 
 

@@ -202,11 +202,15 @@ def _blocks_flag(text: str) -> str | int:
 
 
 def _size_flag(text: str) -> int:
+    """A byte count of at least 1 (`1e999` and `inf` overflow: refused like `x`)."""
     try:
-        return parse_size(text)
-    except ValueError:
+        size = parse_size(text)
+    except (ValueError, OverflowError):
+        size = 0
+    if size < 1:
         raise argparse.ArgumentTypeError(
             f"expected a size like 512M or 4G, not {text!r}") from None
+    return size
 
 
 def memory_flag(p) -> None:

@@ -21,6 +21,7 @@ from verify_reducer.codegen.tilelang_backend import TileLangSetup
 
 from verify_reducer.verify.fuzzing.bugreport import BugReport, save_report
 from verify_reducer.verify.oracle.pipeline import UsageError
+from verify_reducer.verify.oracle.pipeline import UsageError
 from verify_reducer.verify.fuzzing import model
 from verify_reducer.verify.fuzzing.grammar import Kernel, draw
 from verify_reducer.verify.fuzzing.user_ops import swap
@@ -259,8 +260,21 @@ def _resume(corpus: str | None, seed: int) -> tuple[set[int], list[Finding]]:
                 entry = json.loads(line)
             except json.JSONDecodeError:
                 continue          # a line cut short when the campaign was stopped
-            if entry.get("seed") != seed:
-                continue
+            try:
+                if entry.get("seed") != seed:
+                    continue
+                if not isinstance(entry["case"], int):
+                    raise TypeError(f"case {entry['case']!r} is not a number")
+                d = entry.get("finding")
+                finding = Finding(**{**d, "signature": tuple(d["signature"])}) if d \
+                    else None
+            except (AttributeError, KeyError, TypeError, ValueError) as exc:
+                # a record of another version or an edited file: resuming from it
+                # would skip or misreport cases, so say which line and stop
+                raise UsageError(f"--corpus {corpus}: line {number} of "
+                                 f"{_corpus_file(corpus)} is not a case record "
+                                 f"({type(exc).__name__}: {exc}); move the file away to "
+                                 f"start the corpus afresh") from None
             done.add(entry["case"])
             if entry.get("finding"):
                 d = entry["finding"]

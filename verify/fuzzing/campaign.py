@@ -254,8 +254,8 @@ def _resume(corpus: str | None, seed: int) -> tuple[set[int], list[Finding]]:
     findings: list[Finding] = []
     if not corpus or not os.path.exists(_corpus_file(corpus)):
         return done, findings
-    with open(_corpus_file(corpus)) as f:
-        for line in f:
+    with open(_corpus_file(corpus), encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, 1):
             try:
                 entry = json.loads(line)
             except json.JSONDecodeError:
@@ -276,9 +276,8 @@ def _resume(corpus: str | None, seed: int) -> tuple[set[int], list[Finding]]:
                                  f"({type(exc).__name__}: {exc}); move the file away to "
                                  f"start the corpus afresh") from None
             done.add(entry["case"])
-            if entry.get("finding"):
-                d = entry["finding"]
-                findings.append(Finding(**{**d, "signature": tuple(d["signature"])}))
+            if finding is not None:
+                findings.append(finding)
     return done, findings
 
 

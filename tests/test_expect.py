@@ -24,3 +24,11 @@ def test_columns_are_matched_only_when_named():
     got = [("R101", 3, 9), ("R201", 14, 5)]
     assert unmatched([("R201", 14, None), ("R101", 3, 9)], got) == ([], [])
     assert unmatched([("R101", 3, 10)], got) == ([("R101", 3, 10)], got)
+
+
+def test_inconclusive_is_a_verdict_of_its_own():
+    """`# expect: inconclusive` (issue 24): the program verifies nothing wrong, but some
+    element has no usable bound, so the check exits 5 (tests/test_programs.py)."""
+    exp = parse_expectation("# expect: inconclusive\n# input: x=[1, 2]\nimport x\n")
+    assert exp.inconclusive and exp.declared and not exp.ok and not exp.errors
+    assert not parse_expectation("# expect: ok\n").inconclusive

@@ -167,3 +167,29 @@ def test_marker_misuse_is_a_usage_error(session):
     result = run(session)
     assert result.ret != 0
     assert "needs a backend" in result.stderr.str() + result.stdout.str()
+
+
+def test_an_inconclusive_comparison_fails_never_passes(session):
+    """Issue 24: the bfloat16 sum of 256 terms on its own `# input:` values has no
+    usable bound; the honest interpreter's answer is not a pass, in the marker and in
+    the fixture."""
+    shutil.copy(ROOT / "tests" / "programs" / "inconclusive" / "bf16_sum_256.py",
+                session.path / "progs" / "bf16_256.py")
+    session.makepyfile(test_vrp_inconclusive='''
+        import pytest
+        from vrp_backends import honest
+
+        @pytest.mark.reducer_backend(honest, programs="progs/bf16_256.py",
+                                     inputs="seeded")
+        def test_marked(reducer_case):
+            pass
+
+        def test_fixture(reducer_oracle):
+            reducer_oracle.assert_matches("progs/bf16_256.py", honest, "seeded")
+    ''')
+    result = run(session, "-rA")
+    result.assert_outcomes(failed=2)
+    text = result.stdout.str()
+    assert text.count("inconclusive: 1 element(s) could not be judged") == 2
+    assert "out[0] = " in text and "not judged, its bound is infinite" in text
+    assert "verdict: inconclusive" in text and "verdict: match" not in text

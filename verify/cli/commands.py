@@ -1,5 +1,6 @@
 """`verify-reducer`: check, run, emit, fuzz and compare (docs/design.md §15). Exit codes: 0 verified, 1 rejected,
-2 usage error, 3 mismatch, 4 internal error (reported, never a bare traceback); several
+2 usage error, 3 mismatch, 4 internal error (reported, never a bare traceback), 5
+inconclusive (an element its bound cannot judge, never a pass); several
 programs exit with the worst of theirs (verify.cli.output.WORST_FIRST). Output goes
 through verify.cli.output (colour, -q/-v, progress) and verify.cli.json_doc (--json)."""
 from __future__ import annotations

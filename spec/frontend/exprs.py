@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 import math
 
+import numpy as np
+
 from ..dtypes import BOOL, INT32, INT64, DType, lookup as lookup_dtype
 from ..ir import (Binary, Buffer, Call, Cast, Compare, Const, Expr, Load, Logical, Select,
                   ThreadBinding, Unary, Var)
@@ -221,6 +223,16 @@ def _compare_link(name: str, op: type, left: Expr, right: Expr, node: ast.AST) -
         return weak_const(bool(COMPARES[op](left.value, right.value)), Span.of(node), node)
     for weak, typed in ((left, right), (right, left)):
         dtype = typed.dtype
+        if is_weak(weak) and not is_weak(typed) and dtype.kind == "uint" \
+                and not weak.dtype.is_float and weak.value < 0:
+            # C would compare with the wrapped literal (`u > -1` is false), the folded
+            # truth says true, and TileLang refuses ("cannot make uint from negative
+            # value"): no meaning to give it, so no answer either (docs/semantics.md §8)
+            shape_error(f"a negative constant ({weak.value}) compared with a {dtype} "
+                        f"value has no single meaning (TileLang refuses it; C would "
+                        f"compare with {weak.value % (1 << dtype.bits)}): write "
+                        f"T.{dtype}(...) or cast the {dtype} operand to a signed type",
+                        node)
         if is_weak(weak) and not is_weak(typed) and not dtype.is_float \
                 and not weak.dtype.is_float \
                 and not dtype.lowest <= weak.value <= dtype.highest:
@@ -330,17 +342,25 @@ def _cast(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
     if name == "Cast":
         value_node, dtype_node = dtype_node, value_node
     dtype = _dtype_arg(ctx, dtype_node)
-    value = lower_expr(ctx, value_node)
-    if is_weak(value):
-        return typed_const(value.value, dtype, Span.of(node))
-    return Cast(value, dtype, Span.of(node))
+    return _converted(lower_expr(ctx, value_node), dtype, node)
 
 
 def _typed_literal(ctx: FuncContext, node: ast.Call, dtype: DType) -> Expr:
     (a_node,) = _args(node, 1, f"T.{dtype.name}")
-    value = lower_expr(ctx, a_node)
+    return _converted(lower_expr(ctx, a_node), dtype, node)
+
+
+def _converted(value: Expr, dtype: DType, node: ast.AST) -> Expr:
+    """T.cast / T.<dtype>(...) of value. A constant into an integer dtype is folded as
+    TVM folds it (`make_const`: the value truncated toward zero, which must fit — out
+    of range, NaN or inf TileLang refuses at compile time, and so do we: R102); a
+    typed float constant is first rounded to its own dtype."""
     if is_weak(value):
         return typed_const(value.value, dtype, Span.of(node))
+    if isinstance(value, Const) and dtype.is_int and not value.dtype.is_bool:
+        exact = value.dtype.quantize(np.array([value.value]))[0]
+        exact = float(exact) if value.dtype.is_float else int(exact)
+        return typed_const(exact, dtype, Span.of(node))
     return Cast(value, dtype, Span.of(node))
 
 

@@ -200,7 +200,7 @@ class _Encoder:
                 self.vars["T.get_thread_binding()"] = t
             return self.vars["T.get_thread_binding()"]
         if isinstance(e, ir.Cast) and e.dtype.is_int and e.a.dtype.is_int:
-            return self.term(e.a, depth + 1)
+            return self.converted(e.a, e.dtype, depth + 1)
         if isinstance(e, ir.Unary) and e.op == "neg" and e.dtype.is_int:
             return -self.term(e.a, depth + 1)
         if isinstance(e, ir.Select) and e.dtype.is_int:
@@ -213,6 +213,20 @@ class _Encoder:
         if isinstance(e, ir.Binary) and e.dtype.is_int:
             return self.binary(e, depth)
         return self.fresh(e.dtype)
+
+    def converted(self, e: ir.Expr, dtype, depth: int) -> z3.ArithRef:
+        """The integer e converted to the integer dtype: itself where its interval
+        fits, else wrapped to the width in two's complement as C converts (a negative
+        int32 compared as uint32 is 2**32 + it; docs/semantics.md §8)."""
+        t = self.term(e, depth)
+        rng = _dtype_range(dtype)
+        if interval(e, self.ctx, depth).inside(rng.lo, rng.hi):
+            return t
+        size = 1 << dtype.bits
+        if dtype.kind == "uint":
+            return t % size                   # Z3's % by a positive constant: in [0, size)
+        half = size >> 1
+        return (t + half) % size - half
 
     def _either(self, a, b, dtype):
         t = self.fresh(dtype)
@@ -280,7 +294,10 @@ class _Encoder:
         if isinstance(e, ir.Const) and isinstance(e.value, bool):
             return z3.BoolVal(e.value)
         if isinstance(e, ir.Compare) and e.a.dtype.is_int and e.b.dtype.is_int:
-            a, b = self.term(e.a, depth + 1), self.term(e.b, depth + 1)
+            # both sides converted to the dtype the comparison runs in (C's usual
+            # conversions: `u32 > s32` compares as uint32)
+            a = self.converted(e.a, e.operand_dtype, depth + 1)
+            b = self.converted(e.b, e.operand_dtype, depth + 1)
             return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b,
                     "==": a == b, "!=": a != b}[e.op]
         if isinstance(e, ir.Logical):

@@ -404,13 +404,17 @@ def _compares(cond: ir.Expr, ctx: Context) -> list[tuple[ir.Compare, Context]]:
 def _truth(cond: ir.Compare, ctx: Context, blocks) -> np.ndarray:
     """0 never, 1 always, 2 for some of the block's iterations (per block)."""
     (a_lo, a_hi), (b_lo, b_hi) = _span(cond.a, ctx, blocks), _span(cond.b, ctx, blocks)
+    # the comparison runs in its operand dtype (C's usual conversions): a side that may
+    # leave that dtype's range would be wrapped first, so its truth is not read here
+    rng = _dtype_range(cond.operand_dtype)
+    wraps = (a_lo < rng.lo) | (a_hi > rng.hi) | (b_lo < rng.lo) | (b_hi > rng.hi)
     lo, hi = a_lo - b_hi, a_hi - b_lo                 # the range of a - b
     always, never = {
         "<": (hi < 0, lo >= 0), "<=": (hi <= 0, lo > 0),
         ">": (lo > 0, hi <= 0), ">=": (lo >= 0, hi < 0),
         "==": ((lo == 0) & (hi == 0), (hi < 0) | (lo > 0)),
         "!=": ((hi < 0) | (lo > 0), (lo == 0) & (hi == 0))}[cond.op]
-    return np.where(always, 1, np.where(never, 0, 2)).astype(np.int8)
+    return np.where(wraps, 2, np.where(always, 1, np.where(never, 0, 2))).astype(np.int8)
 
 
 def block_classes(func: ir.PrimFunc, accesses: list[Access]) -> list[BlockClass]:

@@ -56,11 +56,24 @@ def _literal_array(text: str, where: str) -> np.ndarray:
                 f"{power_of_two(MAX_ELEMENTS)} are supported (docs/limits.md)")
         return np.arange(start, stop)
     try:
-        return np.asarray(ast.literal_eval(text))
+        return _exact_array(ast.literal_eval(text))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
         raise ExpectationSyntaxError(f"{where}: not a literal list: "
                                      f"{text[:80]!r}{'...' if len(text) > 80 else ''}") \
             from exc
+
+
+def _exact_array(value) -> np.ndarray:
+    """The literal as an array. Integers past int64 (uint64 values) stay exact: numpy
+    alone would make [0, 2**64 - 1] a float64 array and round them."""
+    leaves = np.asarray(value, dtype=object).ravel()
+    if leaves.size and all(isinstance(v, int) and not isinstance(v, bool) for v in leaves):
+        for dtype in (np.int64, np.uint64):
+            try:
+                return np.asarray(value, dtype=dtype)
+            except OverflowError:
+                continue
+    return np.asarray(value)
 
 
 def _assignment(text: str, where: str) -> tuple[str, np.ndarray]:

@@ -1,0 +1,32 @@
+# upstream: tile-ai/tilelang examples/gemm/example_gemm.py @ a35008a42531c62b976ae4cec3855d4383db0f3c
+# function: matmul; params: M=256, N=256, K=256, block_M=128, block_N=128, block_K=32
+# changed: nothing (the rest of the file, torch and test code, dropped)
+# constructs: factory, factory-param-without-default, eager-jit, gemm, T.Pipelined
+# blocked-by: eager-jit
+# expect: error R100 at 1
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit
+def matmul(A, B, block_M, block_N, block_K, dtype=T.float16, accum_dtype=T.float32):
+    M, N, K = T.const("M, N, K")
+
+    A: T.Tensor((M, K), dtype)
+    B: T.Tensor((K, N), dtype)
+    C = T.empty((M, N), dtype)
+
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+        A_shared = T.alloc_shared((block_M, block_K), dtype)
+        B_shared = T.alloc_shared((block_K, block_N), dtype)
+        C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+
+        T.clear(C_local)
+        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+            T.copy(A[by * block_M, k * block_K], A_shared)
+            T.copy(B[k * block_K, bx * block_N], B_shared)
+            T.gemm(A_shared, B_shared, C_local)
+
+        T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return C

@@ -1,0 +1,48 @@
+# upstream: tile-ai/tilelang examples/gemv/example_gemv.py @ a35008a42531c62b976ae4cec3855d4383db0f3c
+# function: splitk_gemv; params: N=1024, K=1024, BLOCK_N=32, BLOCK_K=128, reduce_threads=32
+# changed: nothing (the rest of the file, torch and test code, dropped)
+# constructs: factory, factory-param-without-default, eager-jit, threads-tuple, get_thread_binding(dim), alloc_local, astype, atomic_add
+# blocked-by: eager-jit
+# expect: error R100 at 1
+import tilelang as tl
+import tilelang.language as T
+from tilelang import jit
+
+
+@tl.jit
+def splitk_gemv(
+    A,
+    B,
+    BLOCK_N: int,
+    BLOCK_K: int,
+    reduce_threads: int,
+    dtype: T.dtype = T.float16,
+    accum_dtype: T.dtype = T.float,
+):
+    N, K = T.const("N, K")
+    TILE_K = T.ceildiv(BLOCK_K, reduce_threads)
+
+    A: T.Tensor((K,), dtype)
+    B: T.Tensor((N, K), dtype)
+    C = T.empty((N,), dtype)
+
+    with T.Kernel(T.ceildiv(N, BLOCK_N), threads=(BLOCK_N, reduce_threads)) as bn:
+        tn = T.get_thread_binding(0)
+        tk = T.get_thread_binding(1)
+        A_local = T.alloc_local((TILE_K,), dtype)
+        B_local = T.alloc_local((TILE_K,), dtype)
+        C_shared = T.alloc_shared((BLOCK_N,), accum_dtype)
+        C_accum = T.alloc_local((1,), accum_dtype)
+        if tk == 0:
+            C_shared[tn] = 0
+        T.clear(C_accum)
+        for bk in T.serial(T.ceildiv(K, BLOCK_K)):
+            for k in T.serial(TILE_K):
+                A_local[k] = A[bk * BLOCK_K + tk * TILE_K + k]
+                B_local[k] = B[bn * BLOCK_N + tn, bk * BLOCK_K + tk * TILE_K + k]
+            for k in T.serial(TILE_K):
+                C_accum[0] += A_local[k].astype(accum_dtype) * B_local[k].astype(accum_dtype)
+        T.atomic_add(C_shared[tn], C_accum[0])
+        C[bn * BLOCK_N + tn] = C_shared[tn]
+
+    return C

@@ -32,8 +32,14 @@ Errors: `ProgramError` (no such file, no such function, a `# input:` line that d
 parse), `ProgramRejected` (the verifier rejects the program: it has no meaning, so no
 reference; `.diagnostics`), `OutputsError` (a missing, unknown, misshapen or non-numeric
 output: the message names the tensor), `InputError` (an input that does not fit its
-parameter), `BackendUnavailable` (pycuda, a GPU or TileLang missing), `BackendFailed`
-(TileLang refused or crashed on the program). All but the last two are ValueErrors."""
+parameter), `TooLarge` (the run's memory estimate is over `max_memory`: refused before
+any input or witness is built), `BackendUnavailable` (pycuda, a GPU or TileLang
+missing), `BackendFailed` (TileLang refused or crashed on the program). All but the
+last three are ValueErrors.
+
+`max_memory=` (reference, compare, check): bytes a run may take by its estimate
+(verify.oracle.cost: the whole grid, the witness included); "auto" (the default) is half
+of physical memory, as on the command line; None sets no limit."""
 from __future__ import annotations
 
 import os
@@ -47,6 +53,7 @@ from verify_reducer.codegen.plan import PLANNERS
 from verify_reducer.verify.oracle import judge as judge_mod
 from verify_reducer.verify.oracle import pipeline
 from verify_reducer.verify.oracle import witness as witness_mod
+from verify_reducer.verify.oracle.cost import physical_memory
 from verify_reducer.verify.oracle.inputs import InputError
 from verify_reducer.verify.oracle.judge import (Mismatch, Reference, Report, TensorReport, REPORT_FIELDS,
                           TENSOR_FIELDS, MISMATCH_FIELDS, UNCHECKED_FIELDS, Unchecked)
@@ -62,7 +69,7 @@ __all__ = [
     "BACKENDS", "PLANS", "REPORT_FIELDS", "TENSOR_FIELDS", "MISMATCH_FIELDS",
     "UNCHECKED_FIELDS",
     "OracleError", "ProgramError", "ProgramRejected", "OutputsError", "InputError",
-    "BackendUnavailable", "BackendFailed",
+    "TooLarge", "BackendUnavailable", "BackendFailed",
 ]
 
 BACKENDS = ("interp", "sim", "cuda", "tilelang")
@@ -87,6 +94,11 @@ class ProgramRejected(OracleError, ValueError):
     def __init__(self, diagnostics, path: str = "<source>", source: str = ""):
         self.diagnostics = list(diagnostics)
         super().__init__(format_diagnostics(self.diagnostics, path, source))
+
+
+class TooLarge(OracleError):
+    """The run's memory estimate is over max_memory: refused before anything is built
+    (the message has the estimate)."""
 
 
 class BackendUnavailable(OracleError):
@@ -161,11 +173,16 @@ def _read_or_empty(path: str) -> str:
         return ""
 
 
-def witness(program: ProgramLike, seed: int = 0) -> Witness:
+def witness(program: ProgramLike, seed: int = 0, *,
+            max_memory: int | None | str = "auto") -> Witness:
     """Witness inputs with their audit: per reducer, how many contributions would change
     their output if dropped or duplicated, whether every output is exact in every order
-    and whether the contributions of each output are distinct (`Witness.lines()`)."""
-    return witness_mod.witness(load(program).loaded, seed)
+    and whether the contributions of each output are distinct (`Witness.lines()`).
+    TooLarge when building them would take more than max_memory by the estimate."""
+    try:
+        return witness_mod.witness(load(program).loaded, seed, _limit(max_memory))
+    except pipeline.UsageError as exc:
+        raise TooLarge(str(exc)) from None
 
 
 def witness_inputs(program: ProgramLike, seed: int = 0) -> dict[str, np.ndarray]:
@@ -177,36 +194,49 @@ def witness_inputs(program: ProgramLike, seed: int = 0) -> dict[str, np.ndarray]
 
 
 def reference(program: ProgramLike, inputs: Inputs = None, *, seed: int = 0,
-              fill: str = "witness") -> Reference:
+              fill: str = "witness", max_memory: int | None | str = "auto") -> Reference:
     """The interpreter's outputs (every parameter after the run) with a bound per
     element, on witness inputs by default. ProgramRejected when the verifier rejects the
-    program on these inputs."""
+    program on these inputs; TooLarge when the run's memory estimate is over
+    max_memory."""
     prog = load(program)
     try:
-        return judge_mod.reference(prog.loaded, inputs, seed, fill)
+        return judge_mod.reference(prog.loaded, inputs, seed, fill, _limit(max_memory))
     except DiagnosticError as err:
         raise ProgramRejected(err.diagnostics, prog.path, prog.source) from None
+    except pipeline.UsageError as exc:
+        raise TooLarge(str(exc)) from None
+
+
+def _limit(max_memory: int | None | str) -> int | None:
+    """"auto": half of physical memory (unknown: no limit); None: no limit."""
+    if max_memory == "auto":
+        physical = physical_memory()
+        return None if physical is None else physical // 2
+    return max_memory
 
 
 def compare(program: ProgramLike, outputs: Mapping[str, np.ndarray], inputs: Inputs = None,
             *, seed: int = 0, fill: str = "witness", backend: str | None = None,
-            ref: Reference | None = None) -> Report:
+            ref: Reference | None = None,
+            max_memory: int | None | str = "auto") -> Report:
     """Judge outputs (name -> array: at least every tensor the kernel writes) against the
     reference on inputs (the same inputs the outputs were computed from; witness inputs
     by default). ref: a reference already computed (its inputs are used). Raises
     OutputsError naming a missing, unknown or misshapen tensor."""
     if ref is None:
-        ref = reference(program, inputs, seed=seed, fill=fill)
+        ref = reference(program, inputs, seed=seed, fill=fill, max_memory=max_memory)
     return judge_mod.judge(ref, outputs, backend)
 
 
 def check(program: ProgramLike, run: Backend, inputs: Inputs = None, *, seed: int = 0,
-          fill: str = "witness", name: str | None = None) -> Report:
+          fill: str = "witness", name: str | None = None,
+          max_memory: int | None | str = "auto") -> Report:
     """Run a backend on the inputs (witness by default) and judge what it returns. The
     backend gets copies of the inputs. A built-in backend's violations (R500-R504 of the
     simulator) are part of the report."""
     prog = load(program)
-    ref = reference(prog, inputs, seed=seed, fill=fill)
+    ref = reference(prog, inputs, seed=seed, fill=fill, max_memory=max_memory)
     outputs = run(prog, {k: v.copy() for k, v in ref.inputs.items()})
     label = name or getattr(run, "name", None) or getattr(run, "__name__", None) \
         or type(run).__name__

@@ -16,6 +16,7 @@ import numpy as np
 
 from verify_reducer.spec.diagnostics import DiagnosticError
 
+from verify_reducer.verify.cli import parser as cli_parser    # (it imports this module too)
 from verify_reducer.verify.cli.batch import print_json
 from verify_reducer.verify.oracle import inputs as inputs_mod
 from verify_reducer.verify.oracle import judge
@@ -43,6 +44,7 @@ def add_parser(sub, common, natural) -> None:
                         "`run` does)")
     p.add_argument("--seed", type=natural, default=0,
                    help="seed of the witness or of generated inputs")
+    cli_parser.memory_flag(p)
 
 
 def keyword_inputs(keyword: str, args) -> dict[str, np.ndarray] | None:
@@ -55,17 +57,17 @@ def keyword_inputs(keyword: str, args) -> dict[str, np.ndarray] | None:
         loaded = pipeline.load(args.program, args.func)
     except (UsageError, DiagnosticError):
         return None
-    return witness(loaded, args.seed).inputs
+    return witness(loaded, args.seed, cli_parser.max_memory(args)).inputs
 
 
 def cmd_compare(args) -> int:
     loaded = pipeline.load(args.program, args.func)
     try:
-        theirs = inputs_mod.load_npz(args.outputs)
+        theirs = inputs_mod.load_npz(args.outputs, loaded.func, "output")
     except inputs_mod.InputError as exc:
         raise UsageError(f"--outputs {args.outputs}: {exc}") from None
     fill = "seeded"                     # an .npz is completed as `run --inputs` does
-    ref = judge.reference(loaded, args.inputs, args.seed, fill)
+    ref = judge.reference(loaded, args.inputs, args.seed, fill, cli_parser.max_memory(args))
     try:
         report = judge.judge(ref, theirs, backend=args.outputs)
     except OutputsError as exc:

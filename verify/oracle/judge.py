@@ -19,6 +19,7 @@ from verify_reducer.interp.accept import judgeable, overflow_sides, unjudged_rea
 
 from verify_reducer.verify.oracle import inputs as inputs_mod
 from verify_reducer.verify.oracle import pipeline
+from verify_reducer.verify.oracle.cost import estimate
 from verify_reducer.verify.oracle.pipeline import Loaded, OutputsError
 from verify_reducer.verify.oracle.witness import Witness, witness
 
@@ -48,25 +49,27 @@ def written_params(func: ir.PrimFunc) -> tuple[str, ...]:
 
 # ----------------------------------------------------------------------------- inputs
 
-def make_inputs(loaded: Loaded, inputs=None, seed: int = 0, fill: str = "witness"):
+def make_inputs(loaded: Loaded, inputs=None, seed: int = 0, fill: str = "witness",
+                max_memory: int | None = None):
     """(every parameter's initial value, what they are, the witness when one was made).
 
     inputs: None or "witness" (witness inputs of seed), "seeded" (the program's
     `# input:` lines, the rest generated from seed: `run`'s default), a path to an .npz
     or a mapping name -> array. Parameters a path or mapping leaves out are made as fill
     says: "witness" or "seeded". Raises verify.oracle.inputs.InputError (a ValueError) for an
-    input that does not fit its parameter or names none."""
+    input that does not fit its parameter or names none; pipeline.UsageError when the
+    witness's memory estimate is over max_memory (before anything is built)."""
     if fill not in FILLS:
         raise ValueError(f"fill must be one of {', '.join(FILLS)}, not {fill!r}")
     if inputs is None or (isinstance(inputs, str) and inputs == "witness"):
-        made = witness(loaded, seed)
+        made = witness(loaded, seed, max_memory)
         return made.inputs, "witness", made
     if isinstance(inputs, str) and inputs == "seeded":
         return loaded.inputs(seed), "seeded", None
     origin = "inputs"
     if isinstance(inputs, (str, os.PathLike)):
         origin = os.fspath(inputs)
-        inputs = inputs_mod.load_npz(origin)
+        inputs = inputs_mod.load_npz(origin, loaded.func)
     if not isinstance(inputs, Mapping):
         raise TypeError(f"inputs must be None, 'witness', 'seeded', an .npz path or a "
                         f"mapping of arrays, not {type(inputs).__name__}")
@@ -76,7 +79,7 @@ def make_inputs(loaded: Loaded, inputs=None, seed: int = 0, fill: str = "witness
         return given, "given", None
     if fill == "seeded":
         return loaded.inputs(seed, given, origin), "given, the rest seeded", None
-    made = witness(loaded, seed)
+    made = witness(loaded, seed, max_memory)
     return {**made.inputs, **given}, "given, the rest witness", made
 
 
@@ -101,9 +104,15 @@ class Reference:
         return all(not np.any(self.bounds[n]) for n in self.written)
 
 
-def reference(loaded: Loaded, inputs=None, seed: int = 0, fill: str = "witness") -> Reference:
-    """Run the interpreter; DiagnosticError when the verifier (static checks or the
-    interpreter) rejects the program on these inputs: the oracle has no answer then."""
+def reference(loaded: Loaded, inputs=None, seed: int = 0, fill: str = "witness",
+              max_memory: int | None = None) -> Reference:
+    """Run the interpreter over the whole grid; DiagnosticError when the verifier (static
+    checks or the interpreter) rejects the program on these inputs: the oracle has no
+    answer then. The run's memory is estimated first (verify.oracle.cost, whole tensors:
+    every output is judged whole), and a run over max_memory is refused with
+    pipeline.UsageError before any input, witness or .npz, is built."""
+    pipeline.refuse_over(estimate(loaded.func), max_memory, "the reference run",
+                         "use `check`, which runs a sample of the blocks")
     values, kind, made = make_inputs(loaded, inputs, seed, fill)
     errors, result = pipeline.verifier_errors(loaded, values)
     if errors:

@@ -60,6 +60,7 @@ from verify_reducer.spec.diagnostics import DiagnosticError
 from verify_reducer.spec.dtypes import DType
 
 from verify_reducer.verify.oracle import inputs as inputs_mod
+from verify_reducer.verify.oracle.cost import estimate
 from verify_reducer.verify.oracle.witness_audit import ReducerAudit, audit_blocks, run_audit  # noqa: F401 (API)
 from verify_reducer.verify.oracle.witness_roles import Roles, Use, roles  # noqa: F401 (API)
 
@@ -419,13 +420,22 @@ class Witness:
         return out
 
 
-def witness(loaded, seed: int = 0) -> Witness:
+def witness(loaded, seed: int = 0, max_memory: int | None = None) -> Witness:
     """Witness inputs for a loaded program (verify.oracle.pipeline.Loaded) and their audit.
     Deterministic in (program, seed). The schemes are sized by the contributions per
     output that the audit observes (a first pass assumes FALLBACK_COUNT), so the sizing
     pass and the audit agree. Never raises for a program the interpreter refuses: the
-    witness is then built from the static roles alone (audited False)."""
+    witness is then built from the static roles alone (audited False).
+
+    The witness holds every parameter whole and its audit interprets them whole, so its
+    memory is that of a whole-grid run (verify.oracle.cost.estimate), estimated before
+    anything is built: over max_memory, pipeline.UsageError (exit 2), nothing built."""
     func = loaded.func
+    if max_memory is not None:
+        from verify_reducer.verify.oracle.pipeline import refuse_over   # pipeline loads no witness
+        refuse_over(estimate(func), max_memory, "the witness inputs",
+                    "give the inputs (--inputs IN.npz) or use `check` on seeded inputs, "
+                    "which samples blocks")
     found = roles(func)
     blocks = audit_blocks(func)
     counts: dict[str, int] = {}

@@ -42,10 +42,22 @@ from verify_reducer.spec.frontend.family import DirectiveError, parse_cli
 from verify_reducer.verify.oracle.pipeline import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
 from verify_reducer.verify.cli.parser import FUZZ_BACKENDS, build_parser, max_memory, normalize_argv, tilelang_config
 
-def _given_inputs(path: str | None, args=None) -> dict[str, np.ndarray] | None:
+def _given_inputs(path: str | None, args, loaded=None) -> dict[str, np.ndarray] | None:
+    """--inputs: a keyword's inputs, or the .npz read against the program's parameters
+    (inputs_mod.load_npz bounds what it reads by them). check has not loaded the program
+    yet: it is loaded here for its parameters; one that cannot be gets None, and the
+    check then says why."""
     if path in cli_compare.INPUT_KEYWORDS:
         return cli_compare.keyword_inputs(path, args)
-    return inputs_mod.load_npz(path) if path else None
+    if not path:
+        return None
+    if loaded is None:
+        try:
+            loaded = pipeline.load(args.program, args.func, _stdin_source(args),
+                                   meaningful=False)
+        except (UsageError, DiagnosticError):
+            return None
+    return inputs_mod.load_npz(path, loaded.func)
 
 
 # ----------------------------------------------------------------------------- check
@@ -141,7 +153,8 @@ def cmd_run(args) -> int:
     if args.backend != "cuda":      # the interpreter runs the whole grid (tilelang: too)
         pipeline.refuse_over(estimate(loaded.func), max_memory(args), "this run",
                              "use `check`, which runs a sample of the blocks")
-    values = loaded.inputs(args.seed, _given_inputs(args.inputs, args), args.inputs or "inputs")
+    values = loaded.inputs(args.seed, _given_inputs(args.inputs, args, loaded),
+                           args.inputs or "inputs")
     reference = _gate(args, loaded, values, interpret=args.backend != "interp")
     notes = inputs_mod.special_values(values)
     if args.backend == "tilelang":

@@ -7,6 +7,7 @@ rest), and adding a parameter never changes the values another one gets."""
 from __future__ import annotations
 
 import math
+import os
 import zipfile
 import zlib
 
@@ -198,33 +199,114 @@ def in_windows(func: PrimFunc, seed: int, conformed: dict[str, np.ndarray],
     return out
 
 
-def load_npz(path: str) -> dict[str, np.ndarray]:
-    """The arrays of an .npz, never unpickling (allow_pickle=False) and reading each
-    array's header first, so an array beyond MAX_ELEMENTS is refused before it is read."""
+def load_npz(path: str, func: PrimFunc, role: str = "input") -> dict[str, np.ndarray]:
+    """The arrays of an .npz keyed by func's parameter names, read member by member and
+    never unpickled. Everything that bounds the cost is decided before any array data is
+    read, from the zip's directory and then each member's .npy header: every member must
+    be `NAME.npy` for a parameter NAME, each name at most once (so at most one member per
+    parameter), the file no larger than those arrays could make it, each header a
+    numeric dtype and a shape that fits its parameter (its shape, or flat with as many
+    elements). So memory is bounded by the program's own parameters: nine members of
+    zeros that would decompress to gigabytes are refused from the directory alone.
+    role ("input" or "output": compare's --outputs) words the messages."""
+    params = {p.name: p for p in func.params}
     try:
-        data = np.load(path, allow_pickle=False)
-        if isinstance(data, np.ndarray):
-            raise ValueError("a single array, not an .npz keyed by parameter name")
-        with data:
-            for name in data.files:
-                _check_stored_size(data.zip, name)
-            return {k: data[k] for k in data.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile, MemoryError) as exc:
-        raise InputError(f"cannot read inputs {path}: {exc or type(exc).__name__}") \
-            from exc
+        _check_file_size(path, params.values())
+        with zipfile.ZipFile(path) as archive:
+            members = _members(archive, path, params, role)
+            return {name: _read_member(archive, info, params[name], role)
+                    for name, info in members.items()}
+    except InputError:
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, MemoryError, RuntimeError,
+            NotImplementedError) as exc:    # (encrypted or unknown compression: the last two)
+        raise InputError(f"cannot read inputs {path}: {_npy_hint(path) or exc or type(exc).__name__}") \
+            from None
 
 
-def _check_stored_size(archive: zipfile.ZipFile, name: str) -> None:
-    with archive.open(f"{name}.npy") as member:
+# an .npy header is a few hundred bytes; numpy refuses one over 10000 (max_header_size)
+_HEADER_BYTES = 10_000
+_LARGEST_ITEM = 16          # the widest numeric dtype (longdouble)
+
+
+def _check_file_size(path: str, params) -> None:
+    """A file larger than every parameter's array stored uncompressed (its widest dtype,
+    a header each, the zip's own records) holds something else: refused before the
+    zip's directory is read (a directory of millions of entries is memory too)."""
+    size = os.stat(path).st_size
+    largest = sum(p.size * _LARGEST_ITEM + 2 * _HEADER_BYTES for p in params) + (1 << 16)
+    if size > largest:
+        raise InputError(f"cannot read inputs {path}: the file has {size} bytes, more than "
+                         f"arrays for the kernel's parameters can take ({largest})")
+
+
+def _members(archive: zipfile.ZipFile, path: str, params: dict,
+             role: str) -> dict[str, zipfile.ZipInfo]:
+    """name -> member, from the directory alone: every member `NAME.npy` of a parameter,
+    once."""
+    members: dict[str, zipfile.ZipInfo] = {}
+    unknown = []
+    for info in archive.infolist():
+        if not info.filename.endswith(".npy"):
+            raise InputError(f"cannot read inputs {path}: member {info.filename!r} is not "
+                             f"an .npy array (an .npz holds one NAME.npy per parameter)")
+        name = info.filename[:-len(".npy")]
+        if name not in params:
+            unknown.append(name)
+        elif name in members:
+            raise InputError(f"cannot read inputs {path}: {name} is stored twice")
+        members[name] = info
+        if len(unknown) > len(params):      # enough to say it; the rest is not read
+            break
+    if unknown:
+        noun = "tensor" if role == "output" else "parameter"
+        raise InputError(f"{path}: no {noun} named {', '.join(sorted(unknown))} "
+                         f"(the kernel has {', '.join(params)})")
+    return members
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, buffer: Buffer,
+                 role: str) -> np.ndarray:
+    """The member's array: its header checked against buffer first, then exactly the
+    data the header announces (np.lib.format reads it in bounded chunks)."""
+    with archive.open(info) as member:
         version = np.lib.format.read_magic(member)
         if version == (1, 0):
-            shape, _, _ = np.lib.format.read_array_header_1_0(member)
+            shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+        elif version == (2, 0):
+            shape, _, dtype = np.lib.format.read_array_header_2_0(member)
         else:
-            shape, _, _ = np.lib.format.read_array_header_2_0(member)
+            raise InputError(f"{role} {buffer.name} is .npy format {version}; "
+                             f"numeric arrays are stored as 1.0 or 2.0")
+    _check_header(buffer, shape, dtype, f"{role} {buffer.name}")
+    with archive.open(info) as member:
+        return np.lib.format.read_array(member, allow_pickle=False)
+
+
+def _check_header(buffer: Buffer, shape: tuple, dtype: np.dtype, where: str) -> None:
+    if dtype.hasobject or dtype.kind not in _NUMERIC_KINDS:
+        what = _KIND_NAMES.get(dtype.kind, f"dtype {dtype}")
+        never = " (never unpickled: allow_pickle=False)" if dtype.hasobject else ""
+        raise InputError(f"{where}: holds {what} ({dtype}){never}; the kernel declares "
+                         f"{buffer.dtype} numbers")
     count = math.prod(shape)
     if count > MAX_ELEMENTS:
-        raise InputError(f"{name} in the inputs has shape {shape} ({count} elements); at "
-                         f"most {power_of_two(MAX_ELEMENTS)} are supported (docs/limits.md)")
+        raise InputError(f"{where} has shape {shape} ({count} elements); at most "
+                         f"{power_of_two(MAX_ELEMENTS)} are supported (docs/limits.md)")
+    if tuple(shape) != buffer.shape and not (len(shape) == 1 and count == buffer.size):
+        raise InputError(f"{where} has shape {tuple(shape)}, the program declares "
+                         f"{buffer.shape} ({count} and {buffer.size} elements)")
+
+
+def _npy_hint(path: str) -> str | None:
+    """The words for a single .npy array given where an .npz belongs."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(6) == b"\x93NUMPY" and f.read(1):
+                return "a single array, not an .npz keyed by parameter name"
+    except OSError:
+        pass
+    return None
 
 
 def save_npz(path: str, arrays: dict[str, np.ndarray]) -> str:

@@ -214,3 +214,14 @@ def test_the_inconclusive_documents_follow_their_schemas(uniform_256, tmp_path, 
         conventions.assert_valid(conventions.strict_json(out))
     code, out, _ = run_cli(capsys, "check", MINIMAL, BF16_256, "--json")
     conventions.assert_valid(conventions.strict_json(out))
+
+
+def test_the_html_report_says_inconclusive(tmp_path, capsys):
+    pytest.importorskip("jinja2")
+    html = tmp_path / "report.html"
+    code, out, _ = run_cli(capsys, "check", BF16_256, "--html", html, "-q")
+    assert code == 5 and out.strip().endswith("inconclusive")
+    text = html.read_text()
+    assert 'class="verdict-inconclusive">inconclusive' in text
+    assert "INCONCLUSIVE (1 element(s) not judged: its bound is infinite)" in text
+    assert "== interpreter" not in text

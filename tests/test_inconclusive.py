@@ -223,5 +223,6 @@ def test_the_html_report_says_inconclusive(tmp_path, capsys):
     assert code == 5 and out.strip().endswith("inconclusive")
     text = html.read_text()
     assert 'class="verdict-inconclusive">inconclusive' in text
-    assert "INCONCLUSIVE (1 element(s) not judged: its bound is infinite)" in text
-    assert "== interpreter" not in text
+    # per run: the input x is judged (unchanged), the output out is not
+    assert text.count("INCONCLUSIVE (1 element(s) not judged: its bound is infinite)") == 2
+    assert text.count('<td class="ok">== interpreter</td>') == 2

@@ -58,10 +58,9 @@ R300 diagnostics are collected over the whole kernel and raised together as one
 DiagnosticError."""
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass, field
-
-import numpy as np
 
 from verify_reducer.spec import ir
 from verify_reducer.spec.diagnostics import (Counterexample, Diagnostic, DiagnosticError,
@@ -74,8 +73,8 @@ from .layout_copy import cooperative_layout, is_cooperative
 from .layout_access import (Access, Scope, bind_let, memory_accesses, region_access,
                             serial_scope, stmt_accesses)
 from .layout_inverse import invert_access
-from .layout_rules import (Mismatch, check, compose, follow, holders_contain, project,
-                           reduce_kept)
+from .layout_rules import (Mismatch, TooManyCells, bound_cells, check, compose, follow,
+                           holders_contain, project, reduce_kept)
 from .layout_vector import vector_width
 
 WARP_GROUP = 128
@@ -178,11 +177,18 @@ class _Inference:
         self.placed_by: dict[ir.Buffer, _Op | None] = {}
 
     def run(self) -> LayoutMap:
+        try:
+            return self.infer_all()
+        except TooManyCells as exc:
+            raise DiagnosticError([error("R102", exc.message, exc.span or
+                                         self.func.kernel.span)]) from None
+
+    def infer_all(self) -> LayoutMap:
         kernel = self.func.kernel
         scope = Scope((0, kernel.threads))
         for v, extent in zip(kernel.block_vars, kernel.grid):
             scope.env[v.name] = Var(v.name)
-            scope.domains[v.name] = np.arange(extent, dtype=np.int64)
+            scope.domains[v.name] = range(extent)
         self.block(kernel.body, scope)
         self.users: dict[ir.Buffer, list[_Op]] = {}
         for op in self.ops:
@@ -212,6 +218,7 @@ class _Inference:
         """A fragment no op placed (only filled, or only indexed by values no layout can
         place) gets the default partition of its shape where it was allocated."""
         offset, count = self.allocated.get(buffer, (0, self.func.kernel.threads))
+        bound_cells(max(buffer.size, count), f"fragment {buffer.name}", buffer.span)
         self.place(buffer, default_partition(buffer.shape, count, offset), buffer.span, None)
 
     def placed(self, buffer: ir.Buffer) -> bool:
@@ -300,7 +307,7 @@ class _Inference:
         names = tuple(v.name for v in loop.vars)
         inner = scope.child()
         for v, extent in scope.loop.items():      # an enclosing loop's variables are
-            inner.domains[v] = np.arange(extent)  # context to this one
+            inner.domains[v] = range(extent)      # context to this one
         inner.loop = dict(zip(names, loop.extents))
         for v in names:
             inner.env[v] = Var(v)
@@ -347,6 +354,8 @@ class _Inference:
             self.ops.append(_Op("copy", stmt, scope.participants, extents, names, sides,
                                 memory=memory))
         elif is_cooperative(stmt):
+            bound_cells(max(math.prod(extents), scope.participants[1]), "this T.copy",
+                        stmt.span)
             self.result.copies[stmt] = cooperative_layout(stmt, scope.participants)
 
     # --- searching -------------------------------------------------------------------
@@ -461,6 +470,9 @@ class _Inference:
                 op.layout = scalar_layout(op.participants)
                 for access in op.accesses:
                     if not self.placed(access.buffer):
+                        bound_cells(access.buffer.size * op.participants[1],
+                                    f"{access.buffer.name}, read by every thread outside "
+                                    f"T.Parallel,", access.span)
                         self.place(access.buffer, fully_replicated(
                             access.buffer.shape, op.participants[1], op.participants[0]),
                             access.span, op)
@@ -485,9 +497,14 @@ class _Inference:
     def follow_placed(self, op: _Op) -> tuple[Layout | None, Access | None]:
         """Follow a placed fragment, preferring one indexed by every loop variable."""
         placed = [a for a in op.accesses if self.placed(a.buffer)]
-        covering = [a for a in placed if a.index is not None and
-                    set(op.names) <= {v for e in a.index for v in e.free_vars()}]
-        for access in covering + [a for a in placed if a not in covering]:
+        names = set(op.names)
+        covers = [a.index is not None and names <= {v for e in a.index for v in e.free_vars()}
+                  for a in placed]
+        # a stable partition (covering first), linear in the accesses: a membership
+        # test against the covering list made every search step quadratic in them
+        ordered = [a for a, c in zip(placed, covers) if c] + \
+            [a for a, c in zip(placed, covers) if not c]
+        for access in ordered:
             frag = self.result.fragments[access.buffer]
             key = (frag, id(access), op.shape, op.names, op.participants)
             if key not in self.followed:
@@ -518,6 +535,8 @@ class _Inference:
         places (shape): vectorized by the op's vector width (codegen.layout_vector)
         when shape is the op's own index space, else the default partition."""
         offset, count = op.participants
+        bound_cells(max(math.prod(shape), count), f"the partition of {op.what}",
+                    op.node.span)
         if tuple(shape) != op.shape:
             return default_partition(shape, count, offset)
         vec = vector_width(op.shape, op.names, op.memory, count)
@@ -530,6 +549,8 @@ class _Inference:
         if not self.placed(src):
             if not free:
                 return
+            bound_cells(max(src.size, op.participants[1]), f"fragment {src.name}",
+                        node.span)
             self.place(src, default_partition(src.shape, op.participants[1],
                                               op.participants[0]), node.span, op)
         source = self.result.fragments[src]

@@ -7,10 +7,9 @@ buffer, uses T.get_thread_binding(), a float, ...) is kept as None: such an acce
 be placed by a layout, and the inference reports it when it matters."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Iterator, Mapping
-
-import numpy as np
 
 from verify_reducer.spec import ir
 from verify_reducer.spec.addressing import integer_index
@@ -22,10 +21,12 @@ from verify_reducer.spec.source import Span
 class Scope:
     """Where a statement runs: its participant range, the integer variables it can name
     (as IndexExprs: a Let-bound name stands for its value), the values each context
-    variable takes, and the variables of the innermost T.Parallel with their extents."""
+    variable takes (a `range`: a block index over a grid of 2**31 - 1 blocks costs nothing
+    until a rule enumerates it, and codegen.layout_rules bounds that), and the variables
+    of the innermost T.Parallel with their extents."""
     participants: tuple[int, int]
     env: dict[str, IndexExpr] = field(default_factory=dict)
-    domains: dict[str, np.ndarray] = field(default_factory=dict)
+    domains: dict[str, range] = field(default_factory=dict)
     loop: dict[str, int] = field(default_factory=dict)
 
     def child(self, **changes) -> "Scope":
@@ -34,9 +35,14 @@ class Scope:
         return replace(copy, **changes) if changes else copy
 
     def ranges(self) -> dict[str, tuple[int, int]]:
-        out = {v: (int(d.min()), int(d.max())) for v, d in self.domains.items() if len(d)}
+        out = {v: domain_bounds(d) for v, d in self.domains.items() if len(d)}
         out.update({v: (0, e - 1) for v, e in self.loop.items()})
         return out
+
+
+def domain_bounds(values: range) -> tuple[int, int]:
+    """The least and greatest value of a non-empty range, without walking it."""
+    return min(values[0], values[-1]), max(values[0], values[-1])
 
 
 @dataclass(frozen=True)
@@ -45,7 +51,7 @@ class Access:
     index: tuple[IndexExpr, ...] | None
     write: bool
     span: Span
-    domains: Mapping[str, np.ndarray]      # values of the context variables of index
+    domains: Mapping[str, range]           # values of the context variables of index
 
     @property
     def text(self) -> str:
@@ -157,11 +163,11 @@ def serial_scope(scope: Scope, loop: ir.SerialFor) -> Scope:
     ranges = scope.ranges()
     (slo, shi), (tlo, thi) = start.bounds(ranges), stop.bounds(ranges)
     if isinstance(start, Const) and isinstance(stop, Const):
-        values = np.arange(start.value, stop.value, loop.step, dtype=np.int64)
-    elif loop.step > 0 and np.isfinite([slo, thi]).all():
-        values = np.arange(int(slo), int(thi), dtype=np.int64)
-    elif loop.step < 0 and np.isfinite([shi, tlo]).all():
-        values = np.arange(int(tlo) + 1, int(shi) + 1, dtype=np.int64)
+        values = range(start.value, stop.value, loop.step)
+    elif loop.step > 0 and math.isfinite(slo) and math.isfinite(thi):
+        values = range(int(slo), int(thi))
+    elif loop.step < 0 and math.isfinite(shi) and math.isfinite(tlo):
+        values = range(int(tlo) + 1, int(shi) + 1)
     else:
         return inner
     inner.env[name] = Var(name)

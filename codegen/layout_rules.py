@@ -24,6 +24,8 @@ from typing import Iterator
 import numpy as np
 
 from verify_reducer.spec.indexexpr import Const, IndexExpr, Var
+from verify_reducer.spec.limits import MAX_LAYOUT_CELLS, MAX_LAYOUT_CONTEXTS, power_of_two
+from verify_reducer.spec.source import Span
 from verify_reducer.spec.layout import Layout, flat_index, fresh_rep, index_names
 from .layout_access import Access
 from .layout_inverse import IndexInverse, kept_inverse
@@ -31,11 +33,46 @@ from .layout_inverse import IndexInverse, kept_inverse
 Why = str
 
 
+class TooManyCells(Exception):
+    """A layout, or the comparison of two, that would evaluate more than
+    MAX_LAYOUT_CELLS (thread, slot) cells: every rule here is decided on all points
+    with numpy, so past the limit the program is refused (R102 at span), never
+    allocated."""
+
+    def __init__(self, what: str, cells: int, span: Span | None):
+        super().__init__(what)
+        self.message = (f"{what} would hold {cells} cells (elements × replicas); layout "
+                        f"inference evaluates at most {power_of_two(MAX_LAYOUT_CELLS)} "
+                        f"(docs/limits.md)")
+        self.span = span
+
+
+def bound_cells(cells: int, what: str, span: Span | None) -> None:
+    """TooManyCells when cells pass MAX_LAYOUT_CELLS (checked before anything of that
+    size is built)."""
+    if cells > MAX_LAYOUT_CELLS:
+        raise TooManyCells(what, cells, span)
+
+
 def _contexts(access: Access) -> Iterator[dict[str, int]]:
     """Every assignment of the access's context variables (one empty one if none)."""
     names = list(access.domains)
     for values in itertools.product(*(access.domains[n] for n in names)):
         yield dict(zip(names, (int(v) for v in values)))
+
+
+def _too_many_contexts(access: Access) -> Why | None:
+    """Why the rules will not decide this access: its context variables (block indices,
+    serial loop variables) take more assignments together than they enumerate. Each
+    assignment evaluates the whole loop, so the count is what the decision costs; past
+    MAX_LAYOUT_CONTEXTS it is refused, never sampled (a sample would not be exact)."""
+    count = math.prod(len(access.domains[n]) for n in access.domains)
+    if count <= MAX_LAYOUT_CONTEXTS:
+        return None
+    names = ", ".join(access.domains)
+    return (f"{access.text} depends on {names}, which take {count} values together; "
+            f"the layout rules decide an access on every value and enumerate at most "
+            f"{power_of_two(MAX_LAYOUT_CONTEXTS)}")
 
 
 def _point_text(names, values) -> str:
@@ -74,6 +111,12 @@ def follow(frag: Layout, access: Access, shape: tuple[int, ...], loop_vars: tupl
     if frag.participants != participants:
         return (f"{access.buffer.name} lives on threads {_range(frag.participants)}, "
                 f"the loop runs on threads {_range(participants)}")
+    too_many = _too_many_contexts(access)
+    if too_many:
+        return too_many
+    bound_cells(math.prod(shape) * frag.replicate,
+                f"a loop following {access.buffer.name} (replicated {frag.replicate}×)",
+                access.span)
     rep = fresh_rep(loop_vars)
     by_var = dict(zip(frag.index_vars, access.index))
     first = None
@@ -163,6 +206,8 @@ def compose(source: Layout, inverse: IndexInverse, shape: tuple[int, ...],
     thread = source.thread.substitute(mapping)
     slot = source.slot.substitute(fixed)   # the slot of replica digits 0 (a numbering)
     ranges = {v: (0, e - 1) for v, e in zip(names, shape)}
+    bound_cells(math.prod(shape) * spread * source.replicate,
+                f"a fragment of shape {shape} placed by a loop", None)
     condensed = _condensed_replicate(thread, shape, names, rep, spread * source.replicate)
     if condensed is None:
         if not single_holder_fallback:
@@ -271,7 +316,7 @@ def holders_contain(outer: Layout, kept: tuple[int | None, ...], inner: Layout) 
         full.append(outer.threads_of(tuple(src_index), absolute=True))
     held = np.concatenate(full, axis=0) if spread else np.empty((0, n), np.int64)
     placed = inner.threads_of(absolute=True)
-    ok = (placed[:, None, :] == held[None, :, :]).any(axis=1)
+    ok = _in_columns(placed, held)
     if ok.all():
         return None
     r, p = (int(a[0]) for a in np.nonzero(~ok))
@@ -303,13 +348,18 @@ def check(loop: Layout, frag: Layout, access: Access) -> Mismatch | None:
     those that hold e(x) (a holder left out would keep a stale replica)."""
     if access.index is None:
         return Mismatch(f"{access.text} is not an affine function of the loop variables")
+    too_many = _too_many_contexts(access)
+    if too_many:
+        return Mismatch(too_many)
+    bound_cells(loop.size * max(loop.replicate, frag.replicate),
+                f"checking {access.text} against its loop", access.span)
     runs = loop.threads_of(absolute=True)
     for ctx in _contexts(access):
         index, why = _element_indices(access, loop, ctx)
         if why:
             return Mismatch(why)
         holds = frag.threads_of(index, absolute=True)
-        held = (runs[:, None, :] == holds[None, :, :]).any(axis=1)
+        held = _in_columns(runs, holds)
         if not held.all():
             r, n = (int(a[0]) for a in np.nonzero(~held))
             return Mismatch(
@@ -319,7 +369,7 @@ def check(loop: Layout, frag: Layout, access: Access) -> Mismatch | None:
                 _point(loop, n), tuple(int(ix[n]) for ix in index), int(runs[r, n]),
                 context=tuple(ctx.items()))
         if access.write:
-            ran = (holds[:, None, :] == runs[None, :, :]).any(axis=1)
+            ran = _in_columns(holds, runs)
             if not ran.all():
                 r, n = (int(a[0]) for a in np.nonzero(~ran))
                 return Mismatch(
@@ -330,6 +380,18 @@ def check(loop: Layout, frag: Layout, access: Access) -> Mismatch | None:
                     _point(loop, n), tuple(int(ix[n]) for ix in index),
                     int(holds[r, n]), write=True, context=tuple(ctx.items()))
     return None
+
+
+def _in_columns(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """[Ra, N]: whether a[r, n] is among b[:, n] — by sorted keys (column, thread), so
+    the cost follows the two arrays, not their product (a loop replicated 128 times
+    against a fragment replicated 128 times is 16 384 comparisons per iteration)."""
+    n = a.shape[1]
+    if n == 0 or b.shape[0] == 0:
+        return np.zeros(a.shape, dtype=bool)
+    width = int(max(a.max(), b.max())) + 1
+    column = np.arange(n, dtype=np.int64)
+    return np.isin(column * width + a, column * width + b)
 
 
 def _point(loop: Layout, n: int) -> tuple[int, ...]:

@@ -28,6 +28,7 @@ from .epochs import ReducerState
 from .evaluate import convert, indices_of, operand, reads_thread, serial_iterations
 from .exact import combine
 from .memory import Storage, Window, WindowStorage, check_race, kernel_inputs, unallocated
+from .runs import BodyRuns, blocks_to_run
 from .values import THREAD, Lanes, Val
 
 
@@ -73,14 +74,14 @@ def run(func: ir.PrimFunc, inputs: dict[str, np.ndarray], blocks=None,
     hold each tensor's window only (verify.oracle.blocks proves that the chosen blocks cannot
     see each other's writes before a run is cut down this way). progress(done, total)
     is called after each block; observe(Contributions) after each finalize."""
+    chosen, total = blocks_to_run(func, blocks)
     globals_ = _global_storage(func, inputs, windows)
     epochs: list[EpochRecord] = []
     kernel = func.kernel
-    chosen = list(np.ndindex(*kernel.grid)) if blocks is None else list(blocks)
     for done, block in enumerate(chosen, 1):
         Block(kernel, block, globals_, epochs, observe).run()
         if progress is not None:
-            progress(done, len(chosen))
+            progress(done, total)
     written = None if windows is None else \
         {p.name: globals_[p].wrote.reshape(windows[p.name].shape) for p in func.params}
     return Result({p.name: globals_[p].array() for p in func.params},
@@ -109,6 +110,7 @@ class Block:
         self.epochs = epochs
         self.local: dict[ir.Buffer, Storage] = {}
         self.reducers: dict[ir.Buffer, ReducerState] = {}
+        self.body_runs = BodyRuns()
         self.stmt_span: Span | None = None
 
     def run(self) -> None:
@@ -253,7 +255,7 @@ class Block:
         self.body(stmt.body, inner)
 
     def _serialfor(self, stmt: ir.SerialFor, lanes: Lanes):
-        for bound in serial_iterations(stmt, lanes, self):
+        for bound in self.body_runs.count(stmt, serial_iterations(stmt, lanes, self)):
             self.body(stmt.body, bound)
 
     def _if(self, stmt: ir.If, lanes: Lanes):

@@ -49,7 +49,7 @@ class PipelineExecution:
 
     def run_pipeline(self, pipe: Pipeline, lanes: Lanes) -> None:
         loop = pipe.loop
-        iterations = list(serial_iterations(loop, lanes, self))
+        iterations = list(self.body_runs.count(loop, serial_iterations(loop, lanes, self)))
         groups: list[list[_Issued]] = []           # committed, oldest first
         self.iter_names.append(loop.var.name)
         for staged in pipe.staged_reads:       # fresh, never written storage

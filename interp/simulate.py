@@ -42,6 +42,7 @@ from verify_reducer.spec.physical import PhysicalPlan
 from .evaluate import convert, operand, serial_iterations, stored
 from .memory import Window, WindowArray, kernel_inputs
 from .registers import LocalBuffer, Registers
+from .runs import BodyRuns, blocks_to_run
 from .sim_copies import CopyExecution, in_box, outside_message
 from .sim_memory import MemoryAccess
 from .sim_partials import Partials
@@ -74,13 +75,12 @@ def simulate(plan: PhysicalPlan, inputs: dict[str, np.ndarray], blocks=None,
     """Simulates blocks (default: every block of the grid, in order), with each global
     tensor held whole or, given windows, as its window (inputs then hold the windows).
     progress(done, total) is called after each block."""
+    chosen, total = blocks_to_run(plan.func, blocks)
     kernel = _Kernel(plan, inputs, windows)
-    grid = plan.func.kernel.grid
-    chosen = list(np.ndindex(*grid)) if blocks is None else list(blocks)
     for done, block in enumerate(chosen, 1):
         _Block(kernel, tuple(int(b) for b in block)).run()
         if progress is not None:
-            progress(done, len(chosen))
+            progress(done, total)
     params = plan.func.params
     if windows is None:
         outputs = {p.name: kernel.globals[p].reshape(p.shape).copy() for p in params}
@@ -128,6 +128,7 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
         self.visits: dict[ir.ReducerUpdate, int] = {}
         self.loop_envs: dict[ir.ParallelFor, tuple] = {}
         self.iter_names: list[str] = []      # loop variables in scope, for messages
+        self.body_runs = BodyRuns()
         # a pipelined loop's staged shared buffers: the element offset of the stage
         # the current iteration reads (interp.sim_pipeline)
         self.stage_of: dict[ir.Buffer, int] = {}
@@ -230,7 +231,7 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
             return
         self.iter_names.append(stmt.var.name)
         try:
-            for bound in serial_iterations(stmt, lanes, self):
+            for bound in self.body_runs.count(stmt, serial_iterations(stmt, lanes, self)):
                 self.body(stmt.body, bound)
         finally:
             self.iter_names.pop()

@@ -24,17 +24,39 @@ GRID_AXES = ("x", "y", "z")
 # (held whole). The interpreter keeps a float64 error bound beside every value, so
 # 2**26 elements of float64 are 1 GiB with their bounds.
 MAX_ELEMENTS = 2**26
+# Lanes of one T.Parallel nest, and cells of one layout: its elements times its replicas
+# (every participant's copy: a fragment read outside T.Parallel is held by every
+# thread, a reducer's storage may be, a loop that follows a replicated fragment runs
+# each iteration on every replica). Layout inference and the simulator evaluate a
+# layout cell by cell with numpy (several int64 arrays of that many entries), and the
+# interpreter keeps about 256 bytes per lane, so 2**22 keeps one layout near 32 MiB an
+# array and one T.Parallel near 1 GiB in the interpreter. A reducer's elements times
+# the kernel's threads are held to it in the frontend; every other layout where it is
+# built (codegen.layout_rules). On the GPU 2**22 cells over 1024 threads are 4096
+# registers a thread, 16 times what sm_90 gives one thread.
+MAX_LANES = 2**22
+MAX_LAYOUT_CELLS = 2**22
 # Elements of one declared T.Tensor parameter. `check` holds only the windows of the
 # blocks it runs (verify.oracle.blocks) and `run` refuses what is over --max-memory before it
 # starts, so the declared size only has to keep every flat index far inside int64.
 MAX_TENSOR_ELEMENTS = 2**40
-# Blocks one run executes: the interpreter and the simulator run each in Python (about a
-# millisecond per stage for a small block), so 2**14 blocks already take a while. `check`
-# runs a sample when the blocks are proved independent; all of them otherwise.
-MAX_BLOCKS = 2**14
+# Blocks one run executes: the interpreter and the simulator run each in Python (`check`
+# spends about a millisecond of CPU per small block over its three runs: interpreter,
+# auto and canonical plans), so the limit is what `check` answers in about 10 s
+# (docs/limits.md has the measurement). `check` runs a sample when the blocks are proved
+# independent; all of them otherwise.
+MAX_BLOCKS = 2**13
 # Runs of the innermost body: the blocks executed × the trip counts of the serial loops
-# around it in one block (each one runs in Python, some 50 µs per iteration and stage).
-MAX_ITERATIONS = 2**20
+# around it in one block. Each run is Python: `check` spends about 290 µs of CPU per
+# run of a one-update body over its three runs, so 2**15 runs answer in about 10 s.
+MAX_ITERATIONS = 2**15
+
+# Assignments of the context variables (block indices, serial loop variables) of one
+# fragment access that layout inference enumerates to decide it exactly
+# (codegen.layout_rules: each one evaluates the whole loop). Past it the access is an
+# R300 saying so: a fragment indexed by a block index over a large grid, or by a serial
+# loop variable over thousands of rows, would otherwise cost a pass per value.
+MAX_LAYOUT_CONTEXTS = 2**14
 
 # Nesting depth of one expression (every IR walker recurses on it, a few Python frames
 # per level) and of statements (bodies of loops, ifs and T.ws inside each other). Python

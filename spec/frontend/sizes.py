@@ -11,10 +11,10 @@ from __future__ import annotations
 import ast
 
 from ..diagnostics import Diagnostic, error
-from ..ir import Const, ParallelFor, PrimFunc, SerialFor, Stmt, children
+from ..ir import Alloc, Const, ParallelFor, PrimFunc, SerialFor, Stmt, children, walk
 from ..limits import (GRID_AXES, MAX_BLOCKS, MAX_ELEMENTS, MAX_EXPR_DEPTH, MAX_GRID,
-                      MAX_ITERATIONS, MAX_STMT_DEPTH, MAX_THREADS_PER_BLOCK, TARGET,
-                      power_of_two)
+                      MAX_ITERATIONS, MAX_LANES, MAX_LAYOUT_CELLS, MAX_STMT_DEPTH,
+                      MAX_THREADS_PER_BLOCK, TARGET, power_of_two)
 from .errors import fail, shape_error, unsupported
 
 
@@ -63,6 +63,26 @@ def check_func_sizes(func: PrimFunc) -> list[Diagnostic]:
     statements. How many blocks a run executes is the run's business (check_run_size)."""
     found: list[Diagnostic] = []
     _walk(func.kernel.body, 1, 1, 1, found)
+    found += _reducer_cells(func)
+    return found
+
+
+def _reducer_cells(func: PrimFunc) -> list[Diagnostic]:
+    """R102 at a reducer whose elements times the kernel's threads pass
+    MAX_LAYOUT_CELLS: every plan may keep each element in every participant (the
+    canonical plan's finalize destinations do), and the planner and the simulator
+    evaluate that storage cell by cell."""
+    threads = func.kernel.threads
+    found = []
+    for stmt in walk(func.kernel.body):
+        if isinstance(stmt, Alloc) and stmt.buffer.scope == "reducer":
+            cells = _product(stmt.buffer.shape) * threads
+            if cells > MAX_LAYOUT_CELLS:
+                found.append(error(
+                    "R102", f"reducer {stmt.buffer.name} has {_product(stmt.buffer.shape)} "
+                    f"elements over {threads} threads, {cells} cells where every thread "
+                    f"keeps every element; at most {power_of_two(MAX_LAYOUT_CELLS)} are "
+                    f"supported (docs/limits.md)", stmt.span))
     return found
 
 
@@ -116,10 +136,10 @@ def _walk(body: tuple[Stmt, ...], depth: int, iterations: int, lanes: int,
                 continue
         elif isinstance(stmt, ParallelFor):
             inner_lanes = lanes * _product(stmt.extents)
-            if inner_lanes > MAX_ELEMENTS:
+            if inner_lanes > MAX_LANES:
                 found.append(error(
-                    "R102", f"nested T.Parallel loops run {inner_lanes} iterations at once; "
-                    f"at most {power_of_two(MAX_ELEMENTS)} are supported (docs/limits.md)",
+                    "R102", f"T.Parallel loops run {inner_lanes} iterations at once; "
+                    f"at most {power_of_two(MAX_LANES)} are supported (docs/limits.md)",
                     stmt.span))
                 continue
         for sub in children(stmt):

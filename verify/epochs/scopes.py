@@ -105,22 +105,35 @@ class Binding:
     let: ir.Let | None = None
 
 
+RECENT_LETS = 32
+
+
 @dataclass(frozen=True)
 class Context:
     """Everything the local checks need about a statement's position."""
     kernel: ir.Kernel
     scope: Scope
     bindings: dict[str, Binding] = field(default_factory=dict)
+    # Let bindings made since `bindings` was last copied, newest last: a chain of 5,000
+    # Lets would copy the whole dict at each one (quadratic, seconds); this way each
+    # Let copies at most RECENT_LETS pairs and the dict once every RECENT_LETS Lets
+    recent: tuple[tuple[str, Binding], ...] = ()
 
     def lookup(self, var: ir.Var) -> Binding | None:
+        for name, binding in reversed(self.recent):
+            if name == var.name:
+                return binding
         return self.bindings.get(var.name)
+
+    def _all_bindings(self) -> dict[str, Binding]:
+        return {**self.bindings, **dict(self.recent)} if self.recent else dict(self.bindings)
 
     def guards(self) -> list[tuple[ir.Expr, bool]]:
         """The `if` conditions that hold here, each with the polarity of its arm."""
         return [(f.stmt.cond, f.arm == "then") for f in self.scope if isinstance(f.stmt, ir.If)]
 
     def enter(self, frame: Frame) -> "Context":
-        bindings = dict(self.bindings)
+        bindings = self._all_bindings()
         s = frame.stmt
         if isinstance(s, ir.ParallelFor):
             for v, n in zip(s.vars, s.extents):
@@ -130,8 +143,11 @@ class Context:
         return Context(self.kernel, self.scope + (frame,), bindings)
 
     def bind_let(self, let: ir.Let) -> "Context":
-        bindings = dict(self.bindings)
-        bindings[let.var.name] = Binding("let", let.var, let=let)
+        binding = (let.var.name, Binding("let", let.var, let=let))
+        if len(self.recent) < RECENT_LETS:
+            return Context(self.kernel, self.scope, self.bindings, self.recent + (binding,))
+        bindings = self._all_bindings()
+        bindings[binding[0]] = binding[1]
         return Context(self.kernel, self.scope, bindings)
 
 

@@ -16,12 +16,14 @@ peak of the run's allocations, on either side; the process adds itself (the inte
 and its libraries, 60 to 150 MiB)."""
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from verify_reducer.spec import ir
+from verify_reducer.spec.limits import MAX_ITERATIONS
 
 from verify_reducer.interp.memory import Window
 
@@ -87,32 +89,37 @@ def _working_set(func: ir.PrimFunc) -> int:
 
 def _largest_epoch(func: ir.PrimFunc) -> int:
     """The most contributions one reducer can collect in a block: every update site's
-    T.Parallel lanes times the trips of the serial loops around it (an unbounded trip
-    count is left out: the estimate then undercounts, it never refuses for it)."""
+    T.Parallel lanes times the runs of the serial loops around it. A loop whose bounds
+    are read at run time (`T.serial(n[0])`) is counted at most MAX_ITERATIONS times, the
+    trip count the run enforces when it reaches the loop, never at its dtype's range
+    (2**31 trips would be a false refusal of 128 GiB); so are the loops around one
+    body together (the frontend refuses more for constant bounds, the interpreter for
+    bounds it reads)."""
     per_reducer: dict[str, int] = {}
 
-    def visit(body: ir.Body, ctx: Context, times: int) -> None:
+    def visit(body: ir.Body, ctx: Context, times: int, runs: int) -> None:
         for stmt in body:
             if isinstance(stmt, ir.ReducerUpdate):
                 name = stmt.reducer.name
-                per_reducer[name] = per_reducer.get(name, 0) + times
+                per_reducer[name] = per_reducer.get(name, 0) + times * runs
             elif isinstance(stmt, ir.ParallelFor):
                 n = 1
                 for e in stmt.extents:
                     n *= e
-                visit(stmt.body, ctx.enter(Frame(stmt, "body")), times * n)
+                visit(stmt.body, ctx.enter(Frame(stmt, "body")), times * n, runs)
             elif isinstance(stmt, ir.SerialFor):
                 most = trip_range(stmt, ctx)[1]
-                trips = int(most) if most != float("inf") else 1
-                visit(stmt.body, ctx.enter(Frame(stmt, "body")), times * trips)
+                trips = MAX_ITERATIONS if math.isinf(most) else min(int(most), MAX_ITERATIONS)
+                visit(stmt.body, ctx.enter(Frame(stmt, "body")), times,
+                      min(runs * trips, MAX_ITERATIONS))
             elif isinstance(stmt, ir.If):
-                visit(stmt.then, ctx.enter(Frame(stmt, "then")), times)
-                visit(stmt.orelse, ctx.enter(Frame(stmt, "else")), times)
+                visit(stmt.then, ctx.enter(Frame(stmt, "then")), times, runs)
+                visit(stmt.orelse, ctx.enter(Frame(stmt, "else")), times, runs)
             elif isinstance(stmt, ir.WarpGroup):
-                visit(stmt.body, ctx.enter(Frame(stmt, "body")), times)
+                visit(stmt.body, ctx.enter(Frame(stmt, "body")), times, runs)
             elif isinstance(stmt, ir.Let):
                 ctx = ctx.bind_let(stmt)
-    visit(func.kernel.body, kernel_context(func.kernel), 1)
+    visit(func.kernel.body, kernel_context(func.kernel), 1, 1)
     return max(per_reducer.values(), default=0)
 
 

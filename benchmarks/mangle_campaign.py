@@ -55,6 +55,9 @@ def main() -> int:
     parser.add_argument("--deep", action="store_true", help="also the deep programs")
     parser.add_argument("--planted", action="store_true", help="also the planted-code programs")
     parser.add_argument("--probes", action="store_true", help="also the semantic probes")
+    parser.add_argument("--only", metavar="REGEX",
+                        help="of the deep, planted and probe programs, only those whose name "
+                             "matches (e.g. 'serial|grid', 'cast_')")
     parser.add_argument("--time-limit", type=float, default=60.0,
                         help="seconds before a run counts as a hang and is killed")
     parser.add_argument("--slow", type=float, default=20.0,
@@ -73,7 +76,7 @@ def main() -> int:
 
     canaries = tempfile.mkdtemp(prefix="campaign-canaries-")
     jobs, names = _jobs(args, commands, canaries)
-    probes = all_probes() if args.probes else []
+    probes = [p for p in (all_probes() if args.probes else []) if _chosen(args, p.name)]
     first_probe = len(jobs)
     jobs += [p.job() for p in probes]
     names += [f"probe {p.name}" for p in probes]
@@ -86,8 +89,8 @@ def main() -> int:
             print(f"{names[index]} [{outcome.command}]: {outcome.crash}: "
                   f"{outcome.detail[:120]}", flush=True)
         elif outcome.seconds > args.slow:
-            print(f"{names[index]} [{outcome.command}]: {outcome.seconds:.1f} s "
-                  f"(exit {outcome.exit_code})", flush=True)
+            print(f"{names[index]} [{outcome.command}]: {outcome.seconds:.1f} s, "
+                  f"{outcome.cpu_seconds:.1f} s CPU (exit {outcome.exit_code})", flush=True)
         if done % 500 == 0:
             print(f"... {done}/{len(jobs)} in {time.monotonic() - start:.0f} s", flush=True)
 
@@ -105,7 +108,8 @@ def main() -> int:
         print(f"  {cls.name}: first is {names[cls.first]}")
     for i in summary.slow_runs:
         print(f"  over {args.slow:g} s: {names[i]} [{outcomes[i].command}] "
-              f"{outcomes[i].seconds:.1f} s, exit {outcomes[i].exit_code}")
+              f"{outcomes[i].seconds:.1f} s ({outcomes[i].cpu_seconds:.1f} s CPU), "
+              f"exit {outcomes[i].exit_code}")
     verdicts = [judge(p, o) for p, o in zip(probes, outcomes[first_probe:])]
     if probes:
         print(format_verdicts(verdicts))
@@ -131,10 +135,16 @@ def _jobs(args, commands: list[str], canaries: str) -> tuple[list[Job], list[str
     if args.planted:
         extra += [(f"planted {p.kind}", p.source, p.canary) for p in planted_programs(canaries)]
     for name, source, canary in extra:
+        if not _chosen(args, name.split(" ", 1)[1]):
+            continue
         for command in commands:
             jobs.append(Job(source, command, canary=canary))
             names.append(name)
     return jobs, names
+
+
+def _chosen(args, name: str) -> bool:
+    return args.only is None or re.search(args.only, name) is not None
 
 
 def _save(folder: Path, summary, jobs, names, probes, verdicts) -> None:

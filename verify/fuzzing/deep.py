@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from verify_reducer.spec.limits import (MAX_BLOCKS, MAX_ELEMENTS, MAX_EXPR_DEPTH,
-                                        MAX_ITERATIONS, MAX_STMT_DEPTH)
+from verify_reducer.spec import limits
 
 
 @dataclass(frozen=True)
@@ -144,7 +143,10 @@ def tensor_size(elements: int) -> Deep:
 
 def deep_programs() -> list[Deep]:
     """Every deep program: each limit at, one past, and far past its number."""
-    e, s, it = MAX_EXPR_DEPTH, MAX_STMT_DEPTH, MAX_ITERATIONS
+    # the limits are read when the list is built: a limit that moves moves its programs
+    e, s, it = limits.MAX_EXPR_DEPTH, limits.MAX_STMT_DEPTH, limits.MAX_ITERATIONS
+    blocks, elements = limits.MAX_BLOCKS, limits.MAX_ELEMENTS
+    lanes = getattr(limits, "MAX_LANES", elements)
     programs = [expr_depth(d) for d in (e - 4, e - 1, e, e + 1, 2 * e, 180)]
     programs += [parens(d) for d in (50, 150, 199, 250, 1000)]
     programs += [flat_sum(n) for n in (e, e + 2, 500, 5000)]
@@ -154,10 +156,13 @@ def deep_programs() -> list[Deep]:
     programs += [let_chain(n) for n in (100, 1000, 5000, 20000)]
     programs += [update_sites(n) for n in (10, 100, 300, 1000)]
     programs += [update_loops(n) for n in (50, 300)]
-    programs += [serial_trips(n) for n in (it // 4, it, it + 1, 2**31 - 1)]
-    programs += [runtime_trips(n) for n in (1000, it, it + 1, 2**31 - 1)]
-    programs += [grid(n) for n in (MAX_BLOCKS, MAX_BLOCKS + 1, 2**28, 2**31 - 1, 2**31)]
-    programs += [parallel_extent(n) for n in (2**20, MAX_ELEMENTS, MAX_ELEMENTS + 1)]
-    programs += [reducer_size(n) for n in (10**6, 10**7, MAX_ELEMENTS, MAX_ELEMENTS + 1)]
+    # (2**20 serial iterations and grids of 2**28 blocks were hangs, issue 24)
+    programs += [serial_trips(n) for n in sorted({it // 4, it, it + 1, 2**20, 2**31 - 1})]
+    programs += [runtime_trips(n) for n in sorted({1000, it, it + 1, 2**20, 2**31 - 1})]
+    programs += [grid(n) for n in (blocks, blocks + 1, 2**28, 2**31 - 1, 2**31)]
+    programs += [parallel_extent(n) for n in sorted({lanes, lanes + 1, 2**20, elements,
+                                                     elements + 1})]
+    programs += [reducer_size(n) for n in sorted({10**6, 10**7, lanes + 1, elements,
+                                                  elements + 1})]
     programs += [tensor_size(n) for n in (2**30, 2**40, 2**40 + 1)]
     return programs

@@ -354,6 +354,7 @@ class Summary:
     by_command: dict[str, Counter] = field(default_factory=dict)   # command -> exit counts
     over_time: int = 0
     slow: int = 0                   # runs over the slow threshold (still answered)
+    slow_cpu: int = 0               # of them, over it in CPU time too (not just load)
     slow_runs: list[int] = field(default_factory=list)
     memory_kills: int = 0           # MemoryError / ENOMEM under the address-space cap
     signals: int = 0                # children that died from a signal
@@ -379,6 +380,7 @@ def summarize(outcomes: list[Outcome], slow_seconds: float = 20.0) -> Summary:
         if o.seconds > slow_seconds:
             summary.slow += 1
             summary.slow_runs.append(i)
+            summary.slow_cpu += o.cpu_seconds > slow_seconds
         summary.memory_kills += o.memory
         summary.signals += bool(o.crash and o.crash.startswith("died from signal"))
         summary.max_rss_mb = max(summary.max_rss_mb, o.peak_rss_mb)
@@ -413,7 +415,7 @@ def format_summary(summary: Summary, slow_seconds: float = 20.0) -> str:
     if len(summary.by_command) > 1:
         lines += [f"  {cmd}: {codes(c)}" for cmd, c in summary.by_command.items()]
     lines += [f"over the time limit: {summary.over_time}; over {slow_seconds:g} s: "
-              f"{summary.slow}; memory kills: {summary.memory_kills}; died from a signal: "
+              f"{summary.slow} ({summary.slow_cpu} in CPU time too); memory kills: {summary.memory_kills}; died from a signal: "
               f"{summary.signals}; slowest {summary.max_seconds:.1f} s; max peak RSS "
               f"{summary.max_rss_mb:.0f} MB; CPU time {summary.cpu_seconds:.0f} s in all",
               f"crash classes: {len(summary.classes)}"]

@@ -63,18 +63,42 @@ def round_float(value: Fraction, dtype: str) -> float:
     return -result if value < 0 else result
 
 
-def float_to_int(value: float, dtype: str) -> int:
-    """CUDA's cvt.rzi: truncate toward zero, saturate to the target's range; NaN -> 0."""
-    lo, hi = int_range(dtype)
+def wrap(value: int, dtype: str) -> int:
+    """An exact integer kept to dtype's width in two's complement."""
+    signed, bits = INTS[dtype]
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if signed and value >> (bits - 1) else value
+
+
+# float -> int as the H200 computes TileLang's CUDA (cvt.rzi, measured under CUDA 13.0 by
+# the engineer who set the interpreter's rule): a conversion goes to at least 32 bits
+# (CUDA converts through int / unsigned int), truncates toward zero, saturates to that
+# width's range of the target's signedness, and keeps the target's low bits; NaN gives
+# 0 where a 16/32-bit float goes to <= 32 bits, else the pattern 100…0 of the width.
+CONVERT_WIDTH_MIN = 32
+
+
+def float_to_int(value: float, dtype: str, source: str = "float64") -> int:
+    """Truncate toward zero, saturate to the conversion's range, keep the target's bits;
+    NaN -> 0 or 100…0 (CONVERT_WIDTH_MIN above)."""
+    signed, bits = INTS[dtype]
+    width = max(bits, CONVERT_WIDTH_MIN)
     if math.isnan(value):
-        return 0
+        if width == 32 and FLOATS[source][0] < 53:
+            return 0
+        return wrap(1 << (width - 1), dtype)
+    lo, hi = int_range(f"{'' if signed else 'u'}int{width}")
     if math.isinf(value):
-        return hi if value > 0 else lo
-    return min(hi, max(lo, int(value)))           # int() of a float truncates, exactly
+        return wrap(hi if value > 0 else lo, dtype)
+    return wrap(min(hi, max(lo, int(value))), dtype)   # int() of a float truncates, exactly
 
 
 def int_to_float(value: int, dtype: str) -> float:
-    """An integer converted to a float dtype: the exact value rounded to nearest even."""
+    """An integer converted to a float dtype: the exact value rounded to nearest even;
+    into float16/bfloat16 through float32 first (TileLang prints half_t(x) and
+    bfloat16_t(x), which convert a float), so twice."""
+    if FLOATS[dtype][0] < 24:
+        return round_float(Fraction(round_float(Fraction(value), "float32")), dtype)
     return round_float(Fraction(value), dtype)
 
 
@@ -123,10 +147,13 @@ def stays_nan(_value: float, _dtype: str) -> float:
 
 
 RULES = {
-    "float_to_int": ("float -> int truncates toward zero and saturates to the target's "
-                     "range; NaN -> 0", float_to_int),
-    "int_to_float": ("int -> float rounds the exact integer to nearest even; past the "
-                     "largest finite value, inf", int_to_float),
+    "float_to_int": ("float -> int truncates toward zero, saturates to the range of "
+                     "max(32, bits) bits of the target's signedness and keeps the target's "
+                     "bits; NaN -> 0 (16/32-bit float into <= 32 bits) or 100...0 of the "
+                     "width", float_to_int),
+    "int_to_float": ("int -> float rounds the exact integer to nearest even (into 16-bit "
+                     "floats through float32); past the largest finite value, inf",
+                     int_to_float),
     "compare": ("comparisons follow C's usual arithmetic conversions (uint32 > -1 is "
                 "false)", c_compare),
     "max_min": ("IEEE-754 maximum/minimum: max(-0.0, +0.0) = +0.0, min = -0.0",
@@ -213,19 +240,24 @@ def cast_probes() -> list[Probe]:
                 f"cast_{src}_to_{dst}", "cast", "float_to_int",
                 _kernel([("x", (n,), src)], n, dst, "sum", body, f"{src} -> {dst}"),
                 {"x": np.array(values, dtype=src)}, dst,
-                tuple(float_to_int(v, dst) for v in values)))
+                tuple(float_to_int(v, dst, src) for v in values)))
     # constants fold in the frontend, a path of their own: per target, one program of
     # the constants whose value fits it, and one program per out-of-range constant (a
-    # refusal of one must not hide the others)
+    # refusal of one must not hide the others). Only constants float32 holds exactly:
+    # TVM makes a float literal float32, the reference may read it as float64, and the
+    # probe must not depend on which.
+    exact32 = [v for v in CAST_VALUES if math.isfinite(v)
+               and round_float(Fraction(v), "float32") == v]
     for dst in INTS:
         lo, hi = int_range(dst)
-        fitting = [v for v in CAST_VALUES if math.isfinite(v) and lo <= int(v) <= hi]
+        fitting = [v for v in exact32 if lo <= int(v) <= hi]
         probes.append(_constant_probe(f"cast_constants_to_{dst}", fitting, dst))
     for dst in ("int32", "uint32", "int64", "uint64"):
-        for v in (3e9, 2.0**63, 1.5e19, 1e30, -3e9):
+        for v in (3e9, 2.0**63, 2.0**64, 2.0**100, -3e9):
             lo, hi = int_range(dst)
             if not lo <= int(v) <= hi:
-                probes.append(_constant_probe(f"cast_constant_{v:g}_to_{dst}", [v], dst))
+                slug = f"{'minus_' if v < 0 else ''}2p{math.log2(abs(v)):.4g}"
+                probes.append(_constant_probe(f"cast_constant_{slug}_to_{dst}", [v], dst))
     return probes
 
 
@@ -235,7 +267,8 @@ def _constant_probe(name: str, values: list[float], dst: str) -> Probe:
     n = len(values)
     return Probe(name, "cast", "float_to_int",
                  _kernel([("x", (1,), "float32")], n, dst, "sum", body, f"constants -> {dst}"),
-                 {"x": np.zeros(1, np.float32)}, dst, tuple(float_to_int(v, dst) for v in values))
+                 {"x": np.zeros(1, np.float32)}, dst,
+                 tuple(float_to_int(v, dst, "float32") for v in values))
 
 
 # float32 bit patterns of NaNs whose payload bf16 or f16 would drop when truncated
@@ -336,8 +369,11 @@ def mixed_sign_probes() -> list[Probe]:
     return probes
 
 
+# (2**31 + 2**23 + 1: rounded once to bfloat16 it is 2**31 + 2**24, through float32 a tie
+# that goes to 2**31)
 INT_VALUES = {"int64": (0, 1, -1, 2**24 + 1, 2**31 + 1, 2**53 + 1, 2**62 + 2**9 + 1,
-                        2**63 - 1, -2**63, 65504, 65520, -65520, 2**40 + 2**16 + 1),
+                        2**63 - 1, -2**63, 65504, 65520, -65520, 2**40 + 2**16 + 1,
+                        2**31 + 2**23 + 1),
               "uint64": (0, 1, 2**32 - 1, 2**53 + 1, 2**63, 2**63 + 1, 2**64 - 1,
                          2**64 - 2**40 + 1, 65520)}
 

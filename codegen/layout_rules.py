@@ -70,9 +70,9 @@ def _too_many_contexts(access: Access) -> Why | None:
     if count <= MAX_LAYOUT_CONTEXTS:
         return None
     names = ", ".join(access.domains)
-    return (f"{access.text} depends on {names}, which take {count} values together; "
-            f"the layout rules decide an access on every value and enumerate at most "
-            f"{power_of_two(MAX_LAYOUT_CONTEXTS)}")
+    return (f"{access.text} depends on {names} ({count} values in all); the layout "
+            f"rules decide an access on every value and enumerate at most "
+            f"{power_of_two(MAX_LAYOUT_CONTEXTS)} (docs/limits.md)")
 
 
 def _point_text(names, values) -> str:

@@ -45,9 +45,8 @@ class BodyRuns:
             if done > MAX_ITERATIONS:
                 raise DiagnosticError(error(
                     "R102", f"this loop's body would run more than "
-                    f"{power_of_two(MAX_ITERATIONS)} times in one block (its bounds, or "
-                    f"those of the loops around it, are read at run time); at most "
-                    f"{power_of_two(MAX_ITERATIONS)} runs are supported (docs/limits.md)",
-                    loop.span))
+                    f"{power_of_two(MAX_ITERATIONS)} times in one block, the most that is "
+                    f"supported; its bounds, or those of the loops around it, are read at "
+                    f"run time (docs/limits.md)", loop.span))
             self.runs[loop] = done
             yield item

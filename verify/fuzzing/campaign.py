@@ -9,11 +9,13 @@ plain data) is an argument of every task, so it reaches every worker."""
 from __future__ import annotations
 
 import concurrent.futures as cf
+import itertools
 import json
 import multiprocessing
 import os
 import sys
 from dataclasses import asdict, dataclass, replace
+from typing import Iterator
 
 import numpy as np
 
@@ -31,6 +33,7 @@ from verify_reducer.verify.fuzzing.outcome import Outcome
 from verify_reducer.verify.fuzzing.tilelang_target import bug_report, prepare_setup
 
 MINIMIZE_BUDGET = 60          # checks one finding's minimization may spend
+IN_FLIGHT_PER_JOB = 2         # cases submitted ahead per worker (the rest are drawn later)
 
 
 @dataclass
@@ -126,11 +129,15 @@ def fuzz(count: int, seed: int, out_dir: str, backends: tuple[str, ...] = ("sim"
     os.makedirs(out_dir, exist_ok=True)
     jobs = jobs or default_jobs()
     done, findings = _resume(corpus, seed)
-    todo = [n for n in range(count) if n not in done]
+    # the cases left, drawn as they are run: `--count 10**12` is a campaign that runs
+    # until stopped, not a list of 10**12 numbers built before the first case
+    todo = (n for n in range(count) if n not in done)
+    left = count - sum(1 for n in done if n < count)
     if meter:
         meter.start(count, len(done), len(findings))
     try:
-        for result in _results(todo, seed, (backends, budget, tilelang, user_ops), jobs, scheduler):
+        for result in _results(todo, left, seed, (backends, budget, tilelang, user_ops),
+                               jobs, scheduler):
             finding = _save(result, out_dir) if result.outcome else None
             if finding:
                 findings.append(finding)
@@ -157,37 +164,49 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def _results(todo, seed, task, jobs, scheduler):
-    """CaseResults as they finish (in any order); task: run_case's arguments after
-    (seed, case), plain data that travels with every task."""
+def _results(todo: Iterator[int], left: int, seed, task, jobs, scheduler):
+    """CaseResults as they finish (in any order) for the `left` cases todo draws;
+    task: run_case's arguments after (seed, case), plain data that travels with every
+    task. At most IN_FLIGHT_PER_JOB cases per worker are submitted ahead, so memory
+    follows the workers, never the count."""
     if scheduler:
         yield from _on_dask(todo, seed, task, scheduler)
-    elif jobs <= 1 or len(todo) <= 1:
+    elif jobs <= 1 or left <= 1:
         for n in todo:
             yield run_case(seed, n, *task)
     else:
         methods = multiprocessing.get_all_start_methods()
         ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
         with cf.ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
-            futures = [pool.submit(run_case, seed, n, *task) for n in todo]
+            pending: set[cf.Future] = set()
             try:
-                for fut in cf.as_completed(futures):
-                    yield fut.result()
+                for n in itertools.islice(todo, jobs * IN_FLIGHT_PER_JOB):
+                    pending.add(pool.submit(run_case, seed, n, *task))
+                while pending:
+                    finished, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                    for n in itertools.islice(todo, len(finished)):
+                        pending.add(pool.submit(run_case, seed, n, *task))
+                    for fut in finished:
+                        yield fut.result()
             finally:        # a UsageError (a backend cannot run here) stops them all
-                for fut in futures:
+                for fut in pending:
                     fut.cancel()
 
 
-def _on_dask(todo, seed, task, address):
+def _on_dask(todo: Iterator[int], seed, task, address):
     try:
         from distributed import Client, as_completed
     except ImportError:
         raise UsageError("--scheduler needs dask's distributed scheduler: "
                          "pip install 'verify-reducer[campaign]'") from None
     with Client(address) as client:
-        futures = client.map(run_case, [seed] * len(todo), todo,
-                             *([arg] * len(todo) for arg in task), pure=False)
-        for fut in as_completed(futures):
+        workers = max(1, len(client.scheduler_info().get("workers", {})))
+        ahead = [client.submit(run_case, seed, n, *task, pure=False)
+                 for n in itertools.islice(todo, workers * IN_FLIGHT_PER_JOB)]
+        running = as_completed(ahead)
+        for fut in running:
+            for n in itertools.islice(todo, 1):
+                running.add(client.submit(run_case, seed, n, *task, pure=False))
             yield fut.result()
 
 

@@ -124,10 +124,28 @@ def _largest_epoch(func: ir.PrimFunc) -> int:
 
 
 def physical_memory() -> int | None:
+    """The memory this process may use: physical memory, or the address-space limit
+    (`ulimit -v`, RLIMIT_AS) where that is lower — under `ulimit -v 4000000` a run the
+    estimate puts at 3 GiB is refused with exit 2 by the default --max-memory (half of
+    this), not killed halfway by the limit. None when neither is known."""
     try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
+        physical = None
+    limit = _address_space_limit()
+    if limit is None:
+        return physical
+    return limit if physical is None else min(physical, limit)
+
+
+def _address_space_limit() -> int | None:
+    """The soft RLIMIT_AS in bytes; None when unlimited or unknown (not on Unix)."""
+    try:
+        import resource
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError, AttributeError):
         return None
+    return None if soft == resource.RLIM_INFINITY or soft < 0 else soft
 
 
 def parse_size(text: str) -> int:

@@ -14,8 +14,9 @@ What a parameter holds (a *contribution* is the value passed to `T.reducer_updat
   or a `T.if_then_else` with a constant): for sum, max and min, distinct integers from a
   seeded permutation: any `cycle` consecutive elements (in row-major order) hold
   distinct values, `cycle` a prime at least the number of contributions per output where
-  the dtypes allow. Sums get positive values, small enough that every partial sum of
-  every order is exact in the accumulator (the interpreter's bound is then 0: `check`
+  the dtypes allow. Sums get positive values (alternating signs where more
+  contributions than the accumulator holds integers would pass 2^p), small enough that
+  every partial sum of every order is exact in the accumulator (the interpreter's bound is then 0: `check`
   and `compare` judge exactly); max gets negative values (a partial started at 0 instead
   of -inf shows), min positive ones, both at once distinct magnitudes of both signs.
   Several parameters designed so are interleaved (value·J + lane), so contributions of
@@ -217,6 +218,15 @@ def _distinct_scheme(p: ir.Buffer, uses: list[Use], counts, lane: int,
         sign = "positive"
     else:
         sign = "both"
+    # A float sum of more contributions than its dtype holds integers (a bfloat16 sum of
+    # 300) cannot stay exact on positive values: alternating signs keep the positive
+    # and the negative part each within 2^p (docs/semantics.md §9), every term nonzero.
+    halves = sign == "positive" and not odd and p.dtype.kind not in ("uint", "bool") and \
+        all(u.offset == 0 for u in strong) and \
+        any(u.op == "sum" and u.acc.is_float and
+            counts.get(u.reducer, FALLBACK_COUNT) > _exact_cap(u.acc) for u in strong)
+    if halves:
+        sign = "both"
     if _exact_cap(p.dtype) < 2 * lanes:
         lane, lanes = 0, 1                                # no room to interleave
     # contribution = factor * value + offset must not be 0 (nor change sign): the
@@ -237,7 +247,8 @@ def _distinct_scheme(p: ir.Buffer, uses: list[Use], counts, lane: int,
     for u in strong:
         room = _exact_cap(u.acc)
         if u.op == "sum" and u.acc.is_float:
-            room //= max(1, counts.get(u.reducer, FALLBACK_COUNT))
+            count = counts.get(u.reducer, FALLBACK_COUNT)
+            room //= max(1, -(-count // 2) if halves else count)
         limit = min(limit, int((room - abs(u.offset)) / max(1.0, abs(u.factor))))
     limit -= base - 1
     if limit < (2 * lane + 1 if odd else lane + 1):

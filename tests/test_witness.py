@@ -323,3 +323,21 @@ def test_fuzzed_programs_witness_fits_and_the_simulator_agrees(case):
         assert report.ok, str(report)
         if all(a.exact for a in w.reducers):
             assert all(t.status == "exact" for t in report.tensors if t.output), str(report)
+
+
+def test_a_narrow_sum_of_more_terms_than_its_integers_alternates_signs(tmp_path):
+    """Issue 24: a bfloat16 sum of 384 contributions cannot stay exact on positive
+    values (384 > 2^8); the witness alternates ±1, so each side stays within 2^8 and
+    every order is exact: a wrong answer is refuted, not inconclusive."""
+    source = (ROOT / "tests" / "programs" / "inconclusive" / "bf16_sum_256.py").read_text()
+    lines = [line for line in source.splitlines() if not line.startswith("# input:")]
+    path = tmp_path / "bf16_sum_384.py"
+    path.write_text("\n".join(lines).replace("N = 256", "N = 384") + "\n")
+    w = oracle.witness(path)
+    x = w.inputs["x"].astype(np.float64)
+    assert set(np.unique(x)) == {-1.0, 1.0} and (x > 0).sum() == (x < 0).sum() == 192
+    (audit,) = w.reducers
+    assert audit.exact and audit.dropped_visible == 384
+    assert oracle.check(path, oracle.backend("sim:auto")).verdict == "match"
+    wrong = oracle.compare(path, {"out": np.array([1000.0], np.float32)})
+    assert wrong.verdict == "mismatch"

@@ -192,8 +192,8 @@ def _sum_bound(dtype, flat, values, bounds, size, n, result):
     # just below the threshold, which a bound around an infinity cannot say
     s_exact = np.abs(r)
     bound = np.where(~nonfinite_terms & ~np.isfinite(s_exact) & ~np.isnan(r),
-                     _every_order_overflows(dtype, flat, vf, size, n, g, abs_sum, up, down,
-                                            r), bound)
+                     _every_order_overflows(dtype, flat, vf, size, n, g, abs_sum + b_sum,
+                                            up, down, r), bound)
     return clean(bound)
 
 
@@ -230,7 +230,8 @@ def _overflow_widened(dtype, r, bound, up, down):
 def _every_order_overflows(dtype, flat, vf, size, n, g, abs_sum, up, down, r):
     """For a reference that rounded to ±inf from finite terms: 0 where every order
     overflows to that infinity too (the exact sum minus the γ bound is still past the
-    threshold, and the other sign cannot overflow), else inf (not judged)."""
+    threshold, and the other sign cannot overflow), else inf (not judged). abs_sum:
+    Σ(|xᵢ| + bᵢ) + Σbᵢ, which covers the contributions' own uncertainty too."""
     thr = overflow_threshold(dtype)
     if math.isinf(thr):           # float64: no finite sum to measure against
         return np.full(size, np.inf)

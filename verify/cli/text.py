@@ -190,7 +190,7 @@ def instance_text(inst) -> list[str]:
         elif e.label == "interp":
             what = f"ok: {e.why}"
         else:
-            what = e.why or ("== interpreter" if e.comparisons else "ok")
+            what = e.why or (comparison_status(e.comparisons) if e.comparisons else "ok")
         lines.append(f"                 {e.label}: {what}")
     return lines
 

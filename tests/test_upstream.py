@@ -15,7 +15,8 @@ it comes from, what was changed, which constructs it uses and what `check` says 
   expected to verify (today or bound) equals it in the interpreter and the simulator, canonical and fast
   (where the fast plan is proved), within the interpreter's bound (interp/accept.py);
 - the generated CUDA of those kernels compiles (`nvcc`), and on the GPU (`gpu`) CUDA in
-  both plans and TileLang itself (`--backend tilelang`) equal the reference;
+  both plans and TileLang itself (`--backend tilelang`, with the pass configs the upstream
+  test compiles with: `# tilelang-config:`) equal the reference;
 - docs/limits.md's table "The upstream corpus" is the one the headers give."""
 from __future__ import annotations
 
@@ -45,7 +46,8 @@ CORPUS = sorted(p for p in CORPUS_DIR.glob("*.py") if p.name != "references.py")
 MIRROR = Path(os.environ.get("TILELANG_MIRROR", "")) if os.environ.get("TILELANG_MIRROR") \
     else None
 LIMITS = ROOT / "docs" / "limits.md"
-KEYS = ("upstream", "function", "changed", "constructs", "blocked-by", "bound-blocked-by")
+KEYS = ("upstream", "function", "changed", "constructs", "blocked-by", "bound-blocked-by",
+        "tilelang-config")
 REQUIRED = KEYS[:5]
 _UPSTREAM = re.compile(r"tile-ai/tilelang (\S+) @ ([0-9a-f]{40})$")
 
@@ -84,6 +86,14 @@ def blockers(path: Path, key: str = "blocked-by") -> list[str]:
 
 def expected_ok(path: Path) -> bool:
     return parse_expectation(path.read_text(), str(path)).ok
+
+
+def tilelang_config(path: Path) -> dict[str, str]:
+    """`# tilelang-config: KEY=VALUE, ... (why)`: the pass configs the upstream test
+    compiles the kernel with, handed to TileLang as `--tilelang-config` would."""
+    value = re.sub(r"\s*\(.*\)$", "", header(path).get("tilelang-config", ""))
+    pairs = [item.strip().split("=", 1) for item in value.split(",") if item.strip()]
+    return {key.strip(): val.strip() for key, val in pairs}
 
 
 def bound_expectation(path: Path):
@@ -174,6 +184,10 @@ def test_header_is_complete(path: Path):
         f"{path.name}: blocked-by must be 'none' exactly when the kernel verifies"
     unknown = [b for b in blockers(path) if b not in constructs(path)]
     assert not unknown, f"{path.name}: blocked by {unknown}, not among its constructs"
+    config = header(path).get("tilelang-config")
+    if config is not None:
+        assert re.fullmatch(r"[\w.]+=\w+(, [\w.]+=\w+)* \(.+\)", config), \
+            f"{path.name}: tilelang-config {config!r} is not `KEY=VALUE, ... (why)`"
     bound = bound_expectation(path)
     assert (bound is None) == ("bound-blocked-by" not in h), \
         f"{path.name}: `# bound:` and `# bound-blocked-by:` come together"
@@ -339,8 +353,9 @@ def test_tilelang_equals_the_reference(path: Path, tmp_path: Path):
         loaded = pipeline.load(str(copy))
     values = reference_inputs(path, loaded)
     bounds = pipeline.oracle(loaded, values).bounds
+    setup = pipeline.tilelang_setup(tilelang_config(path))    # a key TileLang lacks fails
     try:
-        run = pipeline.run_backend(loaded, "tilelang", values)
+        run = pipeline.run_backend(loaded, "tilelang", values, tilelang=setup)
     except pipeline.UsageError as refused:
         pytest.skip(str(refused))
     except TileLangFailed as failed:

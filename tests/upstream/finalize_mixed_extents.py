@@ -2,6 +2,7 @@
 # function: kernel; params: extent=8, threads=128
 # changed: the enclosing test's constants (extent = 8; threads = 128) moved to module level; the
 #   kernel moved out of its test function (dedented); the test's torch harness dropped
+# tilelang-config: tl.disable_warp_specialized=true, tl.disable_tma_lower=true (the test's _COMPILE_FLAGS)
 # constructs: get_thread_binding, reducer-v1
 # blocked-by: none
 # expect: ok

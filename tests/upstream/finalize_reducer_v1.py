@@ -1,11 +1,12 @@
 # upstream: tile-ai/tilelang testing/python/language/test_tilelang_language_reduce.py @ a35008a42531c62b976ae4cec3855d4383db0f3c
 # function: _make_finalize_reducer_kernel; params: block_M=128, block_N=64, dtype=T.float32, op='sum', batch=1
 # changed: nothing (the rest of the file, torch and test code, dropped)
+# tilelang-config: tl.disable_warp_specialized=true, tl.disable_tma_lower=true (the test's _COMPILE_FLAGS)
 # constructs: factory, factory-param-without-default, reduce-batch, reducer-v1, if-on-param
 # blocked-by: factory-param-without-default
-# expect: error R102 at 14
+# expect: error R102 at 15
 # bound-blocked-by: if-on-param
-# bound: error R102 at 25
+# bound: error R102 at 26
 import tilelang
 import tilelang.language as T
 import tilelang.testing

@@ -3,6 +3,7 @@
 # changed: the enclosing test's constants (M, K, BLOCK_K, threads = 32, 512, 128, 128) moved to
 #   module level; the kernel moved out of its test function (dedented); the test's torch harness
 #   dropped
+# tilelang-config: tl.disable_warp_specialized=true (the test's pass_configs)
 # constructs: reducer-v2, T.Pipelined
 # blocked-by: none
 # expect: ok

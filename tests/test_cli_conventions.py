@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import io
 import json
+import os
 import re
 import shutil
 import sys
@@ -17,7 +18,6 @@ import pytest
 
 import verify_reducer
 from verify_reducer.verify.cli import json_doc as cli_json
-from verify_reducer.verify.oracle import inputs as inputs_mod
 from verify_reducer.verify.cli.commands import main
 from verify_reducer.verify.cli.output import LineMeter, worst
 
@@ -337,13 +337,15 @@ def test_an_output_name_too_long_is_a_usage_error(capsys, tmp_path):
 
 
 def test_an_output_that_fails_to_write_is_a_usage_error(capsys, tmp_path, monkeypatch):
-    def full(path, arrays):
+    def full(fd):
         raise OSError(errno.ENOSPC, "No space left on device")
-    monkeypatch.setattr(inputs_mod, "save_npz", full)
+    from verify_reducer.verify.cli import outputs
+    monkeypatch.setattr(outputs.os, "fsync", full)        # the disk fills at the flush
     target = str(tmp_path / "res.npz")
     code, _, err = cli(capsys, "run", MINIMAL, "--output", target)
     assert code == 2
     assert f"--output {target}: cannot write {target}: No space left on device" in err
+    assert os.listdir(tmp_path) == []           # no file, no temporary left behind
 
 
 @pytest.mark.parametrize("where, says", [("missing/doc.json", "no such directory"),

@@ -2,9 +2,8 @@
 files, directories (their `.py` files, sorted, recursively) and `-` (the program on
 stdin), judge each (a rejection is 1, a usage error 2, a mismatch 3, a crash of ours 4
 with a report, never a bare traceback), and end with one summary and the worst exit
-code (verify.cli.output.WORST_FIRST). Also the checks of the paths the CLI writes
-(--output, --json-file, --out): one that cannot be written is a usage error naming
-it, found before the work where possible."""
+code (verify.cli.output.WORST_FIRST). The paths the CLI writes are checked and
+written by verify.cli.outputs."""
 from __future__ import annotations
 
 import argparse
@@ -19,6 +18,7 @@ from verify_reducer.spec.diagnostics import DiagnosticError
 from verify_reducer.spec.source import SourceDecodeError, decode_source
 
 from verify_reducer.verify.cli import json_doc as cli_json
+from verify_reducer.verify.cli import outputs
 from verify_reducer.verify.oracle import inputs as inputs_mod
 from verify_reducer.verify.oracle import pipeline
 from verify_reducer.verify.cli.output import Output, worst
@@ -84,32 +84,12 @@ def is_batch(paths: list[str]) -> bool:
     return len(paths) > 1 or any(p != "-" and os.path.isdir(p) for p in paths)
 
 
-def writable_file(flag: str, path: str, written: str | None = None) -> str:
-    """written (default: path), checked before the work: its folder exists and can be
-    written, it is not a directory, its name is not too long; UsageError otherwise."""
-    written = path if written is None else written
-    folder = os.path.dirname(written) or "."
-    if not os.path.isdir(folder):
-        raise UsageError(f"{flag} {path}: no such directory {folder}")
-    if os.path.isdir(written):
-        raise UsageError(f"{flag} {path}: {written} is a directory")
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"{flag} {path}: cannot write in {folder}")
-    try:
-        longest = os.pathconf(folder, "PC_NAME_MAX")
-    except (OSError, ValueError, AttributeError):
-        longest = None
-    if longest and len(os.fsencode(os.path.basename(written))) > longest:
-        raise UsageError(f"{flag} {path}: the file name is longer than {longest} bytes")
-    return written
-
-
 def json_file_writable(args) -> bool:
     """--json-file checked before the work; one that cannot be written is said on
     stderr (the document has nowhere to go), and the command exits 2."""
     if getattr(args, "json_file", None):
         try:
-            writable_file("--json-file", args.json_file)
+            outputs.check_file("--json-file", args.json_file, outputs.run_inputs(args))
         except UsageError as err:
             args.ui.error(str(err))
             return False
@@ -123,19 +103,12 @@ def deliver_json(args, doc: dict, code: int) -> int:
         print(text, flush=True)
         return code
     try:
-        write_text("--json-file", args.json_file, text)
+        outputs.write_text("--json-file", args.json_file, text + "\n",
+                           outputs.run_inputs(args))
     except UsageError as err:
         args.ui.error(str(err))
         return worst([code, EXIT_USAGE])
     return code
-
-
-def write_text(flag: str, path: str, text: str) -> None:
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
-    except OSError as exc:
-        raise UsageError(f"{flag} {path}: cannot write: {exc.strerror or exc}") from None
 
 
 def first_error(diagnostics) -> str:
@@ -207,20 +180,6 @@ def print_json(doc: dict, args=None) -> None:
         args.ui.json_document(doc)
     else:
         print(cli_json.dumps(doc), flush=True)
-
-
-def findings_folder(path: str, flag: str = "--out") -> None:
-    """`fuzz --out` (and `run --bug-report`) must be a folder we can write (made if
-    missing), checked first."""
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise UsageError(f"{flag} {path}: exists and is not a directory")
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"{flag} {path}: cannot create the directory ({exc.strerror})") \
-            from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise UsageError(f"{flag} {path}: cannot write in the directory")
 
 
 # ----------------------------------------------------------------------------- errors

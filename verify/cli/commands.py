@@ -27,10 +27,10 @@ from verify_reducer.verify.cli import compare as cli_compare
 from verify_reducer.verify.cli import html as cli_html
 from verify_reducer.verify.oracle import inputs as inputs_mod
 from verify_reducer.verify.oracle import pipeline
-from verify_reducer.verify.cli.batch import deliver_json, first_error, json_file_writable, run_programs
-from verify_reducer.verify.cli.batch import writable_file
-from verify_reducer.verify.cli.batch import findings_folder as _findings_folder, guarded as _guarded
-from verify_reducer.verify.cli.svg import emit_rejected_svg, emit_svg, require_drawsvg
+from verify_reducer.verify.cli.batch import deliver_json, first_error, is_batch, json_file_writable, run_programs
+from verify_reducer.verify.cli.batch import guarded as _guarded
+from verify_reducer.verify.cli import outputs
+from verify_reducer.verify.cli.svg import emit_rejected_svg, emit_svg, require_drawsvg, svg_destination
 from verify_reducer.verify.cli.batch import print_json as _print_json, report_usage as _report_usage
 from verify_reducer.verify.cli.batch import safe_source as _safe_source, stdin_source as _stdin_source
 from verify_reducer.verify.cli.output import Output, fuzz_meter
@@ -125,18 +125,20 @@ def _gate(args, loaded, values, interpret: bool = True):
     return reference
 
 
-def _output_path(path: str | None) -> str | None:
-    """Where `run --output` writes (numpy appends .npz), checked before the run."""
-    if path is None:
+def _output_path(args) -> str | None:
+    """Where `run --output` writes (.npz appended when missing), checked before the
+    run (verify.cli.outputs: never over the program or an input, never through a link)."""
+    if args.output is None:
         return None
-    return writable_file("--output", path, path if path.endswith(".npz") else path + ".npz")
+    return outputs.check_file("--output", outputs.npz_name(args.output),
+                              outputs.run_inputs(args), given=args.output)
 
 
 # ----------------------------------------------------------------------------- run
 
 def cmd_run(args) -> int:
     start = time.perf_counter()
-    output = _output_path(args.output)
+    output = _output_path(args)
     if args.backend != "tilelang" and (args.tilelang_config or args.bug_report):
         flag = "--tilelang-config" if args.tilelang_config else "--bug-report"
         raise UsageError(f"{flag} applies to --backend tilelang only")
@@ -148,7 +150,9 @@ def cmd_run(args) -> int:
         raise UsageError("--backend tilelang imports the program's file: give its path, "
                          "not - (stdin)")
     if args.bug_report:
-        _findings_folder(args.bug_report, "--bug-report")
+        outputs.check_folder("--bug-report", args.bug_report)
+    if args.svg:
+        svg_destination(args, args.svg, "--svg")
     loaded = pipeline.load(args.program, args.func, _stdin_source(args))
     if args.backend != "cuda":      # the interpreter runs the whole grid (tilelang: too)
         pipeline.refuse_over(estimate(loaded.func), max_memory(args), "this run",
@@ -171,7 +175,7 @@ def cmd_run(args) -> int:
     code = _report_run(args, loaded, run, notes, output, comparisons=comparisons)
     if args.svg:
         written = emit_svg(pipeline.make_plan(loaded, args.plan), args.svg, args.program,
-                           run.violations, "--svg")
+                           run.violations, "--svg", protected=outputs.run_inputs(args))
         if not args.json and not args.ui.quiet:
             for path in written.splitlines():
                 args.ui.out(f"wrote {path}")
@@ -179,14 +183,10 @@ def cmd_run(args) -> int:
     return code
 
 
-def _save_output(args, output: str, outputs: dict[str, np.ndarray]) -> str:
+def _save_output(args, output: str, arrays: dict[str, np.ndarray]) -> str:
     """Write `run --output` (checked before the run; a write that fails anyway, say the
     disk is full, is a usage error naming the path too)."""
-    try:
-        return inputs_mod.save_npz(output, outputs)
-    except OSError as exc:
-        raise UsageError(f"--output {args.output}: cannot write {output}: "
-                         f"{exc.strerror or exc}") from None
+    return outputs.write_npz("--output", args.output, arrays, outputs.run_inputs(args))
 
 
 def _report_run(args, loaded, run: pipeline.BackendRun, notes: list[str],
@@ -304,6 +304,10 @@ def _report_tilelang_failure(args, loaded, reference, failed, facts: dict) -> in
 
 def cmd_emit(args) -> int:
     start = time.perf_counter()
+    if args.out and args.what == "svg":
+        svg_destination(args, args.out, "--out")
+    elif args.out:
+        outputs.check_file("--out", args.out, outputs.run_inputs(args))
     loaded = pipeline.load(args.program, args.func, _stdin_source(args))
     try:
         # the gate judges the program as `check` does by default: on the inputs of seed 0
@@ -323,19 +327,24 @@ def cmd_emit(args) -> int:
     elif args.what == "plan":
         figures = _ptxas_figures(plan) if args.ptxas else None
         doc = {**head, "plan": plan_json(plan, figures)}
-        text = None if args.json else format_plan(plan, figures)
+        text = None if args.json and not args.out else format_plan(plan, figures)
     elif args.what == "cuda":
         text = render(plan).translation_unit()
     elif args.what == "svg":
-        text = emit_svg(plan, args.out, args.program)
+        text = emit_svg(plan, args.out, args.program, protected=outputs.run_inputs(args))
     elif args.what == "smt2":
         queries = smt2_queries(loaded.func, pipeline.loaded_layouts(loaded))
         doc = {**head, "queries": [{"name": n, "smt2": t} for n, t in queries]}
         text = "\n".join(f"; ---- {name}\n{smt2}" for name, smt2 in queries)
     else:
         text = format_func(loaded.func)
+    written = args.out if args.out and args.what != "svg" else None
+    if written:                 # --out: the text the command would print, in the file
+        outputs.write_text("--out", written, text + "\n", outputs.run_inputs(args))
     if args.json:
         _print_json(doc or {**head, "text": text}, args)
+    elif written and not args.ui.quiet:
+        args.ui.out(f"wrote {written}")
     elif not args.ui.quiet:
         print(text, flush=True)
     if args.ui.verbose:
@@ -362,9 +371,9 @@ def cmd_fuzz(args) -> int:
     out = args.ui
     if args.backend != "tilelang" and args.tilelang_config:
         raise UsageError("--tilelang-config applies to --backend tilelang only")
-    _findings_folder(args.out)
+    outputs.check_folder("--out", args.out)
     if args.corpus:
-        _findings_folder(args.corpus, "--corpus")
+        outputs.check_folder("--corpus", args.corpus)
     # TileLang must be able to run here before the first program is drawn
     setup = prepare_setup(tilelang_config(args)) if args.backend == "tilelang" else None
     facts = {} if setup is None else \
@@ -421,6 +430,10 @@ def main(argv: list[str] | None = None) -> int:
             return _guarded(args, cmd_fuzz) if json_file_writable(args) else EXIT_USAGE
         if getattr(args, "output", None) and len(args.programs) > 1:
             return _report_usage(args, "--output names one file: give one program")
+        if args.command == "emit" and args.out and is_batch(args.programs) and not \
+                (args.what == "svg" and (args.out.endswith("/") or os.path.isdir(args.out))):
+            return _report_usage(args, "--out names one file: give one program (or, with "
+                                       "--what svg, a folder ending in /)")
         if args.command == "check" and args.html:
             return cli_html.with_report(args, lambda: run_programs(args, cmd_check))
         return run_programs(args, COMMANDS[args.command])

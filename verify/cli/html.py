@@ -9,7 +9,8 @@ their timings, the pictures (codegen.plan_svg: grids, finalizes, counterexamples
 comparisons of every simulated plan with the interpreter. Several programs make one
 report, a section each, in the order they were checked, with the verdicts at the top.
 Jinja2 (extra `report`) and drawsvg (extra `pictures`) are needed: without either, or
-with a path that cannot be written, the command exits 2 before any program is checked."""
+with a path that cannot be written (verify.cli.outputs: a link, the program itself, a
+folder that takes no new file), the command exits 2 before any program is checked."""
 from __future__ import annotations
 
 import time
@@ -19,8 +20,9 @@ from verify_reducer import __version__
 from verify_reducer.codegen.plan_text import format_plan
 
 from verify_reducer.verify.cli import json_doc as cli_json
-from verify_reducer.verify.cli.batch import report_usage, writable_file
-from verify_reducer.verify.cli.svg import carried_counterexamples, require_drawsvg, write_document
+from verify_reducer.verify.cli import outputs
+from verify_reducer.verify.cli.batch import report_usage
+from verify_reducer.verify.cli.svg import carried_counterexamples, require_drawsvg
 from verify_reducer.verify.cli.text import blocks_text
 from verify_reducer.verify.oracle.pipeline import EXIT_USAGE, CheckReport, UsageError, plan_notes
 
@@ -32,13 +34,13 @@ def with_report(args, run) -> int:
     then the report written to args.html; exit 2 when it cannot be."""
     try:
         _require()
-        writable_file("--html", args.html)
+        outputs.check_file("--html", args.html, outputs.run_inputs(args))
     except UsageError as exc:
         return report_usage(args, str(exc))
     args.html_sections = []
     code = run()
     try:
-        write(args.html, args.html_sections, code)
+        write(args.html, args.html_sections, code, outputs.run_inputs(args))
     except UsageError as exc:
         report_usage(args, str(exc))
         return EXIT_USAGE
@@ -155,5 +157,7 @@ def render(sections: list[dict], exit_code: int) -> str:
         verdict=lambda code: cli_json.verdict("check", code))
 
 
-def write(path: str, sections: list[dict], exit_code: int) -> None:
-    write_document(path, render(sections, exit_code), "--html")
+def write(path: str, sections: list[dict], exit_code: int,
+          protected: tuple[str, ...] = ()) -> None:
+    """The report written atomically (verify.cli.outputs), never over protected."""
+    outputs.write_text("--html", path, render(sections, exit_code), protected)

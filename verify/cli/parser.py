@@ -131,8 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plan", choices=PLANS, default="auto",
                    help="physical plan for --what plan, cuda and svg")
     p.add_argument("--out", metavar="PATH",
-                   help="with --what svg: one SVG file, or an existing folder (or a path "
-                        "ending in /) for one file per picture")
+                   help="write the form to PATH instead of printing it (atomically; "
+                        "never over the program or through a link); with --what svg "
+                        "also an existing folder (or a path ending in /) for one file "
+                        "per picture")
     p.add_argument("--ptxas", action="store_true",
                    help="with --what plan: compile the kernel (nvcc -Xptxas -v) and "
                         "append ptxas's registers, shared memory, stack and spills")

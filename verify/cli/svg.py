@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 
 from verify_reducer.spec.diagnostics import DiagnosticError
+from verify_reducer.verify.cli import outputs
 from verify_reducer.verify.oracle.pipeline import UsageError, plan_notes
 
 
@@ -20,13 +21,24 @@ def require_drawsvg(flag: str) -> None:
                          "pip install 'verify-reducer[pictures]'") from None
 
 
+def svg_destination(args, out: str, flag: str) -> None:
+    """out checked before any work (verify.cli.outputs): a folder (a path ending in /,
+    or an existing directory) made and writable, or a file that may be written."""
+    if out.endswith("/") or os.path.isdir(out):
+        outputs.check_folder(flag, out)
+    else:
+        outputs.check_file(flag, out, outputs.run_inputs(args))
+
+
 def emit_svg(plan, out: str | None, program: str, diagnostics=(),
-             flag: str = "--what svg", func: str | None = None) -> str | None:
+             flag: str = "--what svg", func: str | None = None,
+             protected: tuple[str, ...] = ()) -> str | None:
     """The SVG text to print, or (written to out) the paths written. In a folder each
     picture is `<program stem>-<func>-<object>.svg`, so several programs can share it.
     diagnostics: those whose counterexamples are drawn too (the plan's own notes are).
     plan None: a program rejected before any plan exists; only the counterexamples its
-    diagnostics carry with their layouts are drawn (func names the kernel)."""
+    diagnostics carry with their layouts are drawn (func names the kernel). protected:
+    the run's input files, which no picture may replace (outputs.run_inputs)."""
     require_drawsvg(flag)
     from verify_reducer.codegen.plan_svg import (PictureTooLarge, counterexample_pictures,
                                                  plan_pictures, plan_svg)
@@ -36,17 +48,17 @@ def emit_svg(plan, out: str | None, program: str, diagnostics=(),
         if out is None:
             return plan_svg(plan, diagnostics)
         if out.endswith("/") or os.path.isdir(out):
-            os.makedirs(out, exist_ok=True)
+            outputs.check_folder(flag, out)
             written = []
             pictures = plan_pictures(plan, diagnostics) if plan is not None else \
                 counterexample_pictures(None, diagnostics)
             for picture in pictures:
                 stem = os.path.splitext(os.path.basename(program))[0] or "stdin"
                 path = os.path.join(out, f"{stem}-{func}-{picture.name}.svg")
-                write_document(path, picture.svg)
+                outputs.write_text(flag, path, picture.svg, protected)
                 written.append(path)
             return "\n".join(written)
-        write_document(out, plan_svg(plan, diagnostics))
+        outputs.write_text(flag, out, plan_svg(plan, diagnostics), protected)
         return out
     except PictureTooLarge as exc:
         raise UsageError(f"{flag}: {exc}") from None
@@ -69,7 +81,8 @@ def emit_rejected_svg(args, err: DiagnosticError, func: str) -> None:
     if not carried or (args.json and args.out is None):
         raise err
     try:
-        text = emit_svg(None, args.out, args.program, carried, func=func)
+        text = emit_svg(None, args.out, args.program, carried, func=func,
+                        protected=outputs.run_inputs(args))
     except UsageError as exc:       # a picture too large, an unwritable --out: the
         if not args.json:           # rejection is still the program's verdict
             args.ui.note(f"{args.program}: the rejection is not drawn: {exc}")
@@ -81,13 +94,3 @@ def emit_rejected_svg(args, err: DiagnosticError, func: str) -> None:
         args.ui.note(f"{args.program}: drew the counterexamples of the rejection: "
                      + ", ".join(text.splitlines()))
     raise err
-
-
-def write_document(path: str, text: str, flag: str = "--out") -> None:
-    """text written to path as is (UTF-8, as SVG and HTML declare); UsageError naming
-    flag. (cli.batch.write_text is the JSON document's: a line, its own wording.)"""
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as exc:
-        raise UsageError(f"{flag} {path}: cannot write it ({exc.strerror})") from None

@@ -40,7 +40,8 @@ import numpy as np
 from verify_reducer.interp import logical
 from verify_reducer.interp.accept import within_bound
 
-from verify_reducer.verify.oracle import inputs as inputs_mod
+from verify_reducer.spec.source import encode_source
+from verify_reducer.verify.cli import outputs
 from verify_reducer.verify.oracle import pipeline
 from verify_reducer.verify.oracle.pipeline import Comparison, Loaded, TileLangFailed, TileLangSetup
 
@@ -153,20 +154,19 @@ def build_report(outcome: TileLangOutcome, original: TileLangOutcome | None = No
     return report
 
 
-def save_report(report: BugReport, root: str) -> str:
-    """Write report as a folder under root; returns the folder's path."""
+def save_report(report: BugReport, root: str, flag: str = "--bug-report") -> str:
+    """Write report as a folder under root; returns the folder's path. Each file is
+    written atomically (verify.cli.outputs; a UsageError naming flag when it cannot be),
+    a program in the encoding its own coding declaration names, so that Python reads
+    the same program from the copy (spec.source.encode_source)."""
     folder = os.path.join(root, report.name)
-    os.makedirs(folder, exist_ok=True)
+    outputs.check_folder(flag, folder)
     for name, text in report.texts.items():
-        _write_text(os.path.join(folder, name), text)
+        encoded = encode_source(text) if name.endswith(".py") else None
+        outputs.write_text(flag, os.path.join(folder, name), text, encoded=encoded)
     for name, arrays in report.arrays.items():
-        inputs_mod.save_npz(os.path.join(folder, name), arrays)
+        outputs.write_npz(flag, os.path.join(folder, name), arrays)
     return folder
-
-
-def _write_text(path: str, text: str) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
 
 
 def _folder_name(outcome: TileLangOutcome) -> str:

@@ -307,11 +307,3 @@ def _npy_hint(path: str) -> str | None:
     except OSError:
         pass
     return None
-
-
-def save_npz(path: str, arrays: dict[str, np.ndarray]) -> str:
-    """Write arrays to path and return the file actually written (numpy appends .npz
-    when path has no such suffix)."""
-    written = path if path.endswith(".npz") else path + ".npz"
-    np.savez(written, **arrays)
-    return written

@@ -162,13 +162,24 @@ def test_degenerate_inputs(source):
 ENCODING = ROOT / "tests" / "programs" / "encoding"
 
 
+def _latin1_program(folder: Path) -> Path:
+    """The BOM program declared Latin-1, with Latin-1 bytes in a comment: a UTF-8 reader
+    cannot decode it, Python can. (Made here, not kept under tests/programs: tools that
+    read every test file as UTF-8 would trip on it.)"""
+    text = (ENCODING / "utf8_bom.py").read_text(encoding="utf-8-sig")
+    path = folder / "latin1_cookie.py"
+    path.write_bytes(b"# -*- coding: latin-1 -*-\n# caf\xe9, \xb5s\n" +
+                     text.encode("latin-1"))
+    return path
+
+
 @pytest.mark.parametrize("name", ["utf7_hidden_update.py", "utf8_bom.py",
                                   "latin1_cookie.py"])
-def test_the_text_read_is_the_text_python_compiles(name):
+def test_the_text_read_is_the_text_python_compiles(name, tmp_path):
     """Issue 24: a `coding: utf-7` file hid a second update from the verifier (36 where
     Python, TileLang and `run --backend tilelang` see 72). Every reader decodes as the
     import system does: the same syntax tree, spans included, as compile() of the bytes."""
-    path = ENCODING / name
+    path = _latin1_program(tmp_path) if name.startswith("latin1") else ENCODING / name
     data = path.read_bytes()
     python = compile(data, str(path), "exec", ast.PyCF_ONLY_AST)
     ours = ast.parse(read_source_file(str(path)))
@@ -201,8 +212,18 @@ def test_newlines_are_universal_as_python_reads_them():
 
 @pytest.mark.parametrize("name", ["utf7_hidden_update.py", "latin1_cookie.py",
                                   "utf8_bom.py"])
-def test_a_program_written_back_reads_as_the_same_program(name):
+def test_a_program_written_back_reads_as_the_same_program(name, tmp_path):
     """Bug reports write the program's text: in the encoding its declaration names, so
     that Python reads the same program from the copy."""
-    text = read_source_file(str(ENCODING / name))
+    path = _latin1_program(tmp_path) if name.startswith("latin1") else ENCODING / name
+    text = read_source_file(str(path))
+    assert "café" in text or not name.startswith("latin1")
     assert decode_source(encode_source(text)) == text
+
+
+def test_a_latin1_program_checks_through_the_cli(tmp_path, capsys):
+    from verify_reducer.verify.cli.commands import main
+    import json
+    code = main(["run", str(_latin1_program(tmp_path)), "--json"])
+    assert code == 0
+    assert json.loads(capsys.readouterr().out)["outputs"]["out"]["values"] == [36.0]

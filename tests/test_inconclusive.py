@@ -57,7 +57,10 @@ def test_check_of_a_bfloat16_sum_of_256_terms_is_inconclusive(capsys):
     assert code == pipeline.EXIT_INCONCLUSIVE == 5
     assert "verdict: inconclusive" in out and "verified" not in out
     assert "INCONCLUSIVE out: 1 of 1 element(s) not judged, first out[0]" in out
-    assert "its bound is infinite" in out
+    assert "its bound is infinite" in out and "`--inputs witness` chooses inputs" in out
+    # the witness keeps the sum exact: the same program verifies on it
+    code, out, _ = run_cli(capsys, "check", BF16_256, "--inputs", "witness")
+    assert code == 0 and "verdict: verified" in out
 
 
 def test_check_json_names_the_unjudged_element(capsys):

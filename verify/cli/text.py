@@ -56,6 +56,10 @@ def check_text(report: pipeline.CheckReport, verbose: bool = False) -> str:
         lines.append(f"  {label:<14} {comparison_status(comps)}")
     if report.family is not None:
         lines += family_text(report.family, verbose)
+    if report.exit_code == pipeline.EXIT_INCONCLUSIVE:
+        lines.append("  not judged     on these inputs no bound can tell a right answer "
+                     "from a wrong one there (docs/semantics.md §9); `--inputs witness` "
+                     "chooses inputs whose sums are exact where the dtype allows")
     lines.append(f"verdict: {report.verdict}")
     return "\n".join(lines)
 

@@ -290,3 +290,44 @@ def test_a_malformed_corpus_line_is_a_usage_error_naming_it(tmp_path, capsys, li
                       "--out", str(tmp_path / "findings"), "--jobs", "1")
     assert code == 2, doc
     assert "line 2 of" in doc["error"] and says in doc["error"], doc["error"]
+
+
+# ----------------------------------------------------------------------------- warnings
+
+RFC = ROOT / "examples" / "minimal_rfc.py"
+
+
+def test_no_numpy_warning_reaches_stderr_under_json(tmp_path, capsys):
+    """A NaN contribution (the log of a negative) made the witness audit's
+    np.maximum.at print `RuntimeWarning: invalid value encountered in maximum` on
+    stderr under `compare --json`."""
+    program = tmp_path / "log_negative.py"
+    program.write_text(RFC.read_text().replace(
+        "T.reducer_update(total, (0,), x_frag[j])",
+        "T.reducer_update(total, (0,), T.log(x_frag[j] - 100.0))"))
+    outputs = _npz(tmp_path, out=np.array([3e38], np.float32))
+    for argv in (["compare", program, "--outputs", outputs],
+                 ["check", program, "--inputs", "witness"],
+                 ["run", program, "--backend", "sim"]):
+        code, out, err = _cli(capsys, *map(str, argv), "--json")
+        assert code in (0, 3, 5) and err == "", (argv, err)
+        json.loads(out)
+
+
+def test_numpy_warnings_are_kept_and_shown_with_verbose(monkeypatch, capsys):
+    """Whatever floating-point edge numpy warns about inside a command stays off stderr
+    (under --json and in text mode); -v lists where it happened."""
+    from verify_reducer.verify.oracle import pipeline
+    real = pipeline.check
+
+    def warns(*args, **kwargs):
+        np.log(np.array([-1.0]))            # invalid value encountered in log
+        return real(*args, **kwargs)
+    monkeypatch.setattr(pipeline, "check", warns)
+    code, _, err = _cli(capsys, "check", MINIMAL, "--json")
+    assert code == 0 and err == ""
+    code, _, err = _cli(capsys, "check", MINIMAL)
+    assert code == 0 and "Warning" not in err
+    code, _, err = _cli(capsys, "check", MINIMAL, "-v")
+    assert code == 0 and "numpy warned at test_cli_robust.py:" in err
+    assert "invalid value encountered in log" in err

@@ -33,7 +33,7 @@ from verify_reducer.verify.cli import outputs
 from verify_reducer.verify.cli.svg import emit_rejected_svg, emit_svg, require_drawsvg, svg_destination
 from verify_reducer.verify.cli.batch import print_json as _print_json, report_usage as _report_usage
 from verify_reducer.verify.cli.batch import safe_source as _safe_source, stdin_source as _stdin_source
-from verify_reducer.verify.cli.output import Output, fuzz_meter
+from verify_reducer.verify.cli.output import Output, fuzz_meter, numpy_warnings_kept
 from verify_reducer.verify.cli.text import VERBOSE_VALUES, check_text
 from verify_reducer.verify.cli.text import comparison_status as _comparison_status
 from verify_reducer.verify.cli.text import values_text as _summary
@@ -425,6 +425,15 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "json_file", None):
         args.json = True
     args.ui = Output.from_args(args)
+    with numpy_warnings_kept() as kept:
+        code = _dispatch(args)
+    if kept and args.ui.verbose and not args.json:
+        for line in kept.lines():
+            args.ui.note(line)
+    return code
+
+
+def _dispatch(args) -> int:
     try:
         if args.command == "fuzz":
             return _guarded(args, cmd_fuzz) if json_file_writable(args) else EXIT_USAGE

@@ -2,9 +2,11 @@
 several programs with its exit code, and the progress of long work (fuzz campaigns)."""
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
+import warnings
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
@@ -211,3 +213,38 @@ def fuzz_meter(stream, color: bool):
     """The campaign's progress display on stream: a bar on a terminal, lines elsewhere."""
     isatty = getattr(stream, "isatty", None)
     return BarMeter(stream, color) if isatty and isatty() else LineMeter(stream)
+
+
+# ----------------------------------------------------------------------------- warnings
+
+class KeptWarnings(list):
+    """The RuntimeWarnings numpy raised during a command (the first at each place),
+    kept off stderr."""
+
+    def lines(self) -> list[str]:
+        """One note per place: `-v` shows them (text mode only)."""
+        return [f"numpy warned at {os.path.basename(w.filename)}:{w.lineno}: {w.message} "
+                f"(kept off stderr: an edge of floating-point arithmetic inside "
+                f"verify-reducer)" for w in self]
+
+
+@contextlib.contextmanager
+def numpy_warnings_kept():
+    """numpy's RuntimeWarnings (overflow, invalid value, divide by zero in a NaN or
+    infinite value's arithmetic) never reach stderr: a --json document is the whole
+    output, and in text mode a warning would read as a problem of the program. They are
+    kept, the first at each place (the command's -v lists them); every other warning
+    is shown as usual. Worker processes forked inside inherit the rule."""
+    kept = KeptWarnings()
+    shown = warnings.showwarning
+
+    def keep(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, RuntimeWarning):
+            kept.append(warnings.WarningMessage(message, category, filename, lineno))
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("default", RuntimeWarning)
+        warnings.showwarning = keep
+        yield kept

@@ -95,7 +95,8 @@ def _visible(c: logical.Contributions, flat, values, counts, exact_out):
         seen = exact_out[flat] & nonzero
         mags = np.abs(values.astype(np.float64))
         top = np.zeros(size)
-        np.maximum.at(top, flat, mags)
+        with np.errstate(invalid="ignore"):     # a NaN contribution (log of a negative)
+            np.maximum.at(top, flat, mags)      # leaves its output's top NaN, as IEEE says
         extra = exact_sums(dtype, np.concatenate([flat, np.arange(size)]),
                            np.concatenate([values.astype(np.float64), top]), None, size)
         return seen, seen & extra[flat]

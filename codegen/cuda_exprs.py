@@ -136,6 +136,9 @@ def convert(a: C, src: DType, dst: DType) -> C:
     if dst.is_bool:
         zero = literal(0, src)
         return C(f"({binary('!=', a, zero).text})")
+    if dst.name == "bfloat16" and (src.is_int or src.is_bool):
+        # cutlass's bfloat16_t(int): float(x), then the upper 16 bits (toward zero)
+        return call("__float2bfloat16_rz", cast(FLOAT32, a))
     if is_half_like(dst):
         # through float, as TileLang's half_t(x) / bfloat16_t(x) convert (and quantize)
         return from_float(a if src.name == "float32" else cast(FLOAT32, a), dst)

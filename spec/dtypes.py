@@ -111,8 +111,9 @@ class DType:
         """Values converted to this dtype as TileLang's CUDA converts them on the GPU
         (docs/semantics.md §8): integers wrap; floats into integers truncate, saturate
         and wrap (`float_to_int`); anything into float16/bfloat16 goes through float32
-        (TileLang prints `half_t(x)`/`bfloat16_t(x)`, which convert a float); other
-        conversions round to nearest even."""
+        (TileLang prints `half_t(x)`/`bfloat16_t(x)`, which convert a float), and an
+        integer into bfloat16 is then truncated, as cutlass does; other conversions
+        round to nearest even."""
         arr = np.asarray(values)
         if self.is_int and arr.dtype.kind == "f":
             return float_to_int(arr, self)
@@ -123,6 +124,11 @@ class DType:
         with np.errstate(over="ignore"):
             if self.bits == 16:
                 wide = arr if arr.dtype == np.float32 else arr.astype(np.float32)
+                if self.name == "bfloat16" and arr.dtype.kind in "iub":
+                    # cutlass's bfloat16_t(int) keeps the upper 16 bits of float(x):
+                    # toward zero, not to nearest (the H200 gives 65280 for 65519)
+                    bits = wide.view(np.uint32) & np.uint32(0xFFFF0000)
+                    return bits.view(np.float32)
                 if self.name == "bfloat16":
                     return _round_to_bfloat16(wide)
                 return _canonical_nan(wide.astype(np.float16))

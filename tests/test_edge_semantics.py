@@ -8,7 +8,8 @@ the rules of docs/semantics.md §8 as the H200 showed them
   signedness for 8/16/32-bit targets and to the 64-bit range for 64-bit ones (±inf
   too); then keep the low bits. NaN: 0 from float16/bfloat16/float32 into a ≤32-bit
   integer, else the bit pattern 100…0 of the 32- or 64-bit conversion, wrapped;
-- integer → float: one rounding to nearest even (16-bit floats: through float32);
+- integer → float: one rounding to nearest even (16-bit floats: through float32;
+  bfloat16 then truncated, as cutlass's bfloat16_t(int) does on the H200);
 - float64 → float16/bfloat16: through float32 (TileLang's half_t(float(x)));
 - NaN stays NaN; max/min ignore NaN and order -0 < +0.
 """
@@ -91,7 +92,18 @@ FORMATS = {  # precision, least exponent of an ulp, largest finite value
 
 def truth_to_float(value, name: str) -> float:
     """An exact value (int or float) converted to a float dtype; 16-bit floats from
-    anything but float32 go through float32 first."""
+    anything but float32 go through float32 first, and an integer into bfloat16 keeps
+    float32's upper 16 bits (toward zero: cutlass's bfloat16_t(int))."""
+    if isinstance(value, int) and name == "bfloat16":
+        wide = Fraction(round_fraction(Fraction(value), *FORMATS["float32"]))
+        if wide == 0:
+            return 0.0
+        sign, mag = (-1 if wide < 0 else 1), abs(wide)
+        exp = mag.numerator.bit_length() - mag.denominator.bit_length()
+        if Fraction(2) ** exp > mag:
+            exp -= 1
+        ulp = Fraction(2) ** (exp - 7)                  # 8 significant bits
+        return sign * float((mag // ulp) * ulp)
     if isinstance(value, float) and math.isnan(value):
         return math.nan
     if isinstance(value, float) and (math.isinf(value) or value == 0):

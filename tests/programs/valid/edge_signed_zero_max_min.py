@@ -1,8 +1,8 @@
 # expect: ok
 # input: a=[-0.0, 0.0, -0.0, 1e400, 2.0, -1.0]
 # input: b=[0.0, -0.0, -0.0, 2.0, 1e400, -0.0]
-# input: m=[0, 0, 0, 1, 0, 0]
-# input: k=[0, 0, 0, 0, 1, 0]
+# input: m=[0.0, 0.0, 0.0, 1e400, 0.0, 0.0]
+# input: k=[0.0, 0.0, 0.0, 0.0, 1e400, 0.0]
 # expect: result inv_max=[1e400, 1e400, -1e400, 0.5, 0.5, -1e400]
 # expect: result inv_min=[-1e400, -1e400, -1e400, 0.5, 0.5, -1.0]
 # expect: result inv_max16=[1e400, 1e400, -1e400, 0.5, 0.5, -1e400]
@@ -20,8 +20,8 @@ N = 6
 def main(
     a: T.Tensor((N,), T.float32),
     b: T.Tensor((N,), T.float32),
-    m: T.Tensor((N,), T.int32),
-    k: T.Tensor((N,), T.int32),
+    m: T.Tensor((N,), T.float32),
+    k: T.Tensor((N,), T.float32),
     inv_max: T.Tensor((N,), T.float32),
     inv_min: T.Tensor((N,), T.float32),
     inv_max16: T.Tensor((N,), T.float32),
@@ -29,8 +29,10 @@ def main(
 ):
     with T.Kernel(1, threads=32) as bx:
         for j in T.Parallel(N):
-            p = T.if_then_else(m[j] != 0, a[j] - a[j], a[j])
-            q = T.if_then_else(k[j] != 0, b[j] - b[j], b[j])
+            # m, k are inf where a, b are: inf - inf makes the NaN lanes (TVM folds
+            # a - a to 0); elsewhere a - 0 keeps a, the sign of a zero too
+            p = a[j] - m[j]
+            q = b[j] - k[j]
             inv_max[j] = T.float32(1) / T.max(p, q)
             inv_min[j] = T.float32(1) / T.min(p, q)
             inv_max16[j] = T.float32(1) / T.cast(T.max(T.cast(p, T.float16), T.cast(q, T.float16)), T.float32)

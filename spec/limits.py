@@ -42,14 +42,20 @@ MAX_LAYOUT_CELLS = 2**22
 MAX_TENSOR_ELEMENTS = 2**40
 # Blocks one run executes: the interpreter and the simulator run each in Python (`check`
 # spends about a millisecond of CPU per small block over its three runs: interpreter,
-# auto and canonical plans), so the limit is what `check` answers in about 10 s
-# (docs/limits.md has the measurement). `check` runs a sample when the blocks are proved
-# independent; all of them otherwise.
-MAX_BLOCKS = 2**13
+# auto and canonical plans), so 2**12 blocks answer in about 5 s of CPU (2**13 took
+# 8 to 9 s: no margin for a block that does more; docs/limits.md has the measurement).
+# `check` runs a sample when the blocks are proved independent; all of them otherwise.
+MAX_BLOCKS = 2**12
 # Runs of the innermost body: the blocks executed × the trip counts of the serial loops
 # around it in one block. Each run is Python: `check` spends about 290 µs of CPU per
-# run of a one-update body over its three runs, so 2**15 runs answer in about 10 s.
-MAX_ITERATIONS = 2**15
+# run of a one-update body over its three runs, so 2**14 runs answer in about 5 s of
+# CPU (2**15 took 9.3 s: no margin for a body that does more).
+MAX_ITERATIONS = 2**14
+# Trip count of one serial loop with constant bounds, and the product of those around
+# one body, as the frontend lowers them: what a program may state (a size family's
+# largest member lowers with its sizes, and nothing runs there). What a run executes is
+# held to MAX_ITERATIONS when it starts (check_run_size) or as it goes (interp.runs).
+MAX_TRIPS = 2**20
 
 # Assignments of the context variables (block indices, serial loop variables) of one
 # fragment access that layout inference enumerates to decide it exactly

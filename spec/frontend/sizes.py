@@ -14,7 +14,7 @@ from ..diagnostics import Diagnostic, error
 from ..ir import Alloc, Const, ParallelFor, PrimFunc, SerialFor, Stmt, children, walk
 from ..limits import (GRID_AXES, MAX_BLOCKS, MAX_ELEMENTS, MAX_EXPR_DEPTH, MAX_GRID,
                       MAX_ITERATIONS, MAX_LANES, MAX_LAYOUT_CELLS, MAX_STMT_DEPTH,
-                      MAX_THREADS_PER_BLOCK, TARGET, power_of_two)
+                      MAX_THREADS_PER_BLOCK, MAX_TRIPS, TARGET, power_of_two)
 from .errors import fail, shape_error, unsupported
 
 
@@ -52,8 +52,8 @@ def constant_trip_count(start: int, stop: int, step: int) -> int:
 
 
 def check_trip_count(trips: int, node: ast.AST) -> None:
-    if trips > MAX_ITERATIONS:
-        shape_error(f"this loop runs {trips} times; at most {power_of_two(MAX_ITERATIONS)} "
+    if trips > MAX_TRIPS:
+        shape_error(f"this loop runs {trips} times; at most {power_of_two(MAX_TRIPS)} "
                     f"iterations are supported (docs/limits.md)", node)
 
 
@@ -127,11 +127,11 @@ def _walk(body: tuple[Stmt, ...], depth: int, iterations: int, lanes: int,
         if isinstance(stmt, SerialFor):
             trips = _static_trips(stmt)
             inner_iterations = iterations * max(trips, 1)
-            if trips > 0 and inner_iterations > MAX_ITERATIONS:
+            if trips > 0 and inner_iterations > MAX_TRIPS:
                 found.append(error(
                     "R102", f"this loop's body would run {inner_iterations} times in one "
                     f"block (the trip counts of the serial loops around it); at most "
-                    f"{power_of_two(MAX_ITERATIONS)} are supported (docs/limits.md)",
+                    f"{power_of_two(MAX_TRIPS)} are supported (docs/limits.md)",
                     stmt.span))
                 continue
         elif isinstance(stmt, ParallelFor):

@@ -3,7 +3,7 @@
 #
 # Issue 24: each loop whose bounds are read at run time was held to the limit alone,
 # so two nested ones could run their body 2**30 times. The interpreter counts the runs
-# of each body in a block: 256 × 256 = 2**16, past 2**15 (docs/limits.md).
+# of each body in a block: 256 × 256 = 2**16, past 2**14 (docs/limits.md).
 import tilelang.language as T
 
 

@@ -3,7 +3,7 @@
 #
 # Issue 24: a trip count read at run time was estimated at its dtype's range (2**31
 # contributions, 128 GiB), so check refused it under the default --max-memory. The
-# estimate now counts such a loop at the limit the run enforces (2**15 runs of its
+# estimate now counts such a loop at the limit the run enforces (2**14 runs of its
 # body, docs/limits.md).
 import tilelang.language as T
 

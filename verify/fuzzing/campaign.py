@@ -21,6 +21,7 @@ import numpy as np
 
 from verify_reducer.codegen.tilelang_backend import TileLangSetup
 
+from verify_reducer.verify.cli import outputs
 from verify_reducer.verify.fuzzing.bugreport import BugReport, save_report
 from verify_reducer.verify.oracle.pipeline import UsageError
 from verify_reducer.verify.oracle.pipeline import UsageError
@@ -213,14 +214,13 @@ def _on_dask(todo: Iterator[int], seed, task, address):
 def _save(result: CaseResult, out_dir: str) -> Finding:
     o = result.outcome
     stem = os.path.join(out_dir, f"finding-{result.seed}-{result.case}-{o.kind}")
-    with open(stem + ".py", "w") as f:
-        f.write(result.minimized)
-    with open(stem + ".original.py", "w") as f:
-        f.write(result.original)
+    # written as every CLI output is (verify.cli.outputs: atomic, never through a link)
+    outputs.write_text("--out", stem + ".py", result.minimized)
+    outputs.write_text("--out", stem + ".original.py", result.original)
     if result.sidecar:
-        np.savez(stem + ".inputs.npz", **result.sidecar["inputs"])
-        np.savez(stem + ".expected.npz", **result.sidecar["expected"])
-    report = save_report(result.report, out_dir) if result.report else ""
+        outputs.write_npz("--out", stem + ".inputs.npz", result.sidecar["inputs"])
+        outputs.write_npz("--out", stem + ".expected.npz", result.sidecar["expected"])
+    report = save_report(result.report, out_dir, "--out") if result.report else ""
     return Finding(result.case, stem + ".py", o.kind, o.summary, o.signature, result.seed,
                    stem + ".original.py", report)
 
@@ -256,8 +256,7 @@ def _write_groups(out_dir: str, findings: list[Finding]) -> None:
         if os.path.exists(path):
             os.remove(path)
         return
-    with open(path, "w") as f:
-        json.dump({"groups": groups(findings)}, f, indent=1)
+    outputs.write_text("--out", path, json.dumps({"groups": groups(findings)}, indent=1))
 
 
 # ----------------------------------------------------------------------------- corpus

@@ -318,11 +318,14 @@ def test_the_ground_truth_rules_on_known_cases():
     assert f2i(300.0, "uint8") == 44 and f2i(3e9, "int16") == -1
     assert f2i(math.nan, "int64") == -2**63 and f2i(math.nan, "uint64") == 2**63
     assert f2i(math.nan, "uint32", "float32") == 0 and f2i(math.nan, "uint32") == 2**31
-    assert probes.c_compare(">", 5, "uint32", -1, "int32") is False
-    assert probes.c_compare(">", 5, "uint8", -1, "int32") is True      # promoted to int
-    assert probes.c_compare("<", -1, "int64", 1, "uint32") is True     # int64 holds uint32
-    assert probes.c_compare("<", -1, "int64", 1, "uint64") is False
-    assert probes.c_compare("<", -1, "int8", 1, "uint8") is True
+    cmp = probes.compare
+    assert cmp(">", 5, "uint32", -1, None) is None                     # no single meaning
+    assert cmp(">", 5, "uint32", 2**32 - 1, "uint32") is False
+    assert cmp("<", -1, "int32", 1, "uint32") is False                 # in uint32
+    assert cmp("<", -1, "int64", 1, "uint32") is True                  # int64 is wider
+    assert cmp("<", -1, "int64", 1, "uint64") is False
+    assert cmp("<", -1, "int8", 1, "uint8") is False                   # TVM: uint8, not int
+    assert cmp("<", 7, "int32", 2**31, None) is True                   # folded, exact
     assert math.copysign(1, probes.ieee_max(-0.0, 0.0)) == 1
     assert math.copysign(1, probes.ieee_min(0.0, -0.0)) == -1
     assert probes.int_to_float(65520, "float16") == math.inf          # ties to even: 65536
@@ -391,6 +394,11 @@ def test_the_probe_judge_tells_wrong_from_honest():
     assert probes.judge(probe, _outcome((check, 5, _doc(flipped)))).status == "ok"
     assert probes.judge(probe, _outcome((check, 3, _doc(truth)))).status == "false alarm"
     assert probes.judge(probe, _outcome((check, 1, "{}"))).status == "refused"
+    no_meaning = {p.name: p for p in probes.all_probes()}["sign_uint32_gt_minus1"]
+    assert no_meaning.truth == ()                   # u > -1 must be refused
+    assert probes.judge(no_meaning, _outcome((check, 1, "{}"))).status == "ok"
+    assert probes.judge(no_meaning, _outcome((check, 0, _doc([0] * 4)))).status == \
+        "silently wrong"
     summed = {p.name: p for p in probes.all_probes()}["overflow_sum_float32"]
     matched = probes.judge(summed, _outcome((["compare", "{prog}", "{dir}/wrong.npz"], 0, "{}")))
     assert matched.status == "silently wrong"

@@ -102,25 +102,32 @@ def int_to_float(value: int, dtype: str) -> float:
     return round_float(Fraction(value), dtype)
 
 
-def c_compare_type(a: str, b: str) -> str:
-    """C's usual arithmetic conversions of two integer operands: below 32 bits promote to
-    int32; equal signedness takes the wider; an unsigned operand of rank >= the signed
-    one wins; else the signed one, when wider (it holds every unsigned value)."""
-    def promoted(t):
-        return "int32" if INTS[t][1] < 32 else t
-    a, b = promoted(a), promoted(b)
+# Mixed signedness as TVM types it before C sees the operands (docs/semantics.md §8, the
+# H200 run of 2026-12-03): the wider operand's type, the unsigned one at equal width —
+# not C's usual conversions, which would first promote int8/uint8 to int.
+def compare_type(a: str, b: str) -> str:
     (sa, ba), (sb, bb) = INTS[a], INTS[b]
-    if sa == sb:
-        return a if ba >= bb else b
-    unsigned, signed = (a, b) if not sa else (b, a)
-    return unsigned if INTS[unsigned][1] >= INTS[signed][1] else signed
+    if ba != bb:
+        return a if ba > bb else b
+    return a if not sa else b
 
 
-def c_compare(op: str, a: int, a_type: str, b: int, b_type: str) -> bool:
-    common = c_compare_type(a_type, b_type)
-    signed, bits = INTS[common]
-    if not signed:
-        a, b = a % (1 << bits), b % (1 << bits)
+def compare(op: str, a: int, a_type: str, b: int, b_type: str | None) -> bool | None:
+    """a OP b in their common type. b_type None: b is an untyped literal, which adopts
+    a's type: if a's type cannot hold it, the result is the same for every a (exact),
+    except a negative literal against an unsigned a, which has no answer (None: TileLang
+    refuses to make an unsigned constant from a negative value)."""
+    if b_type is None:
+        lo, hi = int_range(a_type)
+        if b < 0 and not INTS[a_type][0]:
+            return None
+        common = a_type if lo <= b <= hi else None
+    else:
+        common = compare_type(a_type, b_type)
+    if common is not None and not INTS[common][0]:
+        a, b = a % (1 << INTS[common][1]), b % (1 << INTS[common][1])
+    elif common is not None:
+        a, b = wrap(a, common), wrap(b, common)
     return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b,
             "!=": a != b}[op]
 
@@ -154,8 +161,10 @@ RULES = {
     "int_to_float": ("int -> float rounds the exact integer to nearest even (into 16-bit "
                      "floats through float32); past the largest finite value, inf",
                      int_to_float),
-    "compare": ("comparisons follow C's usual arithmetic conversions (uint32 > -1 is "
-                "false)", c_compare),
+    "compare": ("mixed signedness compares in TVM's type: the wider, the unsigned at "
+                "equal width (int8 < uint8 in uint8); a literal adopts the other type; a "
+                "negative literal against an unsigned value has no answer (refused)",
+                compare),
     "max_min": ("IEEE-754 maximum/minimum: max(-0.0, +0.0) = +0.0, min = -0.0",
                 (ieee_max, ieee_min)),
     "nan": ("a NaN input stays NaN in bf16, f16 and every conversion", stays_nan),
@@ -174,7 +183,7 @@ class Probe:
     source: str
     inputs: dict = field(hash=False, compare=False)     # name -> np.ndarray
     out_dtype: str = "float32"
-    truth: tuple = ()                 # the expected `out`, flat
+    truth: tuple = ()                 # the expected `out`, flat; () = must be refused
     exact: bool = True                # every backend must give the truth bit for bit
     wrong: tuple = ()                 # for sums: an output far from the truth
 
@@ -346,15 +355,15 @@ def mixed_sign_probes() -> list[Probe]:
     probes = []
     for dtype, values, op, const in SIGN_CONSTANTS:
         n = len(values)
-        const_type = "int32" if -2**31 <= const < 2**31 else "int64"
         body = (f"        for j in T.Parallel({n}):\n"
                 f"            T.reducer_update(acc[j], T.if_then_else(x[j] {op} {const}, 1, 0))\n")
         name = {">": "gt", "<": "lt", "==": "eq", ">=": "ge"}[op]
+        answers = [compare(op, v, dtype, const, None) for v in values]
         probes.append(Probe(
             f"sign_{dtype}_{name}_{const}".replace("-", "minus"), "mixed_sign", "compare",
             _kernel([("x", (n,), dtype)], n, "int32", "sum", body, f"{dtype} {op} {const}"),
             {"x": np.array(values, dtype=dtype)}, "int32",
-            tuple(int(c_compare(op, v, dtype, const, const_type)) for v in values)))
+            () if None in answers else tuple(int(t) for t in answers)))
     for a_type, a_values, b_type, b_values, op in SIGN_PAIRS:
         n = len(a_values)
         body = (f"        for j in T.Parallel({n}):\n"
@@ -364,7 +373,7 @@ def mixed_sign_probes() -> list[Probe]:
             _kernel([("a", (n,), a_type), ("b", (n,), b_type)], n, "int32", "sum", body,
                     f"{a_type} {op} {b_type}"),
             {"a": np.array(a_values, dtype=a_type), "b": np.array(b_values, dtype=b_type)},
-            "int32", tuple(int(c_compare(op, x, a_type, y, b_type))
+            "int32", tuple(int(compare(op, x, a_type, y, b_type))
                            for x, y in zip(a_values, b_values))))
     return probes
 
@@ -478,6 +487,12 @@ def judge(probe: Probe, outcome: Outcome) -> Verdict:
         verdict.notes.append(f"{outcome.crash}: {outcome.detail}")
         return verdict
     is_float = probe.out_dtype in FLOATS
+    if not probe.truth:
+        answered = [f"{' '.join(s['argv'][:1])}: exit {s['exit_code']}" for s in outcome.steps
+                    if s["exit_code"] not in (1, 2)]
+        verdict.status = "silently wrong" if answered else "ok"
+        verdict.notes = [f"answered what has no single meaning: {a}" for a in answered]
+        return verdict
     wrong, alarms, refused = [], [], []
     for step in outcome.steps:
         argv, code, doc = step["argv"], step["exit_code"], _doc(step)

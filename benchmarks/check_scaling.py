@@ -12,7 +12,18 @@ behind the largest), check's own memory estimate and how many blocks it ran, rea
 its report. Then the
 static part in this process (parse, epoch verifier, layouts, block independence and
 classes, plans and proofs), which must stay under a second whatever the size.
-At 65536 A alone is 8 GiB of fp16: a check that materialized it would show here."""
+At 65536 A alone is 8 GiB of fp16: a check that materialized it would show here.
+
+    python benchmarks/check_scaling.py --families [sites lets serial grid]
+
+The scaling families of issue 24 (the robustness campaign's deep programs,
+verify/fuzzing/deep.py), each at three sizes up to its documented limit
+(docs/limits.md): update sites in one loop (the layout search), a chain of Lets (the
+frontend, the epoch verifier's contexts), serial trips and non-independent blocks (what a
+check executes). Per size: wall, CPU and peak RSS of the child, the CPU beyond the
+smallest program's (imports and the static part), the cost per unit it implies, and the
+measured ratio of that extra CPU beside the ratio of the sizes — near-linear scaling
+shows the two ratios alike."""
 from __future__ import annotations
 
 import argparse
@@ -27,7 +38,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from verify_reducer.verify import blocks, pipeline  # noqa: E402
+from verify_reducer.verify.fuzzing import deep  # noqa: E402
+from verify_reducer.verify.oracle import blocks, pipeline  # noqa: E402
 
 TILING = {"BLOCK_M": 64, "BLOCK_K": 256, "THREADS": 256}
 
@@ -81,6 +93,39 @@ def static_seconds(path: str) -> float:
     return time.perf_counter() - start
 
 
+# family -> (what one unit is, the deep program of n units, the sizes)
+FAMILIES = {
+    "sites": ("update site", deep.update_sites, (100, 300, 1000)),
+    "lets": ("Let", deep.let_chain, (1000, 5000, 20000)),
+    "serial": ("serial trip", deep.serial_trips, (2**12, 2**13, 2**14)),
+    "grid": ("block", deep.grid, (2**10, 2**11, 2**12)),
+}
+
+
+def scaling_families(names: list[str]) -> None:
+    """Each family at its sizes, with the extra CPU over a one-unit program."""
+    with tempfile.TemporaryDirectory() as folder:
+        for name in names:
+            unit, make, sizes = FAMILIES[name]
+            base_path = os.path.join(folder, f"{name}_1.py")
+            Path(base_path).write_bytes(make(1).source)
+            base = run_child(base_path, [])["cpu"]
+            print(f"{name}: per {unit}; one {unit}: {base:.2f}s CPU (imports, static part)")
+            print(f"{'n':>8} {'exit':>4} {'wall':>8} {'cpu':>8} {'peak RSS':>12} "
+                  f"{'extra cpu':>9} {'per unit':>10} {'size ratio':>10} {'cpu ratio':>9}")
+            previous = None
+            for n in sizes:
+                path = os.path.join(folder, f"{name}_{n}.py")
+                Path(path).write_bytes(make(n).source)
+                r = run_child(path, [])
+                extra = max(r["cpu"] - base, 1e-3)
+                ratios = (f"{n / previous[0]:>10.1f} {extra / previous[1]:>9.1f}"
+                          if previous else f"{'':>10} {'':>9}")
+                print(f"{n:>8} {r['code']:>4} {r['wall']:7.2f}s {r['cpu']:7.2f}s "
+                      f"{mib(r['rss']):>12} {extra:8.2f}s {extra / n * 1e6:8.0f}µs {ratios}")
+                previous = (n, extra)
+
+
 def mib(n: float) -> str:
     return f"{n / (1 << 20):8.0f} MiB"
 
@@ -90,7 +135,13 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="*", default=[4096, 16384, 65536])
     parser.add_argument("--all-sizes", type=int, nargs="*", default=[4096],
                         help="sizes also checked with --blocks all")
+    parser.add_argument("--families", nargs="*", choices=sorted(FAMILIES),
+                        help="measure these scaling families instead (none named: all)")
     args = parser.parse_args()
+    if args.families is not None:
+        print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+        scaling_families(args.families or list(FAMILIES))
+        return 0
     cases = [(n, []) for n in args.sizes] + [(n, ["--blocks", "all"]) for n in args.all_sizes]
     print(f"streaming GEMV, fp16, tiling {TILING}; {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.1f}")

@@ -6,6 +6,7 @@ lanes whose condition holds). Every variable and every expression value is a num
 with one entry per lane, so a `T.Parallel` body runs once, vectorized, per statement."""
 from __future__ import annotations
 
+from collections import ChainMap
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -25,6 +26,7 @@ class Val:
 
 
 THREAD = "__thread__"   # the env name of T.get_thread_binding() in lanes forked per thread
+RECENT_BINDINGS = 32    # Let layers of an env before Lanes.bind flattens them
 SLOT, ITER, REP = "@slot", "@iter", "@rep"     # lane facts inside a T.Parallel (simulator)
 
 
@@ -50,7 +52,17 @@ class Lanes:
 
     def bind(self, name: str, val: Val) -> "Lanes":
         deferred = {k: v for k, v in self.deferred.items() if k != name}
-        return replace(self, env={**self.env, name: val}, deferred=deferred)
+        # a layer per Let, flattened every RECENT_BINDINGS: copying the whole env at
+        # each Let made a chain of 20,000 Lets quadratic (seconds per stage)
+        env = self.env
+        if isinstance(env, ChainMap) and len(env.maps) < RECENT_BINDINGS:
+            env = env.new_child({name: val})
+        else:
+            flat: dict[str, Val] = {}
+            for layer in reversed(env.maps) if isinstance(env, ChainMap) else (env,):
+                flat.update(layer)
+            env = ChainMap({name: val}, flat)
+        return replace(self, env=env, deferred=deferred)
 
     def defer(self, name: str, expr) -> "Lanes":
         env = {k: v for k, v in self.env.items() if k != name}

@@ -331,3 +331,40 @@ def test_numpy_warnings_are_kept_and_shown_with_verbose(monkeypatch, capsys):
     code, _, err = _cli(capsys, "check", MINIMAL, "-v")
     assert code == 0 and "numpy warned at test_cli_robust.py:" in err
     assert "invalid value encountered in log" in err
+
+
+# ----------------------------------------------------------------------------- whole tensors
+
+HUGE_OUTPUT = """import tilelang.language as T
+
+
+@T.prim_func
+def main(x: T.Tensor((3, 32), T.float32), out: T.Tensor((3, 2**31), T.float32)):
+    with T.Kernel(1, threads=64) as bx:
+        x_frag = T.alloc_fragment((3, 32), T.float32)
+        T.copy(x, x_frag)
+        acc = T.alloc_reducer((16,), T.float32, op="sum")
+        pairs = T.alloc_fragment((16,), T.float32)
+        for it in T.serial(3):
+            T.reducer_init(acc)
+            for j, k in T.Parallel(16, 2):
+                T.reducer_update(acc[j], x_frag[it, 2 * j + k])
+            T.finalize_reducer(acc, pairs)
+            T.copy(pairs, out[it, 0:16])
+"""
+
+
+def test_emit_no_verify_makes_no_inputs_and_every_whole_tensor_path_is_estimated(
+        tmp_path, capsys):
+    """A mangled program with a (3, 2**31) output: `emit --what cuda --no-verify` built
+    the gate's seed-0 inputs anyway (24 GiB, MemoryError, exit 4). --no-verify makes
+    none; emit's gate and `run --backend cuda` (whole tensors both) are refused over
+    --max-memory before the first array, like `run --backend interp`."""
+    program = tmp_path / "huge_output.py"
+    program.write_text(HUGE_OUTPUT)
+    code, out, _ = _cli(capsys, "emit", str(program), "--what", "cuda", "--no-verify")
+    assert code == 0 and "__global__" in out
+    for argv in (("emit", "--what", "cuda"), ("run", "--backend", "cuda", "--no-verify"),
+                 ("run", "--backend", "sim", "--no-verify")):
+        code, doc = _json(capsys, argv[0], str(program), *argv[1:], "--max-memory", "1G")
+        assert code == 2 and "over --max-memory" in doc["error"], (argv, doc)

@@ -154,9 +154,10 @@ def cmd_run(args) -> int:
     if args.svg:
         svg_destination(args, args.svg, "--svg")
     loaded = pipeline.load(args.program, args.func, _stdin_source(args))
-    if args.backend != "cuda":      # the interpreter runs the whole grid (tilelang: too)
-        pipeline.refuse_over(estimate(loaded.func), max_memory(args), "this run",
-                             "use `check`, which runs a sample of the blocks")
+    # every backend's inputs and outputs are whole tensors here (and the interpreter runs
+    # the whole grid): estimated before the first array is made
+    pipeline.refuse_over(estimate(loaded.func), max_memory(args), "this run",
+                         "use `check`, which runs a sample of the blocks")
     values = loaded.inputs(args.seed, _given_inputs(args.inputs, args, loaded),
                            args.inputs or "inputs")
     reference = _gate(args, loaded, values, interpret=args.backend != "interp")
@@ -309,9 +310,13 @@ def cmd_emit(args) -> int:
     elif args.out:
         outputs.check_file("--out", args.out, outputs.run_inputs(args))
     loaded = pipeline.load(args.program, args.func, _stdin_source(args))
+    if not args.no_verify:      # the gate's interpreter runs the whole grid
+        pipeline.refuse_over(estimate(loaded.func), max_memory(args), "emit's verification",
+                             "`check` it (a sample of the blocks), then emit --no-verify")
     try:
         # the gate judges the program as `check` does by default: on the inputs of seed 0
-        _gate(args, loaded, loaded.inputs(0))
+        # (--no-verify: no inputs are made at all)
+        _gate(args, loaded, None if args.no_verify else loaded.inputs(0))
         plan = pipeline.make_plan(loaded, args.plan) \
             if args.what in ("plan", "cuda", "svg") else None
     except DiagnosticError as err:

@@ -140,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "append ptxas's registers, shared memory, stack and spills")
     p.add_argument("--no-verify", action="store_true",
                    help="emit a program the verifier rejects (the output says so)")
+    memory_flag(p)
     return parser
 
 

@@ -1,4 +1,4 @@
-# expect: error R209 at 18
+# expect: error R209 at 18:17
 #
 # A guard compared in uint32: T.int32(-1) meets a uint32 and becomes 4294967295, so
 # `j < -1` holds for every j and r[j + 8] is updated out of bounds: the mirror of
@@ -15,7 +15,6 @@ def main(x: T.Tensor((8,), T.int32), out: T.Tensor((8,), T.int32)):
         for j in T.Parallel(8):
             T.reducer_update(r[j], x[j])
             if T.cast(j, T.uint32) < T.int32(-1):
-                # (the update line is 18)
                 T.reducer_update(r[j + 8], x[j])
         f = T.alloc_fragment((8,), T.int32)
         T.finalize_reducer(r, f)

@@ -322,3 +322,19 @@ def test_constant_casts_out_of_range_are_refused_as_tilelang_refuses(tmp_path, c
     path.write_text(source)
     code, text = _check(capsys, path)
     assert code == 1 and "R102" in text and shown in text
+
+
+def test_a_bfloat16_input_nan_with_a_low_payload_stays_nan_end_to_end():
+    # float32 bits 0x7F800001 given for a bfloat16 tensor: masking the low 16 bits once
+    # made it +inf (int32 2147483647); it is NaN (int32 0, int64 -2**63), as on the GPU
+    from verify_reducer.verify.oracle import pipeline
+    path = PROGRAMS / "edge_cast_bfloat16_to_int.py"
+    n = 11
+    x = np.full(n, 1.0, dtype=np.float32)
+    x[0] = _f32(0x7F800001)
+    x[1] = _f32(0xFF80FFFF)
+    report = pipeline.check(str(path), given={"x": x, "w": np.zeros(n, np.float32)},
+                            blocks="all")
+    out = report.reference.outputs
+    assert out["o_int32"][:3].tolist() == [0, 0, 1]
+    assert out["o_int64"][:3].tolist() == [-2 ** 63, -2 ** 63, 1]

@@ -105,6 +105,8 @@ class Monoid:
             return a + b
         if self.name == "product":
             return a * b
+        if self.name in ("max", "min") and z3.is_fp(a):
+            return _z3_fp_extremum(self.name == "max", a, b)
         if self.name in ("max", "min"):
             if dtype.kind == "uint":
                 pick_a = z3.UGE(a, b) if self.name == "max" else z3.ULE(a, b)
@@ -112,6 +114,17 @@ class Monoid:
                 pick_a = a >= b if self.name == "max" else a <= b
             return z3.If(pick_a, a, b)
         return {"bitand": a & b, "bitor": a | b, "bitxor": a ^ b}[self.name]
+
+
+def _z3_fp_extremum(is_max: bool, a, b):
+    """max/min of two Z3 floating-point terms as SignedZeroExtremum computes them: a NaN
+    operand is ignored, and of two zeros the +0 (max) or the -0 (min) wins."""
+    import z3
+    pick_a = z3.fpGT(a, b) if is_max else z3.fpLT(a, b)
+    zero = z3.If(z3.fpIsNegative(a), b, a) if is_max else z3.If(z3.fpIsNegative(a), a, b)
+    return z3.If(z3.fpIsNaN(a), b, z3.If(z3.fpIsNaN(b), a,
+                 z3.If(z3.And(z3.fpIsZero(a), z3.fpIsZero(b)), zero,
+                       z3.If(pick_a, a, b))))
 
 
 MONOIDS: dict[str, Monoid] = {m.name: m for m in [

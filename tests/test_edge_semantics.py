@@ -338,3 +338,22 @@ def test_a_bfloat16_input_nan_with_a_low_payload_stays_nan_end_to_end():
     out = report.reference.outputs
     assert out["o_int32"][:3].tolist() == [0, 0, 1]
     assert out["o_int64"][:3].tolist() == [-2 ** 63, -2 ** 63, 1]
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_float_max_min_on_z3_floats_are_a_commutative_monoid_with_signed_zeros(op):
+    # the op table's Z3 meaning of float max/min agrees with the numpy one on the zeros
+    # and is commutative bit for bit (SMT equality tells -0 from +0)
+    import z3
+    m, f32 = MONOIDS[op], DTYPES["float32"]
+    sort = z3.Float32()
+    a, b, c = (z3.FP(n, sort) for n in "abc")
+    f = lambda x, y: m.z3_combine(f32, x, y)  # noqa: E731
+    for claim in (f(a, b) == f(b, a), f(f(a, b), c) == f(a, f(b, c))):
+        solver = z3.Solver()
+        solver.set("timeout", 20000)
+        solver.add(z3.Not(claim))
+        assert solver.check() == z3.unsat
+    plus, minus = z3.FPVal(0.0, sort), z3.fpNeg(z3.FPVal(0.0, sort))
+    got = z3.simplify(f(minus, plus))
+    assert z3.is_true(z3.simplify(z3.fpIsNegative(got))) == (op == "min")

@@ -7,9 +7,9 @@ floats floor(a/b) and a − floor(a/b)·b, the way TVM lowers them). Integer div
 zero and shifts outside [0, bits) are errors rather than C's undefined behaviour.
 T.max/T.min on floats ignore NaN and order -0 < +0 like CUDA's fmaxf/fminf. Float →
 integer conversions truncate, saturate and wrap (`DType.quantize`, docs/semantics.md §8).
-Selects and `and`/`or`
-evaluate an operand only on the lanes that need it (as C and TIR's if_then_else do), so
-a guarded out-of-bounds load in the untaken branch is never read. Error bounds follow
+Selects and `and`/`or` evaluate an operand only on the lanes that need it (as C and
+TIR's if_then_else do), so a guarded out-of-bounds load in the untaken branch is never
+read. Error bounds follow
 the rules of `interp.bounds`."""
 from __future__ import annotations
 

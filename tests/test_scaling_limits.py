@@ -144,6 +144,20 @@ def test_follow_placed_tries_covering_accesses_first_among_many():
     assert len(layouts.updates) == 300
 
 
+def test_membership_by_sorted_keys_is_the_broadcast_comparison():
+    # layout_rules compared a loop's and a fragment's holders as a [Ra, Rb, N] broadcast
+    # (2**28 booleans for two layouts replicated 128 times); the keyed version must
+    # decide exactly the same
+    import numpy as np
+    from verify_reducer.codegen.layout_rules import _in_columns
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        ra, rb, n = rng.integers(1, 6), rng.integers(0, 6), rng.integers(0, 30)
+        a, b = rng.integers(0, 40, (ra, n)), rng.integers(0, 40, (rb, n))
+        want = (a[:, None, :] == b[None, :, :]).any(axis=1)
+        assert (_in_columns(a, b) == want).all()
+
+
 def test_a_chain_of_5000_lets_is_answered(tmp_path):
     # the frontend's fresh names and the epoch verifier's contexts were quadratic
     code, out, rss = run_cli(tmp_path, deep.let_chain(5000).source, "check")

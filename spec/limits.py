@@ -27,15 +27,15 @@ MAX_ELEMENTS = 2**26
 # Lanes of one T.Parallel nest, and cells of one layout: its elements times its replicas
 # (every participant's copy: a fragment read outside T.Parallel is held by every
 # thread, a reducer's storage may be, a loop that follows a replicated fragment runs
-# each iteration on every replica). Layout inference and the simulator evaluate a
-# layout cell by cell with numpy (several int64 arrays of that many entries), and the
-# interpreter keeps about 256 bytes per lane, so 2**22 keeps one layout near 32 MiB an
-# array and one T.Parallel near 1 GiB in the interpreter. A reducer's elements times
-# the kernel's threads are held to it in the frontend; every other layout where it is
-# built (codegen.layout_rules). On the GPU 2**22 cells over 1024 threads are 4096
-# registers a thread, 16 times what sm_90 gives one thread.
-MAX_LANES = 2**22
-MAX_LAYOUT_CELLS = 2**22
+# each iteration on every replica). Layout inference, the planner and the simulator
+# evaluate a layout cell by cell with numpy, and the interpreter keeps about 256 bytes
+# per lane: at 2**22 a check of one T.Parallel took 21 s of CPU and 1.3 GB, at 2**20
+# about 5 s and 350 MB (docs/limits.md). A reducer's elements times the kernel's
+# threads are held to it in the frontend; every other layout where it is built
+# (codegen.layout_rules). On the GPU 2**20 cells over 1024 threads are 1024 registers
+# a thread, four times what sm_90 gives one thread.
+MAX_LANES = 2**20
+MAX_LAYOUT_CELLS = 2**20
 # Elements of one declared T.Tensor parameter. `check` holds only the windows of the
 # blocks it runs (verify.oracle.blocks) and `run` refuses what is over --max-memory before it
 # starts, so the declared size only has to keep every flat index far inside int64.

@@ -3,7 +3,7 @@
 # Issue 24: a loop that follows a replicated fragment runs each iteration on every
 # replica. x_frag (8 elements, copied whole) is held 128 times over 1024 threads, so a
 # T.Parallel(2**16) reading x_frag[i % 8] has 2**23 (iteration, replica) cells, past the
-# 2**22 layout inference evaluates (docs/limits.md): R102 before anything that size is
+# 2**20 layout inference evaluates (docs/limits.md): R102 before anything that size is
 # built (the deep program with 2**20 lanes took 2 GB and timed out).
 import tilelang.language as T
 

@@ -2,7 +2,7 @@
 #
 # Issue 24: T.Parallel(2**26) on 1024 threads was legal and took 17 s and 2 GB in
 # layout inference before the memory estimate refused it. A T.Parallel nest may run at
-# most 2**22 lanes (docs/limits.md); this one runs 2**23.
+# most 2**20 lanes (docs/limits.md); this one runs 2**23.
 import tilelang.language as T
 
 

@@ -2,7 +2,7 @@
 #
 # Issue 24: a reducer of 10**7 elements over 128 threads made the planner build a
 # layout of every element in every thread (1.28e9 cells, a 9.5 GiB array: exit 4). A
-# reducer's elements times the kernel's threads may be at most 2**22 (docs/limits.md);
+# reducer's elements times the kernel's threads may be at most 2**20 (docs/limits.md);
 # here 2**16 × 128 = 2**23.
 import tilelang.language as T
 

@@ -13,7 +13,10 @@
 
 Every rule is decided numerically on all points (index spaces are compile-time and
 small), so it holds exactly, not up to what a symbolic simplifier can prove. A rule that
-does not apply returns a sentence saying why; the caller turns it into an R300."""
+does not apply returns a sentence saying why; the caller turns it into an R300. "Small"
+is enforced, never assumed: a layout (or a comparison of two) past MAX_LAYOUT_CELLS
+cells raises TooManyCells before it is built (R102), and an access whose context
+variables take more than MAX_LAYOUT_CONTEXTS values is not decided (R300 saying so)."""
 from __future__ import annotations
 
 import itertools

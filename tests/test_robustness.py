@@ -1,6 +1,7 @@
 """Robustness: mangled programs (verify.fuzzing.mangle) get an answer, never an internal error
-or a hang. The corpus test checks a fixed corpus of 2,000 through the CLI's own
-`check --json`, two at a time (`pytest -m robustness` runs it alone); the unit tests pin
+or a hang. The corpus test runs a fixed corpus of 2,000 round-robin through the
+campaign's five commands (the CLI's own code paths), two at a time (`pytest -m
+robustness` runs it alone); the unit tests pin
 the generator's determinism and the runner's classification, time limit and shrinking,
 the campaign's other commands, and the deep, planted-code and probe generators with
 their ground truth (the full campaign, benchmarks/mangle_campaign.py, is not a test)."""
@@ -25,7 +26,7 @@ from verify_reducer.verify.oracle.expect import parse_expectation
 from verify_reducer.verify.fuzzing.mangle import EDITS, mangle_corpus, mangle_one, seed_programs
 from verify_reducer.verify.fuzzing.mangle_run import (COMMANDS, EXECUTED, OVER_TIME, Job, Outcome,
                                                       format_summary, minimize, minimize_classes,
-                                                      run_one, run_programs, summarize)
+                                                      run_jobs, run_one, run_programs, summarize)
 from verify_reducer.verify.fuzzing import deep, planted, probes
 from verify_reducer.spec import limits
 
@@ -148,20 +149,25 @@ def test_the_summary_counts_exits_and_names_each_class(monkeypatch):
 
 @pytest.mark.robustness
 def test_mangled_corpus_gets_answers_not_crashes_or_hangs():
-    """2,000 mangled programs through `check --json`: exits 0–3 only, each within the
-    time limit. A failure lists every crash class with a shrunk reproducer."""
+    """2,000 mangled programs, program k through campaign command k mod 5 (`check
+    --json`, `run --no-verify --backend sim`, `emit --what cuda --no-verify`, `compare`
+    on witness inputs, `check --inputs witness`): exits 0–3 or 5 only, each within the
+    time limit, no memory kill. A failure lists every crash class with a shrunk
+    reproducer."""
     corpus = mangle_corpus(SEEDS, CORPUS_SIZE, base=CORPUS_SEED)
-    sources = [m.source for m in corpus]
-    outcomes = run_programs(sources, jobs=2, time_limit=TIME_LIMIT_S)
+    commands = list(COMMANDS)
+    jobs = [Job(m.source, commands[m.number % len(commands)]) for m in corpus]
+    outcomes = run_jobs(jobs, jobs=2, time_limit=TIME_LIMIT_S)
     summary = summarize(outcomes, slow_seconds=TIME_LIMIT_S)
     if summary.classes:
-        minimize_classes(summary, sources, TIME_LIMIT_S, max_runs=80)
+        minimize_classes(summary, jobs, TIME_LIMIT_S, max_runs=80)
     firsts = {c.name: corpus[c.first] for c in summary.classes.values()}
     origin = "\n".join(f"  {name}: #{m.number} from {m.seed_name} by {'; '.join(m.edits)}"
                        for name, m in firsts.items())
     if summary.classes:
         pytest.fail(format_summary(summary, TIME_LIMIT_S) + "\n" + origin, pytrace=False)
     assert summary.total == CORPUS_SIZE and summary.over_time == 0
+    assert summary.memory_kills == 0 and set(summary.by_command) == set(commands)
 
 
 def test_the_reproducers_carry_the_verdict_a_correct_tool_gives():

@@ -219,7 +219,7 @@ def _size_flag(text: str) -> int:
 def memory_flag(p) -> None:
     p.add_argument("--max-memory", type=_size_flag, default=None, metavar="SIZE",
                    help="refuse a run whose estimated memory is over SIZE (512M, 4G; "
-                        "default: half of physical memory)")
+                        "default: half of physical memory, or of ulimit -v where lower)")
 
 
 def max_memory(args) -> int | None:

@@ -338,8 +338,11 @@ def test_the_ground_truth_rules_on_known_cases():
     assert probes.int_to_float(65519, "float16") == 65504.0
     assert probes.int_to_float(2**53 + 1, "float64") == 2.0**53
     assert probes.int_to_float(2**24 + 3, "float32") == 2.0**24 + 4
-    assert probes.int_to_float(2**64 - 1, "bfloat16") == 2.0**64
+    assert probes.int_to_float(2**64 - 1, "bfloat16") == 2.0**64     # float32 rounds up
     assert probes.int_to_float(2**31 + 2**23 + 1, "bfloat16") == 2.0**31     # via float32
+    assert probes.int_to_float(65519, "bfloat16") == 65280.0           # cut (the H200)
+    assert probes.int_to_float(-65520, "bfloat16") == -65280.0
+    assert probes.truncate_float(1.0 + 2**-8, "bfloat16") == 1.0
     assert probes.int_to_float(2**31 + 2**23 + 1, "float32") == 2.0**31 + 2**23
     assert probes.exact_sum([3e38, 3e38, -3e38], "float32") == float(np.float32(3e38))
     assert math.isnan(probes.stays_nan(1.0, "bfloat16"))

@@ -93,13 +93,36 @@ def float_to_int(value: float, dtype: str, source: str = "float64") -> int:
     return wrap(min(hi, max(lo, int(value))), dtype)   # int() of a float truncates, exactly
 
 
+def truncate_float(value: float, dtype: str) -> float:
+    """A finite float cut toward zero to dtype's precision (its low bits dropped)."""
+    if value == 0 or not math.isfinite(value):
+        return value
+    p, emin, _ = FLOATS[dtype]
+    a = Fraction(abs(value))
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    quantum = Fraction(2) ** (max(e, emin) - p + 1)
+    cut = float(math.floor(a / quantum) * quantum)
+    return -cut if value < 0 else cut
+
+
+# int -> bfloat16 as the H200 computes cutlass's bfloat16_t(int), which TileLang prints
+# (docs/semantics.md §8, measured: 65519 -> 65280): float32 to nearest, then truncated
+INT_TO_BFLOAT16_TRUNCATES = True
+
+
 def int_to_float(value: int, dtype: str) -> float:
     """An integer converted to a float dtype: the exact value rounded to nearest even;
     into float16/bfloat16 through float32 first (TileLang prints half_t(x) and
-    bfloat16_t(x), which convert a float), so twice."""
-    if FLOATS[dtype][0] < 24:
-        return round_float(Fraction(round_float(Fraction(value), "float32")), dtype)
-    return round_float(Fraction(value), dtype)
+    bfloat16_t(x), which convert a float), then to nearest in float16 and toward zero
+    in bfloat16 (INT_TO_BFLOAT16_TRUNCATES)."""
+    if FLOATS[dtype][0] >= 24:
+        return round_float(Fraction(value), dtype)
+    wide = round_float(Fraction(value), "float32")
+    if dtype == "bfloat16" and INT_TO_BFLOAT16_TRUNCATES:
+        return truncate_float(wide, dtype)
+    return round_float(Fraction(wide), dtype)
 
 
 # Mixed signedness as TVM types it before C sees the operands (docs/semantics.md §8, the
@@ -159,7 +182,8 @@ RULES = {
                      "bits; NaN -> 0 (16/32-bit float into <= 32 bits) or 100...0 of the "
                      "width", float_to_int),
     "int_to_float": ("int -> float rounds the exact integer to nearest even (into 16-bit "
-                     "floats through float32); past the largest finite value, inf",
+                     "floats through float32, and then into bfloat16 toward zero, as "
+                     "cutlass's bfloat16_t(int) does); past the largest finite value, inf",
                      int_to_float),
     "compare": ("mixed signedness compares in TVM's type: the wider, the unsigned at "
                 "equal width (int8 < uint8 in uint8); a literal adopts the other type; a "
@@ -378,8 +402,8 @@ def mixed_sign_probes() -> list[Probe]:
     return probes
 
 
-# (2**31 + 2**23 + 1: rounded once to bfloat16 it is 2**31 + 2**24, through float32 a tie
-# that goes to 2**31)
+# (2**31 + 2**23 + 1: rounded once to bfloat16 it is 2**31 + 2**24, through float32 a tie,
+# cut to 2**31; 65519 and 65520 are 65280 in bfloat16, 65504 and inf in float16)
 INT_VALUES = {"int64": (0, 1, -1, 2**24 + 1, 2**31 + 1, 2**53 + 1, 2**62 + 2**9 + 1,
                         2**63 - 1, -2**63, 65504, 65520, -65520, 2**40 + 2**16 + 1,
                         2**31 + 2**23 + 1),

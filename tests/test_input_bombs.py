@@ -25,13 +25,16 @@ GEMV = str(ROOT / "examples" / "gemv_pipelined.py")              # A: (M, K) flo
 
 # what the child prints: its exit code, its peak RSS (KiB) and the seconds main() took
 MEASURE = """
-import json, resource, sys, time
+import json, sys, time
 from verify_reducer.verify.cli.commands import main
 start = time.perf_counter()
 code = main(sys.argv[1:])
 seconds = time.perf_counter() - start
-print(json.dumps({"code": code, "seconds": seconds,
-                  "rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+# VmHWM is this process image's own peak: ru_maxrss would carry over the peak of the
+# (large) pytest process this child was forked from
+peak = next(int(line.split()[1]) for line in open("/proc/self/status")
+            if line.startswith("VmHWM:"))
+print(json.dumps({"code": code, "seconds": seconds, "rss_kib": peak}))
 """
 
 

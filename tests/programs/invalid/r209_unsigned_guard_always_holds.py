@@ -15,7 +15,7 @@ def main(x: T.Tensor((8,), T.int32), out: T.Tensor((8,), T.int32)):
         for j in T.Parallel(8):
             T.reducer_update(r[j], x[j])
             if T.cast(j, T.uint32) < T.int32(-1):
-                T.reducer_update(r[j + 8], x[j])
+                T.reducer_update(r[j + 8], x[j])  # <- R209
         f = T.alloc_fragment((8,), T.int32)
         T.finalize_reducer(r, f)
         T.copy(f, out)

@@ -28,8 +28,11 @@ lines, the rest generated from `seed`: what `verify-reducer run` uses by default
 mapping name -> array or an .npz path. Parameters a mapping leaves out are made as
 `fill` says ("witness" or "seeded"); nothing ever raises a bare KeyError.
 
+A factory (`def kernel(M, N, ...)` returning a prim_func) is bound by `load(path,
+params={"M": 4096, "N": 4096})`, then the Program is passed on.
+
 Errors: `ProgramError` (no such file, no such function, a `# input:` line that does not
-parse), `ProgramRejected` (the verifier rejects the program: it has no meaning, so no
+parse, a param that names no factory parameter), `ProgramRejected` (the verifier rejects the program: it has no meaning, so no
 reference; `.diagnostics`), `OutputsError` (a missing, unknown, misshapen or non-numeric
 output: the message names the tensor), `InputError` (an input that does not fit its
 parameter), `TooLarge` (the run's memory estimate is over `max_memory`: refused before
@@ -141,20 +144,27 @@ class Backend(Protocol):
                  inputs: Mapping[str, np.ndarray]) -> Mapping[str, np.ndarray]: ...
 
 
-def load(path_or_source: ProgramLike, func: str | None = None) -> Program:
+def load(path_or_source: ProgramLike, func: str | None = None,
+         params: Mapping[str, object] | None = None) -> Program:
     """A program from a file path or from TileLang source text (text with a newline or
     `prim_func` in it is source; it is then named `<source>`). func picks the prim_func
-    (default main, or the only one). A Program is returned as it is."""
+    (default main, or the only one). params binds a factory's parameters as `--param`
+    does, with Python values (`{"M": 4096, "op": "sum", "dtype": "float16"}`): before
+    the file's `# params:` line, its calls and the defaults; a name no factory has is a
+    ProgramError. A Program is returned as it is (params must then be None)."""
     if isinstance(path_or_source, Program):
+        if params:
+            raise ProgramError("params bind a factory when it is loaded: pass them with "
+                               "the path or the source, not with a loaded Program")
         return path_or_source
     text = os.fspath(path_or_source)
     is_source = isinstance(path_or_source, str) and ("\n" in text or "prim_func" in text) \
         and not os.path.isfile(text)
     try:
         if is_source:
-            loaded = pipeline.load("<source>", func, source=text)
+            loaded = pipeline.load("<source>", func, source=text, params=params)
         else:
-            loaded = pipeline.load(text, func)
+            loaded = pipeline.load(text, func, params=params)
     except pipeline.UsageError as exc:
         raise ProgramError(str(exc)) from None
     except DiagnosticError as err:

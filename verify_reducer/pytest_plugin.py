@@ -18,6 +18,8 @@ The marker runs a backend over programs, one test per program:
             the oracle gives them no meaning.
   inputs    "witness" (default), "seeded", a mapping or an .npz path
   seed, func, fill   as in verify_reducer.oracle.check
+  params    factory parameters for every program (`params={"M": 256}`), as
+            verify_reducer.oracle.load takes them
 
 Each case is run before the test body: a mismatch (or a violation of a built-in
 backend) fails the test with the report, and so does an inconclusive comparison (some
@@ -50,7 +52,7 @@ CASE_FIXTURE = "reducer_case"
 def pytest_configure(config) -> None:
     config.addinivalue_line(
         "markers", f"{MARKER}(backend, programs='examples', inputs='witness', seed=0, "
-        "func=None, fill='witness'): run backend over programs, one test each, and fail "
+        "func=None, fill='witness', params=None): run backend over programs, one test each, and fail "
         "a test with the oracle's report when the backend disagrees (verify_reducer)")
 
 
@@ -109,12 +111,13 @@ class ReducerCase:
     seed: int = 0
     func: str | None = None
     fill: str = "witness"
+    params: dict | None = None
     _report: Any = field(default=None, repr=False)
 
     @property
     def program(self):
         from verify_reducer import oracle
-        return oracle.load(self.path, self.func)
+        return oracle.load(self.path, self.func, self.params)
 
     @property
     def report(self):
@@ -133,13 +136,15 @@ def _marker_settings(marker) -> dict:
                                 "backend(program, inputs) or a built-in name")
     kwargs = dict(marker.kwargs)
     backend = marker.args[0] if marker.args else kwargs.pop("backend")
-    unknown = set(kwargs) - {"programs", "inputs", "seed", "func", "fill", "backend"}
+    unknown = set(kwargs) - {"programs", "inputs", "seed", "func", "fill", "backend",
+                             "params"}
     if unknown:
         raise pytest.UsageError(f"@pytest.mark.{MARKER}: unknown argument(s) "
                                 f"{', '.join(sorted(unknown))}")
     return {"backend": backend, "programs": kwargs.get("programs", "examples"),
             "inputs": kwargs.get("inputs"), "seed": kwargs.get("seed", 0),
-            "func": kwargs.get("func"), "fill": kwargs.get("fill", "witness")}
+            "func": kwargs.get("func"), "fill": kwargs.get("fill", "witness"),
+            "params": kwargs.get("params")}
 
 
 def pytest_generate_tests(metafunc) -> None:
@@ -151,7 +156,8 @@ def pytest_generate_tests(metafunc) -> None:
     if CASE_FIXTURE not in metafunc.fixturenames:
         metafunc.fixturenames.append(CASE_FIXTURE)
     cases = [ReducerCase(p, settings["backend"], settings["inputs"], settings["seed"],
-                         settings["func"], settings["fill"]) for p in paths]
+                         settings["func"], settings["fill"], settings["params"])
+             for p in paths]
     metafunc.parametrize(CASE_FIXTURE, cases, indirect=True,
                          ids=[_case_id(p, paths) for p in paths])
 
@@ -217,11 +223,15 @@ class Oracle:
         return resolve_programs(where, Path(base) if base is not None else Path.cwd())
 
     @staticmethod
-    def assert_matches(program, backend_or_outputs, inputs=None, **options):
+    def assert_matches(program, backend_or_outputs, inputs=None, *, params=None,
+                       **options):
         """Judge a backend (a callable, or a built-in's name) run on the inputs, or the
         outputs given as a mapping computed from them; pytest.fail with the report on a
-        mismatch or an inconclusive comparison. Returns the report."""
+        mismatch or an inconclusive comparison. params: a factory's parameters (as
+        oracle.load takes them). Returns the report."""
         from verify_reducer import oracle
+        if params is not None:
+            program = oracle.load(program, params=params)
         if isinstance(backend_or_outputs, str):
             backend_or_outputs = oracle.backend(backend_or_outputs)
         if callable(backend_or_outputs):

@@ -4,8 +4,11 @@ every node. The user's file is parsed, never imported or executed.
     parse_source(source, path="<string>", overrides=None) -> Program
     parse_file(path) -> Program      (the file decoded as Python decodes it)
 
-overrides binds module constants to other values than the file assigns (a size family
-at another size, or its symbolic sizes: spec.symbolic). Both raise spec.diagnostics.DiagnosticError carrying every R100/R101/R102 found."""
+overrides binds module constants and factory parameters to other values than the file
+gives them (a size family at another size, or its symbolic sizes: spec.symbolic); params
+binds factory parameters as `--param` does (spec.frontend.factories: Python values, or
+ParamText folded in the file's scope). Both raise spec.diagnostics.DiagnosticError
+carrying every R100/R101/R102 found, and ParamError for a param that binds nothing."""
 from __future__ import annotations
 
 import ast
@@ -13,19 +16,21 @@ import ast
 from ..diagnostics import DiagnosticError, error
 from ..ir import Program
 from ..source import NO_SPAN, Span, read_source_file
+from .factories import ParamError, ParamText, read_params
 from .funcs import lower_prim_func
 from .module import ModuleScan, collect_imports
 
-__all__ = ["parse_source", "parse_file"]
+__all__ = ["parse_source", "parse_file", "ParamError", "ParamText"]
 
 
 def parse_source(source: str, path: str = "<string>",
-                 overrides: dict[str, object] | None = None) -> Program:
+                 overrides: dict[str, object] | None = None,
+                 params: dict[str, object] | None = None) -> Program:
     # a UTF-8 byte-order mark is an encoding detail, not a character of the program
     source = source.removeprefix("\ufeff")
     try:
-        return _parse(source, path, overrides)
-    except DiagnosticError:
+        return _parse(source, path, overrides, params)
+    except (DiagnosticError, ParamError):
         raise
     except RecursionError:
         raise DiagnosticError(error("R100", "the program is nested too deeply", NO_SPAN)) \
@@ -42,11 +47,13 @@ def parse_file(path: str) -> Program:
     return parse_source(read_source_file(path), path)
 
 
-def _parse(source: str, path: str, overrides: dict[str, object] | None = None) -> Program:
+def _parse(source: str, path: str, overrides: dict[str, object] | None = None,
+           params: dict[str, object] | None = None) -> Program:
     tree = _syntax_tree(source, path)
-    scan = ModuleScan(tree, collect_imports(tree), overrides)
+    directives, diagnostics = read_params(source)
+    scan = ModuleScan(tree, collect_imports(tree), overrides, params, directives)
     scan.run()
-    diagnostics = list(scan.diagnostics)
+    diagnostics += scan.diagnostics
     funcs = {}
     for site in scan.sites:
         func, found = lower_prim_func(scan.imports, site.env, site.node, site.key)

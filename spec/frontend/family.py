@@ -4,9 +4,9 @@ comment block like the `# expect:` lines, never executed:
     # for-all: M in 1..1048576, K in 1..2**20
     # assume: M % BLOCK_M == 0
 
-`for-all` names module constants that are *sizes* (the proofs hold for every value in
-the inclusive range); `assume` restricts the family by an integer condition over module
-constants. The command line adds the same (`--for-all NAME=LO..HI`, `--assume EXPR`).
+`for-all` names module constants or factory parameters that are *sizes* (the proofs
+hold for every value in the inclusive range); `assume` restricts the family by an
+integer condition over them. The command line adds the same (`--for-all NAME=LO..HI`, `--assume EXPR`).
 A directive that cannot mean anything — a syntax error, an empty range, a name that is
 unknown or not an integer module constant, an assumption that is not an integer
 condition — is R110 at the directive. Whether a size ends up as a tile size or a thread
@@ -154,8 +154,9 @@ def parse_cli(for_all: list[str], assume: list[str]) -> FamilyDecl:
 def check_names(decl: FamilyDecl, source: str,
                 constants: dict[str, object]) -> list[tuple[str, Span | None]]:
     """(message, span) for each name that cannot be a size or appear in an assumption:
-    unknown at module level, or not an integer module constant."""
-    defined = _module_names(source)
+    unknown at module level and not a factory parameter, or not an integer. constants:
+    the program's (module constants and the factories' parameters as bound)."""
+    defined = _module_names(source) | set(constants)
     problems = []
 
     def integer(name: str) -> bool:
@@ -174,10 +175,12 @@ def check_names(decl: FamilyDecl, source: str,
 
 def _name_problem(name: str, defined: set[str], integer, role: str) -> str | None:
     if name not in defined:
-        return f"unknown name `{name}`: a size must be a module constant assigned in this file"
+        return (f"unknown name `{name}`: a size must be a module constant assigned in this "
+                f"file or a factory parameter")
     if not integer(name):
-        return (f"`{name}` is not an integer module constant (a plain `{name} = <integer>` "
-                f"at module level) and cannot be {role}")
+        return (f"`{name}` is not an integer module constant or factory parameter (a plain "
+                f"`{name} = <integer>` at module level, or a parameter bound to an integer) "
+                f"and cannot be {role}")
     return None
 
 

@@ -2,8 +2,9 @@
 
 Two shapes are recognized: a module-level `@T.prim_func def main(...)`, and the factory
 pattern `def kernel(M, N, block=64): ...; @T.prim_func def main(...): ...; return main`.
-A factory's parameters take their defaults, overridden by the first call in the file
-whose arguments are all constants (`prog = kernel(1024, 128)`). `@tilelang.jit(...)` and
+A factory's parameters are bound as spec.frontend.factories says (the caller's params,
+a `# params:` line, the first call in the file with constant arguments, the
+defaults). `@tilelang.jit(...)` and
 `@tilelang.autotune(...)` decorators are ignored; other decorators on a prim_func or a
 factory are R101. A `@T.reducer_op` function declares a reducer op (spec.frontend.user_ops). Everything else (helpers, reference implementations, `__main__`
 blocks) is never looked at, let alone run."""
@@ -12,10 +13,12 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, error
 from .constants import ConstFolder, NotConstant
 from .context import POISON, Constant, Entry, Opaque
 from .errors import FrontendError, shape_error, unknown
+from .factories import (Directive, ParamError, defaults, fold_given, missing_message,
+                        parameters)
 from .names import Imports
 from .user_ops import DeclaredOp, declare, is_declaration
 
@@ -40,12 +43,19 @@ def collect_imports(tree: ast.Module) -> Imports:
 
 class ModuleScan:
     def __init__(self, tree: ast.Module, imports: Imports,
-                 overrides: dict[str, object] | None = None):
+                 overrides: dict[str, object] | None = None,
+                 params: dict[str, object] | None = None,
+                 directives: list[Directive] | None = None):
         self.tree = tree
         self.imports = imports
-        # module constants bound to other values than the file assigns: a size family
-        # instantiated at another size, or its symbolic sizes (spec.symbolic)
+        # module constants and factory parameters bound to other values than the file
+        # gives them: a size family instantiated at another size, or its symbolic sizes
+        # (spec.symbolic)
         self.overrides = dict(overrides or {})
+        # the caller's factory parameters (--param, params=) and the `# params:` lines
+        self.params = dict(params or {})
+        self.directives = {d.name: d for d in directives or ()}
+        self.bound: dict[str, object] = {}         # factory parameters, as bound
         self.env: dict[str, Entry] = {}
         self.sites: list[Site] = []
         self.diagnostics: list[Diagnostic] = []
@@ -59,9 +69,30 @@ class ModuleScan:
         # at the bottom of the file would see them
         for factory in self._factories:
             self._guard(self._factory, factory)
+        self._refuse_unbound_params()
 
     def constants(self) -> dict[str, object]:
-        return {k: v.value for k, v in self.env.items() if isinstance(v, Constant)}
+        """The module constants and the factories' parameters as bound (a size family
+        may name either)."""
+        out = {k: v.value for k, v in self.env.items() if isinstance(v, Constant)}
+        out.update(self.bound)
+        return out
+
+    def _refuse_unbound_params(self) -> None:
+        """A caller's param or a `# params:` name that no factory has is a mistake that
+        would otherwise pass silently (a misspelt --param M=... verifying the default)."""
+        names = list(dict.fromkeys(p.arg for f in self._factories for p in parameters(f)))
+        wanted = "factory parameters: " + ", ".join(names) if names else \
+            "the file has no factory (a function returning a prim_func)"
+        for name in self.params:
+            if name not in names:
+                raise ParamError(f"no factory in the file has a parameter `{name}` to "
+                                 f"bind ({wanted})")
+        for name, d in self.directives.items():
+            if name not in names:
+                self.diagnostics.append(error("R102",
+                    f"`# params:` names `{name}`, which no factory in the file has as a "
+                    f"parameter ({wanted})", d.span))
 
     # ------------------------------------------------------------------ helpers
 
@@ -185,24 +216,46 @@ class ModuleScan:
                     self.env = saved
 
     def _factory_arguments(self, node: ast.FunctionDef) -> dict[str, Entry]:
-        args = node.args
-        params = [*args.posonlyargs, *args.args]
-        defaults = dict(zip([p.arg for p in params[len(params) - len(args.defaults):]],
-                            args.defaults))
-        defaults.update({p.arg: d for p, d in zip(args.kwonlyargs, args.kw_defaults)
-                         if d is not None})
-        given = self._first_constant_call(node.name, [p.arg for p in params],
-                                          [p.arg for p in args.kwonlyargs])
+        params = parameters(node)
+        written = defaults(node)
+        given = self._first_constant_call(node.name, [p.arg for p in params
+                                                      if p not in node.args.kwonlyargs],
+                                          [p.arg for p in node.args.kwonlyargs])
         bound: dict[str, Entry] = {}
-        for p in [*params, *args.kwonlyargs]:
-            if p.arg in given:
+        missing: list[ast.arg] = []
+        for p in params:
+            if p.arg in self.overrides:
+                bound[p.arg] = Constant(self.overrides[p.arg])
+            elif p.arg in self.params:
+                bound[p.arg] = Constant(fold_given(self.folder.fold, self._names_something,
+                                                   p.arg, self.params[p.arg]))
+            elif p.arg in self.directives:
+                bound[p.arg] = self._directive_value(self.directives[p.arg])
+            elif p.arg in given:
                 bound[p.arg] = Constant(given[p.arg])
-            elif p.arg in defaults:
-                bound[p.arg] = self._fold(defaults[p.arg])
+            elif p.arg in written:
+                bound[p.arg] = self._fold(written[p.arg])
             else:
-                shape_error(f"factory parameter `{p.arg}` has no default and no call of "
-                            f"`{node.name}` with constant arguments gives it", p)
+                missing.append(p)
+        if missing:
+            shape_error(missing_message(node.name, [p.arg for p in missing]), missing[0])
+        self.bound.update({k: v.value for k, v in bound.items() if isinstance(v, Constant)})
         return bound
+
+    def _names_something(self, word: str) -> bool:
+        return word in self.env or self.imports.binds(word)
+
+    def _directive_value(self, d: Directive) -> Entry:
+        try:
+            return Constant(self.folder.fold(d.value))
+        except NotConstant as exc:
+            if isinstance(d.value, ast.Name) and not self._names_something(d.value.id):
+                return Constant(d.value.id)     # `# params: op=sum`: the word it spells
+            raise FrontendError(error("R102", f"`# params: {d.name}=...` is not a "
+                                      f"compile-time value: {exc.why}", d.span)) from None
+        except FrontendError as exc:          # its own position is inside the comment
+            raise FrontendError(error("R102", f"`# params: {d.name}=...`: "
+                                      f"{exc.diagnostic.message}", d.span)) from None
 
     def _first_constant_call(self, name: str, positional: list[str],
                              keyword_only: list[str]) -> dict[str, object]:

@@ -39,6 +39,7 @@ from verify_reducer.verify.cli.text import comparison_status as _comparison_stat
 from verify_reducer.verify.cli.text import values_text as _summary
 from verify_reducer.verify.oracle.cost import estimate
 from verify_reducer.spec.frontend.family import DirectiveError, parse_cli
+from verify_reducer.spec.frontend.factories import ParamError, parse_param_flags
 from verify_reducer.verify.oracle.pipeline import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
 from verify_reducer.verify.cli.parser import FUZZ_BACKENDS, build_parser, max_memory, normalize_argv, tilelang_config
 
@@ -54,10 +55,18 @@ def _given_inputs(path: str | None, args, loaded=None) -> dict[str, np.ndarray] 
     if loaded is None:
         try:
             loaded = pipeline.load(args.program, args.func, _stdin_source(args),
-                                   meaningful=False)
+                                   meaningful=False, params=_params(args))
         except (UsageError, DiagnosticError):
             return None
     return inputs_mod.load_npz(path, loaded.func)
+
+
+def _params(args) -> dict:
+    """--param flags as factory parameters (a malformed one is a usage error)."""
+    try:
+        return parse_param_flags(getattr(args, "param", None) or [])
+    except ParamError as exc:
+        raise UsageError(str(exc)) from None
 
 
 # ----------------------------------------------------------------------------- check
@@ -71,7 +80,7 @@ def cmd_check(args) -> int:
     except DirectiveError as exc:
         raise UsageError(str(exc)) from None
     report = pipeline.check(args.program, args.func, args.seed, given, args.blocks,
-                            max_memory(args), _stdin_source(args), family)
+                            max_memory(args), _stdin_source(args), family, _params(args))
     source = report.loaded.source if report.loaded else _safe_source(args)
     # generated values are finite: only the given ones (and `# input:` lines) can hold
     # NaN or inf, and materializing every input here would undo the block windows
@@ -153,7 +162,8 @@ def cmd_run(args) -> int:
         outputs.check_folder("--bug-report", args.bug_report)
     if args.svg:
         svg_destination(args, args.svg, "--svg")
-    loaded = pipeline.load(args.program, args.func, _stdin_source(args))
+    loaded = pipeline.load(args.program, args.func, _stdin_source(args),
+                           params=_params(args))
     # every backend's inputs and outputs are whole tensors here (and the interpreter runs
     # the whole grid): estimated before the first array is made
     pipeline.refuse_over(estimate(loaded.func), max_memory(args), "this run",
@@ -309,7 +319,8 @@ def cmd_emit(args) -> int:
         svg_destination(args, args.out, "--out")
     elif args.out:
         outputs.check_file("--out", args.out, outputs.run_inputs(args))
-    loaded = pipeline.load(args.program, args.func, _stdin_source(args))
+    loaded = pipeline.load(args.program, args.func, _stdin_source(args),
+                           params=_params(args))
     if not args.no_verify:      # the gate's interpreter runs the whole grid
         pipeline.refuse_over(estimate(loaded.func), max_memory(args), "emit's verification",
                              "`check` it (a sample of the blocks), then emit --no-verify")

@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check", help="parse, verify, interpret and compare (the default)")
     common(p)
+    param_flag(p)
     p.add_argument("--seed", type=_natural, default=0, help="seed of generated inputs")
     p.add_argument("--inputs", help=cli_compare.INPUTS_HELP)
     p.add_argument("--blocks", type=_blocks_flag, default=None, metavar="all|N",
@@ -70,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "checked: source with diagnostics, plans, proofs, pictures, "
                         "comparisons (needs the report and pictures extras)")
     p.add_argument("--for-all", action="append", default=[], metavar="NAME=LO..HI",
-                   help="prove for every value of the module constant NAME in [LO, HI] "
+                   help="prove for every value of the size NAME (a module constant or a "
+                        "factory parameter) in [LO, HI] "
                         "(repeatable; adds to the file's `# for-all:` lines)")
     p.add_argument("--assume", action="append", default=[], metavar="EXPR",
                    help="an integer condition the family's sizes satisfy "
@@ -79,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="run the kernel on one backend")
     common(p)
+    param_flag(p)
     p.add_argument("--backend", choices=BACKENDS, default="interp",
                    help="tilelang imports the file and runs it through TileLang on the "
                         "GPU, then compares with the interpreter")
@@ -127,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("emit", help="print an intermediate form")
     common(p)
+    param_flag(p)
     p.add_argument("--what", choices=EMITS, default="ir")
     p.add_argument("--plan", choices=PLANS, default="auto",
                    help="physical plan for --what plan, cuda and svg")
@@ -142,6 +146,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="emit a program the verifier rejects (the output says so)")
     memory_flag(p)
     return parser
+
+
+def param_flag(p) -> None:
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="bind the factory parameter NAME (repeatable; before the file's "
+                        "`# params:` line, calls and defaults): a Python constant "
+                        "(4096, 2**12, T.float16, 'sum') or a bare word taken as a string "
+                        "(op=sum, dtype=float16)")
 
 
 def json_flags(p) -> None:

@@ -192,7 +192,8 @@ def _file_is_member(decl, space: FamilySpace, constants, result) -> bool:
 
 def _lower(loaded, overrides: dict, key: str) -> ir.PrimFunc | None:
     try:
-        return parse_source(loaded.source, loaded.path, overrides).funcs.get(key)
+        return parse_source(loaded.source, loaded.path, overrides,
+                            loaded.params).funcs.get(key)
     except DiagnosticError:
         return None
 

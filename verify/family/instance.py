@@ -110,11 +110,12 @@ def check_instance(loaded: Loaded, sizes: dict[str, int], seed: int,
     sizes), checked with every executor run to its own end."""
     key = next(k for k, f in loaded.program.funcs.items() if f is loaded.func)
     try:
-        program = parse_source(loaded.source, loaded.path, dict(sizes))
+        program = parse_source(loaded.source, loaded.path, dict(sizes), loaded.params)
     except DiagnosticError as err:
         return Instance(sizes, CheckReport(None, err.diagnostics, seed=seed),
                         not_run="the program does not lower at these sizes")
-    member = Loaded(loaded.path, loaded.source, program, program.funcs[key], {})
+    member = Loaded(loaded.path, loaded.source, program, program.funcs[key], {},
+                    params=loaded.params)
     report = CheckReport(member, static_diagnostics(member), seed=seed)
     report.reducer_ops = op_reports(member.func)
     instance = Instance(sizes, report)

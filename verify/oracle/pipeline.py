@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from verify_reducer.spec.diagnostics import ERROR, Diagnostic, DiagnosticError
-from verify_reducer.spec.frontend import parse_source
+from verify_reducer.spec.frontend import ParamError, parse_source
 from verify_reducer.spec.frontend.family import DirectiveError, FamilyDecl
 from verify_reducer.spec.frontend.sizes import check_run_size
 from verify_reducer.spec import ir
@@ -63,6 +63,9 @@ class Loaded:
     func: PrimFunc
     default_inputs: dict[str, np.ndarray] = field(default_factory=dict)  # `# input:` lines
     layouts: LayoutMap | None = None                                       # inferred once
+    # the factory parameters the caller bound (--param, params=): every lowering of the
+    # program again (a size family's members) binds them too
+    params: dict[str, object] = field(default_factory=dict)
 
     def inputs(self, seed: int, given: dict[str, np.ndarray] | None = None,
                origin: str = "inputs") -> dict[str, np.ndarray]:
@@ -97,13 +100,19 @@ def read_source(path: str) -> str:
 
 
 def load(path: str, func_name: str | None = None, source: str | None = None,
-         meaningful: bool = True) -> Loaded:
+         meaningful: bool = True, params: dict[str, object] | None = None) -> Loaded:
     """Parse path (never executing it) and pick the prim_func. Raises DiagnosticError for
     a program the frontend rejects (and, meaningful, for one whose reducer op has no
     meaning: `check` asks not to, it reports the R212 in its full report) and UsageError
-    for a missing file or function."""
+    for a missing file or function, or a param that binds no factory parameter.
+    params: factory parameters (spec.frontend.factories: values, or ParamText as
+    `--param` gives them)."""
     source = read_source(path) if source is None else source
-    program = parse_source(source, path)
+    params = dict(params or {})
+    try:
+        program = parse_source(source, path, None, params)
+    except ParamError as exc:
+        raise UsageError(f"{path}: {exc}") from None
     try:
         func = program.func(func_name)
     except KeyError:
@@ -117,7 +126,7 @@ def load(path: str, func_name: str | None = None, source: str | None = None,
         defaults = parse_expectation(source, path).inputs
     except ExpectationSyntaxError as exc:
         raise UsageError(str(exc)) from None
-    return Loaded(path, source, program, func, defaults)
+    return Loaded(path, source, program, func, defaults, params=params)
 
 
 def _refuse_meaningless_ops(func: PrimFunc) -> None:
@@ -343,7 +352,8 @@ def epoch_reports(loaded: Loaded, plan: PhysicalPlan) -> list[EpochReport]:
 def check(path: str, func_name: str | None = None, seed: int = 0,
           given: dict[str, np.ndarray] | None = None, blocks: str | int | None = None,
           max_memory: int | None = None, source: str | None = None,
-          family: FamilyDecl | None = None) -> CheckReport:
+          family: FamilyDecl | None = None,
+          params: dict[str, object] | None = None) -> CheckReport:
     """Parse, verify, then run the reference interpreter on seeded inputs and simulate
     every plan that applies, comparing each with the interpreter. Rejections come back as
     diagnostics and violations, not raises.
@@ -355,9 +365,10 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
     source: the program's text when it was not read from path (stdin); path names it.
     family: sizes and assumptions from the command line, added to the file's own
     `# for-all:`/`# assume:` lines; with any, the file's instance is checked and then
-    the family is proved for every size (verify.family.checker)."""
+    the family is proved for every size (verify.family.checker).
+    params: the factory parameters bound (as `load` takes them)."""
     try:
-        loaded = load(path, func_name, source, meaningful=False)
+        loaded = load(path, func_name, source, meaningful=False, params=params)
     except DiagnosticError as err:
         return CheckReport(None, err.diagnostics, seed=seed)
     report = check_loaded(loaded, seed, given, blocks, max_memory)

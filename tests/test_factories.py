@@ -1,0 +1,165 @@
+"""Factories whose parameters have no defaults (spec.frontend.factories): bound by
+--param (check, run, emit), by the oracle API's and the pytest plugin's params=, by a
+`# params:` line, by a call with constant arguments or by a default, in that order;
+quantified by --for-all where they are sizes; and the message of each way it fails."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from verify_reducer import oracle
+from verify_reducer.spec.diagnostics import DiagnosticError
+from verify_reducer.spec.frontend import ParamError, ParamText, parse_source
+from verify_reducer.spec.frontend.factories import parse_param_flags
+from verify_reducer.verify.cli.commands import main
+
+KERNEL = textwrap.dedent("""\
+    import tilelang
+    import tilelang.language as T
+
+
+    @tilelang.jit(out_idx=[-1])
+    def row_sum(M, N, block_M=16, block_N=4, dtype="float32"):
+        @T.prim_func
+        def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M,), dtype)):
+            with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+                a = T.alloc_fragment((block_M, block_N), dtype)
+                b = T.alloc_fragment((block_M,), dtype)
+                T.clear(b)
+                for k in T.serial(T.ceildiv(N, block_N)):
+                    T.copy(A[bx * block_M, k * block_N], a)
+                    T.reduce_sum(a, b, dim=1, clear=False)
+                T.copy(b, B[bx * block_M])
+
+        return main
+    """)
+
+
+@pytest.fixture
+def kernel(tmp_path: Path) -> str:
+    path = tmp_path / "row_sum.py"
+    path.write_text(KERNEL)
+    return str(path)
+
+
+def shape(source: str, **params):
+    return parse_source(source, "k.py", None, params).func().params[0].shape
+
+
+def test_check_binds_a_factory_without_defaults_from_param_flags(kernel, capsys):
+    assert main(["check", kernel, "--param", "M=4096", "--param", "N=4096"]) == 0
+    out = capsys.readouterr().out
+    assert "grid 256" in out and "verdict: verified" in out
+
+
+def test_run_and_emit_take_param_flags(kernel, capsys):
+    assert main(["run", kernel, "--param", "M=64", "--param", "N=8",
+                 "--param", "dtype=float16"]) == 0
+    capsys.readouterr()
+    assert main(["emit", kernel, "--param", "M=2**6", "--param", "N=8",
+                 "--param", "dtype=T.float16"]) == 0
+    assert "A: T.Tensor((64, 8), T.float16)" in capsys.readouterr().out
+
+
+def test_without_params_the_missing_parameters_are_r102_naming_them(kernel, capsys):
+    assert main(["check", kernel]) == 1
+    err = capsys.readouterr().err
+    assert "row_sum.py:6:13: error[R102]: factory `row_sum` parameters `M`, `N` have no " \
+           "value: bind them with `--param M=VALUE`" in err
+    assert "`# params: M=VALUE` line" in err
+
+
+def test_for_all_quantifies_a_factory_parameter(kernel, capsys):
+    code = main(["check", kernel, "--param", "M=64", "--param", "N=8",
+                 "--for-all", "M=16..4096", "--assume", "M % 16 == 0"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "verified for all M in [16, 4096] (assuming M % 16 == 0)" in out
+
+
+def test_for_all_refutes_a_factory_parameter_at_its_smallest_counterexample(kernel, capsys):
+    assert main(["check", kernel, "--param", "M=64", "--param", "N=8",
+                 "--for-all", "M=1..4096"]) == 1
+    assert "the smallest counterexample sizes are M=1" in capsys.readouterr().err
+
+
+def test_for_all_on_a_parameter_that_is_no_integer_is_a_usage_error(kernel, capsys):
+    assert main(["check", kernel, "--param", "M=64", "--param", "N=8",
+                 "--for-all", "dtype=1..8"]) == 2
+    assert "`dtype` is not an integer module constant or factory parameter" in \
+        capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--param", "M"], "--param 'M': expected NAME=VALUE"),
+    (["--param", "M=4", "--param", "M=8"], "--param names M twice"),
+    (["--param", "Q=4"], "no factory in the file has a parameter `Q` to bind (factory "
+                         "parameters: M, N, block_M, block_N, dtype)"),
+    (["--param", "M=unknown_fn(3)", "--param", "N=4"],
+     "--param M=unknown_fn(3): not a compile-time value"),
+])
+def test_bad_param_flags_are_usage_errors(kernel, capsys, flags, message):
+    assert main(["check", kernel, *flags]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_precedence_param_directive_call_default():
+    source = "# params: M=32, N=8\n" + KERNEL + "\nprog = row_sum(48, 4)\n"
+    assert shape(source) == (32, 8)                        # the directive before the call
+    assert shape(source, M=ParamText("64")) == (64, 8)     # --param before the directive
+    assert shape(KERNEL + "\nprog = row_sum(48, N=4)\n") == (48, 4)        # the call
+    assert shape(KERNEL.replace("N, block_M", "N=8, block_M"), M=16) == (16, 8)  # default
+
+
+def test_param_text_is_folded_in_the_file_s_scope():
+    source = KERNEL.replace("import tilelang.language as T\n",
+                            "import tilelang.language as T\nROWS = 128\n")
+    assert shape(source, M=ParamText("ROWS // 2"), N=ParamText("2**3")) == (64, 8)
+    func = parse_source(source, "k.py", None, {"M": ParamText("16"), "N": ParamText("4"),
+                                               "dtype": ParamText("float16")}).func()
+    assert func.params[0].dtype.name == "float16"     # a bare word is the string it spells
+
+
+def test_param_that_names_no_factory_parameter_raises_param_error():
+    with pytest.raises(ParamError, match="no factory in the file has a parameter `K`"):
+        parse_source(KERNEL, "k.py", None, {"M": 4, "N": 4, "K": 4})
+
+
+def test_a_missing_parameter_is_one_diagnostic_at_the_first():
+    with pytest.raises(DiagnosticError) as err:
+        parse_source(KERNEL, "k.py", None, {"N": 4})
+    [d] = err.value.diagnostics
+    assert (d.code, d.span.line, d.span.col) == ("R102", 6, 13)
+    assert "parameter `M` has no value: bind it with `--param M=VALUE`" in d.message
+
+
+def test_parse_param_flags():
+    assert parse_param_flags(["M=4096", "op = sum", "t=(1, 2)"]) == {
+        "M": ParamText("4096"), "op": ParamText("sum"), "t": ParamText("(1, 2)")}
+
+
+def test_oracle_load_binds_params(kernel):
+    prog = oracle.load(kernel, params={"M": 64, "N": 8, "dtype": "float16"})
+    assert prog.params["A"] == ((64, 8), "float16")
+    assert oracle.check(prog, oracle.backend("sim")).ok
+    with pytest.raises(oracle.ProgramError, match="parameter `Z`"):
+        oracle.load(kernel, params={"M": 64, "N": 8, "Z": 1})
+    with pytest.raises(oracle.ProgramError, match="pass them with the path"):
+        oracle.load(prog, params={"M": 8})
+    with pytest.raises(oracle.ProgramRejected):
+        oracle.load(kernel)
+
+
+def test_pytest_plugin_marker_takes_params(kernel):
+    from verify_reducer.pytest_plugin import ReducerCase, _marker_settings
+
+    class Marker:
+        args = ("interp",)
+        kwargs = {"programs": kernel, "params": {"M": 32, "N": 4}}
+    settings = _marker_settings(Marker())
+    case = ReducerCase(Path(kernel), settings["backend"], params=settings["params"])
+    assert case.program.params["A"] == ((32, 4), "float32")
+    assert case.report.ok
+

@@ -5,7 +5,13 @@ refuses what has no meaning (docs/semantics.md §4; codes R200–R214 in docs/co
 
 The partials of an open epoch are not readable (R200); an in-place (legacy) finalize
 makes the reducer's own storage readable until the next init. Contributions are kept
-as they arrive and combined at finalize by `interp.exact`, so a float sum is exact."""
+as they arrive and combined at finalize by `interp.exact`, so a float sum is exact.
+
+An epoch left open when the block ends, or when an init (or a fresh allocation) replaces
+it, is R202 only if it holds contributions: those would be lost. One that received none
+loses nothing, so the path this block took may skip the finalize (a finalize under a
+block-uniform `if` whose other arm contributes nothing); its destination is then simply
+not written. The static verifier asks the same of every path (verify.epochs.checker)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -31,6 +37,11 @@ class Epoch:
     bounds: list[np.ndarray | None] = field(default_factory=list)
     scope: bytes = b""                     # which threads reached the init
     uncertain_target: bool = False         # an update's index came from an uncertain float
+    first_update: Span | None = None       # the update that made the first contribution
+
+    @property
+    def contributions(self) -> int:
+        return sum(len(f) for f in self.flats)
 
 
 class ReducerState:
@@ -52,15 +63,25 @@ class ReducerState:
     # ------------------------------------------------------------------ transitions
 
     def open(self, span: Span, seed: Val | None, scope: bytes) -> None:
-        if self.epoch is not None:
-            raise DiagnosticError(error(
-                "R202", f"the epoch of reducer {self.buffer.name} opened here was never "
-                "finalized", self.epoch.init_span, Note("a new epoch starts here", span)))
+        self.check_nothing_lost("is opened again", Note("a new epoch starts here", span))
         self.epoch = Epoch(span, seed, scope=scope)
         self.readable = False
 
+    def check_nothing_lost(self, ending: str, *notes: Note) -> None:
+        """R202 when the open epoch ends (`ending`: what ends it) with contributions that
+        were never finalized."""
+        epoch = self.epoch
+        if epoch is None or not epoch.contributions:
+            return
+        raise DiagnosticError(error(
+            "R202", f"the epoch of reducer {self.buffer.name} opened here {ending} with "
+            f"{epoch.contributions} contribution(s) never finalized", epoch.init_span,
+            Note("the first contribution", epoch.first_update), *notes))
+
     def update(self, flat: np.ndarray, val: Val, span: Span, uncertain_target: bool) -> None:
         epoch = self.require_open(span, "update")
+        if epoch.first_update is None and len(flat):
+            epoch.first_update = span
         epoch.flats.append(flat)
         epoch.values.append(val.v)
         epoch.bounds.append(val.b)

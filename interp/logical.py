@@ -118,10 +118,7 @@ class Block:
                for var, b in zip(self.kernel.block_vars, self.block)}
         self.body(self.kernel.body, Lanes(1, env))
         for state in self.reducers.values():
-            if state.epoch is not None:
-                raise DiagnosticError(error(
-                    "R202", f"the epoch of reducer {state.buffer.name} opened here is never "
-                    "finalized", state.epoch.init_span))
+            state.check_nothing_lost("reaches the end of the kernel")
 
     # ------------------------------------------------------------------ memory
 
@@ -219,10 +216,9 @@ class Block:
         buffer = stmt.buffer
         if buffer.is_reducer:
             old = self.reducers.get(buffer)
-            if old is not None and old.epoch is not None:
-                raise DiagnosticError(error(
-                    "R202", f"the epoch of reducer {buffer.name} opened here is never "
-                    "finalized before the reducer is allocated again", old.epoch.init_span))
+            if old is not None:
+                old.check_nothing_lost("is replaced by a fresh allocation",
+                                       Note("allocated again here", stmt.span))
             self.reducers[buffer] = ReducerState(buffer)
         else:
             self.local[buffer] = Storage(buffer)

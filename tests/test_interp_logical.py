@@ -560,7 +560,7 @@ def _reducer_program(*body, op="sum"):
     ([lambda a, o: init(a), lambda a, o: store(o, [0], ld(a, 0)), lambda a, o: fin(a)],
      "R200"),
     ([lambda a, o: init(a), lambda a, o: fin(a), lambda a, o: update(a, [0], 1.0)], "R201"),
-    ([lambda a, o: init(a)], "R202"),
+    ([lambda a, o: init(a), lambda a, o: update(a, [0], 1.0)], "R202"),
     ([lambda a, o: init(a), lambda a, o: fin(a), lambda a, o: fin(a)], "R203"),
     ([lambda a, o: update(a, [0], 1.0)], "R204"),
     ([lambda a, o: init(a), lambda a, o: store(a, [0], 1.0), lambda a, o: fin(a)], "R205"),

@@ -3,8 +3,8 @@
 # changed: the enclosing test's constants (extent, threads = 8, 128) moved to module level; the
 #   kernel moved out of its test function (dedented); the test's torch harness dropped
 # constructs: get_thread_binding, reducer-v2, conditional-finalize
-# blocked-by: conditional-finalize
-# expect: error R202 at 25
+# blocked-by: none
+# expect: ok
 import tilelang
 import tilelang.language as T
 import tilelang.testing

@@ -13,11 +13,19 @@ silent (docs/decisions.md):
   destination.
 - R201 update after finalize (or after an in-place finalize: the frontend turns
   `acc[i] += v` into an update whatever precedes it).
-- R202 an epoch that can stay open: it reaches the end of the kernel, or an init reopens
-  it after it received contributions (those are discarded). Reported once per epoch start,
-  at the init that opened it (the allocation for the RFC's implicit init), with a note for
-  each decision on the path that misses the finalize. Reopening an epoch that has no
-  contribution yet (`T.clear` twice, an implicit init followed by `T.reducer_init`) is fine.
+- R202 contributions that are never finalized: a path from an epoch's init through an
+  update reaches the end of the kernel, or an init that reopens the reducer, with no
+  finalize (the contributions are lost). Only the `updated` facts count: a path on which
+  no update can have run since the init loses nothing, so it may skip the finalize (a
+  finalize under a block-uniform `if` whose other arm contributes nothing, vLLM's
+  `sum_smaller_probs` pattern; the destination is then simply not written), and
+  reopening an epoch with no contribution yet (`T.clear` twice, an implicit init followed
+  by `T.reducer_init`) is fine. "Can have run" is the dataflow's may-analysis: the
+  decisions of two `if`s are not correlated, so a path that updates under one condition
+  and skips the finalize under another is lossy even if the conditions agree. Reported
+  once per epoch start, at the init that opened it (the allocation for the RFC's implicit
+  init), with notes that follow one lossy path: the decisions to an update, the update,
+  the decisions from it to the end (or the reopening init).
 - R203 a finalize reached by an already finalized reducer (e.g. a finalize on one arm
   followed by another after the `if`).
 - R204 an update or finalize while no epoch was ever opened (legacy reducer without
@@ -31,7 +39,8 @@ silent (docs/decisions.md):
   An init before a loop and a finalize inside it is R208 at the finalize; the update of the
   next iteration is still R201 at its own line (a different statement, a path the program
   really takes), but the finalize is not also R203 (one mistake, one line). A finalize
-  on one arm of a uniform `if` is R202 on the path that misses it; on both arms, correct.
+  on one arm of a uniform `if` is R202 when the path that misses it may carry
+  contributions; on both arms, correct.
 - R207 divergence: verify.epochs.divergence. A divergent finalize leaves the epoch's state
   thread-dependent; the state machine stops following the reducer there (`recovered`),
   the path that misses a divergent finalize on one arm is not also R202,
@@ -133,7 +142,10 @@ class _EpochJudge:
         return out
 
     def path_notes(self, src: int, dst: int, avoid: set[int]) -> list[Note]:
-        labels = self.cfg.labels_on_path(src, dst, avoid - {src, dst}) or []
+        return self.label_notes(self.cfg.labels_on_path(src, dst, avoid - {src, dst}) or [])
+
+    def label_notes(self, labels) -> list[Note]:
+        """Each decision of a path, told back in the program's terms."""
         notes = []
         for kind, s in labels:
             if kind == "then":
@@ -361,8 +373,10 @@ class _EpochJudge:
     # ------------------------------------------------------------------ the end
 
     def kernel_end(self, state) -> list[Diagnostic]:
+        # an epoch still open with no contribution on the path (`open`, not `updated`)
+        # loses nothing: its finalize was skipped on a path that had nothing to combine
         for buf, facts in (state or {}).items():
-            for o in self.origins(facts, OPEN_STATES):
+            for o in self.origins(facts, (UPDATED,)):
                 self.unfinished.setdefault(o, []).append(("end", self.cfg.exit))
         return []
 
@@ -381,13 +395,12 @@ class _EpochJudge:
         finals = self.nodes_of(b, ir.ReducerFinalize)
         where = "allocated" if init.form == "implicit" else "opened"
         kind, at = reasons[0]
-        avoid = self.kills(b)
         if kind == "end" and not finals:
             return error("R202", f"reducer `{b.name}` is never finalized: the epoch {where} "
                          f"here is never closed, so what it accumulates never becomes a "
                          f"result", init.span,
                          hint=f"add `{_finalize_text(b)}` after the last update")
-        notes = self.path_notes(origin, at, avoid)
+        notes = self.lossy_path(origin, at, b)
         if kind == "reopened":
             reopen = self.stmt(at)
             if at == origin:
@@ -402,12 +415,33 @@ class _EpochJudge:
             hint = "finalize the epoch with `T.finalize_reducer` before opening the next one"
         else:
             msg = (f"the epoch of reducer `{b.name}` {where} here can reach the end of the "
-                   f"kernel without being finalized")
-            notes += [Note(f"`{b.name}` is finalized here, but not on every path",
-                           self.stmt(n).span) for n in sorted(finals)[:1]]
-            hint = ("finalize on every path: move the finalize after the branch or loop, "
-                    "where every path passes")
+                   f"kernel with contributions that were never finalized, so they are lost")
+            notes += [Note(f"`{b.name}` is finalized here, but not on every path that "
+                           f"contributes", self.stmt(n).span) for n in sorted(finals)[:1]]
+            hint = ("finalize on every path that contributes: move the finalize after the "
+                    "branch or loop, where every path passes, or put the updates under the "
+                    "same condition as the finalize (a path that contributes nothing may "
+                    "skip it)")
         return error("R202", msg, init.span, *notes, hint=hint)
+
+    def lossy_path(self, origin: int, at: int, b: ir.Buffer) -> list[Note]:
+        """Notes that follow one path from the init at `origin` through an update of b to
+        `at` (the exit, or the init that reopens the epoch) with no finalize or init of b
+        between: the decisions that lead to the contribution, the contribution, the
+        decisions that then miss the finalize."""
+        avoid = self.kills(b)
+        for u in sorted(self.nodes_of(b, ir.ReducerUpdate)):
+            before = self.cfg.labels_on_path(origin, u, avoid - {origin, u})
+            after = self.cfg.labels_on_path(u, at, avoid - {u, at}) if before is not None \
+                else None
+            if after is None:
+                continue
+            notes = self.label_notes(before)
+            notes.append(Note(f"`{b.name}` receives a contribution here", self.stmt(u).span))
+            shown = {(n.message, n.span) for n in notes}
+            notes += [n for n in self.label_notes(after) if (n.message, n.span) not in shown]
+            return notes
+        return self.path_notes(origin, at, avoid)
 
 
 def _loop_consequence(b: ir.Buffer, fin, init) -> tuple[str, str]:

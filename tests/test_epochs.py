@@ -8,9 +8,11 @@ import re
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 import z3
 
+from verify_reducer.spec.diagnostics import DiagnosticError
 from verify_reducer.spec.frontend import parse_source
 from verify_reducer.verify.epochs.checker import check_func
 from verify_reducer.verify.oracle.expect import parse_expectation
@@ -210,6 +212,219 @@ def test_a_loop_of_unknown_extent_may_run_zero_times():
     """, params="x: T.Tensor((8,), T.float32), n: T.Tensor((1,), T.int32), "
                 "out: T.Tensor((1,), T.float32)"))
     assert any("runs zero times" in n.message for n in only(d, "R211").notes)
+
+
+# ------------------------------------------------- R202 refined: a finalize a path may skip
+# A path that skips the finalize loses nothing when no update can have run on it since the
+# init (docs/semantics.md §4); the condition that skips it must be block-uniform (R207).
+
+MASKED = ("x: T.Tensor((8,), T.float32), s: T.Tensor((2,), T.int32), "
+          "out: T.Tensor((2,), T.float32)")
+
+
+def test_finalize_under_a_uniform_if_whose_other_arm_contributes_nothing():
+    """vLLM's sum_smaller_probs pattern, in both surfaces: the epoch opens at block scope,
+    the updates and the finalize sit in one arm of a condition on global memory at the
+    block index."""
+    assert_pinned(kernel("""        acc = T.alloc_reducer((1,), T.float32, op="sum")
+        T.reducer_init(acc)
+        if s[bx] < 0:
+            out[bx] = 0.0
+        else:
+            for j in T.Parallel(8):
+                T.reducer_update(acc[0], x_frag[j])
+            res = T.alloc_fragment((1,), T.float32)
+            T.finalize_reducer(acc, res)
+            out[bx] = res[0]
+        total = T.alloc_reducer((1,), T.float32, replication="all")
+        T.fill(total, 0.0)
+        if s[bx] >= 0:
+            for j in T.Parallel(8):
+                total[0] += x_frag[j]
+            T.finalize_reducer(total)
+            out[bx] = total[0]
+    """, params=MASKED, grid="2"))
+
+
+def test_an_epoch_nobody_contributed_to_may_stay_open():
+    """Nothing is lost: an init (with a seed: a seed is not a contribution) or the RFC's
+    implicit init at the allocation, never finalized and never updated; and an init
+    that reopens an epoch before any update."""
+    assert_pinned(kernel("""        acc = T.alloc_reducer((1,), T.float32, op="sum")
+        seeded = T.alloc_reducer((1,), T.float32, op="sum")
+        T.reducer_init(seeded, 5.0)
+        again = T.alloc_reducer((1,), T.float32, op="max")
+        T.reducer_init(again)
+        T.reducer_init(again)
+        res = T.alloc_fragment((1,), T.float32)
+        T.reducer_update(again[0], x_frag[0])
+        T.finalize_reducer(again, res)
+    """))
+
+
+def test_a_path_that_skips_the_finalize_after_contributions_is_lossy():
+    d = assert_pinned(kernel("""        acc = T.alloc_reducer((1,), T.float32, op="sum")
+        T.reducer_init(acc)  # <- R202
+        if s[bx] < 0:
+            out[bx] = 0.0
+        else:
+            for j in T.Parallel(8):
+                T.reducer_update(acc[0], x_frag[j])
+        if s[bx] >= 0:
+            res = T.alloc_fragment((1,), T.float32)
+            T.finalize_reducer(acc, res)
+            out[bx] = res[0]
+    """, params=MASKED, grid="2"))
+    diag = only(d, "R202")
+    assert "contributions that were never finalized" in diag.message
+    lines = {n.span.line: n.message for n in diag.notes}
+    init = diag.span.line
+    # the lossy path: the else arm, its update, the `s[bx] >= 0` false arm. The two
+    # conditions are not correlated (docs/semantics.md §4): a may-analysis.
+    assert "is false" in lines[init + 1] and "`s[bx] < 0`" in lines[init + 1]
+    assert "receives a contribution" in lines[init + 5]
+    assert "`s[bx] >= 0` is false" in lines[init + 6]
+    assert "not on every path that contributes" in lines[init + 8]
+    assert "put the updates under the same condition" in diag.hint
+
+
+def test_an_update_that_may_run_counts_as_a_contribution():
+    """A predicated update may contribute (its predicate is data), so the path that skips
+    the finalize after it is lossy, whatever the data."""
+    assert_pinned(kernel("""        acc = T.alloc_reducer((1,), T.float32, op="sum")
+        T.reducer_init(acc)  # <- R202
+        for j in T.Parallel(8):
+            if x_frag[j] > 100.0:
+                T.reducer_update(acc[0], x_frag[j])
+        if s[bx] >= 0:
+            res = T.alloc_fragment((1,), T.float32)
+            T.finalize_reducer(acc, res)
+    """, params=MASKED, grid="2"))
+
+
+def test_a_divergent_condition_is_r207_not_also_r202():
+    """The skip path contributes nothing either way; a thread-dependent condition is
+    what is wrong (directly, or through a name)."""
+    d = assert_pinned(kernel("""        acc = T.alloc_reducer((1,), T.float32, op="sum")
+        res = T.alloc_fragment((1,), T.float32)
+        T.reducer_init(acc)
+        tid = T.get_thread_binding()
+        if tid < 64:
+            for j in T.Parallel(8):
+                T.reducer_update(acc[0], x_frag[j])
+            T.finalize_reducer(acc, res)  # <- R207
+        lossy = T.alloc_reducer((1,), T.float32, op="sum")
+        T.reducer_init(lossy)
+        for j in T.Parallel(8):
+            T.reducer_update(lossy[0], x_frag[j])
+        if x_frag[0] > 0:
+            T.finalize_reducer(lossy, res)  # <- R207
+    """))
+    assert "`tid` is the thread index" in d[0].message
+
+
+def test_epochs_of_a_serial_loop_under_a_uniform_condition():
+    """Each iteration opens an epoch; one whose condition fails contributes nothing, so
+    the next init reopens it and the last may reach the end: legal. With the updates
+    outside the condition, the reopening discards contributions: R202, the path going
+    round the loop."""
+    params = ("x: T.Tensor((8,), T.float32), m: T.Tensor((4,), T.int32), "
+              "out: T.Tensor((4,), T.float32)")
+    assert_pinned(kernel("""        acc = T.alloc_reducer((1,), T.float32, op="sum")
+        res = T.alloc_fragment((1,), T.float32)
+        for k in T.serial(4):
+            T.reducer_init(acc)
+            keep = m[k]
+            if keep > 0:
+                T.reducer_update(acc[0], x_frag[k])
+                T.finalize_reducer(acc, res)
+                out[k] = res[0]
+    """, params=params))
+    d = assert_pinned(kernel("""        acc = T.alloc_reducer((1,), T.float32, op="sum")
+        res = T.alloc_fragment((1,), T.float32)
+        for k in T.serial(4):
+            T.reducer_init(acc)  # <- R202
+            T.reducer_update(acc[0], x_frag[k])
+            if m[k] > 0:
+                T.finalize_reducer(acc, res)
+    """, params=params))
+    diag = only(d, "R202")
+    assert "opened again" in diag.message
+    assert any("another iteration" in n.message for n in diag.notes)
+    assert any("receives a contribution" in n.message for n in diag.notes)
+
+
+# The interpreter enforces the same rule on the path it executes (interp.epochs).
+
+def _interpret(src: str, **inputs):
+    from verify_reducer.interp.logical import run
+    return run(parse_source(HEADER + textwrap.dedent(src), "prog.py").func(), inputs)
+
+
+SUM_SMALLER = kernel("""    acc = T.alloc_reducer((1,), T.float32, op="sum")
+    T.reducer_init(acc)
+    if s[bx] < 0:
+        out[bx] = -1.0
+    else:
+        for j in T.Parallel(8):
+            T.reducer_update(acc[0], x_frag[j])
+        res = T.alloc_fragment((1,), T.float32)
+        T.finalize_reducer(acc, res)
+        out[bx] = res[0]
+""", params=MASKED, grid="2")
+
+
+def test_the_interpreter_runs_the_path_that_skips_an_empty_finalize():
+    result = _interpret(SUM_SMALLER, x=np.arange(1, 9, dtype=np.float32),
+                        s=np.array([-1, 1], np.int32), out=np.zeros(2, np.float32))
+    assert result.outputs["out"].tolist() == [-1.0, 36.0]
+    assert [e.block for e in result.epochs] == [(1,)]      # block 0 finalized nothing
+
+
+def test_the_interpreter_refuses_contributions_a_path_leaves_unfinalized():
+    lossy = kernel("""        acc = T.alloc_reducer((1,), T.float32, op="sum")
+        T.reducer_init(acc)
+        for j in T.Parallel(8):
+            T.reducer_update(acc[0], x_frag[j])
+        if s[bx] >= 0:
+            res = T.alloc_fragment((1,), T.float32)
+            T.finalize_reducer(acc, res)
+            out[bx] = res[0]
+    """, params=MASKED, grid="2")
+    x, out = np.arange(1, 9, dtype=np.float32), np.zeros(2, np.float32)
+    # on data where no block skips the finalize, nothing is lost on the path it runs
+    assert _interpret(lossy, x=x, s=np.array([1, 1], np.int32), out=out) \
+        .outputs["out"].tolist() == [36.0, 36.0]
+    with pytest.raises(DiagnosticError) as info:
+        _interpret(lossy, x=x, s=np.array([1, -1], np.int32), out=out)
+    diag = info.value.diagnostics[0]
+    assert diag.code == "R202" and "8 contribution(s) never finalized" in diag.message
+    assert diag.notes[0].message == "the first contribution"
+
+
+def test_the_interpreter_lets_an_empty_epoch_be_reopened_but_not_a_full_one():
+    params = ("x: T.Tensor((8,), T.float32), m: T.Tensor((4,), T.int32), "
+              "out: T.Tensor((4,), T.float32)")
+    src = kernel("""        acc = T.alloc_reducer((1,), T.float32, op="sum")
+        res = T.alloc_fragment((1,), T.float32)
+        for k in T.serial(4):
+            T.reducer_init(acc)
+            if m[k] > 0:
+                T.reducer_update(acc[0], x_frag[k])
+            if m[k] > 1:
+                T.finalize_reducer(acc, res)
+                out[k] = res[0]
+    """, params=params)
+    x, out = np.arange(1, 9, dtype=np.float32), np.zeros(4, np.float32)
+    # m = 0 (no contribution, no finalize) and m = 2 (both): every epoch loses nothing
+    assert _interpret(src, x=x, m=np.array([2, 0, 2, 0], np.int32), out=out) \
+        .outputs["out"].tolist() == [1.0, 0.0, 3.0, 0.0]
+    with pytest.raises(DiagnosticError) as info:    # m = 1: a contribution, no finalize
+        _interpret(src, x=x, m=np.array([2, 1, 2, 0], np.int32), out=out)
+    diag = info.value.diagnostics[0]
+    assert diag.code == "R202" and "is opened again" in diag.message
+    assert [n.message for n in diag.notes] == ["the first contribution",
+                                               "a new epoch starts here"]
 
 
 # ----------------------------------------------------------------------------- R203
@@ -514,9 +729,17 @@ def _program_files(folder: str) -> list[Path]:
                          _program_files("examples/refused"), ids=lambda p: p.name)
 def test_invalid_programs_get_their_errors_with_a_name_and_a_hint(path: Path):
     source = path.read_text()
-    diags = check_func(parse_source(source, str(path)).func())
     expected_errors = parse_expectation(source, str(path)).errors
-    assert errors(diags) == sorted((code, line) for code, line, _ in expected_errors)
+    want = sorted((code, line) for code, line, _ in expected_errors)
+    try:
+        program = parse_source(source, str(path))
+    except DiagnosticError as refused:
+        # refused by the frontend (a factory parameter with no value, ...): its errors
+        # are the expected ones, and the epoch verifier never sees the program
+        assert errors(refused.diagnostics) == want
+        return
+    diags = check_func(program.func())
+    assert errors(diags) == want
     for d in diags:
         names = re.findall(r"`([A-Za-z_]\w*)`", d.message)
         assert names, d.message          # the message names the reducer it is about

@@ -16,7 +16,7 @@ CODES: dict[str, str] = {
     "R110": "bad size-family directive",
     "R200": "reducer read before finalize",
     "R201": "update after finalize",
-    "R202": "epoch never finalized",
+    "R202": "contributions never finalized",
     "R203": "finalized twice",
     "R204": "update outside an open epoch",
     "R205": "store to a reducer that is not a recognized update",

@@ -15,8 +15,9 @@ a different set of threads than the one whose partials the init reset.
 
 `if` arms are not part of it. A block-uniform `if` changes neither how often nor by which
 threads a statement runs; whether every path through it finalizes exactly once is decided
-path by path by the state machine (a finalize on one arm only is R202 on the other path;
-a finalize on both arms is correct). A thread-divergent `if` around a finalize is R207.
+path by path by the state machine (a finalize on one arm only is R202 when the other path
+may carry contributions, and legal when it cannot; a finalize on both arms is correct). A
+thread-divergent `if` around a finalize is R207.
 """
 from __future__ import annotations
 

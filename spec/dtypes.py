@@ -235,6 +235,28 @@ def lookup(name: str) -> DType | None:
     return DTYPES.get(name) or DTYPES.get(_ALIASES.get(name, ""))
 
 
+# TileLang dtypes we do not model, each with why: a program that names one is refused
+# with this reason (R102), never as an unknown name or a non-constant dtype.
+_FLOAT8 = ("float8 storage, its rounding (ml_dtypes) and CUDA's __nv_fp8 conversions "
+           "are not modelled")
+REFUSED_DTYPES: dict[str, str] = {
+    **{n: _FLOAT8 for n in ("float8_e4m3", "float8_e4m3fn", "float8_e4m3fnuz",
+                            "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu")},
+    **{n: "4-bit floats (packed two to a byte) are not modelled"
+       for n in ("float4_e2m1fn", "float4_e2m1fnx2")},
+    "int4": "4-bit integers (packed two to a byte) are not modelled",
+    "tfloat32": "tfloat32 (a tensor-core input format) is not modelled",
+}
+
+
+def refused_dtype(name: str) -> str | None:
+    """The refusal message for a TileLang dtype we do not model, or None."""
+    reason = REFUSED_DTYPES.get(name)
+    if reason is None:
+        return None
+    return f"the dtype {name} is not supported: {reason} (docs/limits.md)"
+
+
 def promote(a: DType, b: DType) -> DType:
     """Result dtype of a binary arithmetic op on two strongly typed operands (C-like:
     a float beats an integer, wider beats narrower, unsigned beats signed at equal width)."""

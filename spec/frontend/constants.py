@@ -11,7 +11,7 @@ import math
 import operator
 from typing import Callable
 
-from ..dtypes import DType, lookup as lookup_dtype
+from ..dtypes import DType, lookup as lookup_dtype, refused_dtype
 from .errors import shape_error
 from .names import Imports
 
@@ -88,7 +88,7 @@ def as_dtype(value, node: ast.AST) -> DType:
         found = lookup_dtype(value)
         if found is not None:
             return found
-        shape_error(f"unknown dtype {value!r}", node)
+        shape_error(refused_dtype(value) or f"unknown dtype {value!r}", node)
     shape_error("expected a dtype (e.g. T.float32 or \"float16\")", node)
 
 
@@ -147,6 +147,8 @@ class ConstFolder:
         name = self.imports.t_name(node)      # `from tilelang.language import float32`
         if name is not None and lookup_dtype(name) is not None:
             return lookup_dtype(name)
+        if name is not None and refused_dtype(name):
+            shape_error(refused_dtype(name), node)
         return self.lookup(node.id, node)
 
     def _Attribute(self, node: ast.Attribute):
@@ -155,6 +157,8 @@ class ConstFolder:
             dtype = lookup_dtype(name)
             if dtype is not None:
                 return dtype
+            if refused_dtype(name):
+                shape_error(refused_dtype(name), node)
         raise NotConstant(node, "attribute is not a constant")
 
     def _Tuple(self, node: ast.Tuple):

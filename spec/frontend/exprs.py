@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ..dtypes import BOOL, INT32, INT64, DType, lookup as lookup_dtype
+from ..dtypes import BOOL, INT32, INT64, DType, lookup as lookup_dtype, refused_dtype
 from ..ir import (Binary, Buffer, Call, Cast, Compare, Const, Expr, Load, Logical, Select,
                   ThreadBinding, Unary, Var)
 from ..intrinsics import INTRINSICS
@@ -107,6 +107,8 @@ def _attribute(ctx: FuncContext, node: ast.Attribute) -> Expr:
     name = ctx.imports.t_name(node)
     if name is not None and lookup_dtype(name) is not None:
         shape_error(f"the dtype `T.{name}` is not a value (write `T.{name}(x)`)", node)
+    if name is not None and refused_dtype(name):
+        shape_error(refused_dtype(name), node)
     if name is not None:
         unknown(f"`T.{name}` is not supported", node)
     unknown(f"unknown name `{ast.unparse(node)}`", node)
@@ -244,6 +246,9 @@ def _compare_link(name: str, op: type, left: Expr, right: Expr, node: ast.AST) -
 
 
 def _ifexp(ctx: FuncContext, node: ast.IfExp) -> Expr:
+    truth = ctx.truth(node.test)        # `a if op == "sum" else b`: chosen at trace time
+    if truth is not None:
+        return lower_expr(ctx, node.body if truth else node.orelse)
     cond = lower_expr(ctx, node.test)
     if is_weak(cond):       # a Python-level choice between two expressions
         return lower_expr(ctx, node.body if cond.value else node.orelse)
@@ -306,13 +311,26 @@ def _intrinsic(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
     span = Span.of(node)
     if INTRINSICS[name].arity == 2:
         a, b = (lower_expr(ctx, n) for n in _args(node, 2, f"T.{name}"))
-        a, b, dtype = unify(a, b)
-        return Call(name, (a, b), dtype, span)
+        return _binary_intrinsic(name, a, b, node)
     (a_node,) = _args(node, 1, f"T.{name}")
     a = lower_expr(ctx, a_node)
     if INTRINSICS[name].float_only:
         a = as_float(a, f"T.{name}", node)
     return Call(name, (a,), a.dtype, span)
+
+
+def _binary_intrinsic(name: str, a: Expr, b: Expr, node: ast.AST) -> Expr:
+    a, b, dtype = unify(a, b)
+    return Call(name, (a, b), dtype, Span.of(node))
+
+
+def _clamp(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
+    """T.clamp(x, lo, hi) is TileLang's `T.min(T.max(x, lo), hi)` (language/customize.py),
+    built from those two intrinsics so it has one meaning everywhere: the upper bound
+    wins when lo > hi, and a NaN x gives min(lo, hi) (T.max/T.min ignore NaN)."""
+    args = call_args(node, ("dst", "min_val", "max_val"), 3, "T.clamp")
+    x, lo, hi = (lower_expr(ctx, args[p]) for p in ("dst", "min_val", "max_val"))
+    return _binary_intrinsic("min", _binary_intrinsic("max", x, lo, node), hi, node)
 
 
 def _integer_binary(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
@@ -343,6 +361,18 @@ def _cast(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
         value_node, dtype_node = dtype_node, value_node
     dtype = _dtype_arg(ctx, dtype_node)
     return _converted(lower_expr(ctx, value_node), dtype, node)
+
+
+def _astype(ctx: FuncContext, node: ast.Call) -> Expr:
+    """`x.astype(dtype)`: TVM's PrimExpr.astype, the same conversion as T.cast(x, dtype).
+    A Python number has no .astype (TileLang fails with AttributeError), so the value
+    must be a kernel value."""
+    (dtype_node,) = _args(node, 1, ".astype")
+    value = lower_expr(ctx, node.func.value)
+    if is_weak(value):
+        shape_error(f"`.astype` needs a kernel value; `{ast.unparse(node.func.value)}` is "
+                    f"a Python number (write T.cast(..., dtype) or T.<dtype>(...))", node)
+    return _converted(value, _dtype_arg(ctx, dtype_node), node)
 
 
 def _typed_literal(ctx: FuncContext, node: ast.Call, dtype: DType) -> Expr:
@@ -393,7 +423,7 @@ CALLS = {
     "ceildiv": _integer_binary, "floordiv": _integer_binary, "floormod": _integer_binary,
     "cast": _cast, "Cast": _cast, "if_then_else": _if_then_else,
     "infinity": _special_value, "max_value": _special_value, "min_value": _special_value,
-    "get_thread_binding": _thread_binding,
+    "get_thread_binding": _thread_binding, "clamp": _clamp,
 }
 
 
@@ -401,6 +431,8 @@ def _call(ctx: FuncContext, node: ast.Call) -> Expr:
     if not isinstance(node.func, (ast.Name, ast.Attribute)):
         unsupported(f"{construct_name(node.func)} are not supported in a kernel", node.func)
     name = ctx.imports.t_name(node.func)
+    if name is None and isinstance(node.func, ast.Attribute) and node.func.attr == "astype":
+        return _astype(ctx, node)
     if name is None:
         return _python_call(ctx, node)
     handler = CALLS.get(name)
@@ -409,6 +441,8 @@ def _call(ctx: FuncContext, node: ast.Call) -> Expr:
     dtype = lookup_dtype(name)
     if dtype is not None:
         return _typed_literal(ctx, node, dtype)
+    if refused_dtype(name):
+        shape_error(refused_dtype(name), node.func)
     unknown(f"`T.{name}` is not supported in an expression", node.func)
 
 

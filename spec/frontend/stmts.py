@@ -9,7 +9,8 @@ import ast
 from ..diagnostics import error
 from ..dtypes import INT32
 from ..ir import (Alias, Buffer, Const, If, Let, Load, ParallelFor, SerialFor, Stmt,
-                  Store, Var, WarpGroup, walk)
+                  Store, Var, WarpGroup, stmt_exprs, subexprs, walk)
+from ..printer import format_expr
 from ..ops import REDUCE_KINDS
 from ..source import Span
 from .buffers import SCOPES, lower_alloc
@@ -32,26 +33,33 @@ _HINT_CALLS = ("use_swizzle", "no_set_max_nreg", "disable_warp_group_reg_alloc")
 
 def lower_block(ctx: FuncContext, nodes: list[ast.stmt]) -> tuple[Stmt, ...]:
     ctx.push()
-    body: list[Stmt] = []
     try:
-        for node in nodes:
-            try:
-                body.extend(lower_stmt(ctx, node))
-            except FrontendError as exc:
-                ctx.diagnostics.append(exc.diagnostic)
-                _poison_targets(ctx, node)
-            except Poisoned:
-                _poison_targets(ctx, node)
-            except RecursionError:
-                ctx.diagnostics.append(error("R100", "this statement is nested too deeply",
-                                             Span.of(node)))
-            except Exception as exc:  # a frontend bug must still end in a diagnostic
-                ctx.diagnostics.append(error(
-                    "R100", f"internal frontend error on this statement: {exc!r}",
-                    Span.of(node)))
+        body = lower_inline(ctx, nodes)
     finally:
         allocs = ctx.pop()
     return tuple(implicit_inits(body, allocs, ctx))
+
+
+def lower_inline(ctx: FuncContext, nodes: list[ast.stmt]) -> list[Stmt]:
+    """nodes lowered in the current scope (a block's statements, or the branch of a
+    trace-time `if`, whose names stay bound after it as Python's do)."""
+    body: list[Stmt] = []
+    for node in nodes:
+        try:
+            body.extend(lower_stmt(ctx, node))
+        except FrontendError as exc:
+            ctx.diagnostics.append(exc.diagnostic)
+            _poison_targets(ctx, node)
+        except Poisoned:
+            _poison_targets(ctx, node)
+        except RecursionError:
+            ctx.diagnostics.append(error("R100", "this statement is nested too deeply",
+                                         Span.of(node)))
+        except Exception as exc:  # a frontend bug must still end in a diagnostic
+            ctx.diagnostics.append(error(
+                "R100", f"internal frontend error on this statement: {exc!r}",
+                Span.of(node)))
+    return body
 
 
 def _poison_targets(ctx: FuncContext, node: ast.stmt) -> None:
@@ -189,10 +197,15 @@ def _augassign(ctx: FuncContext, node: ast.AugAssign) -> list[Stmt]:
 # ----------------------------------------------------------------------------- control flow
 
 def _if(ctx: FuncContext, node: ast.If) -> list[Stmt]:
+    truth = ctx.truth(node.test)
+    if truth is not None:
+        # a Python-level condition (`if op == "sum":` on a factory argument): TileLang
+        # builds only the branch taken, as Python runs it (context.py, truth)
+        return lower_inline(ctx, node.body if truth else node.orelse)
     cond = lower_expr(ctx, node.test)
     if is_weak(cond):
         # a Python-level condition on constants: TileLang picks the branch at parse time
-        return list(lower_block(ctx, node.body if cond.value else node.orelse))
+        return lower_inline(ctx, node.body if cond.value else node.orelse)
     then = lower_block(ctx, node.body)
     orelse = lower_block(ctx, node.orelse)
     return [If(cond, then, orelse, Span.of(node))]
@@ -208,8 +221,8 @@ def _for(ctx: FuncContext, node: ast.For) -> list[Stmt]:
     name = ctx.imports.t_name(it.func)
     if name == "Parallel":
         return [_parallel(ctx, node, it)]
-    if name in ("Pipelined", "serial", "unroll"):
-        return [_serial(ctx, node, it, name.lower())]
+    if name in _SERIAL_SPELLINGS:
+        return [_serial(ctx, node, it, _SERIAL_SPELLINGS[name])]
     if isinstance(it.func, ast.Name) and it.func.id == "range" and ctx.lookup("range") is None:
         return [_serial(ctx, node, it, "range")]
     if name is not None:
@@ -278,7 +291,14 @@ _SERIAL_PARAMS = {
     "unroll": ("T.unroll", ("start", "stop", "step"),
                ("explicit", "unroll_factor", "annotations")),
     "range": ("range", ("start", "stop", "step"), ()),
+    "vectorized": ("T.vectorized", ("start", "stop"), ("annotations",)),
 }
+
+# TileLang's loop spellings and the parameter row each takes (T.Serial and T.Unroll are
+# its aliases of T.serial and T.unroll, T.Vectorized of T.vectorized; language/loop.py)
+_SERIAL_SPELLINGS = {"Pipelined": "pipelined", "serial": "serial", "Serial": "serial",
+                     "unroll": "unroll", "Unroll": "unroll", "vectorized": "vectorized",
+                     "Vectorized": "vectorized"}
 
 
 def _serial(ctx: FuncContext, node: ast.For, it: ast.Call, kind: str) -> SerialFor:
@@ -305,7 +325,42 @@ def _serial(ctx: FuncContext, node: ast.For, it: ast.Call, kind: str) -> SerialF
     bound = _loop_vars(ctx, node.target, 1)
     body = _loop_body(ctx, bound, node.body)
     var = bound[0][1]
+    if kind == "vectorized":
+        _check_vectorizable(body, it)
+        kind = "serial"         # its meaning: each thread runs the iterations in order
     return SerialFor(var, start, stop, step, kind, body, Span.of(node), stages)
+
+
+def _check_vectorizable(body: tuple[Stmt, ...], it: ast.Call) -> None:
+    """A T.vectorized loop means its iterations in order (a TIR vectorized For is a
+    serial For the compiler may turn into vector instructions), but TVM's vectorizer
+    turns the body into one vector statement per store without checking for a carried
+    dependence, so a body that reads an element another iteration writes has two
+    meanings. We accept the bodies where they agree: element stores and Let bindings
+    (optionally under an if), no buffer both stored and loaded except at the very index
+    it is stored (docs/semantics.md, "Loops")."""
+    stored: dict[str, set] = {}
+    loads: list[Load] = []
+    for stmt in walk(body):
+        if isinstance(stmt, Store):
+            stored.setdefault(stmt.buffer.name, set()).add(_index_text(stmt.indices))
+        elif not isinstance(stmt, (Let, If)):
+            unsupported(f"`T.vectorized` over a {type(stmt).__name__} statement is not "
+                        f"supported (only element stores and bindings; use T.serial or "
+                        f"T.Parallel)", stmt.span)
+        for e in stmt_exprs(stmt):
+            loads.extend(x for x in subexprs(e) if isinstance(x, Load))
+    for load in loads:
+        if load.buffer.name in stored and \
+                stored[load.buffer.name] != {_index_text(load.indices)}:
+            unsupported(f"`T.vectorized` reads `{load.buffer.name}`, which the loop also "
+                        f"writes at another index: TVM's vectorizer and the loop's order "
+                        f"disagree on that (use T.serial)", load.span)
+
+
+def _index_text(indices: tuple) -> tuple[str, ...]:
+    """Indices compared by what they compute (IR nodes compare by identity)."""
+    return tuple(format_expr(i) for i in indices)
 
 
 def _with(ctx: FuncContext, node: ast.With) -> list[Stmt]:

@@ -9,7 +9,7 @@ from ..ops import REDUCE_KINDS
 from ..source import Span
 from .constants import NotConstant
 from .context import FuncContext
-from .errors import shape_error
+from .errors import shape_error, unsupported
 from .exprs import buffer_named, call_args, lower_expr
 from .promotion import adopt, is_weak, typed_const
 from .reducers import fill_init
@@ -51,9 +51,25 @@ def lower_fill(ctx: FuncContext, call: ast.Call, clear: bool) -> list[Stmt]:
 
 def lower_reduce(ctx: FuncContext, call: ast.Call, kind: str) -> list[Stmt]:
     what = f"T.reduce_{kind}"
-    args = call_args(call, ("buffer", "out", "dim", "clear"), 2, what)
+    # TileLang's reduce_abssum has no `clear` (it always clears); language/reduce_op.py
+    params = ("buffer", "out", "dim", "batch") if kind == "abssum" else \
+        ("buffer", "out", "dim", "clear", "batch")
+    args = call_args(call, params, 2, what)
+    if "batch" in args:
+        # how many outputs share one all-reduce's barriers: code generation only, the
+        # values reduced are the same (TileLang checks only batch >= 1)
+        batch = ctx.folder.fold_int(args["batch"], "batch")
+        if batch < 1:
+            shape_error(f"{what}: batch must be at least 1, got {batch}", args["batch"])
     src = buffer_named(ctx, args["buffer"])
     dst = buffer_named(ctx, args["out"])
+    if src.scope != "fragment" and not src.is_reducer:
+        # TileLang also reduces a shared source; the simulator and the CUDA renderer
+        # read the source from its fragment layout's registers, so we refuse it here,
+        # once, rather than meet it as a missing register file later
+        unsupported(f"{what} of the {src.scope} buffer `{src.name}` is not supported: "
+                    f"the source of a tile reduction must be a fragment "
+                    f"(T.copy it into a T.alloc_fragment first)", args["buffer"])
     rank = len(src.shape)
     dim = ctx.folder.fold_int(args["dim"], "dim") if "dim" in args else -1
     if not -rank <= dim < rank:

@@ -354,6 +354,21 @@ def test_epochs_of_a_serial_loop_under_a_uniform_condition():
     assert any("receives a contribution" in n.message for n in diag.notes)
 
 
+def test_reading_the_reducer_after_a_skipped_in_place_finalize_is_r200():
+    """Skipping the finalize loses nothing, but it does not make the reducer readable:
+    after the `if`, the path that skipped it reads an unfinalized epoch."""
+    d = assert_pinned(kernel("""\
+        total = T.alloc_reducer((1,), T.float32, replication="all")
+        T.fill(total, 0.0)
+        if s[bx] >= 0:
+            for j in T.Parallel(8):
+                total[0] += x_frag[j]
+            T.finalize_reducer(total)
+        out[bx] = total[0]  # <- R200
+    """, params=MASKED, grid="2"))
+    assert any("`s[bx] >= 0` is false" in n.message for n in only(d, "R200").notes)
+
+
 # The interpreter enforces the same rule on the path it executes (interp.epochs).
 
 def _interpret(src: str, **inputs):

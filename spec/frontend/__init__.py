@@ -56,7 +56,7 @@ def _parse(source: str, path: str, overrides: dict[str, object] | None = None,
     diagnostics += scan.diagnostics
     funcs = {}
     for site in scan.sites:
-        func, found = lower_prim_func(scan.imports, site.env, site.node, site.key)
+        func, found = lower_prim_func(site.imports, site.env, site.node, site.key)
         diagnostics.extend(found)
         if func is not None:
             funcs[site.key] = func

@@ -39,6 +39,10 @@ COMPARES: dict[type, Callable] = {
     ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
     ast.Eq: operator.eq, ast.NotEq: operator.ne,
 }
+# `op in ("sum", "max")` on trace-time values only (never a TIR comparison)
+_MEMBERSHIP: dict[type, Callable] = {
+    ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+}
 _INTEGER_ONLY = (ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor)
 
 
@@ -107,9 +111,13 @@ class ConstFolder:
     """fold(node) -> a Python value, or NotConstant. `lookup(name, node)` gives the value
     of a constant name (module constants, factory parameters, kernel-local constants)."""
 
-    def __init__(self, imports: Imports, lookup: Callable[[str, ast.AST], object]):
+    def __init__(self, imports: Imports, lookup: Callable[[str, ast.AST], object],
+                 buffer: Callable[[str], object] | None = None):
         self.imports = imports
         self.lookup = lookup
+        # the buffer a name denotes in a kernel (None elsewhere): `acc.dtype` and
+        # `acc.shape` are trace-time values in TileLang
+        self.buffer = buffer
 
     def fold(self, node: ast.AST):
         method = getattr(self, "_" + type(node).__name__, None)
@@ -152,6 +160,11 @@ class ConstFolder:
         return self.lookup(node.id, node)
 
     def _Attribute(self, node: ast.Attribute):
+        if node.attr in ("dtype", "shape") and isinstance(node.value, ast.Name) \
+                and self.buffer is not None:
+            buffer = self.buffer(node.value.id)
+            if buffer is not None:
+                return buffer.dtype if node.attr == "dtype" else tuple(buffer.shape)
         name = self.imports.t_name(node)
         if name is not None:
             dtype = lookup_dtype(name)
@@ -196,11 +209,17 @@ class ConstFolder:
     def _Compare(self, node: ast.Compare):
         left = self.fold(node.left)
         for op, right_node in zip(node.ops, node.comparators):
-            fn = COMPARES.get(type(op))
+            fn = COMPARES.get(type(op)) or _MEMBERSHIP.get(type(op))
             if fn is None:
                 raise NotConstant(node, "comparison operator")
             right = self.fold(right_node)
-            if not fn(left, right):
+            if isinstance(op, (ast.In, ast.NotIn)) and not isinstance(right, (tuple, str)):
+                raise NotConstant(node, "`in` over a value that is not a tuple or string")
+            try:
+                holds = fn(left, right)
+            except TypeError:       # `"sum" < 3`: Python refuses it at trace time too
+                shape_error(f"cannot compare {left!r} with {right!r}", node)
+            if not holds:
                 return False
             left = right
         return True

@@ -68,7 +68,7 @@ class FuncContext:
         for name, entry in env.items():
             self.scope.bind(name, entry)
         self.diagnostics: list[Diagnostic] = []
-        self.folder = ConstFolder(imports, self.const_lookup)
+        self.folder = ConstFolder(imports, self.const_lookup, self._buffer)
         self.used_names: set[str] = set()
         self.explicit_init: set[int] = set()          # id() of reducers with an epoch start
         self.block_allocs: list[list[Alloc]] = []     # reducer Allocs per open block
@@ -80,6 +80,22 @@ class FuncContext:
 
     def bind(self, name: str, entry: Entry) -> None:
         self.scope.bind(name, entry)
+
+    def _buffer(self, name: str) -> Buffer | None:
+        entry = self.lookup(name)
+        return entry if isinstance(entry, Buffer) else None
+
+    def truth(self, node: ast.AST) -> bool | None:
+        """The truth of a condition that is a Python value at trace time (`op == "sum"`
+        on a factory argument, `M % 2 == 0`, a string or a tuple), as Python's `if`
+        takes it: TileLang's builder runs such an `if` as plain Python (ctx_if yields the
+        value itself) and builds only the branch taken. None when the condition depends
+        on kernel values (a TIR condition)."""
+        try:
+            value = self.folder.fold(node)
+        except NotConstant:
+            return None
+        return bool(value)
 
     def const_lookup(self, name: str, node: ast.AST):
         entry = self.lookup(name)

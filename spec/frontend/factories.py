@@ -39,6 +39,13 @@ class ParamText:
     text: str
 
 
+@dataclass(frozen=True)
+class TileLangFunction:
+    """A parameter bound to a TileLang function (`reduce_fn=T.reduce_max`): in the
+    factory's kernels the parameter's name is that function (an import alias)."""
+    path: str                       # tilelang.language.reduce_max
+
+
 class ParamError(ValueError):
     """A --param (or API params=) that cannot bind anything: a malformed flag, a name
     that is no factory parameter, a value that is not a compile-time constant. A usage

@@ -14,11 +14,12 @@ import ast
 from dataclasses import dataclass
 
 from ..diagnostics import Diagnostic, error
+from ..dtypes import lookup as lookup_dtype
 from .constants import ConstFolder, NotConstant
 from .context import POISON, Constant, Entry, Opaque
 from .errors import FrontendError, shape_error, unknown
-from .factories import (Directive, ParamError, defaults, fold_given, missing_message,
-                        parameters)
+from .factories import (Directive, ParamError, ParamText, TileLangFunction, defaults,
+                        fold_given, missing_message, parameters, text_expression)
 from .names import Imports
 from .user_ops import DeclaredOp, declare, is_declaration
 
@@ -31,6 +32,7 @@ class Site:
     node: ast.FunctionDef
     env: dict[str, Entry]
     key: str
+    imports: Imports            # the module's, or a factory's with its function aliases
 
 
 def collect_imports(tree: ast.Module) -> Imports:
@@ -108,10 +110,11 @@ class ModuleScan:
         except FrontendError as exc:
             self.diagnostics.append(exc.diagnostic)
 
-    def _add_site(self, node: ast.FunctionDef, env: dict[str, Entry], owner: str | None):
+    def _add_site(self, node: ast.FunctionDef, env: dict[str, Entry], owner: str | None,
+                  imports: Imports | None = None):
         taken = {s.key for s in self.sites}
         key = node.name if node.name not in taken or owner is None else owner
-        self.sites.append(Site(node, dict(env), key))
+        self.sites.append(Site(node, dict(env), key, imports or self.imports))
 
     # ------------------------------------------------------------------ statements
 
@@ -201,19 +204,68 @@ class ModuleScan:
     def _factory(self, node: ast.FunctionDef) -> None:
         self._check_decorators(node)
         env = dict(self.env)
-        env.update(self._factory_arguments(node))
-        for stmt in node.body:
+        bound, functions = self._factory_arguments(node)
+        env.update(bound)
+        imports = self.imports
+        if functions:
+            # a parameter bound to a TileLang function (`reduce_fn=T.reduce_max`) is
+            # that function in the factory's kernels: an import alias of their own
+            imports = Imports()
+            imports.paths = {**self.imports.paths, **functions}
+            for name in functions:
+                env.pop(name, None)
+        saved, self.env = self.env, env
+        try:
+            self._factory_body(node, node.body, imports)
+        finally:
+            self.env = saved
+
+    def _factory_body(self, factory: ast.FunctionDef, body: list[ast.stmt],
+                      imports: Imports) -> None:
+        """The factory's Python-level code as TileLang runs it before tracing: constant
+        assignments, `if` on trace-time values (only the branch taken), `assert`s, and
+        the prim_funcs it defines. Anything else is not looked at."""
+        for stmt in body:
             if isinstance(stmt, ast.FunctionDef) and any(self._is_prim_func(d)
                                                         for d in stmt.decorator_list):
                 self._guard(self._check_decorators, stmt)
-                self._add_site(stmt, env, node.name)
-            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
-                    and isinstance(stmt.targets[0], ast.Name):
-                saved, self.env = self.env, env
-                try:
-                    env[stmt.targets[0].id] = self._fold(stmt.value)
-                finally:
-                    self.env = saved
+                self._add_site(stmt, self.env, factory.name, imports)
+            elif isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    self._assign(target, stmt.value)
+            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                self._assign(stmt.target, stmt.value)
+            elif isinstance(stmt, ast.If):
+                truth = self._truth(stmt.test)
+                if truth is not None:
+                    self._factory_body(factory, stmt.body if truth else stmt.orelse,
+                                       imports)
+            elif isinstance(stmt, ast.Assert):
+                self._guard(self._assert, factory, stmt)
+
+    def _truth(self, test: ast.expr) -> bool | None:
+        try:
+            return bool(self.folder.fold(test))
+        except (NotConstant, FrontendError):
+            return None       # a condition we cannot evaluate chooses nothing we lower
+
+    def _assert(self, factory: ast.FunctionDef, stmt: ast.Assert) -> None:
+        """`assert reduce_op in ["sum", "max"]`: TileLang's factory raises before any
+        kernel exists; so do we, when the condition is known to fail."""
+        if self._truth(stmt.test) is False:
+            shape_error(f"factory `{factory.name}`'s assertion `{ast.unparse(stmt.test)}` "
+                        f"fails for its parameters as bound "
+                        f"({self._binding_text(factory)})", stmt)
+
+    def _binding_text(self, factory: ast.FunctionDef) -> str:
+        shown = []
+        for p in parameters(factory):
+            entry = self.env.get(p.arg)
+            if isinstance(entry, Constant):
+                value = entry.value
+                shown.append(f"{p.arg}={value!r}" if isinstance(value, str)
+                             else f"{p.arg}={value}")
+        return ", ".join(shown)
 
     def _factory_arguments(self, node: ast.FunctionDef) -> dict[str, Entry]:
         params = parameters(node)
@@ -227,25 +279,46 @@ class ModuleScan:
             if p.arg in self.overrides:
                 bound[p.arg] = Constant(self.overrides[p.arg])
             elif p.arg in self.params:
-                bound[p.arg] = Constant(fold_given(self.folder.fold, self._names_something,
-                                                   p.arg, self.params[p.arg]))
+                bound[p.arg] = Constant(self._given(p.arg, self.params[p.arg]))
             elif p.arg in self.directives:
                 bound[p.arg] = self._directive_value(self.directives[p.arg])
             elif p.arg in given:
                 bound[p.arg] = Constant(given[p.arg])
             elif p.arg in written:
-                bound[p.arg] = self._fold(written[p.arg])
+                function = self._tilelang_function(written[p.arg])
+                bound[p.arg] = Constant(function) if function else \
+                    self._fold(written[p.arg])
             else:
                 missing.append(p)
         if missing:
             shape_error(missing_message(node.name, [p.arg for p in missing]), missing[0])
-        self.bound.update({k: v.value for k, v in bound.items() if isinstance(v, Constant)})
-        return bound
+        functions = {k: v.value.path for k, v in bound.items()
+                     if isinstance(v, Constant) and isinstance(v.value, TileLangFunction)}
+        self.bound.update({k: v.value for k, v in bound.items()
+                           if isinstance(v, Constant) and k not in functions})
+        return bound, functions
+
+    def _tilelang_function(self, node: ast.AST) -> "TileLangFunction | None":
+        """`T.reduce_max` (not a dtype) as a value: the TileLang function it names."""
+        path = self.imports.dotted(node)
+        name = self.imports.t_name(node)
+        if path and name is not None and lookup_dtype(name) is None:
+            return TileLangFunction(path)
+        return None
+
+    def _given(self, name: str, value) -> object:
+        if isinstance(value, ParamText):
+            node = text_expression(value.text)
+            if isinstance(node, ast.AST) and (function := self._tilelang_function(node)):
+                return function
+        return fold_given(self.folder.fold, self._names_something, name, value)
 
     def _names_something(self, word: str) -> bool:
         return word in self.env or self.imports.binds(word)
 
     def _directive_value(self, d: Directive) -> Entry:
+        if function := self._tilelang_function(d.value):
+            return Constant(function)
         try:
             return Constant(self.folder.fold(d.value))
         except NotConstant as exc:
@@ -256,6 +329,9 @@ class ModuleScan:
         except FrontendError as exc:          # its own position is inside the comment
             raise FrontendError(error("R102", f"`# params: {d.name}=...`: "
                                       f"{exc.diagnostic.message}", d.span)) from None
+
+    def _argument(self, node: ast.AST) -> object:
+        return self._tilelang_function(node) or self.folder.fold(node)
 
     def _first_constant_call(self, name: str, positional: list[str],
                              keyword_only: list[str]) -> dict[str, object]:
@@ -272,12 +348,12 @@ class ModuleScan:
         if len(call.args) > len(positional):
             return None
         try:
-            bound = {p: self.folder.fold(a) for p, a in zip(positional, call.args)}
+            bound = {p: self._argument(a) for p, a in zip(positional, call.args)}
             for kw in call.keywords:
                 if kw.arg is None or kw.arg not in (*positional, *keyword_only) \
                         or kw.arg in bound:
                     return None
-                bound[kw.arg] = self.folder.fold(kw.value)
+                bound[kw.arg] = self._argument(kw.value)
         except (NotConstant, FrontendError):
             return None
         return bound

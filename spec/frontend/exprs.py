@@ -399,11 +399,24 @@ def _special_value(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
     dtype = _dtype_arg(ctx, dtype_node)
     if name == "infinity":
         if not dtype.is_float:
-            shape_error(f"T.infinity needs a float dtype, got {dtype}", node)
+            # TileLang's tl.infinity has no integer form ("Cannot decide infinity for
+            # type"); T.max_value is the integer bound
+            shape_error(f"T.infinity needs a float dtype, got {dtype} (TileLang has no "
+                        f"integer infinity; T.max_value({dtype}) is its largest value)",
+                        node)
         value = math.inf
     else:
         value = dtype.finite_max if name == "max_value" else dtype.finite_min
     return Const(value, dtype, Span.of(node))
+
+
+def _buffer_view(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
+    # TileLang's T.reshape/T.view make a second buffer over the same storage; our
+    # buffers own their storage (one layout, one register file each), so a view would
+    # need aliasing the interpreter, the simulator and the renderer do not have
+    unknown(f"`T.{name}` is not supported: a buffer view (a second shape or dtype over "
+            f"the same elements) has no place in our buffer model; index the buffer "
+            f"itself (docs/limits.md)", node.func)
 
 
 def _if_then_else(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
@@ -424,6 +437,7 @@ CALLS = {
     "cast": _cast, "Cast": _cast, "if_then_else": _if_then_else,
     "infinity": _special_value, "max_value": _special_value, "min_value": _special_value,
     "get_thread_binding": _thread_binding, "clamp": _clamp,
+    "reshape": _buffer_view, "view": _buffer_view,
 }
 
 

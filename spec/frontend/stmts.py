@@ -345,9 +345,9 @@ def _check_vectorizable(body: tuple[Stmt, ...], it: ast.Call) -> None:
         if isinstance(stmt, Store):
             stored.setdefault(stmt.buffer.name, set()).add(_index_text(stmt.indices))
         elif not isinstance(stmt, (Let, If)):
-            unsupported(f"`T.vectorized` over a {type(stmt).__name__} statement is not "
-                        f"supported (only element stores and bindings; use T.serial or "
-                        f"T.Parallel)", stmt.span)
+            what = _STMT_NAMES.get(type(stmt).__name__, type(stmt).__name__)
+            unsupported(f"{what} inside `T.vectorized` is not supported (only element "
+                        f"stores and bindings vectorize; use T.serial)", stmt.span)
         for e in stmt_exprs(stmt):
             loads.extend(x for x in subexprs(e) if isinstance(x, Load))
     for load in loads:
@@ -356,6 +356,14 @@ def _check_vectorizable(body: tuple[Stmt, ...], it: ast.Call) -> None:
             unsupported(f"`T.vectorized` reads `{load.buffer.name}`, which the loop also "
                         f"writes at another index: TVM's vectorizer and the loop's order "
                         f"disagree on that (use T.serial)", load.span)
+
+
+# how the statements a T.vectorized body may not hold are written
+_STMT_NAMES = {"Copy": "T.copy", "Fill": "T.fill/T.clear", "Reduce": "T.reduce_*",
+               "ParallelFor": "T.Parallel", "SerialFor": "a nested loop",
+               "WarpGroup": "`with T.ws(...)`", "Alloc": "an allocation",
+               "Alias": "a buffer alias", "ReducerInit": "a reducer init",
+               "ReducerUpdate": "a reducer update", "ReducerFinalize": "T.finalize_reducer"}
 
 
 def _index_text(indices: tuple) -> tuple[str, ...]:

@@ -1,0 +1,18 @@
+# expect: error R101 at 16
+#
+# T.reshape makes a view (a second shape over the same elements); our buffers own their
+# storage, so a view is refused by name. Index the buffer itself.
+import tilelang.language as T
+
+N = 8
+
+
+@T.prim_func
+def main(x: T.Tensor((N,), T.float32), s: T.Tensor((2,), T.float32)):
+    with T.Kernel(1, threads=32) as bx:
+        f = T.alloc_fragment((N,), T.float32)
+        T.copy(x, f)
+        r = T.alloc_fragment((2,), T.float32)
+        f2 = T.reshape(f, (2, 4))  # <- R101
+        T.reduce_sum(f2, r, dim=1)
+        T.copy(r, s)

@@ -9,6 +9,7 @@ commit), and each misuse or unmodelled relative is refused by name.
   serial loop, accepted where TVM's vectorizer cannot change its meaning;
 - T.infinity exists for float dtypes only (src/op/math.cc: "Cannot decide infinity");
 - batch= of T.reduce_* is a code-generation hint (only batch >= 1 is checked upstream);
+  nan_propagate=False is the default max/min; True (TileLang's MaxOpNan) is refused;
 - T.reshape/T.view and the float8/float4/int4/tfloat32 dtypes are refused by name.
 
 The expected values are computed here by hand, never by the code under test."""
@@ -224,6 +225,25 @@ def test_reduce_abssum_has_no_clear():
                              "r = T.alloc_fragment((1,), T.float32)\n"
                              "T.reduce_abssum(f, r, 0, clear=False)"))
     assert errors == [("R102", "`T.reduce_abssum` got an unexpected keyword `clear`")]
+
+
+@pytest.mark.parametrize("kind", ["max", "min", "absmax"])
+def test_reduce_nan_propagate(kind):
+    body = ("f = T.alloc_fragment((N,), T.float32)\nT.copy(x, f)\n"
+            "r = T.alloc_fragment((1,), T.float32)\n"
+            f"T.reduce_{kind}(f, r, dim=0, nan_propagate={{}})")
+    assert not _errors(_kernel(body.format("False")))
+    errors = _errors(_kernel(body.format("True")))
+    assert [c for c, _ in errors] == ["R101"]
+    assert errors[0][1].startswith(f"T.reduce_{kind}(..., nan_propagate=True) is not "
+                                   f"supported: the NaN-propagating max/min")
+
+
+def test_reduce_sum_takes_no_nan_propagate():
+    errors = _errors(_kernel("f = T.alloc_fragment((N,), T.float32)\nT.copy(x, f)\n"
+                             "r = T.alloc_fragment((1,), T.float32)\n"
+                             "T.reduce_sum(f, r, dim=0, nan_propagate=False)"))
+    assert errors == [("R102", "`T.reduce_sum` got an unexpected keyword `nan_propagate`")]
 
 
 def test_reduce_of_a_shared_source_is_refused_by_name():

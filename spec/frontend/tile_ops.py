@@ -9,7 +9,7 @@ from ..ops import REDUCE_KINDS
 from ..source import Span
 from .constants import NotConstant
 from .context import FuncContext
-from .errors import shape_error, unsupported
+from .errors import shape_error, unknown, unsupported
 from .exprs import buffer_named, call_args, lower_expr
 from .promotion import adopt, is_weak, typed_const
 from .reducers import fill_init
@@ -54,7 +54,16 @@ def lower_reduce(ctx: FuncContext, call: ast.Call, kind: str) -> list[Stmt]:
     # TileLang's reduce_abssum has no `clear` (it always clears); language/reduce_op.py
     params = ("buffer", "out", "dim", "batch") if kind == "abssum" else \
         ("buffer", "out", "dim", "clear", "batch")
+    if kind in _NAN_KINDS:
+        params += ("nan_propagate",)
     args = call_args(call, params, 2, what)
+    if "nan_propagate" in args and _constant_bool(ctx, args["nan_propagate"],
+                                                  "nan_propagate"):
+        # TileLang's MaxOpNan/MinOpNan (__hmax_nan): a NaN term makes the result NaN,
+        # where the default max/min (ours) ignores it
+        unknown(f"{what}(..., nan_propagate=True) is not supported: the NaN-propagating "
+                f"max/min (TileLang's MaxOpNan/MinOpNan) is not modelled; the default "
+                f"nan_propagate=False ignores NaN terms", args["nan_propagate"])
     if "batch" in args:
         # how many outputs share one all-reduce's barriers: code generation only, the
         # values reduced are the same (TileLang checks only batch >= 1)
@@ -76,14 +85,7 @@ def lower_reduce(ctx: FuncContext, call: ast.Call, kind: str) -> list[Stmt]:
         shape_error(f"dim {dim} is out of range for the {rank}-D buffer `{src.name}`",
                     args.get("dim", call))
     dim %= rank
-    clear = True
-    if "clear" in args:
-        try:
-            clear = ctx.folder.fold(args["clear"])
-        except NotConstant:
-            shape_error("`clear` must be a constant bool", args["clear"])
-        if not isinstance(clear, bool):
-            shape_error(f"`clear` must be True or False, got {clear!r}", args["clear"])
+    clear = _constant_bool(ctx, args["clear"], "clear") if "clear" in args else True
     # the reduced dimension is removed (TileLang), or kept with extent 1
     dropped = src.shape[:dim] + src.shape[dim + 1:]
     kept = src.shape[:dim] + (1,) + src.shape[dim + 1:]
@@ -94,3 +96,17 @@ def lower_reduce(ctx: FuncContext, call: ast.Call, kind: str) -> list[Stmt]:
                                                             and dst.dtype.is_int):
         shape_error(f"{what} needs integer buffers, got {src.dtype} and {dst.dtype}", call)
     return [Reduce(kind, src, dst, dim, clear, Span.of(call))]
+
+
+# the kinds whose TileLang form takes nan_propagate (language/reduce_op.py)
+_NAN_KINDS = ("max", "min", "absmax")
+
+
+def _constant_bool(ctx: FuncContext, node: ast.expr, what: str) -> bool:
+    try:
+        value = ctx.folder.fold(node)
+    except NotConstant:
+        shape_error(f"`{what}` must be a constant bool", node)
+    if not isinstance(value, bool):
+        shape_error(f"`{what}` must be True or False, got {value!r}", node)
+    return value

@@ -4,8 +4,8 @@
 # constructs: factory, factory-param-without-default, T.clamp
 # blocked-by: factory-param-without-default
 # expect: error R102 at 14
-# bound-blocked-by: T.clamp
-# bound: error R101 at 31
+# bound-blocked-by: none
+# bound: ok
 import tilelang.testing
 from tilelang import language as T
 

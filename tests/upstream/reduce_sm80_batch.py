@@ -1,9 +1,9 @@
 # upstream: tile-ai/tilelang testing/python/language/test_tilelang_language_reduce.py @ a35008a42531c62b976ae4cec3855d4383db0f3c
 # function: _make_sm80_batch_reduce_kernel; params: none
 # changed: nothing (the rest of the file, torch and test code, dropped)
-# constructs: factory, reduce-batch, reduce_sum, disable_tma
-# blocked-by: reduce-batch
-# expect: error R102 at 22
+# constructs: factory, reduce-batch, reduce_sum, disable_tma, reduce-shared-source
+# blocked-by: reduce-shared-source
+# expect: error R100 at 22
 import tilelang
 import tilelang.language as T
 import tilelang.testing

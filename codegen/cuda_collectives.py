@@ -204,7 +204,7 @@ def _step(body, rp: ReducerPlan, step, first: int, count: int) -> None:
     guard = _guards(step.guards, rp, first, count)
     with body.maybe_block(f"if ({guard})" if guard else None):
         if isinstance(step, Barrier):
-            body.out.line(f"reducer_barrier({step.id}, {step.count});")
+            body.out.line(f"reducer_barrier({step.id}, {step.arrivals});")
         elif isinstance(step, Shuffle):
             def shuffle(slot: str) -> None:
                 mine = C(f"{partial}[{slot}]")
@@ -365,7 +365,7 @@ def _write_published(body, rp: ReducerPlan, fp: FinalizePlan, frame: Frame,
         if dst is not None and dst.scope == "shared":
             body.sync(frame.participants, f"{dst.name} is visible")
     body.out.comment("every publication read is done before the workspace is reused")
-    body.out.line(f"reducer_barrier({pub.barrier.id}, {pub.barrier.count});")
+    body.out.line(f"reducer_barrier({pub.barrier.id}, {pub.barrier.arrivals});")
 
 
 def _published_value(body, rp: ReducerPlan, pub, red_ix, frame: Frame) -> C:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from verify_reducer.spec import ir
 from verify_reducer.spec.addressing import affine
 from verify_reducer.spec.layout import Layout
-from verify_reducer.spec.physical import PhysicalPlan
+from verify_reducer.spec.physical import PhysicalPlan, warp_arrivals
 
 from . import cuda_collectives as collectives
 from .cuda_access import Frame, Index, Place, flat_offset, register_place
@@ -117,7 +117,7 @@ class KernelBody(CellLoops):
         if count == self.func.kernel.threads:
             text = "__syncthreads();"
         else:
-            text = f"reducer_barrier({self.barrier_for(participants)}, {count});"
+            text = f"reducer_barrier({self.barrier_for(participants)}, {warp_arrivals(count)});"
         last = self.out.lines[-1].strip() if self.out.lines else ""
         if last in ("__syncthreads();",) or last.startswith("reducer_barrier(") and \
                 last == text:

@@ -170,7 +170,9 @@ def step_text(step: Step, op: str = "⊕") -> str:
     if isinstance(step, Shuffle):
         text = f"shfl_xor {step.mask}: P[t, s] = {op}(P[t, s], P[t ^ {step.mask}, s])"
     elif isinstance(step, Barrier):
-        text = f"bar.sync {step.id}, {step.count}"
+        text = f"bar.sync {step.id}, {step.arrivals}"
+        if step.arrivals != step.count:             # a partial warp arrives as a whole one
+            text += f" ({step.count} threads)"
     elif isinstance(step, ToWorkspace):
         text = f"W[{step.addr}] = P[t, s]"
     elif isinstance(step, ReduceWorkspace):

@@ -57,13 +57,26 @@ class Shuffle:
     guards: Guards = ()
 
 
+def warp_arrivals(threads: int) -> int:
+    """The operand of `bar.sync id, n` for `threads` participants starting at a warp
+    boundary: the hardware counts a barrier per warp, each arriving warp adding 32 whatever
+    its active lanes, and n must be a multiple of 32. A block of 4 threads is one warp:
+    `bar.sync id, 4` is an illegal instruction on the H200, `bar.sync id, 32` is right."""
+    return -(-threads // 32) * 32
+
+
 @dataclass(frozen=True)
 class Barrier:
     """Named barrier `bar.sync id, count`: completes only when exactly `count` threads
-    arrive (R500 otherwise). The participants satisfying guards arrive."""
+    arrive (R500 otherwise). The participants satisfying guards arrive. The instruction
+    names `arrivals` (count rounded up to whole warps, `warp_arrivals`)."""
     id: int
     count: int
     guards: Guards = ()
+
+    @property
+    def arrivals(self) -> int:
+        return warp_arrivals(self.count)
 
 
 @dataclass(frozen=True)

@@ -88,8 +88,9 @@ def _render_program(path: Path) -> list[tuple[str, str, str, str]]:
 @pytest.fixture(scope="module")
 def compiled():
     """case id -> (exit status, nvcc output, the kernel's ptxas figures or None, the
-    file-scope tables the kernel declares and never reads), or ("skip" | "error", why,
-    None, [])."""
+    file-scope tables the kernel declares and never reads, the barriers that count a partial
+    warp), or ("skip" | "error", why,
+    None, [], [])."""
     from verify_reducer.codegen.ptxas import parse_verbose
     programs = list(dict.fromkeys(param.values[0] for param in CASES))
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -101,7 +102,7 @@ def compiled():
         if status == "ok":
             units[cid], named[cid] = text, kernel
         else:
-            results[cid] = (status, text, None, [])
+            results[cid] = (status, text, None, [], [])
     first = {}                                  # each distinct text: its first case
     for cid, text in units.items():
         first.setdefault(text, cid)
@@ -125,7 +126,8 @@ def compiled():
                 status, output = result.result()
                 figures = list(parse_verbose(output).values())
                 alone[cid] = (status, output, figures[0] if figures else None)
-        results.update({cid: (*alone[first[text]], _unread_tables(text))
+        results.update({cid: (*alone[first[text]], _unread_tables(text),
+                               _partial_warp_barriers(text))
                         for cid, text in units.items()})
     return results
 
@@ -137,18 +139,26 @@ def _unread_tables(unit: str) -> list[str]:
     return [t for t in tables if len(re.findall(rf"\b{t}\b", unit)) < 2]
 
 
+def _partial_warp_barriers(unit: str) -> list[str]:
+    """Named barriers whose count is not whole warps: `bar.sync id, 4` compiles, and is an
+    illegal instruction on the GPU (a 4-thread block killed the GPU suite's context)."""
+    return [m.group(0) for m in re.finditer(r"reducer_barrier\((\w+), (\d+)\)", unit)
+            if int(m.group(2)) % 32]
+
+
 def _stem(cid: str) -> str:
     return re.sub(r"\W", "_", cid)
 
 
 @pytest.mark.parametrize("path, planner", CASES)
 def test_generated_cuda_compiles(compiled, request, path, planner):
-    status, output, figures, unread = compiled[request.node.callspec.id]
+    status, output, figures, unread, partial_warps = compiled[request.node.callspec.id]
     if status == "skip":
         pytest.skip(output)
     assert status != "error", f"rendering {path.name} ({planner}) failed:\n{output}"
     assert status == 0, f"nvcc {' '.join(COMMAND)} failed on {path.name} ({planner}):\n{output}"
     assert not unread, f"{path.name} ({planner}) declares tables it never reads: {unread}"
+    assert not partial_warps, f"{path.name} ({planner}) counts a partial warp: {partial_warps}"
     assert figures is not None, f"ptxas -v reported nothing for {path.name} ({planner})"
     # a frame that holds spills is ptxas's register allocation; one without spills is an
     # array indexed at run time (unless the plan itself warns R506)

@@ -9,8 +9,9 @@
 #include <cuda_bf16.h>
 #include <math_constants.h>
 
-// Named barrier `bar.sync id, count`: completes when `count` threads (a multiple of 32)
-// have arrived. Barrier 0 is __syncthreads(); plans use 1..15. The memory clobber keeps
+// Named barrier `bar.sync id, count`: completes when `count` threads have arrived; count
+// is a multiple of 32, each arriving warp counting 32 whatever its active lanes
+// (spec.physical.warp_arrivals). Barrier 0 is __syncthreads(); plans use 1..15. The memory clobber keeps
 // the compiler from moving shared-memory accesses across it.
 __device__ __forceinline__ void reducer_barrier(int id, int count) {
   asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(count) : "memory");

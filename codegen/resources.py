@@ -157,5 +157,7 @@ def kib(n: int) -> str:
     """Bytes as people read them: `300 KB`, `32.1 KB`, `640 bytes`."""
     if n < 1024:
         return f"{n} bytes"
+    if n >= 2**60:                      # past float's exact range: whole kilobytes
+        return f"{n // 1024} KB"
     value = n / 1024
     return f"{value:.0f} KB" if value == int(value) else f"{value:.1f} KB"

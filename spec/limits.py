@@ -57,6 +57,13 @@ MAX_ITERATIONS = 2**14
 # held to MAX_ITERATIONS when it starts (check_run_size) or as it goes (interp.runs).
 MAX_TRIPS = 2**20
 
+# num_stages of one T.Pipelined loop. Each stage is a copy of every tile the loop stages
+# (at least one 16-byte cp.async), and sm_90 gives a block at most 227 KB of shared memory:
+# no pipeline past about 14,000 stages could be launched, and TileLang's own kernels use
+# 1 to 4. Past this the frontend answers R102 naming the number (a num_stages of 1e308
+# reached the resource model as a 1000-digit byte count; issue 24's campaign).
+MAX_STAGES = 2**10
+
 # Assignments of the context variables (block indices, serial loop variables) of one
 # fragment access that layout inference enumerates to decide it exactly
 # (codegen.layout_rules: each one evaluates the whole loop). Past it the access is an

@@ -13,7 +13,7 @@ import ast
 from ..diagnostics import Diagnostic, error
 from ..ir import Alloc, Const, ParallelFor, PrimFunc, SerialFor, Stmt, children, walk
 from ..limits import (GRID_AXES, MAX_BLOCKS, MAX_ELEMENTS, MAX_EXPR_DEPTH, MAX_GRID,
-                      MAX_ITERATIONS, MAX_LANES, MAX_LAYOUT_CELLS, MAX_STMT_DEPTH,
+                      MAX_ITERATIONS, MAX_LANES, MAX_LAYOUT_CELLS, MAX_STAGES, MAX_STMT_DEPTH,
                       MAX_THREADS_PER_BLOCK, MAX_TRIPS, TARGET, power_of_two)
 from .errors import fail, shape_error, unsupported
 
@@ -55,6 +55,13 @@ def check_trip_count(trips: int, node: ast.AST) -> None:
     if trips > MAX_TRIPS:
         shape_error(f"this loop runs {trips} times; at most {power_of_two(MAX_TRIPS)} "
                     f"iterations are supported (docs/limits.md)", node)
+
+
+def check_stages(stages: int, node: ast.AST) -> None:
+    if not 0 <= stages <= MAX_STAGES:
+        shown = str(stages) if len(str(stages)) <= 20 else f"a {len(str(stages))}-digit number"
+        shape_error(f"num_stages is {shown}, outside 0..{power_of_two(MAX_STAGES)} "
+                    f"(docs/limits.md)", node)
 
 
 def check_func_sizes(func: PrimFunc) -> list[Diagnostic]:

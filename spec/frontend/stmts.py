@@ -23,7 +23,7 @@ from .exprs import (BINARY, buffer_named, call_args, lower_expr, lower_index, lo
 from .promotion import fits, is_weak, typed_const
 from .reducers import (augassign_to_reducer, finalize_reducer, implicit_inits,
                        reducer_init, reducer_update, store_to_reducer)
-from .sizes import (check_elements, check_expr_depth, check_trip_count,
+from .sizes import (check_elements, check_expr_depth, check_stages, check_trip_count,
                     constant_trip_count)
 from .tile_ops import lower_copy, lower_fill, lower_reduce
 
@@ -322,6 +322,7 @@ def _serial(ctx: FuncContext, node: ast.For, it: ast.Call, kind: str) -> SerialF
         check_trip_count(trips, it)
     if "num_stages" in args:
         stages = ctx.folder.fold_int(args["num_stages"], "num_stages")
+        check_stages(stages, args["num_stages"])
     bound = _loop_vars(ctx, node.target, 1)
     body = _loop_body(ctx, bound, node.body)
     var = bound[0][1]

@@ -43,6 +43,9 @@ COMPARES: dict[type, Callable] = {
 _MEMBERSHIP: dict[type, Callable] = {
     ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
 }
+# the Python builtins _builtin folds (a helper of the same name would shadow them in
+# Python; a file that defines one is not worth the confusion: the builtin wins)
+_BUILTINS = ("min", "max", "abs", "int", "float", "len")
 _INTEGER_ONLY = (ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor)
 
 
@@ -112,12 +115,18 @@ class ConstFolder:
     of a constant name (module constants, factory parameters, kernel-local constants)."""
 
     def __init__(self, imports: Imports, lookup: Callable[[str, ast.AST], object],
-                 buffer: Callable[[str], object] | None = None):
+                 buffer: Callable[[str], object] | None = None,
+                 helper: Callable[[str], ast.FunctionDef | None] | None = None,
+                 depth: int = 0):
         self.imports = imports
         self.lookup = lookup
         # the buffer a name denotes in a kernel (None elsewhere): `acc.dtype` and
         # `acc.shape` are trace-time values in TileLang
         self.buffer = buffer
+        # the same file's plain function a name denotes (spec.frontend.helpers): a call
+        # of it is evaluated as Python would at trace time
+        self.helper = helper
+        self.depth = depth
 
     def fold(self, node: ast.AST):
         method = getattr(self, "_" + type(node).__name__, None)
@@ -236,7 +245,33 @@ class ConstFolder:
             shape_error(f"index {index} out of range for a tuple of {len(base)}", node)
         raise NotConstant(node, "subscript of a non-tuple")
 
+    def _Dict(self, node: ast.Dict):
+        """`{"batch": batch}`: string keys only (keyword arguments spelled as a dict)."""
+        if any(k is None for k in node.keys):
+            raise NotConstant(node, "`**` inside a dict")
+        keys = [self.fold(k) for k in node.keys]
+        if not all(isinstance(k, str) for k in keys):
+            raise NotConstant(node, "a dict with keys that are not strings")
+        return dict(zip(keys, (self.fold(v) for v in node.values)))
+
+    def _call_helper(self, fn: ast.FunctionDef, node: ast.Call):
+        from .helpers import bind_arguments, evaluate
+        values = {name: self.fold(expr) for name, expr in bind_arguments(fn, node).items()}
+
+        def fold(expr: ast.AST, local: dict[str, object]):
+            def lookup(name: str, where: ast.AST):
+                return local[name] if name in local else self.lookup(name, where)
+            return ConstFolder(self.imports, lookup, None, self.helper,
+                               self.depth + 1).fold(expr)
+        return evaluate(fn, values, fold, self.depth + 1)
+
     def _Call(self, node: ast.Call):
+        if isinstance(node.func, ast.Name) and self.helper is not None \
+                and not self.imports.binds(node.func.id) \
+                and node.func.id not in _BUILTINS:
+            fn = self.helper(node.func.id)
+            if fn is not None:
+                return self._call_helper(fn, node)
         if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
             raise NotConstant(node, "call with keywords")
         name = self.imports.t_name(node.func)

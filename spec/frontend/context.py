@@ -68,10 +68,11 @@ class FuncContext:
         for name, entry in env.items():
             self.scope.bind(name, entry)
         self.diagnostics: list[Diagnostic] = []
-        self.folder = ConstFolder(imports, self.const_lookup, self._buffer)
+        self.folder = ConstFolder(imports, self.const_lookup, self._buffer, self._helper)
         self.used_names: set[str] = set()
         self.explicit_init: set[int] = set()          # id() of reducers with an epoch start
         self.block_allocs: list[list[Alloc]] = []     # reducer Allocs per open block
+        self.helper_depth = 0                         # helpers being inlined (helpers.py)
 
     # ------------------------------------------------------------------ names
 
@@ -80,6 +81,9 @@ class FuncContext:
 
     def bind(self, name: str, entry: Entry) -> None:
         self.scope.bind(name, entry)
+
+    def _helper(self, name: str) -> ast.FunctionDef | None:
+        return getattr(self.lookup(name), "node", None)
 
     def _buffer(self, name: str) -> Buffer | None:
         entry = self.lookup(name)

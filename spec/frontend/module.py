@@ -18,6 +18,7 @@ from ..dtypes import lookup as lookup_dtype
 from .constants import ConstFolder, NotConstant
 from .context import POISON, Constant, Entry, Opaque
 from .errors import FrontendError, shape_error, unknown
+from .helpers import Helper
 from .factories import (Directive, ParamError, ParamText, TileLangFunction, defaults,
                         fold_given, missing_message, parameters, text_expression)
 from .names import Imports
@@ -61,7 +62,7 @@ class ModuleScan:
         self.env: dict[str, Entry] = {}
         self.sites: list[Site] = []
         self.diagnostics: list[Diagnostic] = []
-        self.folder = ConstFolder(imports, self._lookup)
+        self.folder = ConstFolder(imports, self._lookup, None, self._helper)
         self._factories: list[ast.FunctionDef] = []
 
     def run(self) -> None:
@@ -103,6 +104,9 @@ class ModuleScan:
         if isinstance(entry, Constant):
             return entry.value
         raise NotConstant(node, f"`{name}` is not a module constant")
+
+    def _helper(self, name: str) -> ast.FunctionDef | None:
+        return getattr(self.env.get(name), "node", None)
 
     def _guard(self, fn, *args) -> None:
         try:
@@ -178,6 +182,9 @@ class ModuleScan:
             self._add_site(node, self.env, None)
         elif self._has_inner_prim_func(node):
             self._factories.append(node)
+        elif not node.decorator_list:
+            # a plain function: a helper the kernels may call (spec.frontend.helpers)
+            self.env[node.name] = Helper("a helper function, not a value", node)
 
     # ------------------------------------------------------------------ decorators
 

@@ -14,6 +14,7 @@ from ..printer import format_expr
 from ..ops import REDUCE_KINDS
 from ..source import Span
 from .buffers import SCOPES, lower_alloc
+from .helpers import Helper, inline_helper
 from .constants import NotConstant, is_number
 from .context import POISON, Constant, FuncContext
 from .errors import (FrontendError, Poisoned, construct_name, shape_error, unknown,
@@ -95,6 +96,9 @@ def _expr_stmt(ctx: FuncContext, node: ast.Expr) -> list[Stmt]:
 
 def lower_call_stmt(ctx: FuncContext, call: ast.Call) -> list[Stmt]:
     name = ctx.imports.t_name(call.func)
+    if name is None and isinstance(call.func, ast.Name) \
+            and isinstance(ctx.lookup(call.func.id), Helper):
+        return inline_helper(ctx, call)     # a function of the same file (helpers.py)
     if name is None:
         if isinstance(call.func, ast.Name) and ctx.lookup(call.func.id) is None \
                 and not ctx.imports.binds(call.func.id):

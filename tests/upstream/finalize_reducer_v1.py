@@ -5,8 +5,8 @@
 # constructs: factory, factory-param-without-default, reduce-batch, reducer-v1, if-on-param
 # blocked-by: factory-param-without-default
 # expect: error R102 at 15
-# bound-blocked-by: if-on-param
-# bound: error R102 at 26
+# bound-blocked-by: none
+# bound: ok
 import tilelang
 import tilelang.language as T
 import tilelang.testing

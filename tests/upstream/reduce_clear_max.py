@@ -3,13 +3,9 @@
 # changed: the kernel moved out of its test function (dedented); the test's torch harness dropped
 # constructs: factory, factory-param-without-default, T.infinity, reduce_sum, reduce_max, reduce-clear-false, disable_tma, if-on-param
 # blocked-by: factory-param-without-default
-# expect: error R102 at 19
-# bound-blocked-by: if-on-param
-# bound: error R102 at 23
-# bound: error R102 at 27
-# bound: error R101 at 31
-# bound: error R102 at 32
-# bound: error R101 at 38
+# expect: error R102 at 15
+# bound-blocked-by: none
+# bound: ok
 import tilelang
 import tilelang.language as T
 import tilelang.testing

@@ -1,15 +1,11 @@
 # upstream: tile-ai/tilelang testing/python/language/test_tilelang_language_reduce.py @ a35008a42531c62b976ae4cec3855d4383db0f3c
 # function: kernel; params: M=32, N=32, dtype=T.float32, op='sum', src_scope='shared', dst_scope='shared', threads=32, batch=1
 # changed: the kernel moved out of its test function (dedented); the test's torch harness dropped
-# constructs: factory, factory-param-without-default, helper-fn, reduce-batch, reduce_sum, reduce_max, reduce_min, reduce_absmax, reduce_abssum, disable_tma, if-on-param
+# constructs: factory, factory-param-without-default, helper-fn, reduce-batch, reduce_sum, reduce_max, reduce_min, reduce_absmax, reduce_abssum, disable_tma, if-on-param, reduce-shared-source
 # blocked-by: factory-param-without-default
-# expect: error R102 at 33
-# bound-blocked-by: if-on-param, helper-fn
-# bound: error R102 at 37
-# bound: error R102 at 41
-# bound: error R101 at 45
-# bound: error R101 at 46
-# bound: error R101 at 47
+# expect: error R102 at 29
+# bound-blocked-by: reduce-shared-source
+# bound: error R100 at 17
 import tilelang
 import tilelang.language as T
 import tilelang.testing

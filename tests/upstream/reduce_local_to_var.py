@@ -3,9 +3,8 @@
 # changed: the kernel moved out of its test function (dedented); the test's torch harness dropped;
 #   added op = "max" (the test's pytest parameter, its second value)
 # constructs: helper-fn, alloc_local, alloc_var, reduce_sum, reduce_max, reduce_min, reduce_absmax, reduce_abssum, if-on-param
-# blocked-by: alloc_var, helper-fn
-# expect: error R101 at 34
-# expect: error R101 at 37
+# blocked-by: alloc_var
+# expect: error R101 at 33
 import tilelang
 import tilelang.language as T
 import tilelang.testing

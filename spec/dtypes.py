@@ -249,6 +249,18 @@ REFUSED_DTYPES: dict[str, str] = {
 }
 
 
+@dataclass(frozen=True)
+class RefusedDType:
+    """What a refused dtype's name folds to: a compile-time value like any dtype (so
+    `dtype = T.float8_e4m3fn` is a constant), refused with its reason wherever it is
+    used as a dtype."""
+    name: str
+
+    @property
+    def message(self) -> str:
+        return refused_dtype(self.name)
+
+
 def refused_dtype(name: str) -> str | None:
     """The refusal message for a TileLang dtype we do not model, or None."""
     reason = REFUSED_DTYPES.get(name)

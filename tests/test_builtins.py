@@ -288,3 +288,25 @@ def test_float8_tensor_parameter_is_refused_by_name():
                                            "y: T.Tensor((N,), T.float32)"))
     assert [c for c, _ in errors] == ["R102"]
     assert errors[0][1].startswith("the dtype float8_e4m3fn is not supported")
+
+
+def test_an_alias_of_a_refused_dtype_is_refused_by_name():
+    """`dtype = T.float8_e4m3fn` is a compile-time constant like any dtype; each use of
+    it as a dtype, or as a value, names the dtype (not "not a compile-time constant")."""
+    source = _kernel("f = T.alloc_fragment((N,), dtype)\n"
+                     "for j in T.Parallel(N):\n"
+                     "    y[j] = T.cast(x[j], D2)\n"
+                     "    y[j] = dtype + 1",
+                     "x: T.Tensor((N,), dtype), y: T.Tensor((N,), T.float32)")
+    source = source.replace("N = 8\n", "N = 8\ndtype = T.float8_e4m3fn\nD2 = 'float8_e5m2'\n")
+    errors = _errors(source)
+    assert [c for c, _ in errors] == ["R102"] * 4, errors
+    names = [m.split(" is not supported")[0] for _, m in errors]
+    assert names == ["the dtype float8_e4m3fn", "the dtype float8_e4m3fn",
+                     "the dtype float8_e5m2", "the dtype float8_e4m3fn"]
+
+
+def test_a_dtype_used_as_a_value_says_so():
+    errors = _errors(_kernel("d = T.float16\nfor j in T.Parallel(N):\n    y[j] = d"))
+    assert errors == [("R102", "the dtype float16 is not a value (write T.float16(x))")]
+

@@ -11,7 +11,7 @@ import math
 import operator
 from typing import Callable
 
-from ..dtypes import DType, lookup as lookup_dtype, refused_dtype
+from ..dtypes import DType, RefusedDType, lookup as lookup_dtype, refused_dtype
 from .errors import shape_error
 from .names import Imports
 
@@ -91,6 +91,8 @@ def as_dtype(value, node: ast.AST) -> DType:
     """The dtype a folded value names: `T.float32` or a string such as "float16"."""
     if isinstance(value, DType):
         return value
+    if isinstance(value, RefusedDType):
+        shape_error(value.message, node)
     if isinstance(value, str):
         found = lookup_dtype(value)
         if found is not None:
@@ -165,7 +167,7 @@ class ConstFolder:
         if name is not None and lookup_dtype(name) is not None:
             return lookup_dtype(name)
         if name is not None and refused_dtype(name):
-            shape_error(refused_dtype(name), node)
+            return RefusedDType(name)
         return self.lookup(node.id, node)
 
     def _Attribute(self, node: ast.Attribute):
@@ -180,7 +182,7 @@ class ConstFolder:
             if dtype is not None:
                 return dtype
             if refused_dtype(name):
-                shape_error(refused_dtype(name), node)
+                return RefusedDType(name)
         raise NotConstant(node, "attribute is not a constant")
 
     def _Tuple(self, node: ast.Tuple):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import math
 
-from ..dtypes import BOOL, FLOAT32, INT32, INT64, DType, DTYPES, promote
+from ..dtypes import BOOL, FLOAT32, INT32, INT64, DType, DTYPES, RefusedDType, promote
 from ..ir import Const, Expr
 from ..source import Span
 from .errors import shape_error
@@ -26,6 +26,10 @@ def weak_const(value, span: Span, node: ast.AST) -> Const:
         shape_error(f"integer constant {value} does not fit in 64 bits", node)
     if isinstance(value, float):
         return Const(value, FLOAT32, span, weak=True)
+    if isinstance(value, RefusedDType):
+        shape_error(value.message, node)
+    if isinstance(value, DType):
+        shape_error(f"the dtype {value} is not a value (write T.{value}(x))", node)
     shape_error(f"{value!r} is not a scalar value", node)
 
 

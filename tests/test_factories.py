@@ -163,3 +163,152 @@ def test_pytest_plugin_marker_takes_params(kernel):
     assert case.program.params["A"] == ((32, 4), "float32")
     assert case.report.ok
 
+
+
+# ----------------------------------------------------------------------------- trace time
+
+REDUCE = textwrap.dedent("""\
+    import tilelang
+    import tilelang.language as T
+
+
+    def kernel(M, N, op):
+        @T.prim_func
+        def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M,), "float32")):
+            with T.Kernel(1, threads=128):
+                src = T.alloc_fragment((M, N), "float32")
+                if op == "sum":
+                    dst = T.alloc_fragment((M,), "float32")
+                    T.copy(A, src)
+                    T.reduce_sum(src, dst, dim=1)
+                elif op == "max":
+                    dst = T.alloc_shared((M,), "float32")
+                    T.copy(A, src)
+                    T.reduce_max(src, dst, dim=1)
+                T.copy(dst, B)
+
+        return main
+    """)
+
+
+def lowered(source: str, **params) -> str:
+    from verify_reducer.spec.printer import format_func
+    return format_func(parse_source(source, "k.py", None, params).func())
+
+
+def errors(source: str, **params) -> list[tuple[str, int, int, str]]:
+    with pytest.raises(DiagnosticError) as err:
+        parse_source(source, "k.py", None, params)
+    return [(d.code, d.span.line, d.span.col, d.message) for d in err.value.diagnostics]
+
+
+def test_if_on_a_factory_argument_builds_only_the_branch_taken():
+    text = lowered(REDUCE, M=8, N=4, op="max")
+    assert "T.alloc_shared((8,)" in text and "T.reduce_max" in text
+    assert "reduce_sum" not in text and "alloc_fragment((8,)" not in text
+    text = lowered(REDUCE, M=8, N=4, op="sum")
+    assert "T.reduce_sum" in text and "reduce_max" not in text
+
+
+def test_a_branch_not_taken_leaves_its_names_unbound():
+    [(code, line, _, message)] = errors(REDUCE, M=8, N=4, op="min")
+    assert (code, line, message) == ("R101", 18, "unknown name `dst`")
+
+
+def test_ternaries_tuples_and_in_on_trace_time_values():
+    source = REDUCE.replace('if op == "sum":', 'if op in ("sum", "add"):') \
+        .replace("(M, N), \"float32\"), B", "shape, \"float32\"), B") \
+        .replace("    @T.prim_func", "    shape = (M, N) if op != \"none\" else (1, 1)\n"
+                                     "    M, N = shape\n\n    @T.prim_func", 1)
+    assert "T.Tensor((8, 4), T.float32)" in lowered(source, M=8, N=4, op="add")
+
+
+def test_a_comparison_python_refuses_is_r102():
+    source = REDUCE.replace('if op == "sum":', 'if op < 3:')
+    [(code, line, _, message)] = errors(source, M=8, N=4, op="sum")
+    assert (code, line, message) == ("R102", 10, "cannot compare 'sum' with 3")
+
+
+def test_a_function_parameter_is_the_tilelang_function(kernel, capsys, tmp_path):
+    source = REDUCE.replace("def kernel(M, N, op):", "def kernel(M, N, op, fn):") \
+        .replace("T.reduce_max(src, dst, dim=1)", "fn(src, dst, dim=1)")
+    path = tmp_path / "fn.py"
+    path.write_text(source)
+    assert main(["emit", str(path), "--param", "M=8", "--param", "N=4",
+                 "--param", "op=max", "--param", "fn=T.reduce_min"]) == 0
+    assert "T.reduce_min(src, dst, dim=1" in capsys.readouterr().out
+    path.write_text(source + "\n_k = kernel(8, 4, 'max', T.reduce_absmax)\n")
+    assert main(["emit", str(path)]) == 0
+    assert "T.reduce_absmax(src, dst, dim=1" in capsys.readouterr().out
+
+
+def test_buffer_dtype_and_shape_are_values():
+    source = REDUCE.replace('dst = T.alloc_shared((M,), "float32")',
+                            "dst = T.alloc_shared((src.shape[0],), A.dtype)")
+    assert "T.alloc_shared((8,), T.float32)" in lowered(source, M=8, N=4, op="max")
+
+
+HELPERS = textwrap.dedent("""\
+    import tilelang.language as T
+
+
+    def _reduce(T, op, src, dst, dim, clear=True):
+        kwargs = {} if clear else {"clear": False}
+        if op == "sum":
+            T.reduce_sum(src, dst, dim=dim, **kwargs)
+        else:
+            T.reduce_max(src, dst, dim=dim, **kwargs)
+        return dst
+
+
+    def _half(m):
+        assert m % 2 == 0
+        h = m // 2
+        return h
+
+
+    def kernel(op, M=8, N=4):
+        @T.prim_func
+        def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M,), "float32")):
+            with T.Kernel(_half(M) // 2, threads=128):
+                src = T.alloc_fragment((M, N), "float32")
+                dst = T.alloc_fragment((M,), "float32")
+                T.clear(dst)
+                T.copy(A, src)
+                _reduce(T, op, src, dst, dim=1, clear=op == "sum")
+                T.copy(dst, B)
+
+        return main
+    """)
+
+
+def test_a_helper_statement_is_inlined_with_its_keyword_dict():
+    text = lowered(HELPERS, op="max")
+    assert "T.Kernel(2" in text
+    assert "T.reduce_max(src, dst, dim=1, clear=False)" in text
+    assert "T.reduce_sum(src, dst, dim=1, clear=True)" in lowered(HELPERS, op="sum")
+
+
+@pytest.mark.parametrize("edit, where, message", [
+    (("_reduce(T, op, src, dst, dim=1, clear=op == \"sum\")",
+      "_reduce(T, op, src, dst, axis=1)"), (27, 38),
+     "helper `_reduce` got an unexpected keyword `axis`"),
+    (("_reduce(T, op, src, dst, dim=1, clear=op == \"sum\")",
+      "_reduce(T.copy, op, src, dst, dim=1)"), (27, 21),
+     "R101"),
+    (("_half(M) // 2", "_half(M + 1)"), (14, 5),
+     "helper `_half`'s assertion `m % 2 == 0` fails"),
+    (("    h = m // 2\n", "    h = m // 2\n    print(h)\n"), (16, 5),
+     "helper `_half` cannot be evaluated at trace time: `print(h)` (a call for its "
+     "effect)"),
+])
+def test_helper_messages(edit, where, message):
+    found = errors(HELPERS.replace(*edit), op="sum")
+    assert any((line, col) == where and (message in text or code == message)
+               for code, line, col, text in found), found
+
+
+def test_a_recursive_helper_stops_at_the_nesting_limit():
+    source = HELPERS.replace("    h = m // 2\n", "    h = _half(m)\n")
+    [(code, _, _, message)] = errors(source, op="sum")
+    assert code == "R102" and "nested more than 16 deep" in message

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ..diagnostics import Diagnostic
 from ..ir import Alloc, Buffer, Var
 from .constants import ConstFolder, NotConstant
-from .errors import Poisoned, unknown
+from .errors import Poisoned, shape_error, unknown
 from .names import Imports
 
 
@@ -97,9 +97,27 @@ class FuncContext:
         on kernel values (a TIR condition)."""
         try:
             value = self.folder.fold(node)
-        except NotConstant:
+        except NotConstant as exc:
+            self._refuse_foreign(exc)
             return None
         return bool(value)
+
+    def _refuse_foreign(self, exc: NotConstant) -> None:
+        """A condition that stopped at a name of another library (`torch.float16`) or
+        at a module-level value we could not fold: Python would evaluate it at trace
+        time and we cannot, so it is refused by name rather than lowered as a kernel
+        condition (where its strings and objects would make no sense)."""
+        node = exc.node
+        path = self.imports.dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) \
+            else None
+        if path is not None and not path.startswith("tilelang"):
+            shape_error(f"`{ast.unparse(node)}` cannot be evaluated at trace time: the "
+                        f"file is read, never run, so `{path.split('.')[0]}` is not "
+                        f"imported", node)
+        entry = self.lookup(node.id) if isinstance(node, ast.Name) else None
+        if isinstance(entry, Opaque) and getattr(entry, "node", None) is None:
+            shape_error(f"`{node.id}` cannot be evaluated at trace time ({entry.why})",
+                        node)
 
     def const_lookup(self, name: str, node: ast.AST):
         entry = self.lookup(name)

@@ -40,7 +40,8 @@ def inline_helper(ctx: FuncContext, call: ast.Call) -> list[Stmt]:
     """`helper(args...)` as a kernel statement: its body lowered in a scope of its own
     with its parameters bound (buffers to the caller's buffers, compile-time values to
     constants, a kernel value to a Let), as Python would run it while TileLang traces
-    the kernel. Statements after a bare `return` are not reached."""
+    the kernel. Statements after a top-level `return` are not reached; its value is
+    dropped."""
     from .reducers import implicit_inits
     from .stmts import lower_inline
     helper = ctx.lookup(call.func.id).node
@@ -60,10 +61,7 @@ def inline_helper(ctx: FuncContext, call: ast.Call) -> list[Stmt]:
                 ctx.bind(name, entry)
         for stmt in helper.body:
             if isinstance(stmt, ast.Return):
-                if stmt.value is not None:
-                    unsupported(f"helper `{helper.name}` returns a value, but is called "
-                                f"as a statement", stmt)
-                break
+                break       # a statement call drops the value, as Python does
             stmt = expand_keywords(stmt, ctx.const_lookup, lambda v: _fresh(ctx, v))
             body += lower_inline(ctx, [stmt])
     finally:
@@ -219,9 +217,17 @@ def _run(helper: ast.FunctionDef, body: list[ast.stmt], local: dict[str, object]
                                             and isinstance(stmt.value, ast.Constant)):
             continue
         else:
-            raise NotConstant(stmt, f"helper `{helper.name}` has a statement that cannot "
-                                    f"be evaluated at trace time "
-                                    f"(`{ast.unparse(stmt).splitlines()[0]}`)")
+            # Python would run it; we read only what has one static meaning
+            shape_error(f"helper `{helper.name}` cannot be evaluated at trace time: "
+                        f"`{ast.unparse(stmt).splitlines()[0]}` ({_kind(stmt)}) is not "
+                        f"one of the statements read statically (assignments, if, "
+                        f"return, assert)", stmt)
+
+
+def _kind(stmt: ast.stmt) -> str:
+    return {ast.For: "a loop", ast.While: "a loop", ast.Expr: "a call for its effect",
+            ast.With: "a with block", ast.Try: "a try block",
+            ast.FunctionDef: "a nested function"}.get(type(stmt), type(stmt).__name__)
 
 
 def _store(target: ast.AST, value, local: dict[str, object], stmt: ast.stmt) -> None:

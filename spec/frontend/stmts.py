@@ -64,8 +64,10 @@ def lower_inline(ctx: FuncContext, nodes: list[ast.stmt]) -> list[Stmt]:
 
 
 def _poison_targets(ctx: FuncContext, node: ast.stmt) -> None:
-    """Names a failed statement would have bound: later uses are skipped silently."""
-    targets = node.targets if isinstance(node, ast.Assign) else []
+    """Names a failed statement would have bound: later uses are skipped silently (an
+    `if` whose condition failed binds nothing in either branch: one cause, one error)."""
+    targets = node.targets if isinstance(node, ast.Assign) else \
+        [node] if isinstance(node, ast.If) else []
     for t in targets:
         for n in ast.walk(t):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):

@@ -24,25 +24,31 @@ def render_reduce(body, stmt: ir.Reduce, frame: Frame) -> None:
     src, dst = stmt.src, stmt.dst
     dim = stmt.dim + len(src.shape) if stmt.dim < 0 else stmt.dim
     kept = reduce_kept(src.shape, dim, dst.shape)
-    if src.scope != "fragment" or kept is None:
+    if src.scope not in ("fragment", "shared") or kept is None:
         raise Unsupported(f"line {stmt.span.line}: T.reduce_{stmt.kind} of a "
                           f"{src.scope} buffer")
-    scratch = collectives.reduce_rows_name(body, stmt)   # declared by codegen.cuda
-    src_layout = body.layouts.fragment(src)
-    body.out.comment(f"line {stmt.span.line}: T.reduce_{stmt.kind}({src.name}, "
-                     f"{dst.name}, dim={stmt.dim}) through shared memory")
-    body.sync(frame.participants, f"earlier readers of {scratch} are done")
-    with body.cells(src_layout, frame, with_replica=True) as inner:
-        loop = tuple(Var(n) for n in src_layout.index_vars)
-        value = body.element(src, loop, inner)
+
+    def term_value(value: C) -> C:
+        """A source element as the term it adds: |x| for the abs kinds (in the
+        source's dtype), converted to the destination's dtype."""
         if kind.absolute:
             value = _abs(value, src.dtype)
-        value = convert(value, src.dtype, dst.dtype)
-        offset = flat_offset(src.shape, loop, inner, body.var).text
-        guard = "rep == 0" if src_layout.replicate > 1 else None
-        with body.maybe_block(f"if ({guard})" if guard else None):
-            body.out.line(f"{scratch}[{offset}] = {value.text};")
-    body.sync(frame.participants, f"{scratch} is complete")
+        return convert(value, src.dtype, dst.dtype)
+
+    if src.scope == "fragment":
+        scratch = collectives.reduce_rows_name(body, stmt)   # declared by codegen.cuda
+        _stage_rows(body, stmt, frame, scratch, term_value)
+
+        def term(row, inner) -> C:
+            return C(f"{scratch}[{flat_offset(src.shape, row, inner, body.var).text}]")
+    else:
+        # a shared tile is already where every holder of an output can read its row
+        body.sync(frame.participants, f"{src.name} is complete")
+        body.out.comment(f"line {stmt.span.line}: T.reduce_{stmt.kind}({src.name}, "
+                         f"{dst.name}, dim={stmt.dim}) from shared memory in place")
+
+        def term(row, inner) -> C:
+            return term_value(body.element(src, row, inner))
     if dst.scope == "fragment":
         dst_layout = body.layouts.fragment(dst)
     else:
@@ -54,18 +60,34 @@ def render_reduce(body, stmt: ir.Reduce, frame: Frame) -> None:
                for d in range(len(src.shape))]
         target = body.place(dst, out_ix, inner)
         if stmt.clear:
-            first = flat_offset(src.shape, tuple(row[:dim]) + (Const(0),) +
-                                tuple(row[dim + 1:]), inner, body.var).text
-            start, begin = f"{scratch}[{first}]", 1
+            first = tuple(row[:dim]) + (Const(0),) + tuple(row[dim + 1:])
+            start, begin = term(first, inner).text, 1
         else:
             start, begin = target.read.text, 0
         body.out.line(f"{dst.dtype.c_name} value = {start};")
         with body.maybe_block(term_loop(body.out, begin, src.shape[dim])):
-            element = C(f"{scratch}[{flat_offset(src.shape, tuple(row), inner, body.var).text}]")
+            element = term(tuple(row), inner)
             body.out.line(f"value = {combine(monoid, dst.dtype, C('value'), element).text};")
         body.out.line(target.assign("value"))
     if dst.scope == "shared":
         body.sync(frame.participants, f"{dst.name} is visible")
+
+
+def _stage_rows(body, stmt: ir.Reduce, frame: Frame, scratch: str, term_value) -> None:
+    """Replica 0 of each element of a fragment source stores its term into the rows."""
+    src = stmt.src
+    src_layout = body.layouts.fragment(src)
+    body.out.comment(f"line {stmt.span.line}: T.reduce_{stmt.kind}({src.name}, "
+                     f"{stmt.dst.name}, dim={stmt.dim}) through shared memory")
+    body.sync(frame.participants, f"earlier readers of {scratch} are done")
+    with body.cells(src_layout, frame, with_replica=True) as inner:
+        loop = tuple(Var(n) for n in src_layout.index_vars)
+        value = term_value(body.element(src, loop, inner))
+        offset = flat_offset(src.shape, loop, inner, body.var).text
+        guard = "rep == 0" if src_layout.replicate > 1 else None
+        with body.maybe_block(f"if ({guard})" if guard else None):
+            body.out.line(f"{scratch}[{offset}] = {value.text};")
+    body.sync(frame.participants, f"{scratch} is complete")
 
 
 def _abs(value: C, dtype) -> C:

@@ -75,9 +75,10 @@ def _shared_arrays(plan: PhysicalPlan) -> tuple[SharedArray, ...]:
             for buffer in plan.staged_buffers(stmt):
                 wanted.append((buffer.name, "shared buffer", buffer, buffer.dtype,
                                plan.stages_of(buffer) * buffer.size))
-        elif isinstance(stmt, ir.Reduce):
+        elif isinstance(stmt, ir.Reduce) and stmt.src.scope == "fragment":
             # every holder of an output reads a whole row: the source goes through
-            # shared memory in the destination's dtype (codegen.cuda_reduce)
+            # shared memory in the destination's dtype (codegen.cuda_reduce); a shared
+            # source is read where it is
             wanted.append((f"{stmt.src.name} {stmt.kind} rows", "reduce rows", stmt,
                            stmt.dst.dtype, stmt.src.size))
     arrays, offset = [], 0

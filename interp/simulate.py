@@ -294,10 +294,12 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
         src, dst = stmt.src, stmt.dst
         dtype = dst.dtype
         dim = stmt.dim + len(src.shape) if stmt.dim < 0 else stmt.dim
-        src_regs = self.registers(src, stmt.span)
-        holders = src_regs.layout.threads_of(absolute=True)[0]
-        flat = np.arange(src.size)
-        values = self.read_registers(src, holders, flat, stmt.span)
+        if src.scope == "fragment":
+            src_regs = self.registers(src, stmt.span)
+            holders = src_regs.layout.threads_of(absolute=True)[0]
+            values = self.read_registers(src, holders, np.arange(src.size), stmt.span)
+        else:       # a shared tile, read in place after a barrier (codegen.cuda_reduce)
+            values = self.read_any(src, stmt.span)
         if kind.absolute:
             values = src.dtype.quantize(np.abs(values))
         values = convert(Val(values, src.dtype), dtype).v

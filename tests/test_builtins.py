@@ -246,12 +246,33 @@ def test_reduce_sum_takes_no_nan_propagate():
     assert errors == [("R102", "`T.reduce_sum` got an unexpected keyword `nan_propagate`")]
 
 
-def test_reduce_of_a_shared_source_is_refused_by_name():
-    errors = _errors(_kernel("p = T.alloc_shared((N,), T.float32)\nT.copy(x, p)\n"
+def test_reduce_of_a_local_source_is_refused_by_name():
+    errors = _errors(_kernel("p = T.alloc_local((N,), T.float32)\n"
                              "r = T.alloc_fragment((1,), T.float32)\n"
                              "T.reduce_max(p, r, dim=0, batch=1)"))
     assert [c for c, _ in errors] == ["R100"]
-    assert "T.reduce_max of the shared buffer `p` is not supported" in errors[0][1]
+    assert "T.reduce_max of the local buffer `p` is not supported" in errors[0][1]
+
+
+def test_reduce_of_a_shared_source(tmp_path, capsys):
+    """Read in place: every holder of an output combines its row of the shared tile
+    after a barrier, |x| in the source dtype, then converted to the destination's."""
+    x = np.array([-1.5, 2.0, -3.0, 4.0, 0.5, -0.5, 8.0, -8.0], np.float32)
+    source = _kernel("p = T.alloc_shared((2, 4), T.float16)\n"
+                     "for i, j in T.Parallel(2, 4):\n"
+                     "    p[i, j] = T.cast(x[i * 4 + j], T.float16)\n"
+                     "r = T.alloc_fragment((2,), T.float32)\n"
+                     "T.reduce_absmax(p, r, dim=1)\n"
+                     "for i in T.Parallel(2):\n"
+                     "    y[i] = r[i]")
+    out = _run(tmp_path, source, {"x": x})
+    assert out["y"][:2].tolist() == [4.0, 8.0]
+    path = tmp_path / "shared.py"
+    path.write_text(source)
+    assert main(["emit", str(path), "--what", "cuda", "--no-verify"]) == 0
+    cuda = capsys.readouterr().out
+    assert "from shared memory in place" in cuda
+    assert "__half2float" in cuda and "p_rows" not in cuda
 
 
 # ----------------------------------------------------------------------------- refused

@@ -72,13 +72,13 @@ def lower_reduce(ctx: FuncContext, call: ast.Call, kind: str) -> list[Stmt]:
             shape_error(f"{what}: batch must be at least 1, got {batch}", args["batch"])
     src = buffer_named(ctx, args["buffer"])
     dst = buffer_named(ctx, args["out"])
-    if src.scope != "fragment" and not src.is_reducer:
-        # TileLang also reduces a shared source; the simulator and the CUDA renderer
-        # read the source from its fragment layout's registers, so we refuse it here,
+    if src.scope not in ("fragment", "shared") and not src.is_reducer:
+        # TileLang also reduces a local (per-thread) buffer; the simulator and the CUDA
+        # renderer read a fragment's registers or a shared tile, so we refuse it here,
         # once, rather than meet it as a missing register file later
         unsupported(f"{what} of the {src.scope} buffer `{src.name}` is not supported: "
-                    f"the source of a tile reduction must be a fragment "
-                    f"(T.copy it into a T.alloc_fragment first)", args["buffer"])
+                    f"the source of a tile reduction must be a fragment or a shared "
+                    f"buffer", args["buffer"])
     rank = len(src.shape)
     dim = ctx.folder.fold_int(args["dim"], "dim") if "dim" in args else -1
     if not -rank <= dim < rank:

@@ -4,8 +4,8 @@
 # constructs: factory, factory-param-without-default, helper-fn, reduce-batch, reduce_sum, reduce_max, reduce_min, reduce_absmax, reduce_abssum, disable_tma, if-on-param, reduce-shared-source
 # blocked-by: factory-param-without-default
 # expect: error R102 at 29
-# bound-blocked-by: reduce-shared-source
-# bound: error R100 at 17
+# bound-blocked-by: none
+# bound: ok
 import tilelang
 import tilelang.language as T
 import tilelang.testing

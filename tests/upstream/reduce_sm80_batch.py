@@ -2,8 +2,8 @@
 # function: _make_sm80_batch_reduce_kernel; params: none
 # changed: nothing (the rest of the file, torch and test code, dropped)
 # constructs: factory, reduce-batch, reduce_sum, disable_tma, reduce-shared-source
-# blocked-by: reduce-shared-source
-# expect: error R100 at 22
+# blocked-by: none
+# expect: ok
 import tilelang
 import tilelang.language as T
 import tilelang.testing

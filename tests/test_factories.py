@@ -312,3 +312,32 @@ def test_a_recursive_helper_stops_at_the_nesting_limit():
     source = HELPERS.replace("    h = m // 2\n", "    h = _half(m)\n")
     [(code, _, _, message)] = errors(source, op="sum")
     assert code == "R102" and "nested more than 16 deep" in message
+
+
+def test_a_params_line_after_the_first_line_of_code_is_r102():
+    source = KERNEL.replace("import tilelang.language as T\n",
+                            "import tilelang.language as T\n# params: M=8, N=4\n")
+    found = errors(source)        # the line binds nothing: M and N stay missing too
+    assert ("R102", 3, 1) in [f[:3] for f in found]
+    assert any("must be in the comment block at the top of the file" in f[3] for f in found)
+    assert any("parameters `M`, `N` have no value" in f[3] for f in found)
+
+
+def test_a_param_for_a_file_without_a_factory_says_so():
+    source = textwrap.dedent("""\
+        import tilelang.language as T
+
+
+        @T.prim_func
+        def main(A: T.Tensor((8,), "float32")):
+            with T.Kernel(1, threads=32):
+                T.clear(A)
+        """)
+    with pytest.raises(ParamError, match="the file has no factory"):
+        parse_source(source, "k.py", None, {"M": 8})
+
+
+def test_assert_matches_binds_params(kernel, reducer_oracle):
+    report = reducer_oracle.assert_matches(kernel, "sim:canonical",
+                                           params={"M": 32, "N": 8})
+    assert report.ok

@@ -9,7 +9,8 @@ commit), and each misuse or unmodelled relative is refused by name.
   serial loop, accepted where TVM's vectorizer cannot change its meaning;
 - T.infinity exists for float dtypes only (src/op/math.cc: "Cannot decide infinity");
 - batch= of T.reduce_* is a code-generation hint (only batch >= 1 is checked upstream);
-  nan_propagate=False is the default max/min; True (TileLang's MaxOpNan) is refused;
+  nan_propagate=True changes nothing into float32 (TileLang's MaxOpNan applies to a
+  float16/bfloat16 accumulator only, and there it is refused);
 - T.reshape/T.view and the float8/float4/int4/tfloat32 dtypes are refused by name.
 
 The expected values are computed here by hand, never by the code under test."""
@@ -228,15 +229,29 @@ def test_reduce_abssum_has_no_clear():
 
 
 @pytest.mark.parametrize("kind", ["max", "min", "absmax"])
-def test_reduce_nan_propagate(kind):
-    body = ("f = T.alloc_fragment((N,), T.float32)\nT.copy(x, f)\n"
-            "r = T.alloc_fragment((1,), T.float32)\n"
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_reduce_nan_propagate_into_16_bit_floats_is_refused(kind, dtype):
+    body = (f"f = T.alloc_fragment((N,), T.{dtype})\n"
+            f"r = T.alloc_fragment((1,), T.{dtype})\n"
             f"T.reduce_{kind}(f, r, dim=0, nan_propagate={{}})")
     assert not _errors(_kernel(body.format("False")))
     errors = _errors(_kernel(body.format("True")))
     assert [c for c, _ in errors] == ["R101"]
-    assert errors[0][1].startswith(f"T.reduce_{kind}(..., nan_propagate=True) is not "
-                                   f"supported: the NaN-propagating max/min")
+    assert errors[0][1].startswith(f"T.reduce_{kind}(..., nan_propagate=True) into {dtype} "
+                                   f"is not supported: the NaN-propagating max/min")
+
+
+@pytest.mark.parametrize("kind,want", [("max", 7.0), ("min", -6.0), ("absmax", 7.0)])
+def test_reduce_nan_propagate_into_float32_changes_nothing(tmp_path, kind, want):
+    """TileLang uses __hmax_nan only for a float16/bfloat16 accumulator; into float32
+    the flag leaves fmaxf/fminf, which ignore NaN."""
+    x = np.array([1.0, math.nan, -6.0, 7.0, math.nan, 0.5, 2.0, 3.0], np.float32)
+    out = _run(tmp_path, _kernel(
+        "f = T.alloc_fragment((N,), T.float32)\nT.copy(x, f)\n"
+        "r = T.alloc_fragment((1,), T.float32)\n"
+        f"T.reduce_{kind}(f, r, dim=0, nan_propagate=True)\n"
+        "for i in T.Parallel(1):\n    y[i] = r[i]"), {"x": x})
+    assert out["y"][0] == want
 
 
 def test_reduce_sum_takes_no_nan_propagate():

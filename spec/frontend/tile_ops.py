@@ -57,13 +57,8 @@ def lower_reduce(ctx: FuncContext, call: ast.Call, kind: str) -> list[Stmt]:
     if kind in _NAN_KINDS:
         params += ("nan_propagate",)
     args = call_args(call, params, 2, what)
-    if "nan_propagate" in args and _constant_bool(ctx, args["nan_propagate"],
-                                                  "nan_propagate"):
-        # TileLang's MaxOpNan/MinOpNan (__hmax_nan): a NaN term makes the result NaN,
-        # where the default max/min (ours) ignores it
-        unknown(f"{what}(..., nan_propagate=True) is not supported: the NaN-propagating "
-                f"max/min (TileLang's MaxOpNan/MinOpNan) is not modelled; the default "
-                f"nan_propagate=False ignores NaN terms", args["nan_propagate"])
+    nan_propagate = "nan_propagate" in args and _constant_bool(
+        ctx, args["nan_propagate"], "nan_propagate")
     if "batch" in args:
         # how many outputs share one all-reduce's barriers: code generation only, the
         # values reduced are the same (TileLang checks only batch >= 1)
@@ -72,6 +67,15 @@ def lower_reduce(ctx: FuncContext, call: ast.Call, kind: str) -> list[Stmt]:
             shape_error(f"{what}: batch must be at least 1, got {batch}", args["batch"])
     src = buffer_named(ctx, args["buffer"])
     dst = buffer_named(ctx, args["out"])
+    if nan_propagate and dst.dtype.name in ("float16", "bfloat16"):
+        # TileLang switches to __hmax_nan/__hmin_nan only when the accumulator is
+        # float16/bfloat16 (backend/common/op/reduce.h, use_nan_op); there a NaN term
+        # makes the result NaN, which our max/min (NaN ignored) does not model. In any
+        # other dtype the flag changes nothing: fmaxf/fminf, our max/min.
+        unknown(f"{what}(..., nan_propagate=True) into {dst.dtype} is not supported: the "
+                f"NaN-propagating max/min (TileLang's MaxOpNan/MinOpNan, __hmax_nan) is "
+                f"not modelled; nan_propagate=False ignores NaN terms",
+                args["nan_propagate"])
     if src.scope not in ("fragment", "shared") and not src.is_reducer:
         # TileLang also reduces a local (per-thread) buffer; the simulator and the CUDA
         # renderer read a fragment's registers or a shared tile, so we refuse it here,

@@ -1,8 +1,9 @@
-# expect: error R101 at 18
+# expect: error R101 at 19
 #
-# nan_propagate=True selects TileLang's NaN-propagating max (MaxOpNan, __hmax_nan): a
-# NaN term makes the result NaN. That reduction is not modelled; the default
-# (nan_propagate=False) ignores NaN terms, as T.max does.
+# nan_propagate=True into a float16 (or bfloat16) destination selects TileLang's
+# NaN-propagating max (MaxOpNan, __hmax_nan): a NaN term makes the result NaN. That
+# reduction is not modelled; the default (nan_propagate=False) ignores NaN terms, as
+# T.max does. Into float32 the flag changes nothing (fmaxf) and is accepted.
 import tilelang.language as T
 
 M = 4

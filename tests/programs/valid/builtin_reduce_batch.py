@@ -8,7 +8,8 @@
 # all-reduce's barriers; language/reduce_op.py): the values are those of the unbatched
 # reduction. reduce_abssum takes it as its fourth positional argument (it has no
 # `clear`), the others after `clear`. nan_propagate=False is the default (NaN terms are
-# ignored, as our max/min does); True is refused (builtin_reduce_nan_propagate.py).
+# ignored, as our max/min does); True into float32 is the same (TileLang's __hmax_nan
+# is for float16/bfloat16 destinations only, refused: builtin_reduce_nan_propagate.py).
 import tilelang.language as T
 
 R = 4
@@ -30,7 +31,7 @@ def main(
         rm = T.alloc_fragment((R,), T.float32)
         T.reduce_sum(f, rs, dim=1, batch=4)
         T.reduce_abssum(f, ra, 1, 2)
-        T.reduce_max(f, rm, 1, True, 1, nan_propagate=False)
+        T.reduce_max(f, rm, 1, True, 1, nan_propagate=True)
         T.copy(rs, s)
         T.copy(ra, a)
         T.copy(rm, mx)

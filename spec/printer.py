@@ -176,8 +176,9 @@ def _simple(s: Stmt) -> str:
     if isinstance(s, ReducerFinalize):
         return _finalize(s)
     if isinstance(s, Reduce):
-        return (f"T.reduce_{s.kind}({s.src.name}, {s.dst.name}, dim={s.dim}, "
-                f"clear={s.clear})")
+        # TileLang's reduce_abssum has no `clear` (it always clears)
+        clear = "" if s.kind == "abssum" else f", clear={s.clear}"
+        return f"T.reduce_{s.kind}({s.src.name}, {s.dst.name}, dim={s.dim}{clear})"
     raise TypeError(f"cannot print {type(s).__name__}")
 
 

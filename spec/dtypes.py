@@ -260,6 +260,9 @@ class RefusedDType:
     def message(self) -> str:
         return refused_dtype(self.name)
 
+    def __repr__(self) -> str:          # as other messages quote it: T.float8_e4m3fn
+        return f"T.{self.name}"
+
 
 def refused_dtype(name: str) -> str | None:
     """The refusal message for a TileLang dtype we do not model, or None."""

@@ -293,10 +293,10 @@ def test_reduce_of_a_shared_source(tmp_path, capsys):
 # ----------------------------------------------------------------------------- refused
 
 @pytest.mark.parametrize("call", ["T.reshape(f, (2, 4))", "T.view(f, (2, 4))"])
-def test_buffer_views_are_refused_by_name(call):
+@pytest.mark.parametrize("form", ["g = {}", "{}"])
+def test_buffer_views_are_refused_by_name(call, form):
     name = call.split("(")[0]
-    errors = _errors(_kernel("f = T.alloc_fragment((N,), T.float32)\n"
-                             f"g = {call}"))
+    errors = _errors(_kernel("f = T.alloc_fragment((N,), T.float32)\n" + form.format(call)))
     assert [c for c, _ in errors] == ["R101"]
     assert errors[0][1].startswith(f"`{name}` is not supported: a buffer view")
 

@@ -410,7 +410,7 @@ def _special_value(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
     return Const(value, dtype, Span.of(node))
 
 
-def _buffer_view(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
+def buffer_view(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
     # TileLang's T.reshape/T.view make a second buffer over the same storage; our
     # buffers own their storage (one layout, one register file each), so a view would
     # need aliasing the interpreter, the simulator and the renderer do not have
@@ -437,7 +437,7 @@ CALLS = {
     "cast": _cast, "Cast": _cast, "if_then_else": _if_then_else,
     "infinity": _special_value, "max_value": _special_value, "min_value": _special_value,
     "get_thread_binding": _thread_binding, "clamp": _clamp,
-    "reshape": _buffer_view, "view": _buffer_view,
+    "reshape": buffer_view, "view": buffer_view,
 }
 
 

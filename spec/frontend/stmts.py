@@ -19,8 +19,8 @@ from .constants import NotConstant, is_number
 from .context import POISON, Constant, FuncContext
 from .errors import (FrontendError, Poisoned, construct_name, shape_error, unknown,
                      unsupported)
-from .exprs import (BINARY, buffer_named, call_args, lower_expr, lower_index, lower_point,
-                    make_binary)
+from .exprs import (BINARY, buffer_named, buffer_view, call_args, lower_expr, lower_index,
+                    lower_point, make_binary)
 from .promotion import fits, is_weak, typed_const
 from .reducers import (augassign_to_reducer, finalize_reducer, implicit_inits,
                        reducer_init, reducer_update, store_to_reducer)
@@ -122,6 +122,8 @@ def lower_call_stmt(ctx: FuncContext, call: ast.Call) -> list[Stmt]:
         return []
     if name in SCOPES:
         shape_error(f"the result of `T.{name}` must be assigned to a name", call)
+    if name in ("reshape", "view"):
+        buffer_view(ctx, call, name)
     unknown(f"`T.{name}` is not supported", call.func)
 
 

@@ -156,6 +156,15 @@ def test_vectorized_takes_no_step():
                                "got 3")]
 
 
+def test_vectorized_accepts_stores_one_element_per_iteration():
+    assert not _errors(_kernel("for i in T.Parallel(2):\n"
+                               "    for k in T.vectorized(4):\n"
+                               "        t = x[i * 4 + k]\n"
+                               "        y[i * 4 + k] = t * 2.0\n"
+                               "        y[(i * 4 + 1) - 1 + k] = t\n"
+                               "        y[i] = x[i]"))
+
+
 def test_vectorized_accepts_a_read_of_the_element_it_writes():
     assert not _errors(_kernel("p = T.alloc_shared((N,), T.float32)\n"
                                "T.copy(x, p)\n"
@@ -170,6 +179,13 @@ def test_vectorized_accepts_a_read_of_the_element_it_writes():
     ("for k in T.vectorized(N):\n    for m in T.serial(2):\n        p[k] = x[m]",
      "a nested loop inside `T.vectorized`"),
     ("for k in T.vectorized(N):\n    T.fill(p, 0.0)", "T.fill/T.clear inside"),
+    ("for k in T.vectorized(N):\n    p[0] = p[0] + x[k]",
+     "into an element of `p` that does not"),
+    ("for k in T.vectorized(N):\n    y[0] = x[k]", "into an element of `y` that does not"),
+    ("for k in T.vectorized(N // 2):\n    t = x[k] * 2.0\n    y[k * 2] = t",
+     "into an element of `y` that does not"),
+    ("for k in T.vectorized(N):\n    y[N - 1 - k] = x[k]",
+     "into an element of `y` that does not"),
 ])
 def test_vectorized_refusals(body, fragment):
     errors = _errors(_kernel("p = T.alloc_shared((N,), T.float32)\nT.copy(x, p)\n" + body))

@@ -43,6 +43,14 @@ COMPARES: dict[type, Callable] = {
 _MEMBERSHIP: dict[type, Callable] = {
     ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
 }
+# pure functions of Python's math module a factory computes sizes with (hadamard's
+# `int(math.log2(n))`), evaluated as Python would; bounded like the operators (a huge
+# argument's result is checked where it is used)
+_MATH: dict[str, Callable] = {
+    f"math.{name}": getattr(math, name)
+    for name in ("log2", "log", "log10", "ceil", "floor", "sqrt", "isqrt", "gcd", "trunc",
+                 "exp2" if hasattr(math, "exp2") else "exp")}
+
 # the Python builtins _builtin folds (a helper of the same name would shadow them in
 # Python; a file that defines one is not worth the confusion: the builtin wins)
 _BUILTINS = ("min", "max", "abs", "int", "float", "len")
@@ -241,6 +249,10 @@ class ConstFolder:
     def _Subscript(self, node: ast.Subscript):
         base = self.fold(node.value)
         index = self.fold(node.slice)
+        if isinstance(base, dict):
+            if index in base:
+                return base[index]
+            shape_error(f"{index!r} is not a key of the table {base!r}", node)
         if isinstance(base, tuple) and isinstance(index, int) and not isinstance(index, bool):
             if -len(base) <= index < len(base):
                 return base[index]
@@ -248,12 +260,15 @@ class ConstFolder:
         raise NotConstant(node, "subscript of a non-tuple")
 
     def _Dict(self, node: ast.Dict):
-        """`{"batch": batch}`: string keys only (keyword arguments spelled as a dict)."""
+        """`{"batch": batch}` (keyword arguments spelled as a dict), `{T.float32: 4,
+        T.float16: 2}` (a table subscripted by a dtype): keys that are strings, numbers
+        or dtypes."""
         if any(k is None for k in node.keys):
             raise NotConstant(node, "`**` inside a dict")
         keys = [self.fold(k) for k in node.keys]
-        if not all(isinstance(k, str) for k in keys):
-            raise NotConstant(node, "a dict with keys that are not strings")
+        if not all(isinstance(k, (str, int, float, DType)) for k in keys):
+            raise NotConstant(node, "a dict with keys that are not strings, numbers or "
+                                    "dtypes")
         return dict(zip(keys, (self.fold(v) for v in node.values)))
 
     def _call_helper(self, fn: ast.FunctionDef, node: ast.Call):
@@ -278,6 +293,12 @@ class ConstFolder:
             raise NotConstant(node, "call with keywords")
         name = self.imports.t_name(node.func)
         args = [self.fold(a) for a in node.args]
+        path = self.imports.dotted(node.func)
+        if path in _MATH and all(is_number(a) for a in args):
+            try:
+                return _MATH[path](*args)
+            except (ValueError, OverflowError, TypeError) as exc:
+                shape_error(f"`{ast.unparse(node)}` has no value: {exc}", node)
         if name in ("ceildiv", "cdiv") and len(args) == 2:
             return ceildiv(args[0], args[1], node)
         if name is not None and lookup_dtype(name) is not None and len(args) == 1:

@@ -18,6 +18,7 @@ from ..dtypes import lookup as lookup_dtype
 from .constants import ConstFolder, NotConstant
 from .context import POISON, Constant, Entry, Opaque
 from .errors import FrontendError, shape_error, unknown
+from .eager import is_eager, prim_func as eager_prim_func, read_shape
 from .helpers import Helper
 from .factories import (Directive, ParamError, ParamText, TileLangFunction, defaults,
                         fold_given, missing_message, parameters, text_expression)
@@ -25,6 +26,13 @@ from .names import Imports
 from .user_ops import DeclaredOp, declare, is_declaration
 
 _IGNORED_DECORATORS = ("jit", "autotune", "lazy_jit")
+
+
+@dataclass(frozen=True)
+class _Param:
+    """A name a factory binds, and where to report it missing."""
+    arg: str
+    where: ast.AST
 
 
 @dataclass
@@ -64,6 +72,8 @@ class ModuleScan:
         self.diagnostics: list[Diagnostic] = []
         self.folder = ConstFolder(imports, self._lookup, None, self._helper)
         self._factories: list[ast.FunctionDef] = []
+        self._eager: list[ast.FunctionDef] = []          # spec.frontend.eager
+        self._eager_names: set[str] | None = set()       # None: one failed to read
 
     def run(self) -> None:
         for stmt in self.tree.body:
@@ -72,6 +82,8 @@ class ModuleScan:
         # at the bottom of the file would see them
         for factory in self._factories:
             self._guard(self._factory, factory)
+        for factory in self._eager:
+            self._guard(self._eager_factory, factory)
         self._refuse_unbound_params()
 
     def constants(self) -> dict[str, object]:
@@ -84,7 +96,10 @@ class ModuleScan:
     def _refuse_unbound_params(self) -> None:
         """A caller's param or a `# params:` name that no factory has is a mistake that
         would otherwise pass silently (a misspelt --param M=... verifying the default)."""
-        names = list(dict.fromkeys(p.arg for f in self._factories for p in parameters(f)))
+        if self._eager_names is None:
+            return          # an eager kernel that could not be read: its error says why
+        names = list(dict.fromkeys([*(p.arg for f in self._factories for p in parameters(f)),
+                                    *self._eager_names]))
         wanted = "factory parameters: " + ", ".join(names) if names else \
             "the file has no factory (a function returning a prim_func)"
         for name in self.params:
@@ -182,6 +197,8 @@ class ModuleScan:
             self._add_site(node, self.env, None)
         elif self._has_inner_prim_func(node):
             self._factories.append(node)
+        elif is_eager(self.imports, node):
+            self._eager.append(node)
         elif not node.decorator_list:
             # a plain function: a helper the kernels may call (spec.frontend.helpers)
             self.env[node.name] = Helper("a helper function, not a value", node)
@@ -213,19 +230,54 @@ class ModuleScan:
         env = dict(self.env)
         bound, functions = self._factory_arguments(node)
         env.update(bound)
-        imports = self.imports
-        if functions:
-            # a parameter bound to a TileLang function (`reduce_fn=T.reduce_max`) is
-            # that function in the factory's kernels: an import alias of their own
-            imports = Imports()
-            imports.paths = {**self.imports.paths, **functions}
-            for name in functions:
-                env.pop(name, None)
+        # a parameter bound to a TileLang function (`reduce_fn=T.reduce_max`) is that
+        # function in the factory's kernels: an import alias of their own
+        imports = self._aliased(functions, env)
         saved, self.env = self.env, env
         try:
             self._factory_body(node, node.body, imports)
         finally:
             self.env = saved
+
+    def _eager_factory(self, node: ast.FunctionDef) -> None:
+        """An eager `@tilelang.jit` kernel (spec.frontend.eager): its compile-time
+        parameters and sizes bound as a factory's, its prim_func made of its body."""
+        self._check_decorators(node)
+        try:
+            shape = read_shape(self.imports, node, self._names_something)
+        except FrontendError:
+            self._eager_names = None
+            raise
+        if self._eager_names is not None:
+            self._eager_names.update([*(p.arg for p in parameters(node)),
+                                      *(name for name, _ in shape.sizes)])
+        env = dict(self.env)
+        bound, functions = self._factory_arguments(node, set(shape.tensors), shape.sizes)
+        env.update(bound)
+        imports = self._aliased(functions, env)
+        saved, self.env = self.env, env
+        try:
+            for stmt in shape.constants:
+                if isinstance(stmt, ast.Assert):
+                    self._guard(self._assert, node, stmt)
+                    continue
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for target in targets:
+                    self._assign(target, stmt.value)
+            self._add_site(eager_prim_func(node, shape), self.env, node.name, imports)
+        finally:
+            self.env = saved
+
+    def _aliased(self, functions: dict[str, str], env: dict[str, Entry]) -> Imports:
+        """The module's imports, with the factory's parameters bound to TileLang
+        functions (`reduce_fn=T.reduce_max`) as aliases of those functions."""
+        if not functions:
+            return self.imports
+        imports = Imports()
+        imports.paths = {**self.imports.paths, **functions}
+        for name in functions:
+            env.pop(name, None)
+        return imports
 
     def _factory_body(self, factory: ast.FunctionDef, body: list[ast.stmt],
                       imports: Imports) -> None:
@@ -274,14 +326,18 @@ class ModuleScan:
                              else f"{p.arg}={value}")
         return ", ".join(shown)
 
-    def _factory_arguments(self, node: ast.FunctionDef) -> dict[str, Entry]:
-        params = parameters(node)
+    def _factory_arguments(self, node: ast.FunctionDef, skip: set[str] = frozenset(),
+                           sizes: list[tuple[str, ast.AST]] = ()) -> dict[str, Entry]:
+        """The factory's parameters bound; skip: an eager kernel's tensor parameters;
+        sizes: its size names (spec.frontend.eager), bound like parameters."""
+        params = [_Param(p.arg, p) for p in parameters(node) if p.arg not in skip]
+        params += [_Param(name, where) for name, where in sizes]
         written = defaults(node)
-        given = self._first_constant_call(node.name, [p.arg for p in params
-                                                      if p not in node.args.kwonlyargs],
-                                          [p.arg for p in node.args.kwonlyargs])
+        given = self._first_constant_call(
+            node.name, [p.arg for p in [*node.args.posonlyargs, *node.args.args]],
+            [p.arg for p in node.args.kwonlyargs] + [name for name, _ in sizes])
         bound: dict[str, Entry] = {}
-        missing: list[ast.arg] = []
+        missing: list[_Param] = []
         for p in params:
             if p.arg in self.overrides:
                 bound[p.arg] = Constant(self.overrides[p.arg])
@@ -298,7 +354,8 @@ class ModuleScan:
             else:
                 missing.append(p)
         if missing:
-            shape_error(missing_message(node.name, [p.arg for p in missing]), missing[0])
+            shape_error(missing_message(node.name, [p.arg for p in missing]),
+                        missing[0].where)
         functions = {k: v.value.path for k, v in bound.items()
                      if isinstance(v, Constant) and isinstance(v.value, TileLangFunction)}
         self.bound.update({k: v.value for k, v in bound.items()

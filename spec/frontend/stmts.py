@@ -8,8 +8,8 @@ import ast
 
 from ..diagnostics import error
 from ..dtypes import INT32
-from ..ir import (Alias, Buffer, Const, If, Let, Load, ParallelFor, SerialFor, Stmt,
-                  Store, Var, WarpGroup, stmt_exprs, subexprs, walk)
+from ..ir import (Alias, Binary, Buffer, Const, If, Let, Load, ParallelFor, SerialFor,
+                  Stmt, Store, Var, WarpGroup, stmt_exprs, subexprs, walk)
 from ..printer import format_expr
 from ..ops import REDUCE_KINDS
 from ..source import Span
@@ -335,24 +335,35 @@ def _serial(ctx: FuncContext, node: ast.For, it: ast.Call, kind: str) -> SerialF
     body = _loop_body(ctx, bound, node.body)
     var = bound[0][1]
     if kind == "vectorized":
-        _check_vectorizable(body, it)
+        _check_vectorizable(body, var)
         kind = "serial"         # its meaning: each thread runs the iterations in order
     return SerialFor(var, start, stop, step, kind, body, Span.of(node), stages)
 
 
-def _check_vectorizable(body: tuple[Stmt, ...], it: ast.Call) -> None:
+def _check_vectorizable(body: tuple[Stmt, ...], var: Var) -> None:
     """A T.vectorized loop means its iterations in order (a TIR vectorized For is a
     serial For the compiler may turn into vector instructions), but TVM's vectorizer
     turns the body into one vector statement per store without checking for a carried
-    dependence, so a body that reads an element another iteration writes has two
-    meanings. We accept the bodies where they agree: element stores and Let bindings
-    (optionally under an if), no buffer both stored and loaded except at the very index
-    it is stored (docs/semantics.md, "Loops")."""
+    dependence, so a body that reads an element another iteration writes, or stores
+    values that differ by iteration into one element, has two meanings. We accept the
+    bodies where they agree: element stores and Let bindings (optionally under an if);
+    no buffer both stored and loaded except at the very index it is stored; a store of
+    a value that varies with the loop variable goes to an index that is the loop
+    variable plus terms without it (docs/semantics.md §2)."""
     stored: dict[str, set] = {}
     loads: list[Load] = []
+    varying = {var}                 # the loop variable and the Lets computed from it
     for stmt in walk(body):
+        if isinstance(stmt, Let) and _reads(stmt.value, varying):
+            varying.add(stmt.var)
         if isinstance(stmt, Store):
             stored.setdefault(stmt.buffer.name, set()).add(_index_text(stmt.indices))
+            if _reads(stmt.value, varying) and \
+                    not any(_unit_in(i, var) for i in stmt.indices):
+                unsupported(f"`T.vectorized` stores a value that changes with `{var.name}` "
+                            f"into an element of `{stmt.buffer.name}` that does not: every "
+                            f"iteration writes it, which a vector store and the loop's "
+                            f"order disagree on (use T.serial)", stmt.span)
         elif not isinstance(stmt, (Let, If)):
             what = _STMT_NAMES.get(type(stmt).__name__, type(stmt).__name__)
             unsupported(f"{what} inside `T.vectorized` is not supported (only element "
@@ -365,6 +376,23 @@ def _check_vectorizable(body: tuple[Stmt, ...], it: ast.Call) -> None:
             unsupported(f"`T.vectorized` reads `{load.buffer.name}`, which the loop also "
                         f"writes at another index: TVM's vectorizer and the loop's order "
                         f"disagree on that (use T.serial)", load.span)
+
+
+def _reads(e, names: set) -> bool:
+    return any(isinstance(x, Var) and x in names for x in subexprs(e))
+
+
+def _unit_in(e, var: Var) -> bool:
+    """e is var plus or minus terms without var: one distinct element per iteration."""
+    if e is var:
+        return True
+    if isinstance(e, Binary) and e.op in ("+", "-"):
+        left, right = _reads(e.a, {var}), _reads(e.b, {var})
+        if left and not right:
+            return _unit_in(e.a, var)
+        if right and not left and e.op == "+":
+            return _unit_in(e.b, var)
+    return False
 
 
 # how the statements a T.vectorized body may not hold are written

@@ -1,9 +1,11 @@
 # upstream: tile-ai/tilelang examples/deepseek_v4/act_quant.py @ a35008a42531c62b976ae4cec3855d4383db0f3c
 # function: fp8_quant_kernel; params: M=64, N=256; defaults kept: block_size=128, round_scale=True
 # changed: nothing (the rest of the file, torch and test code, dropped)
-# constructs: factory, helper-fn, eager-jit, T.dynamic, T.clamp, float8, T.if_then_else, T.reinterpret, T.Cast, reduce_absmax, disable_tma, T.Tensor[...], T.Pipelined, if-on-param
-# blocked-by: eager-jit
-# expect: error R100 at 1
+# constructs: factory, factory-param-without-default, helper-fn, eager-jit, T.dynamic, T.clamp, float8, T.if_then_else, T.reinterpret, T.Cast, reduce_absmax, disable_tma, T.Tensor[...], T.Pipelined, if-on-param
+# blocked-by: T.dynamic
+# expect: error R100 at 43
+# bound-blocked-by: T.dynamic
+# bound: error R100 at 43
 import tilelang
 import tilelang.language as T
 

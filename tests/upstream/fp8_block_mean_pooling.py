@@ -1,9 +1,14 @@
 # upstream: tile-ai/tilelang examples/dsa_hisa/fp8_block_mean_pooling.py @ a35008a42531c62b976ae4cec3855d4383db0f3c
 # function: fp8_native_block_mean_pooling; params: seq_len_k=320; defaults kept: dim=128, pooling_block_size=128, block_N=64, threads=256
 # changed: nothing (the rest of the file, torch and test code, dropped)
-# constructs: factory, eager-jit, T.parallel, float8, reduce_sum, reduce_absmax, reduce-clear-false, T.Tensor[...]
-# blocked-by: eager-jit
-# expect: error R100 at 1
+# constructs: factory, factory-param-without-default, eager-jit, T.parallel, float8, reduce_sum, reduce_absmax, reduce-clear-false, T.Tensor[...]
+# blocked-by: factory-param-without-default
+# expect: error R102 at 34
+# bound-blocked-by: float8, T.parallel
+# bound: error R102 at 36
+# bound: error R102 at 40
+# bound: error R102 at 44
+# bound: error R101 at 67
 import tilelang
 from tilelang import language as T
 

@@ -2,8 +2,11 @@
 # function: matmul; params: M=256, N=256, K=256, block_M=128, block_N=128, block_K=32, split_k=4
 # changed: nothing (the rest of the file, torch and test code, dropped)
 # constructs: factory, factory-param-without-default, eager-jit, atomic_add, gemm, T.Pipelined
-# blocked-by: eager-jit
-# expect: error R100 at 1
+# blocked-by: factory-param-without-default
+# expect: error R102 at 15
+# bound-blocked-by: gemm, atomic_add
+# bound: error R101 at 32
+# bound: error R101 at 34
 import tilelang
 import tilelang.language as T
 

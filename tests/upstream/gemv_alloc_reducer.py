@@ -1,9 +1,11 @@
 # upstream: tile-ai/tilelang examples/gemv/example_gemv.py @ a35008a42531c62b976ae4cec3855d4383db0f3c
 # function: gemv_alloc_reducer; params: M=1024, N=1024; defaults kept: block_M=128, block_N=128, num_stages=2, threads=256
 # changed: nothing (the rest of the file, torch and test code, dropped)
-# constructs: factory, helper-fn, eager-jit, reducer-v1, T.Pipelined
-# blocked-by: eager-jit
-# expect: error R100 at 1
+# constructs: factory, factory-param-without-default, helper-fn, eager-jit, reducer-v1, T.Pipelined
+# blocked-by: factory-param-without-default
+# expect: error R102 at 37
+# bound-blocked-by: none
+# bound: ok
 import tilelang as tl
 import tilelang.language as T
 from tilelang.autotuner import autotune

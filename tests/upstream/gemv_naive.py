@@ -2,8 +2,10 @@
 # function: naive_gemv; params: N=1024, K=1024, BLOCK_N=128, BLOCK_K=128
 # changed: nothing (the rest of the file, torch and test code, dropped)
 # constructs: factory, factory-param-without-default, eager-jit, get_thread_binding(dim), alloc_local, astype
-# blocked-by: eager-jit
-# expect: error R100 at 1
+# blocked-by: factory-param-without-default
+# expect: error R102 at 18
+# bound-blocked-by: alloc_local
+# bound: error R102 at 39
 import tilelang as tl
 import tilelang.language as T
 from tilelang import jit

@@ -2,8 +2,10 @@
 # function: splitk_gemv; params: N=1024, K=1024, BLOCK_N=32, BLOCK_K=128, reduce_threads=32
 # changed: nothing (the rest of the file, torch and test code, dropped)
 # constructs: factory, factory-param-without-default, eager-jit, threads-tuple, get_thread_binding(dim), alloc_local, astype, atomic_add
-# blocked-by: eager-jit
-# expect: error R100 at 1
+# blocked-by: factory-param-without-default
+# expect: error R102 at 18
+# bound-blocked-by: threads-tuple
+# bound: error R102 at 31
 import tilelang as tl
 import tilelang.language as T
 from tilelang import jit

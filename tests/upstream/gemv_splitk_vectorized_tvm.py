@@ -2,8 +2,10 @@
 # function: splitk_gemv_vectorized_tvm; params: N=1024, K=1024, BLOCK_N=2, reduce_threads=32
 # changed: nothing (the rest of the file, torch and test code, dropped)
 # constructs: factory, factory-param-without-default, eager-jit, threads-tuple, get_thread_binding(dim), alloc_local, astype, T.vectorized, tvm_thread_allreduce, comm_reducer, T.attr, T.reinterpret, DataType
-# blocked-by: eager-jit
-# expect: error R100 at 1
+# blocked-by: factory-param-without-default
+# expect: error R102 at 19
+# bound-blocked-by: threads-tuple
+# bound: error R102 at 33
 import tilelang as tl
 import tilelang.language as T
 from tvm import DataType

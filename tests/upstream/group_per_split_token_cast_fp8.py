@@ -2,8 +2,13 @@
 # function: group_per_split_token_cast_to_fp8; params: M=128, N=256, BG=2, M_max=64, blk_m=8
 # changed: nothing (the rest of the file, torch and test code, dropped)
 # constructs: factory, factory-param-without-default, eager-jit, alloc_var, T.clamp, float8, T.if_then_else, reduce_absmax, copy-slice
-# blocked-by: eager-jit
-# expect: error R100 at 1
+# blocked-by: factory-param-without-default
+# expect: error R102 at 21
+# bound-blocked-by: float8, alloc_var
+# bound: error R102 at 29
+# bound: error R102 at 40
+# bound: error R101 at 41
+# bound: error R100 at 45
 import tilelang
 import tilelang.language as T
 

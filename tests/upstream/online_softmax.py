@@ -1,9 +1,11 @@
 # upstream: tile-ai/tilelang examples/online_softmax/online_softmax.py @ a35008a42531c62b976ae4cec3855d4383db0f3c
 # function: softmax_kernel; params: M=8, N=8192; defaults kept: BLOCK_M=1, BLOCK_N=8192
 # changed: nothing (the rest of the file, torch and test code, dropped)
-# constructs: factory, eager-jit, T.infinity, T.exp2, T.log2, reduce_sum, reduce_max, T.Pipelined
-# blocked-by: eager-jit
-# expect: error R100 at 1
+# constructs: factory, factory-param-without-default, eager-jit, T.infinity, T.exp2, T.log2, reduce_sum, reduce_max, T.Pipelined
+# blocked-by: factory-param-without-default
+# expect: error R102 at 15
+# bound-blocked-by: none
+# bound: ok
 import tilelang
 import tilelang.language as T
 

@@ -2,8 +2,11 @@
 # function: per_token_cast_to_fp8; params: M=64, N=512, blk_m=8
 # changed: nothing (the rest of the file, torch and test code, dropped)
 # constructs: factory, factory-param-without-default, eager-jit, T.clamp, float8, reduce_absmax, copy-slice
-# blocked-by: eager-jit
-# expect: error R100 at 1
+# blocked-by: factory-param-without-default
+# expect: error R102 at 15
+# bound-blocked-by: float8
+# bound: error R102 at 23
+# bound: error R102 at 33
 import tilelang
 import tilelang.language as T
 

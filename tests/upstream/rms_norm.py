@@ -2,8 +2,10 @@
 # function: rms_norm; params: M=1024, N=1024, blk_m=1
 # changed: nothing (the rest of the file, torch and test code, dropped)
 # constructs: factory, factory-param-without-default, eager-jit, T.rsqrt, reduce_sum, copy-slice
-# blocked-by: eager-jit
-# expect: error R100 at 1
+# blocked-by: factory-param-without-default
+# expect: error R102 at 14
+# bound-blocked-by: none
+# bound: ok
 import tilelang
 import tilelang.language as T
 

@@ -2,8 +2,10 @@
 # function: tl_topk; params: M=320, N=128, topk=6, blk_m=64, threads=128
 # changed: nothing (the rest of the file, torch and test code, dropped)
 # constructs: factory, factory-param-without-default, helper-fn, eager-jit, T.if_then_else, reduce_max
-# blocked-by: eager-jit
-# expect: error R100 at 1
+# blocked-by: factory-param-without-default
+# expect: error R102 at 24
+# bound-blocked-by: none
+# bound: ok
 import tilelang
 import tilelang.language as T
 import itertools

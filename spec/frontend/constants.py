@@ -48,8 +48,8 @@ _MEMBERSHIP: dict[type, Callable] = {
 # argument's result is checked where it is used)
 _MATH: dict[str, Callable] = {
     f"math.{name}": getattr(math, name)
-    for name in ("log2", "log", "log10", "ceil", "floor", "sqrt", "isqrt", "gcd", "trunc",
-                 "exp2" if hasattr(math, "exp2") else "exp")}
+    for name in ("log2", "log", "log10", "exp", "ceil", "floor", "sqrt", "isqrt", "gcd",
+                 "trunc")}
 
 # the Python builtins _builtin folds (a helper of the same name would shadow them in
 # Python; a file that defines one is not worth the confusion: the builtin wins)

@@ -341,3 +341,63 @@ def test_assert_matches_binds_params(kernel, reducer_oracle):
     report = reducer_oracle.assert_matches(kernel, "sim:canonical",
                                            params={"M": 32, "N": 8})
     assert report.ok
+
+
+# ----------------------------------------------------------------------------- eager style
+
+EAGER = textwrap.dedent("""\
+    import tilelang
+    import tilelang.language as T
+
+
+    @tilelang.jit
+    def scale_rows(X, W: T.Tensor[[M], T.float32], blk_m=16):
+        X: T.Tensor([M, N], T.float32)
+        Y = T.empty([M, N], T.float32)
+        S = T.empty([M], T.float32)
+
+        with T.Kernel(T.ceildiv(M, blk_m), threads=128) as bx:
+            x = T.alloc_fragment((blk_m, N), T.float32)
+            s = T.alloc_fragment((blk_m,), T.float32)
+            T.copy(X[bx * blk_m, 0], x)
+            T.reduce_sum(x, s, dim=1)
+            for i, j in T.Parallel(blk_m, N):
+                x[i, j] = x[i, j] * W[bx * blk_m + i]
+            T.copy(x, Y[bx * blk_m, 0])
+            T.copy(s, S[bx * blk_m])
+
+        return Y, S
+    """)
+
+
+def test_an_eager_kernel_takes_its_tensors_then_its_outputs(tmp_path, capsys):
+    func = parse_source(EAGER, "k.py", None, {"M": 32, "N": 8}).func()
+    assert [(b.name, b.shape) for b in func.params] == \
+        [("X", (32, 8)), ("W", (32,)), ("Y", (32, 8)), ("S", (32,))]
+    path = tmp_path / "eager.py"
+    path.write_text(EAGER)
+    assert main(["check", str(path), "--param", "M=4096", "--param", "N=64"]) == 0
+    assert "verdict: verified" in capsys.readouterr().out
+
+
+def test_an_eager_kernel_s_sizes_are_parameters_to_bind():
+    [(code, line, col, message)] = errors(EAGER)
+    assert (code, line, col) == ("R102", 6, 32)          # M, first used in W's annotation
+    assert "factory `scale_rows` parameters `M`, `N` have no value" in message
+
+
+@pytest.mark.parametrize("edit, where, message", [
+    (('    X: T.Tensor([M, N], T.float32)\n',
+      '    M, K = T.const("M, N")\n    X: T.Tensor([M, N], T.float32)\n'), (7, 5),
+     "T.const declares M, N but binds M, K: name them alike"),
+    (('    Y = T.empty', '    Z: T.Tensor([M], T.float32)\n    Y = T.empty'), (8, 5),
+     "only a parameter may be annotated with T.Tensor in an eager kernel"),
+    (('    return Y, S', '    return S, Y'), (21, 5),
+     "an eager kernel returns its `T.empty` outputs (Y, S), in the order created"),
+    (('    Y = T.empty', '    print(M)\n    Y = T.empty'), (8, 5),
+     "Expr statements before `with T.Kernel(...)` are not supported in an eager kernel"),
+])
+def test_eager_messages(edit, where, message):
+    found = errors(EAGER.replace(*edit), M=32, N=8)
+    assert any((line, col) == where and message in text for _, line, col, text in found), \
+        found

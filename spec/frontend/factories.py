@@ -119,9 +119,10 @@ def read_params(source: str) -> tuple[list[Directive], list[Diagnostic]]:
 
 
 def _directive_items(body: str, line: int, col: int, where: Span) -> list[Directive]:
-    # read as the keyword arguments of a call: values may hold commas ("a, b"), tuples
+    # read as the keyword arguments of a call: values may hold commas ("a, b"), tuples;
+    # the newline ends a trailing comment (`# params: M=64  # why`) before the paren
     try:
-        call = ast.parse(f"f({body})", mode="eval").body
+        call = ast.parse(f"f({body}\n)", mode="eval").body
     except (SyntaxError, ValueError, RecursionError):
         call = None
     if not isinstance(call, ast.Call) or call.args or \

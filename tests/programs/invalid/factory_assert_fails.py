@@ -10,7 +10,7 @@ import tilelang.language as T
 @tilelang.jit
 def kernel(op, M=16):
     block = 16
-    assert op in ("sum", "max")
+    assert op in ("sum", "max")  # <- R102
 
     @T.prim_func
     def main(A: T.Tensor((M, block), "float32"), B: T.Tensor((M,), "float32")):

@@ -11,7 +11,7 @@ import tilelang.language as T
 def dynamic_rows(A, N=32):
     A: T.Tensor((M, N), T.float32)
     B = T.empty((M,), T.float32)
-    M = T.dynamic("M")
+    M = T.dynamic("M")  # <- R100
 
     with T.Kernel(1, threads=128):
         T.clear(B)
@@ -30,4 +30,4 @@ def wrong_return(A, M=16, N=32):
         T.reduce_sum(a, b, dim=1)
         T.copy(b, B)
 
-    return A
+    return A  # <- R100

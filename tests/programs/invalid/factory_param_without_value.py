@@ -10,7 +10,7 @@ N = 64
 
 
 @tilelang.jit
-def row_sum(N, M, block_M=16):
+def row_sum(N, M, block_M=16):  # <- R102
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M,), "float32")):
         with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:

@@ -1,7 +1,7 @@
 # expect: error R102 at 3:11
 # expect: error R102 at 4:1
-# params: Q=4, M=64
-# params: N=M +
+# params: Q=4, M=64  # <- R102
+# params: N=M +  # <- R102
 #
 # A `# params:` line that names no factory parameter (Q), and one that does not read
 # as `NAME=VALUE, ...`: each is R102 at the directive, never ignored.

@@ -219,10 +219,13 @@ def test_the_legacy_plan_is_not_a_verifier_error(capsys):
 
 OP_SUB = str(ROOT / "tests" / "programs" / "invalid" / "r212_op_sub.py")
 BITWISE_FLOAT = str(ROOT / "tests" / "programs" / "invalid" / "r212_bitwise_on_float.py")
+SHAPE_IN_LOOP = str(ROOT / "tests" / "programs" / "invalid" / "r214_destination_shape_in_loop.py")
 UTF7 = ROOT / "tests" / "programs" / "encoding" / "utf7_hidden_update.py"
 
 
-@pytest.mark.parametrize("program", [OP_SUB, BITWISE_FLOAT], ids=["sub", "bitxor-float"])
+@pytest.mark.parametrize("program, refusal", [(OP_SUB, "R212"), (BITWISE_FLOAT, "R212"),
+                                              (SHAPE_IN_LOOP, "R214")],
+                         ids=["sub", "bitxor-float", "dst-shape"])
 @pytest.mark.parametrize("argv", [
     ("check", "--inputs", "witness"),
     ("compare", "--outputs", "OUT"),
@@ -232,15 +235,17 @@ UTF7 = ROOT / "tests" / "programs" / "encoding" / "utf7_hidden_update.py"
     ("emit", "--no-verify", "--what", "cuda"),
     ("emit", "--no-verify", "--what", "plan"),
 ], ids=["check-witness", "compare", "compare-seeded", "sim", "interp", "cuda", "plan"])
-def test_an_op_without_meaning_is_r212_on_every_path(tmp_path, capsys, program, argv):
+def test_a_program_without_meaning_is_refused_on_every_path(tmp_path, capsys, program,
+                                                           refusal, argv):
     """An unknown op= (or a bitwise op on floats) crashed the witness, compare and the
-    simulator under --no-verify (exit 4): the program has no meaning to run, so it is
-    refused where it is loaded, with the verifier's R212 (exit 1)."""
+    simulator under --no-verify (exit 4), and so did a finalize into a destination of
+    another shape: the program has no meaning to run, so it is refused where it is
+    loaded, with the verifier's R212 / R214 (exit 1)."""
     argv = [a if a != "OUT" else _npz(tmp_path, out=np.zeros(1, np.float32))
             for a in argv]
     code, doc = _json(capsys, argv[0], program, *argv[1:])
     assert code == 1 and doc["verdict"] == "rejected", doc
-    assert "R212" in [d["code"] for d in doc["diagnostics"]]
+    assert refusal in [d["code"] for d in doc["diagnostics"]]
 
 
 class _BytesStdin:

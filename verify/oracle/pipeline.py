@@ -16,7 +16,6 @@ from verify_reducer.spec.frontend.family import DirectiveError, FamilyDecl
 from verify_reducer.spec.frontend.sizes import check_run_size
 from verify_reducer.spec import ir
 from verify_reducer.spec.ir import PrimFunc, Program
-from verify_reducer.spec.ops import reducer_monoid
 from verify_reducer.spec.source import SourceDecodeError, read_source_file
 from verify_reducer.interp import logical
 from verify_reducer.interp.accept import judgeable, overflow_sides, within_bound
@@ -129,16 +128,24 @@ def load(path: str, func_name: str | None = None, source: str | None = None,
     return Loaded(path, source, program, func, defaults, params=params)
 
 
+# Epoch-verifier codes that leave a program with no execution at all: an op with no
+# combine operation for its dtype (R212), a finalize into a destination of another shape
+# or dtype (R214: the partials have nowhere to go; the simulator indexed past the
+# destination, issue 24's campaign #2581).
+UNEXECUTABLE = frozenset({"R212", "R214"})
+
+
 def _refuse_meaningless_ops(func: PrimFunc) -> None:
-    """A reducer whose op= names no combine operation for its dtype (R212) gives the
-    program no meaning: no witness, interpreter, simulator or CUDA kernel can run it, not
-    even under --no-verify. Refused here, where every path loads the program, with
-    every diagnostic of the epoch verifier (the R212 among them), as `check` says them."""
-    for stmt in ir.walk(func.kernel.body):
-        if isinstance(stmt, ir.Alloc) and stmt.buffer.reducer is not None:
-            monoid = reducer_monoid(stmt.buffer.reducer)
-            if monoid is None or not monoid.supports(stmt.buffer.dtype):
-                raise DiagnosticError(check_func(func))
+    """A program with an UNEXECUTABLE error has no meaning: no witness, interpreter,
+    simulator or CUDA kernel can run it, not even under --no-verify. Refused here, where
+    every path loads the program, with every diagnostic of the epoch verifier, as `check`
+    says them. The verifier runs only where a reducer could carry such an error."""
+    if not any(isinstance(stmt, ir.Alloc) and stmt.buffer.reducer is not None
+               for stmt in ir.walk(func.kernel.body)):
+        return
+    diagnostics = check_func(func)
+    if any(d.is_error and d.code in UNEXECUTABLE for d in diagnostics):
+        raise DiagnosticError(diagnostics)
 
 
 def static_diagnostics(loaded: Loaded) -> list[Diagnostic]:

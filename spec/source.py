@@ -115,3 +115,21 @@ def _cookie_place(lines: list[bytes]) -> tuple[int, int]:
         if found:
             return number, found.start(1) + 1
     return 1, 1
+
+
+def comments(source: str):
+    """(line, 1-based col, text, in the leading block) of every comment of the source: the
+    directives (`# for-all:`, `# params:`) are comments, read with Python's own tokenizer
+    so that a `#` inside a string is not one. Source that does not tokenize has none."""
+    leading = True
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        tokens = []
+    for tok in tokens:
+        if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENCODING,
+                        tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER):
+            if tok.type == tokenize.COMMENT:
+                yield tok.start[0], tok.start[1] + 1, tok.string, leading
+            continue
+        leading = False

@@ -19,13 +19,11 @@ word that names nothing there is the string it spells (`--param op=sum`,
 from __future__ import annotations
 
 import ast
-import io
 import re
-import tokenize
 from dataclasses import dataclass
 
 from ..diagnostics import Diagnostic, error
-from ..source import Span
+from ..source import Span, comments
 from .constants import NotConstant
 from .errors import FrontendError
 
@@ -94,7 +92,7 @@ def read_params(source: str) -> tuple[list[Directive], list[Diagnostic]]:
     be silently ignored there)."""
     found: list[Directive] = []
     problems: list[Diagnostic] = []
-    for line, col, text, leading in _comments(source):
+    for line, col, text, leading in comments(source):
         m = _PARAMS.match(text)
         if not m:
             continue
@@ -136,23 +134,6 @@ def _directive_items(body: str, line: int, col: int, where: Span) -> list[Direct
         end = col + kw.end_col_offset - 2
         out.append(Directive(kw.arg, kw.value, Span(line, start, line, end)))
     return out
-
-
-def _comments(source: str):
-    """(line, col, text, in the leading block) of every comment (as family.py reads
-    `# for-all:`)."""
-    leading = True
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        tokens = []
-    for tok in tokens:
-        if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENCODING,
-                        tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER):
-            if tok.type == tokenize.COMMENT:
-                yield tok.start[0], tok.start[1] + 1, tok.string, leading
-            continue
-        leading = False
 
 
 # ----------------------------------------------------------------------------- binding

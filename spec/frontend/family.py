@@ -15,13 +15,11 @@ also as R110 at the name."""
 from __future__ import annotations
 
 import ast
-import io
 import re
-import tokenize
 from dataclasses import dataclass
 
 from ..diagnostics import Diagnostic, error
-from ..source import Span
+from ..source import Span, comments
 from .constants import ConstFolder, NotConstant
 from .errors import FrontendError
 from .names import Imports
@@ -99,7 +97,7 @@ def read_family(source: str, path: str = "<string>") -> tuple[FamilyDecl, list[D
     sizes: list[SizeRange] = []
     assumptions: list[Assumption] = []
     found: list[Diagnostic] = []
-    for line, col, text, leading in _comments(source):
+    for line, col, text, leading in comments(source):
         m_for, m_assume = _FOR_ALL.match(text), _ASSUME.match(text)
         if not (m_for or m_assume):
             continue
@@ -246,22 +244,6 @@ def parse_assumption(text: str, span: Span | None) -> Assumption:
         _fail(f"an assumption must be a condition (a comparison), got {text.strip()!r}",
               span)
     return Assumption(text.strip(), body, span)
-
-
-def _comments(source: str):
-    """(line, col, text, in the leading block) of every comment."""
-    leading = True
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        tokens = []
-    for tok in tokens:
-        if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENCODING,
-                        tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER):
-            if tok.type == tokenize.COMMENT:
-                yield tok.start[0], tok.start[1] + 1, tok.string, leading
-            continue
-        leading = False
 
 
 def _module_names(source: str) -> set[str]:

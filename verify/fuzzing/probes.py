@@ -260,19 +260,26 @@ CAST_VALUES = (0.5, 2.0**31, 3e9, 2.0**63, 1.5e19, 1e19, 2.0**64 + 8192, 1e30, m
                -1.5e19, 255.9, 256.0, -129.5, 65535.5, 4294967295.0)
 
 
+def _conversion_probe(name: str, cls: str, rule: str, values: list, src: str, dst: str,
+                      truth: tuple) -> Probe:
+    """One program converting every value of an input x (of dtype src) to dst, each into
+    an element of a dst sum reducer that receives nothing else."""
+    n = len(values)
+    body = (f"        for j in T.Parallel({n}):\n"
+            f"            T.reducer_update(acc[j], T.cast(x[j], T.{dst}))\n")
+    return Probe(name, cls, rule,
+                 _kernel([("x", (n,), src)], n, dst, "sum", body, f"{src} -> {dst}"),
+                 {"x": np.array(values, dtype=src)}, dst, truth)
+
+
 def cast_probes() -> list[Probe]:
     probes = []
     for src in ("float64", "float32"):
         values = [v if math.isnan(v) else round_float(Fraction(v), src)
                   if math.isfinite(v) else v for v in CAST_VALUES]
         for dst in INTS:
-            n = len(values)
-            body = (f"        for j in T.Parallel({n}):\n"
-                    f"            T.reducer_update(acc[j], T.cast(x[j], T.{dst}))\n")
-            probes.append(Probe(
-                f"cast_{src}_to_{dst}", "cast", "float_to_int",
-                _kernel([("x", (n,), src)], n, dst, "sum", body, f"{src} -> {dst}"),
-                {"x": np.array(values, dtype=src)}, dst,
+            probes.append(_conversion_probe(
+                f"cast_{src}_to_{dst}", "cast", "float_to_int", values, src, dst,
                 tuple(float_to_int(v, dst, src) for v in values)))
     # constants fold in the frontend, a path of their own: per target, one program of
     # the constants whose value fits it, and one program per out-of-range constant (a
@@ -414,14 +421,9 @@ INT_VALUES = {"int64": (0, 1, -1, 2**24 + 1, 2**31 + 1, 2**53 + 1, 2**62 + 2**9 
 def int_to_float_probes() -> list[Probe]:
     probes = []
     for src, values in INT_VALUES.items():
-        n = len(values)
         for dst in FLOATS:
-            body = (f"        for j in T.Parallel({n}):\n"
-                    f"            T.reducer_update(acc[j], T.cast(x[j], T.{dst}))\n")
-            probes.append(Probe(
-                f"int_{src}_to_{dst}", "int_to_float", "int_to_float",
-                _kernel([("x", (n,), src)], n, dst, "sum", body, f"{src} -> {dst}"),
-                {"x": np.array(values, dtype=src)}, dst,
+            probes.append(_conversion_probe(
+                f"int_{src}_to_{dst}", "int_to_float", "int_to_float", values, src, dst,
                 tuple(int_to_float(v, dst) for v in values)))
     return probes
 

@@ -27,12 +27,20 @@ class Opaque:
     why: str
 
 
+@dataclass(frozen=True)
+class Inlined:
+    """A helper's parameter or local bound to a kernel expression: the helper's body
+    reads it where the name appears, as a TileLang expression passed to a Python
+    function is the same expression wherever the function uses it."""
+    expr: object        # ir.Expr
+
+
 class _Poison:
     """The name's definition failed and was reported; its uses are skipped silently."""
 
 
 POISON = _Poison()
-Entry = Constant | Opaque | Var | Buffer | _Poison
+Entry = Constant | Opaque | Inlined | Var | Buffer | _Poison
 
 
 class Scope:
@@ -73,6 +81,7 @@ class FuncContext:
         self.explicit_init: set[int] = set()          # id() of reducers with an epoch start
         self.block_allocs: list[list[Alloc]] = []     # reducer Allocs per open block
         self.helper_depth = 0                         # helpers being inlined (helpers.py)
+        self.thread_extents: tuple[int, ...] = (128,)  # T.Kernel's threads= (x, y, z)
 
     # ------------------------------------------------------------------ names
 

@@ -82,18 +82,18 @@ def read_shape(imports: Imports, node: ast.FunctionDef, known) -> EagerShape:
             continue
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
             name = imports.t_name(stmt.value.func)
-            if name == "const":
-                shape.sizes += _const_names(stmt)
-                declared.update(n for n, _ in _const_names(stmt))
+            if name in _SIZE_DECLARATIONS:
+                # T.const sizes are specialized per call; a T.dynamic one serves every
+                # size at run time, and is checked at the size bound (--param), or
+                # quantified by --for-all, like a T.const one (docs/limits.md)
+                shape.sizes += _size_names(stmt, name)
+                declared.update(n for n, _ in _size_names(stmt, name))
                 continue
             if name == "empty":
                 if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
                     unsupported("`T.empty` must be assigned to one name", stmt)
                 shape.outputs.append((stmt.targets[0].id, stmt.value, stmt))
                 continue
-            if name == "dynamic":
-                unsupported("`T.dynamic` sizes (known only at run time) are not supported: "
-                            "use T.const and bind the size with --param", stmt)
         if isinstance(stmt, ast.Assert):
             shape.constants.append(stmt)        # evaluated as a factory's assert is
             continue
@@ -114,15 +114,29 @@ def read_shape(imports: Imports, node: ast.FunctionDef, known) -> EagerShape:
     return shape
 
 
-def _const_names(stmt: ast.Assign) -> list[tuple[str, ast.AST]]:
+# the calls that declare an eager kernel's sizes (T.symbolic: TileLang's old T.dynamic)
+_SIZE_DECLARATIONS = ("const", "dynamic", "symbolic")
+_SIZE_DTYPES = ("int32", "int64")
+
+
+def _size_names(stmt: ast.Assign, name: str) -> list[tuple[str, ast.AST]]:
+    """The names `M, N = T.const("M, N")` (or T.dynamic, with an optional index dtype
+    as TileLang takes it) declares, each with where."""
     call = stmt.value
-    if len(call.args) != 1 or not isinstance(call.args[0], ast.Constant) \
-            or not isinstance(call.args[0].value, str):
-        shape_error("T.const takes one string of size names (`T.const(\"M, N\")`)", call)
-    names = [n for n in re.split(r"[,\s]+", call.args[0].value) if n]
+    args = list(call.args) + [kw.value for kw in call.keywords if kw.arg == "dtype"]
+    if not 1 <= len(args) <= 2 or any(kw.arg != "dtype" for kw in call.keywords) or \
+            not isinstance(args[0], ast.Constant) or not isinstance(args[0].value, str):
+        shape_error(f"T.{name} takes one string of size names and an optional index "
+                    f"dtype (`T.{name}(\"M, N\")`, `T.{name}(\"M\", \"int64\")`)", call)
+    if len(args) == 2 and not (isinstance(args[1], ast.Constant)
+                               and args[1].value in _SIZE_DTYPES) and \
+            not (isinstance(args[1], ast.Attribute) and args[1].attr in _SIZE_DTYPES):
+        shape_error(f"T.{name}'s dtype must be int32 or int64, got `{ast.unparse(args[1])}`",
+                    args[1])
+    names = [n for n in re.split(r"[,\s]+", args[0].value) if n]
     targets = [n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
     if targets != names:
-        shape_error(f"T.const declares {', '.join(names)} but binds "
+        shape_error(f"T.{name} declares {', '.join(names)} but binds "
                     f"{', '.join(targets) or 'nothing'}: name them alike", stmt)
     return [(n, call) for n in names]
 

@@ -15,8 +15,9 @@ from ..ir import (Binary, Buffer, Call, Cast, Compare, Const, Expr, Load, Logica
 from ..intrinsics import INTRINSICS
 from ..source import Span
 from .constants import COMPARES, NotConstant, apply_binop, ceildiv
-from .context import POISON, Constant, FuncContext, Opaque
+from .context import POISON, Constant, FuncContext, Inlined, Opaque
 from .errors import Poisoned, construct_name, shape_error, unknown, unsupported
+from .helpers import Helper, inline_value_helper
 from .promotion import (as_float, is_weak, require_integer, typed_const, unify,
                         weak_const)
 
@@ -92,6 +93,8 @@ def _name(ctx: FuncContext, node: ast.Name) -> Expr:
         return entry        # the binding's own Var: later stages key variables by identity
     if isinstance(entry, Constant):
         return weak_const(entry.value, Span.of(node), node)
+    if isinstance(entry, Inlined):
+        return entry.expr
     if isinstance(entry, Buffer):
         shape_error(f"buffer `{node.id}` used as a scalar; index it (`{node.id}[i]`)", node)
     if isinstance(entry, Opaque):
@@ -466,6 +469,8 @@ def _python_call(ctx: FuncContext, node: ast.Call) -> Expr:
         return weak_const(ctx.folder.fold(node), Span.of(node), node)
     except NotConstant:
         pass
+    if isinstance(node.func, ast.Name) and isinstance(ctx.lookup(node.func.id), Helper):
+        return inline_value_helper(ctx, node)
     if isinstance(node.func, ast.Name) and ctx.lookup(node.func.id) is None \
             and not ctx.imports.binds(node.func.id) and node.func.id not in _BUILTINS:
         unknown(f"unknown name `{node.func.id}`", node.func)

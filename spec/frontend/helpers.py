@@ -6,7 +6,11 @@ trace time (nothing is imported or run; their bodies are read):
   as the Python call would emit its TileLang statements into the kernel being traced;
 - called in a compile-time expression (`T.Kernel(_blocks(M))`, `x = _pick(op)`): the
   body is evaluated over compile-time values (assignments, `if`, `return`), as Python
-  would before TileLang sees the value.
+  would before TileLang sees the value;
+- called in a kernel expression with kernel values (`s[i] = fast_round_scale(amax[i],
+  inv)`): the body's assignments and its `return` build one expression, each parameter
+  and local standing for the expression it was given, as the Python call builds a
+  TileLang expression tree while the kernel is traced.
 
 A helper sees the module's names, its parameters and its own locals, as a Python
 function does. What a helper cannot mean statically (a loop, a call of an unknown
@@ -21,7 +25,7 @@ from typing import Callable
 from ..ir import Buffer, Let, Stmt, Var
 from ..source import Span
 from .constants import NotConstant
-from .context import Constant, FuncContext, Opaque
+from .context import Constant, FuncContext, Inlined, Opaque
 from .errors import shape_error, unsupported
 
 MAX_HELPER_DEPTH = 16           # nested helper calls (a recursive helper stops here)
@@ -68,6 +72,61 @@ def inline_helper(ctx: FuncContext, call: ast.Call) -> list[Stmt]:
         ctx.helper_depth -= 1
         allocs = ctx.pop()
     return list(implicit_inits(body, allocs, ctx))
+
+
+def inline_value_helper(ctx: FuncContext, call: ast.Call):
+    """`helper(args...)` in a kernel expression whose arguments are kernel values: the
+    expression its `return` builds, with the parameters and the locals its assignments
+    bind standing for their expressions (TileLang expressions are trees without side
+    effects, so reading one twice means what the Python call means)."""
+    from .exprs import lower_expr
+    helper = ctx.lookup(call.func.id).node
+    if ctx.helper_depth >= MAX_HELPER_DEPTH:
+        shape_error(f"helper calls nested more than {MAX_HELPER_DEPTH} deep (a recursive "
+                    f"helper?)", call)
+    entries = {name: _value_entry(ctx, name, expr, helper)
+               for name, expr in bind_arguments(helper, call).items()}
+    ctx.push()
+    ctx.helper_depth += 1
+    try:
+        for name, entry in entries.items():
+            if entry is not None:
+                ctx.bind(name, entry)
+        for stmt in helper.body:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                continue                                    # a docstring
+            if isinstance(stmt, ast.Return) and stmt.value is not None:
+                return lower_expr(ctx, stmt.value)
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                    and isinstance(stmt.targets[0], ast.Name):
+                ctx.bind(stmt.targets[0].id, _value_entry(ctx, stmt.targets[0].id,
+                                                          stmt.value, helper))
+                continue
+            unsupported(f"helper `{helper.name}` used as a kernel value: "
+                        f"`{ast.unparse(stmt).splitlines()[0]}` is not one of the "
+                        f"statements it may hold (assignments to one name, and a "
+                        f"`return` of the value)", stmt)
+        shape_error(f"helper `{helper.name}` returns no value, but the kernel uses its "
+                    f"value", call)
+    finally:
+        ctx.helper_depth -= 1
+        ctx.pop()
+
+
+def _value_entry(ctx: FuncContext, param: str, expr: ast.expr, helper: ast.FunctionDef):
+    """What a name of a value helper stands for: a buffer, a compile-time constant, or
+    a kernel expression (None: the module `T` passed to its own name)."""
+    from .exprs import lower_expr
+    if isinstance(expr, ast.Name):
+        entry = ctx.lookup(expr.id)
+        if isinstance(entry, Buffer):
+            return entry
+        if entry is None and ctx.imports.binds(expr.id) and expr.id == param:
+            return None
+    try:
+        return Constant(ctx.folder.fold(expr))
+    except NotConstant:
+        return Inlined(lower_expr(ctx, expr))
 
 
 def _fresh(ctx: FuncContext, value) -> str:

@@ -227,8 +227,8 @@ def _for(ctx: FuncContext, node: ast.For) -> list[Stmt]:
         unsupported(f"loops over `{ast.unparse(it)}` are not supported (use T.Parallel, "
                     f"T.Pipelined, T.serial, T.unroll or range)", it)
     name = ctx.imports.t_name(it.func)
-    if name == "Parallel":
-        return [_parallel(ctx, node, it)]
+    if name in _PARALLEL_SPELLINGS:
+        return [_parallel(ctx, node)]
     if name in _SERIAL_SPELLINGS:
         return [_serial(ctx, node, it, _SERIAL_SPELLINGS[name])]
     if isinstance(it.func, ast.Name) and it.func.id == "range" and ctx.lookup("range") is None:
@@ -269,17 +269,21 @@ def _loop_body(ctx: FuncContext, bound: list[tuple[str, Var]],
 
 
 _PARALLEL_HINTS = ("coalesced_width", "loop_layout", "prefer_async")
+# TileLang's T.Parallel(a, b) is a nest of parallel `For` loops, and so is a nest of TVM's
+# lower-case `T.parallel` loops: layout inference takes a perfect nest of either as one
+# parallel loop over all its extents, and so do we
+_PARALLEL_SPELLINGS = ("Parallel", "parallel")
 
 
-def _parallel(ctx: FuncContext, node: ast.For, it: ast.Call) -> ParallelFor:
-    for kw in it.keywords:
-        if kw.arg not in _PARALLEL_HINTS:
-            shape_error(f"`T.Parallel` got an unexpected keyword `{kw.arg}`", kw)
-    extents = constant_ints(ctx, it, "`T.Parallel` needs at least one extent",
-                            "a T.Parallel extent", 1, "positive")
-    check_elements(tuple(extents), "the T.Parallel domain", it)
-    bound = _loop_vars(ctx, node.target, len(extents))
-    body = _loop_body(ctx, bound, node.body)
+def _parallel(ctx: FuncContext, node: ast.For) -> ParallelFor:
+    loops = _parallel_nest(ctx, node)
+    extents, bound = [], []
+    for loop in loops:
+        got = _parallel_extents(ctx, loop.iter)
+        extents += got
+        bound += _loop_vars(ctx, loop.target, len(got))
+    check_elements(tuple(extents), "the T.Parallel domain", node.iter)
+    body = _loop_body(ctx, bound, loops[-1].body)
     for stmt in walk(body):
         if isinstance(stmt, WarpGroup):
             # a warp group is a branch on the thread index; a T.Parallel iteration has
@@ -289,6 +293,41 @@ def _parallel(ctx: FuncContext, node: ast.For, it: ast.Call) -> ParallelFor:
                         "threads by its layout; put the `with T.ws(...)` around the loop",
                         stmt.span)
     return ParallelFor(tuple(v for _, v in bound), tuple(extents), body, Span.of(node))
+
+
+def _parallel_nest(ctx: FuncContext, node: ast.For) -> list[ast.For]:
+    """The loop and every parallel loop that is the whole body of the one before."""
+    loops = [node]
+    while len(loops[-1].body) == 1 and isinstance(inner := loops[-1].body[0], ast.For) \
+            and not inner.orelse and isinstance(inner.iter, ast.Call) \
+            and ctx.imports.t_name(inner.iter.func) in _PARALLEL_SPELLINGS:
+        loops.append(inner)
+    return loops
+
+
+def _parallel_extents(ctx: FuncContext, it: ast.Call) -> list[int]:
+    """T.Parallel's extents, or T.parallel's one (`T.parallel(n)`, `T.parallel(0, n)`)."""
+    if ctx.imports.t_name(it.func) == "Parallel":
+        for kw in it.keywords:
+            if kw.arg not in _PARALLEL_HINTS:
+                shape_error(f"`T.Parallel` got an unexpected keyword `{kw.arg}`", kw)
+        return constant_ints(ctx, it, "`T.Parallel` needs at least one extent",
+                             "a T.Parallel extent", 1, "positive")
+    for kw in it.keywords:
+        if kw.arg != "annotations":
+            shape_error(f"`T.parallel` got an unexpected keyword `{kw.arg}`", kw)
+    if len(it.args) not in (1, 2):
+        shape_error("`T.parallel` takes (stop) or (start, stop)", it)
+    if len(it.args) == 2:
+        start = ctx.folder.fold_int(it.args[0], "a T.parallel start")
+        if start != 0:
+            unsupported(f"`T.parallel({start}, ...)`: a parallel loop that does not start "
+                        f"at 0 is not supported (write T.Parallel(n) and add the offset)",
+                        it.args[0])
+    stop = ctx.folder.fold_int(it.args[-1], "a T.parallel extent")
+    if stop < 1:
+        shape_error(f"a T.parallel extent must be positive, got {stop}", it.args[-1])
+    return [stop]
 
 
 # per loop kind: its spelling, its parameters, and the scheduling keywords we ignore

@@ -4,7 +4,7 @@
 # constructs: factory, factory-param-without-default, eager-jit, T.parallel, float8, reduce_sum, reduce_absmax, reduce-clear-false, T.Tensor[...]
 # blocked-by: factory-param-without-default
 # expect: error R102 at 34
-# bound-blocked-by: float8, T.parallel
+# bound-blocked-by: float8
 # bound: error R102 at 36
 # bound: error R102 at 40
 # bound: error R102 at 44

@@ -428,10 +428,30 @@ def _if_then_else(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
 
 
 def _thread_binding(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
+    """T.get_thread_binding(d): threadIdx.x, .y or .z. The IR has one thread index, the
+    linear one (x + X·(y + Y·z), spec.frontend.sizes.thread_extents), so dimension d is
+    (t // (extents below d)) % extent d; a dimension of extent 1 is 0."""
     args = _args(node, (0, 1), "T.get_thread_binding")
-    if args and ctx.folder.fold_int(args[0], "the thread dimension") != 0:
-        unsupported("only T.get_thread_binding(0) (threadIdx.x) is supported", node)
-    return ThreadBinding(Span.of(node), INT32)
+    dim = ctx.folder.fold_int(args[0], "the thread dimension") if args else 0
+    if not 0 <= dim <= 2:
+        shape_error(f"T.get_thread_binding({dim}): the thread dimension is 0, 1 or 2 "
+                    f"(threadIdx.x, .y, .z)", node)
+    return thread_dimension(ctx.thread_extents, dim, Span.of(node))
+
+
+def thread_dimension(extents: tuple[int, ...], dim: int, span: Span) -> Expr:
+    """threadIdx of dimension dim as an expression of the linear thread index."""
+    extents = extents + (1,) * (3 - len(extents))
+    below = math.prod(extents[:dim])
+    if extents[dim] == 1:
+        return Const(0, INT32, span)
+    index: Expr = ThreadBinding(span, INT32)
+    if below > 1:
+        index = Binary("//", index, Const(below, INT32, span, weak=True), INT32, span)
+    if below * extents[dim] < math.prod(extents):
+        index = Binary("%", index, Const(extents[dim], INT32, span, weak=True), INT32,
+                       span)
+    return index
 
 
 CALLS = {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import math
 
 from ..dtypes import INT32
 from ..ir import Buffer, Kernel, PrimFunc, Var
@@ -14,7 +15,7 @@ from .errors import FrontendError, construct_name, shape_error, unsupported
 from .exprs import call_args
 from .names import Imports
 from ..limits import MAX_TENSOR_ELEMENTS
-from .sizes import check_func_sizes, check_grid_extent, check_threads
+from .sizes import check_func_sizes, check_grid_extent, thread_extents
 from .stmts import lower_block, target_names
 
 _TENSOR_TYPES = ("Tensor", "Buffer")
@@ -151,11 +152,12 @@ def _kernel(ctx: FuncContext, node: ast.With) -> Kernel:
         if g < 1:
             shape_error(f"a grid extent must be positive, got {g}", a)
         check_grid_extent(axis, g, a)
-    threads = 128                                   # TileLang's default
+    ctx.thread_extents = (128,)                     # TileLang's default
     for kw in call.keywords:
         if kw.arg != "threads":
             shape_error(f"T.Kernel got an unexpected keyword `{kw.arg}`", kw)
-        threads = _threads(ctx, kw.value)
+        ctx.thread_extents = _threads(ctx, kw.value)
+    threads = math.prod(ctx.thread_extents)
     names, block_vars = _block_vars(ctx, item.optional_vars, len(grid), Span.of(call))
     ctx.push()
     try:
@@ -167,19 +169,12 @@ def _kernel(ctx: FuncContext, node: ast.With) -> Kernel:
     return Kernel(grid, threads, block_vars, body, Span.of(node))
 
 
-def _threads(ctx: FuncContext, node: ast.AST) -> int:
+def _threads(ctx: FuncContext, node: ast.AST) -> tuple[int, ...]:
     try:
         value = ctx.folder.fold(node)
     except NotConstant:
         shape_error("threads must be a compile-time constant integer", node)
-    if isinstance(value, tuple) and len(value) == 1:
-        value = value[0]
-    if isinstance(value, bool) or not isinstance(value, int):
-        shape_error(f"threads must be one integer, got {value!r}", node)
-    if value < 1:
-        shape_error(f"threads must be positive, got {value}", node)
-    check_threads(value, node)
-    return value
+    return thread_extents(value, node)
 
 
 def _block_vars(ctx: FuncContext, target: ast.AST | None, rank: int,

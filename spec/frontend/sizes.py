@@ -17,8 +17,32 @@ from ..limits import (GRID_AXES, MAX_BLOCKS, MAX_ELEMENTS, MAX_EXPR_DEPTH, MAX_G
                       MAX_THREADS_PER_BLOCK, MAX_TRIPS, TARGET, power_of_two)
 from .errors import fail, shape_error, unsupported
 
+MAX_THREADS_Z = 64                   # CUDA's largest blockDim.z (x and y allow 1024)
+
 
 # ----------------------------------------------------------------------------- launch
+
+def thread_extents(value: object, node: ast.AST) -> tuple[int, ...]:
+    """`threads=` as TileLang reads it (tilelang/language/kernel.py, _normalize_threads):
+    one integer, or a tuple or list of 1 to 3 extents (threadIdx.x, .y, .z; missing ones
+    are 1). The block's threads are numbered x fastest, x + X·(y + Y·z), which is also
+    the order CUDA forms warps in; T.get_thread_binding(d) is a function of that one
+    index (spec.frontend.exprs)."""
+    extents = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    if not 1 <= len(extents) <= 3 or any(isinstance(e, bool) or not isinstance(e, int)
+                                         for e in extents):
+        shape_error(f"threads must be an integer or a tuple of 1 to 3 integers, got "
+                    f"{value!r}", node)
+    for e in extents:
+        if e < 1:
+            shape_error(f"threads must be positive, got {value}", node)
+    check_threads(_product(extents), node)
+    if len(extents) == 3 and extents[2] > MAX_THREADS_Z:
+        fail("R506", f"threads={value} has {extents[2]} threads in z; CUDA allows at most "
+             f"{MAX_THREADS_Z} (blockDim.z)", node,
+             hint="put the larger extents first: threadIdx.x and .y allow 1024")
+    return extents
+
 
 def check_threads(threads: int, node: ast.AST) -> None:
     if threads > MAX_THREADS_PER_BLOCK:

@@ -23,7 +23,7 @@ from verify_reducer.spec.ops import reducer_monoid
 from verify_reducer.spec.physical import K, S, T, TERM, Barrier, FinalizePlan, FromWorkspace, Guard, \
     ReduceWorkspace, ReducerPlan, Shuffle, ToWorkspace
 from .cuda_access import Frame, register_place, render_index
-from .cuda_exprs import C, combine, literal, narrow_int
+from .cuda_exprs import C, combine, from_float, literal, narrow_int, to_float
 from .cuda_text import term_loop
 
 FULL_MASK = "0xffffffff"
@@ -243,6 +243,10 @@ def _fold(body, rp: ReducerPlan, target: str, term, terms: int, dtype, monoid) -
 
 
 def _shuffle(value: C, mask: int, dtype) -> C:
+    if dtype.is_float8:
+        # no __shfl_xor_sync for CUDA's fp8 types: exchange the float (exact both ways)
+        return from_float(C(f"__shfl_xor_sync({FULL_MASK}, {to_float(value, dtype).text}, "
+                            f"{mask})"), dtype)
     if narrow_int(dtype):
         return C(f"({dtype.c_name})__shfl_xor_sync({FULL_MASK}, (int){value.text}, {mask})")
     return C(f"__shfl_xor_sync({FULL_MASK}, {value.text}, {mask})")

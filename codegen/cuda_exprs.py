@@ -7,9 +7,11 @@ needs it. The rules that C does not give for free:
 - integers narrower than int are promoted by C, so a result is cast back to its width
   (the interpreter wraps every result to its dtype);
 - `/` truncates for integers (C's own), `//` and `%` floor (reducer_floordiv/floormod);
-- half and bfloat16 arithmetic runs in float, each operation rounded back to the 16-bit
-  dtype: numpy does the same, and float holds enough bits (24 >= 2*11 + 2) that this
-  double rounding is the correctly rounded 16-bit result;
+- half, bfloat16 and float8 arithmetic runs in float, each operation rounded back to the
+  narrow dtype: numpy does the same, and float holds enough bits (24 >= 2*11 + 2) that
+  this double rounding is the correctly rounded narrow result; float8 values convert
+  with the runtime header's reducer_to_fp8 (round to nearest even, saturating:
+  docs/semantics.md §8), as TileLang's fp8_e4_t(x) does;
 - T.max/T.min on floats are fmaxf/fminf (NaN ignored, +0 > -0: spec.ops.IEEE_MAX);
   float to integer conversions are CUDA's saturating __float2int_rz family
   (`float_to_int`), never a C cast, whose out-of-range result is undefined;
@@ -65,7 +67,8 @@ def cast(dtype: DType, a: C) -> C:
 
 
 def is_half_like(dtype: DType) -> bool:
-    return dtype.name in ("float16", "bfloat16")
+    """Floats narrower than float, whose arithmetic runs in float (16-bit and float8)."""
+    return dtype.is_float and dtype.bits < 32
 
 
 def narrow_int(dtype: DType) -> bool:
@@ -86,10 +89,8 @@ def literal(value, dtype: DType) -> C:
     if dtype.name == "float64":
         return _float_literal(v, "CUDART_INF", "CUDART_NAN", repr(v))
     text = _float_literal(v, "CUDART_INF_F", "CUDART_NAN_F", str(np.float32(v)) + "f")
-    if dtype.name == "float16":
-        return call("__float2half_rn", text)
-    if dtype.name == "bfloat16":
-        return call("__float2bfloat16_rn", text)
+    if is_half_like(dtype):
+        return from_float(text, dtype)
     return text
 
 
@@ -117,14 +118,22 @@ def _int_literal(v: int, dtype: DType) -> C:
 
 # ----------------------------------------------------------------------------- conversions
 
+# float -> narrow float and back: 16-bit floats round to nearest even (CUDA's own), the
+# float8 ones through the runtime header's saturating conversions (reducer_runtime.cuh)
+_FROM_FLOAT = {"float16": "__float2half_rn", "bfloat16": "__float2bfloat16_rn",
+               "float8_e4m3fn": "reducer_to_e4m3", "float8_e5m2": "reducer_to_e5m2"}
+_TO_FLOAT = {"float16": "__half2float", "bfloat16": "__bfloat162float",
+             "float8_e4m3fn": "reducer_fp8_to_float", "float8_e5m2": "reducer_fp8_to_float"}
+
+
 def to_float(a: C, dtype: DType) -> C:
-    """A 16-bit float value widened to float (exact)."""
-    return call("__half2float" if dtype.name == "float16" else "__bfloat162float", a)
+    """A narrow float value widened to float (exact)."""
+    return call(_TO_FLOAT[dtype.name], a)
 
 
 def from_float(a: C, dtype: DType) -> C:
-    """A float rounded to a 16-bit float dtype (round to nearest even)."""
-    return call("__float2half_rn" if dtype.name == "float16" else "__float2bfloat16_rn", a)
+    """A float rounded to a narrow float dtype (round to nearest even; float8 saturates)."""
+    return call(_FROM_FLOAT[dtype.name], a)
 
 
 def convert(a: C, src: DType, dst: DType) -> C:

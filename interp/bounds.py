@@ -14,6 +14,9 @@ work. Rules, in the words of the brief:
   spread before rounding and η half the smallest subnormal (underflow is absolute).
 - A non-float result (an integer or a comparison) computed from uncertain inputs is
   `inf` there: one flipped comparison or one truncation step apart can be anything.
+- A float8 result saturates instead of overflowing (docs/semantics.md §8): saturation
+  is rounding of the value clamped to ±finite_max, and clamping is 1-Lipschitz, so the
+  same rule holds with the clamped spread.
 - Exact inputs to + − × ÷ give a zero bound: every backend rounds the same correctly
   rounded operation (CUDA code is compiled without FMA contraction).
 - Library functions (exp, log, ...) are not correctly rounded and numpy's differ from
@@ -29,8 +32,8 @@ import numpy as np
 from verify_reducer.spec.dtypes import DType
 
 # Half the smallest subnormal: the absolute error of rounding near zero.
-_ETA = {"float16": 2.0 ** -25, "bfloat16": 2.0 ** -134, "float32": 2.0 ** -150,
-        "float64": 2.0 ** -1074}
+_ETA = {"float8_e4m3fn": 2.0 ** -10, "float8_e5m2": 2.0 ** -17, "float16": 2.0 ** -25,
+        "bfloat16": 2.0 ** -134, "float32": 2.0 ** -150, "float64": 2.0 ** -1074}
 
 
 def clean(b: np.ndarray) -> np.ndarray:
@@ -144,6 +147,11 @@ def ulps(dtype: DType, result: np.ndarray, count: int):
     with np.errstate(all="ignore"):
         if dtype.name == "bfloat16":
             ulp = np.spacing(r.astype(np.float32)).astype(np.float64) * 2.0 ** 16
+        elif dtype.is_float8:
+            # 2^(e − p + 1) for |r| in [2^e, 2^(e+1)), the subnormal spacing below
+            exponent = np.floor(np.log2(np.maximum(r, dtype.smallest_normal)))
+            p = -np.log2(dtype.unit_roundoff)
+            ulp = np.exp2(exponent - p + 1)
         else:
             ulp = np.spacing(r.astype(dtype.np)).astype(np.float64)
     return np.where(np.isfinite(r), count * ulp, 0.0)

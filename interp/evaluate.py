@@ -54,13 +54,13 @@ _STORAGE: dict[str, np.dtype] = {}
 def stored(dtype: DType, values: np.ndarray) -> np.ndarray:
     """values in dtype's numpy storage: `dtype.quantize`, skipped when they already are
     (an array of the storage dtype holds only representable values, except float32
-    storage holding bfloat16, which is always rounded). Hot: every operand passes here,
+    storage holding bfloat16 or float8, which is always rounded). Hot: every operand passes here,
     so the storage dtype is looked up by name rather than rebuilt."""
     np_dtype = _STORAGE.get(dtype.name)
     if np_dtype is None:
         np_dtype = _STORAGE[dtype.name] = dtype.np
     if values.__class__ is np.ndarray and values.dtype is np_dtype and \
-            dtype.name != "bfloat16":
+            not dtype.emulated:
         return values
     return dtype.quantize(values)
 

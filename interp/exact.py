@@ -26,7 +26,12 @@ side, which interp.accept reads as "this infinity is legal"; where both signs ca
 overflow (NaN legal too) the element cannot be judged (inf). A sum of exact terms that
 are all multiples of one power of two and whose positive and negative parts each stay
 within 2^p of it is exact in every order (bound 0; `exact_sums`, the proof in
-docs/semantics.md §9)."""
+docs/semantics.md §9).
+
+A float8 dtype saturates instead of overflowing (docs/semantics.md §8): an order whose
+partial sum (product) passes ±finite_max goes on from it, so no infinity marks that
+order and the γ bound no longer holds for it; where an order can saturate, the element
+is not judged (bound inf)."""
 from __future__ import annotations
 
 import math
@@ -217,7 +222,10 @@ def _overflow_sides(dtype, flat, vf, b, size, n, g, abs_scaled):
 def _overflow_widened(dtype, r, bound, up, down):
     """The bound widened so that interp.accept takes the infinity an order can reach:
     up to the storage's largest finite value on that side; inf when both sides can
-    (then ±inf and NaN are all legal: nothing can be judged)."""
+    (then ±inf and NaN are all legal: nothing can be judged), or when the dtype
+    saturates (float8: a saturated partial is finite and the order goes on from it)."""
+    if dtype.saturates:
+        return np.where(up | down, np.inf, bound)
     top = _storage_top(dtype)
     finite = np.isfinite(r)
     with np.errstate(all="ignore"):
@@ -309,7 +317,9 @@ def _float_product(dtype, flat, values, bounds, size):
     top = _storage_top(dtype)
     with np.errstate(all="ignore"):
         to_inf = np.where(r > 0, np.maximum(bound, top - r), np.maximum(bound, top + r))
-    judged_over = over & ~under & ~zero_term & np.isfinite(r) & (n > 1)
+    # (a float8 partial saturates instead: that order is not judged)
+    judged_over = over & ~under & ~zero_term & np.isfinite(r) & (n > 1) & \
+        (not dtype.saturates)
     bound = np.where(leaves & (n > 1), np.inf, bound)
     bound = np.where(judged_over, to_inf, bound)
     bound = np.where(exact_alone, 0.0, bound)
@@ -348,7 +358,7 @@ def round_once(s64: np.ndarray, residual: np.ndarray, dtype: DType) -> np.ndarra
     even = (s64.view(np.uint64) & np.uint64(1)) == 0
     toward = np.where(residual > 0, np.inf, -np.inf)
     odd64 = np.where(inexact & even, np.nextafter(s64, toward), s64)
-    if dtype.bits == 16:
+    if dtype.bits < 32:
         # quantize goes through float32 and would round twice: round to odd at 24 bits too
         return dtype.quantize(_round_to_odd_float32(odd64))
     with np.errstate(over="ignore"):

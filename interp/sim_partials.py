@@ -28,7 +28,7 @@ class Partials:
         dtype = buffer.dtype
         self.np_dtype = dtype.np
         self.ufunc = self.monoid.float_ufunc if dtype.is_float else self.monoid.ufunc
-        self.direct = dtype.name != "bfloat16" and not dtype.is_bool
+        self.direct = not dtype.emulated and not dtype.is_bool
         self.regs = Registers(rplan.storage, buffer.dtype.np, buffer.shape)
         self.tables: LayoutTables = self.regs.tables
         self.ids = np.zeros(self.regs.values.shape, dtype=np.uint64)
@@ -54,9 +54,9 @@ class Partials:
     def fold(self, terms: np.ndarray, axis: int) -> np.ndarray:
         """The combine of terms along axis, left to right as a loop of combines would
         round them: exact ops reduce in any order; float sum and product accumulate
-        sequentially; bfloat16 (rounded after every step) goes term by term."""
+        sequentially; bfloat16 and float8 (rounded after every step) go term by term."""
         dtype = self.buffer.dtype
-        if dtype.name == "bfloat16":
+        if dtype.emulated:
             terms = np.moveaxis(terms, axis, 0)
             acc = terms[0]
             for term in terms[1:]:

@@ -1,11 +1,14 @@
 """Scalar dtypes as TileLang spells them, with their numpy storage, C name and limits.
 
-bfloat16 has no numpy dtype: it is stored in float32 arrays whose values are kept on the
-bfloat16 grid by `DType.quantize` (round to nearest even on the upper 16 bits)."""
+bfloat16 and the float8 dtypes have no numpy dtype of their own: they are stored in
+float32 arrays whose values are kept on their grid by `DType.quantize` (bfloat16: round to
+nearest even on the upper 16 bits; float8: ml_dtypes' rounding to nearest even, then the
+GPU's saturation, docs/semantics.md §8)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 
@@ -35,6 +38,23 @@ class DType:
         return self.kind == "bool"
 
     @property
+    def emulated(self) -> bool:
+        """A float kept in wider storage (bfloat16, float8 in float32): every value
+        stored must pass `quantize`, an array of the storage dtype is no proof."""
+        return self.is_float and self.np.itemsize * 8 != self.bits
+
+    @property
+    def is_float8(self) -> bool:
+        return self.name in _FLOAT8_FORMATS
+
+    @property
+    def saturates(self) -> bool:
+        """Whether a float converted into this dtype saturates at ±finite_max instead of
+        overflowing to ±inf: the float8 dtypes, which TileLang's CUDA converts with
+        `cvt.rn.satfinite` (docs/semantics.md §8)."""
+        return self.is_float8
+
+    @property
     def unit_roundoff(self) -> float:
         """u = 2^-p for a p-bit significand (0 for exact integer dtypes)."""
         return 2.0 ** -_SIGNIFICAND_BITS[self.name] if self.is_float else 0.0
@@ -60,6 +80,8 @@ class DType:
         """T.max_value: the largest finite value."""
         if self.name == "bfloat16":
             return float.fromhex("0x1.fep127")
+        if self.is_float8:
+            return float(ml_dtypes.finfo(_FLOAT8_FORMATS[self.name]).max)
         if self.is_float:
             return float(np.finfo(self.np).max)
         return self.highest
@@ -68,7 +90,14 @@ class DType:
     def smallest_normal(self) -> float:
         """The least positive normal value of a float dtype (bfloat16 has float32's
         exponent range)."""
+        if self.is_float8:
+            return float(ml_dtypes.finfo(_FLOAT8_FORMATS[self.name]).tiny)
         return float(np.finfo(np.float32 if self.name == "bfloat16" else self.np).tiny)
+
+    @property
+    def smallest_subnormal(self) -> float:
+        """The least positive value of a float dtype."""
+        return self.smallest_normal * 2.0 ** (1 - _SIGNIFICAND_BITS[self.name])
 
     @property
     def finite_min(self):
@@ -112,8 +141,10 @@ class DType:
         (docs/semantics.md §8): integers wrap; floats into integers truncate, saturate
         and wrap (`float_to_int`); anything into float16/bfloat16 goes through float32
         (TileLang prints `half_t(x)`/`bfloat16_t(x)`, which convert a float), and an
-        integer into bfloat16 is then truncated, as cutlass does; other conversions
-        round to nearest even."""
+        integer into bfloat16 is then truncated, as cutlass does; anything into a
+        float8 dtype goes through float32 too (cutlass's float_e4m3_t(double) and (int)
+        convert float(x)) and then rounds to nearest even, saturating (`_to_float8`);
+        other conversions round to nearest even."""
         arr = np.asarray(values)
         if self.is_int and arr.dtype.kind == "f":
             return float_to_int(arr, self)
@@ -122,6 +153,9 @@ class DType:
         if self.is_bool:
             return arr.astype(bool)
         with np.errstate(over="ignore"):
+            if self.is_float8:
+                wide = arr if arr.dtype == np.float32 else arr.astype(np.float32)
+                return _to_float8(wide, self)
             if self.bits == 16:
                 wide = arr if arr.dtype == np.float32 else arr.astype(np.float32)
                 if self.name == "bfloat16" and arr.dtype.kind in "iub":
@@ -198,8 +232,39 @@ def _round_to_bfloat16(values: np.ndarray) -> np.ndarray:
     return rounded.astype(np.uint32).view(np.float32)
 
 
+def _to_float8(values: np.ndarray, dtype: DType) -> np.ndarray:
+    """float32 values converted to a float8 dtype as the GPU converts them, kept in
+    float32: round to nearest even (subnormals kept, the sign of zero kept) as ml_dtypes
+    rounds; a magnitude past the largest finite value, ±inf included, saturates to
+    ±finite_max (`cvt.rn.satfinite`, which cutlass's float_e4m3_t(float) and CUDA's
+    __nv_cvt_float_to_fp8(x, __NV_SATFINITE, ...) execute on sm_89 and later, where
+    ml_dtypes would give NaN or inf); NaN stays NaN."""
+    top = np.float32(dtype.finite_max)
+    with np.errstate(invalid="ignore"):
+        clamped = np.clip(values, -top, top)        # NaN passes through np.clip
+        rounded = clamped.astype(_FLOAT8_FORMATS[dtype.name]).astype(np.float32)
+    return rounded
+
+
+def float8_bits(values: np.ndarray, dtype: DType) -> np.ndarray:
+    """The uint8 bit patterns of float8 values (on the grid already: `quantize`d)."""
+    return np.asarray(values, np.float32).astype(_FLOAT8_FORMATS[dtype.name]).view(np.uint8)
+
+
+def float8_from_bits(bits: np.ndarray, dtype: DType) -> np.ndarray:
+    """uint8 bit patterns read as float8 values, in float32 storage."""
+    raw = np.ascontiguousarray(bits).view(np.uint8)
+    return raw.view(_FLOAT8_FORMATS[dtype.name]).astype(np.float32)
+
+
 # p, the significand's precision in bits (the implicit leading bit included)
-_SIGNIFICAND_BITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
+_SIGNIFICAND_BITS = {"float8_e4m3fn": 4, "float8_e5m2": 3, "float16": 11, "bfloat16": 8,
+                     "float32": 24, "float64": 53}
+
+# The float8 dtypes modelled, with the ml_dtypes type that rounds like them (their
+# overflow differs: `_to_float8` saturates first)
+_FLOAT8_FORMATS = {"float8_e4m3fn": np.dtype(ml_dtypes.float8_e4m3fn),
+                   "float8_e5m2": np.dtype(ml_dtypes.float8_e5m2)}
 
 _ALL = [
     DType("bool", "bool", 8, "bool", "bool"),
@@ -211,6 +276,8 @@ _ALL = [
     DType("uint16", "uint", 16, "uint16", "unsigned short"),
     DType("uint32", "uint", 32, "uint32", "unsigned int"),
     DType("uint64", "uint", 64, "uint64", "unsigned long long"),
+    DType("float8_e4m3fn", "float", 8, "float32", "__nv_fp8_e4m3"),
+    DType("float8_e5m2", "float", 8, "float32", "__nv_fp8_e5m2"),
     DType("float16", "float", 16, "float16", "half"),
     DType("bfloat16", "float", 16, "float32", "__nv_bfloat16"),
     DType("float32", "float", 32, "float32", "float"),
@@ -221,7 +288,11 @@ DTYPES: dict[str, DType] = {d.name: d for d in _ALL}
 # TileLang's short spellings ("float", "half", ...) and a few common aliases
 _ALIASES = {"float": "float32", "half": "float16", "double": "float64", "int": "int32",
             "bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp64": "float64",
-            "float16_t": "float16", "bool_": "bool"}
+            "float16_t": "float16", "bool_": "bool",
+            # TVM's float8_e4m3 is IEEE-like (infinities, largest 240), but TileLang's CUDA
+            # prints fp8_e4_t (cutlass's float_e4m3_t, the e4m3fn format) for it and hands
+            # it torch.float8_e4m3fn: on the GPU it is float8_e4m3fn
+            "float8_e4m3": "float8_e4m3fn"}
 
 BOOL = DTYPES["bool"]
 INT32 = DTYPES["int32"]
@@ -237,11 +308,13 @@ def lookup(name: str) -> DType | None:
 
 # TileLang dtypes we do not model, each with why: a program that names one is refused
 # with this reason (R102), never as an unknown name or a non-constant dtype.
-_FLOAT8 = ("float8 storage, its rounding (ml_dtypes) and CUDA's __nv_fp8 conversions "
-           "are not modelled")
+_FNUZ = ("the fnuz float8 formats (one NaN, no negative zero) are AMD's: CUDA has no such "
+         "type and TileLang's CUDA backend does not print them; float8_e4m3fn and "
+         "float8_e5m2 are supported")
 REFUSED_DTYPES: dict[str, str] = {
-    **{n: _FLOAT8 for n in ("float8_e4m3", "float8_e4m3fn", "float8_e4m3fnuz",
-                            "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu")},
+    **{n: _FNUZ for n in ("float8_e4m3fnuz", "float8_e5m2fnuz")},
+    "float8_e8m0fnu": ("float8_e8m0fnu (a power-of-two scale format, exponent only) is not "
+                       "modelled; float8_e4m3fn and float8_e5m2 are supported"),
     **{n: "4-bit floats (packed two to a byte) are not modelled"
        for n in ("float4_e2m1fn", "float4_e2m1fnx2")},
     "int4": "4-bit integers (packed two to a byte) are not modelled",
@@ -280,8 +353,10 @@ def promote(a: DType, b: DType) -> DType:
     if a.is_float or b.is_float:
         if a.is_float and b.is_float:
             if a.bits != b.bits:
-                return a if a.bits > b.bits else b
-            return FLOAT32  # float16 with bfloat16: TVM refuses; compute in float32
+                return a if a.bits > b.bits else b   # float8 with float32 is float32
+            # float16 with bfloat16, float8_e4m3fn with float8_e5m2: TVM refuses;
+            # compute in float32
+            return FLOAT32
         return a if a.is_float else b
     if a.is_bool:
         return b
@@ -298,11 +373,12 @@ def converts_exactly(src: DType, dst: DType) -> bool:
         return True
     if dst.is_float:
         if src.is_float:
-            if src.name == "bfloat16":
-                return dst.name in ("float32", "float64")
-            if src.name == "float16":
-                return dst.name in ("float32", "float64")
-            return dst.bits >= src.bits and dst.name != "bfloat16"
+            # every value fits when dst has at least the precision and both ends of
+            # the range (float8 into float16, bfloat16 and wider; float16 and bfloat16
+            # only into float32 and float64)
+            return _SIGNIFICAND_BITS[dst.name] >= _SIGNIFICAND_BITS[src.name] and \
+                dst.finite_max >= src.finite_max and \
+                dst.smallest_subnormal <= src.smallest_subnormal
         # an integer fits when its magnitude fits the significand
         return src.bits - (1 if src.kind == "int" else 0) <= _SIGNIFICAND_BITS[dst.name]
     if src.is_float or dst.is_bool:

@@ -11,7 +11,8 @@ commit), and each misuse or unmodelled relative is refused by name.
 - batch= of T.reduce_* is a code-generation hint (only batch >= 1 is checked upstream);
   nan_propagate=True changes nothing into float32 (TileLang's MaxOpNan applies to a
   float16/bfloat16 accumulator only, and there it is refused);
-- T.reshape/T.view and the float8/float4/int4/tfloat32 dtypes are refused by name.
+- T.reshape/T.view and the dtypes we do not model (the fnuz and e8m0 float8 formats,
+  float4, int4, tfloat32) are refused by name.
 
 The expected values are computed here by hand, never by the code under test."""
 from __future__ import annotations
@@ -326,36 +327,37 @@ def test_unmodelled_dtypes_are_refused_by_name(name, spelling):
                                f"{REFUSED_DTYPES[name]} (docs/limits.md)")]
 
 
-@pytest.mark.parametrize("use", ["y[0] = T.float8_e5m2(x[0])",
-                                 "y[0] = T.cast(x[0], T.float8_e4m3fn)",
-                                 "y[0] = x[0].astype('float8_e4m3fn')"])
-def test_float8_conversions_are_refused_by_name(use):
+@pytest.mark.parametrize("use", ["y[0] = T.float8_e5m2fnuz(x[0])",
+                                 "y[0] = T.cast(x[0], T.float8_e4m3fnuz)",
+                                 "y[0] = x[0].astype('float8_e8m0fnu')"])
+def test_unmodelled_float8_conversions_are_refused_by_name(use):
     errors = _errors(_kernel(use))
     assert [c for c, _ in errors] == ["R102"]
     assert "the dtype float8_e" in errors[0][1] and "not supported" in errors[0][1]
 
 
-def test_float8_tensor_parameter_is_refused_by_name():
-    errors = _errors(_kernel("y[0] = 1.0", "x: T.Tensor((N,), T.float8_e4m3fn), "
+def test_unmodelled_float8_tensor_parameter_is_refused_by_name():
+    errors = _errors(_kernel("y[0] = 1.0", "x: T.Tensor((N,), T.float8_e4m3fnuz), "
                                            "y: T.Tensor((N,), T.float32)"))
     assert [c for c, _ in errors] == ["R102"]
-    assert errors[0][1].startswith("the dtype float8_e4m3fn is not supported")
+    assert errors[0][1].startswith("the dtype float8_e4m3fnuz is not supported")
+    assert "CUDA has no such type" in errors[0][1]
 
 
 def test_an_alias_of_a_refused_dtype_is_refused_by_name():
-    """`dtype = T.float8_e4m3fn` is a compile-time constant like any dtype; each use of
+    """`dtype = T.float8_e4m3fnuz` is a compile-time constant like any dtype; each use of
     it as a dtype, or as a value, names the dtype (not "not a compile-time constant")."""
     source = _kernel("f = T.alloc_fragment((N,), dtype)\n"
                      "for j in T.Parallel(N):\n"
                      "    y[j] = T.cast(x[j], D2)\n"
                      "    y[j] = dtype + 1",
                      "x: T.Tensor((N,), dtype), y: T.Tensor((N,), T.float32)")
-    source = source.replace("N = 8\n", "N = 8\ndtype = T.float8_e4m3fn\nD2 = 'float8_e5m2'\n")
+    source = source.replace("N = 8\n", "N = 8\ndtype = T.float8_e4m3fnuz\nD2 = 'float8_e8m0fnu'\n")
     errors = _errors(source)
     assert [c for c, _ in errors] == ["R102"] * 4, errors
     names = [m.split(" is not supported")[0] for _, m in errors]
-    assert names == ["the dtype float8_e4m3fn", "the dtype float8_e4m3fn",
-                     "the dtype float8_e5m2", "the dtype float8_e4m3fn"]
+    assert names == ["the dtype float8_e4m3fnuz", "the dtype float8_e4m3fnuz",
+                     "the dtype float8_e8m0fnu", "the dtype float8_e4m3fnuz"]
 
 
 def test_a_dtype_used_as_a_value_says_so():

@@ -7,7 +7,32 @@
 
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 #include <math_constants.h>
+
+// float -> float8: round to nearest even, a magnitude past the largest finite value (inf
+// included) saturating to it, NaN staying NaN: cvt.rn.satfinite on sm_89 and later, as
+// TileLang's fp8_e4_t(x) / fp8_e5_t(x) (cutlass's float_e4m3_t(float)) convert
+// (docs/semantics.md §8). float8 -> float is exact.
+__device__ __forceinline__ __nv_fp8_e4m3 reducer_to_e4m3(float x) {
+  __nv_fp8_e4m3 r;
+  r.__x = __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
+  return r;
+}
+
+__device__ __forceinline__ __nv_fp8_e5m2 reducer_to_e5m2(float x) {
+  __nv_fp8_e5m2 r;
+  r.__x = __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2);
+  return r;
+}
+
+__device__ __forceinline__ float reducer_fp8_to_float(__nv_fp8_e4m3 x) {
+  return static_cast<float>(x);
+}
+
+__device__ __forceinline__ float reducer_fp8_to_float(__nv_fp8_e5m2 x) {
+  return static_cast<float>(x);
+}
 
 // Named barrier `bar.sync id, count`: completes when `count` threads have arrived; count
 // is a multiple of 32, each arriving warp counting 32 whatever its active lanes

@@ -3,9 +3,15 @@
 Generated values are counter-based: element i of parameter p is a hash of (seed,
 crc32(p's name), i), so any window of a tensor can be generated alone and gets the same
 values as the whole tensor would (a check that runs a few blocks never materializes the
-rest), and adding a parameter never changes the values another one gets."""
+rest), and adding a parameter never changes the values another one gets.
+
+A float8 parameter takes numbers like any float (converted as the GPU converts them,
+docs/semantics.md §8), an ml_dtypes float8 array, or raw bytes: a 1-byte void array
+(`|V1`, what np.savez writes for an ml_dtypes float8 array and np.load gives back) holds
+the parameter's own bit patterns (docs/oracle.md)."""
 from __future__ import annotations
 
+import ast
 import math
 import os
 import zipfile
@@ -13,6 +19,7 @@ import zlib
 
 import numpy as np
 
+from verify_reducer.spec.dtypes import float8_from_bits
 from verify_reducer.spec.ir import Buffer, PrimFunc
 from verify_reducer.spec.limits import MAX_ELEMENTS, power_of_two
 
@@ -108,6 +115,7 @@ def _conform(buffer: Buffer, value, origin: str) -> np.ndarray:
         value = np.asarray(value)
     except (ValueError, TypeError) as exc:      # ragged lists and the like
         raise InputError(f"{where}: not an array of numbers ({exc})") from None
+    value = _float8_values(buffer, value)
     if value.dtype.kind not in _NUMERIC_KINDS:
         what = _KIND_NAMES.get(value.dtype.kind, f"dtype {value.dtype}")
         raise InputError(f"{where}: holds {what} ({value.dtype}); the kernel declares "
@@ -122,10 +130,28 @@ def _conform(buffer: Buffer, value, origin: str) -> np.ndarray:
         return buffer.dtype.quantize(value)
 
 
+def _float8_values(buffer: Buffer, value: np.ndarray) -> np.ndarray:
+    """A float8 parameter's raw bytes (`|V1`) read as its bit patterns, and an ml_dtypes
+    float8 array (numpy kind V or f) as its float32 values; anything else unchanged."""
+    if not buffer.dtype.is_float8:
+        return value
+    if value.dtype.name.startswith("float8_"):          # an ml_dtypes float8 array
+        return value.astype(np.float32)
+    if value.dtype.kind == "V" and value.dtype.itemsize == 1 and value.dtype.names is None:
+        return float8_from_bits(value, buffer.dtype)
+    return value
+
+
 def _check_representable(buffer: Buffer, value: np.ndarray, where: str) -> None:
     dtype = buffer.dtype
     if dtype.is_float:
-        if value.dtype.kind == "f":
+        if value.dtype.kind == "f" and dtype.saturates:
+            # the GPU would saturate it to the largest finite value: refused, not bent
+            with np.errstate(invalid="ignore"):
+                beyond = np.isfinite(value) & (np.abs(value) > dtype.finite_max)
+            _refuse(value, beyond, where, f"is beyond the range of {dtype} "
+                    f"(±{dtype.finite_max:g})")
+        elif value.dtype.kind == "f":
             with np.errstate(all="ignore"):
                 overflow = np.isfinite(value) & np.isinf(dtype.quantize(value))
             _refuse(value, overflow, where, f"is beyond the range of {dtype}")
@@ -271,20 +297,67 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, buffer: Buffer
     data the header announces (np.lib.format reads it in bounded chunks)."""
     with archive.open(info) as member:
         version = np.lib.format.read_magic(member)
-        if version == (1, 0):
-            shape, _, dtype = np.lib.format.read_array_header_1_0(member)
-        elif version == (2, 0):
-            shape, _, dtype = np.lib.format.read_array_header_2_0(member)
-        else:
+        if version not in ((1, 0), (2, 0)):
             raise InputError(f"{role} {buffer.name} is .npy format {version}; "
                              f"numeric arrays are stored as 1.0 or 2.0")
+        if buffer.dtype.is_float8 and _one_byte_float(member, version):
+            return _read_float8_bytes(archive, info, buffer, role)
+    with archive.open(info) as member:
+        version = np.lib.format.read_magic(member)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+        else:
+            shape, _, dtype = np.lib.format.read_array_header_2_0(member)
     _check_header(buffer, shape, dtype, f"{role} {buffer.name}")
     with archive.open(info) as member:
         return np.lib.format.read_array(member, allow_pickle=False)
 
 
+def _header_dict(member, version) -> dict | None:
+    """The .npy header's dictionary read as a literal (None when it is not one)."""
+    size = int.from_bytes(member.read(2 if version == (1, 0) else 4), "little")
+    if size > _HEADER_BYTES:
+        return None
+    try:
+        header = ast.literal_eval(member.read(size).decode("latin1"))
+    except (ValueError, SyntaxError, UnicodeDecodeError, MemoryError, RecursionError):
+        return None
+    return header if isinstance(header, dict) else None
+
+
+def _one_byte_float(member, version) -> bool:
+    """Whether the member holds ml_dtypes' float8_e5m2 as np.savez writes it (`<f1`, a
+    descriptor numpy itself cannot read back)."""
+    header = _header_dict(member, version)
+    return header is not None and header.get("descr") in ("<f1", "|f1", ">f1")
+
+
+def _read_float8_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo, buffer: Buffer,
+                       role: str) -> np.ndarray:
+    """A `<f1` member's bytes, as raw bit patterns of buffer's float8 dtype."""
+    where = f"{role} {buffer.name}"
+    with archive.open(info) as member:
+        version = np.lib.format.read_magic(member)
+        header = _header_dict(member, version)
+        shape = header.get("shape")
+        if not isinstance(shape, tuple) or not all(isinstance(n, int) and n >= 0
+                                                    for n in shape):
+            raise InputError(f"{where}: its .npy header has no valid shape")
+        if header.get("fortran_order"):
+            raise InputError(f"{where}: a Fortran-ordered float8 array is not read; "
+                             f"save it C-ordered")
+        _check_header(buffer, shape, np.dtype("V1"), where)
+        count = math.prod(shape)
+        data = member.read(count)
+    if len(data) != count:
+        raise InputError(f"{where}: the member holds {len(data)} of its {count} bytes")
+    return np.frombuffer(data, dtype=np.uint8).view("V1").reshape(shape)
+
+
 def _check_header(buffer: Buffer, shape: tuple, dtype: np.dtype, where: str) -> None:
-    if dtype.hasobject or dtype.kind not in _NUMERIC_KINDS:
+    raw_float8 = buffer.dtype.is_float8 and dtype.kind == "V" and dtype.itemsize == 1 \
+        and dtype.names is None
+    if dtype.hasobject or (dtype.kind not in _NUMERIC_KINDS and not raw_float8):
         what = _KIND_NAMES.get(dtype.kind, f"dtype {dtype}")
         never = " (never unpickled: allow_pickle=False)" if dtype.hasobject else ""
         raise InputError(f"{where}: holds {what} ({dtype}){never}; the kernel declares "

@@ -81,6 +81,7 @@ class FuncContext:
         self.explicit_init: set[int] = set()          # id() of reducers with an epoch start
         self.block_allocs: list[list[Alloc]] = []     # reducer Allocs per open block
         self.helper_depth = 0                         # helpers being inlined (helpers.py)
+        self.views: list = []                         # T.reshape/T.view made (views.py)
         self.thread_extents: tuple[int, ...] = (128,)  # T.Kernel's threads= (x, y, z)
 
     # ------------------------------------------------------------------ names

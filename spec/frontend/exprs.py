@@ -55,6 +55,8 @@ def index_nodes(sub: ast.Subscript) -> list[ast.expr]:
 
 def buffer_named(ctx: FuncContext, node: ast.AST, what: str = "a buffer") -> Buffer:
     """The buffer a name denotes (R101 unknown name, R102 not a buffer)."""
+    if isinstance(node, ast.Call) and ctx.imports.t_name(node.func) in ("reshape", "view"):
+        buffer_view(ctx, node, ctx.imports.t_name(node.func))     # named, at the call
     if not isinstance(node, ast.Name):
         shape_error(f"expected {what}, got `{ast.unparse(node)}`", node)
     entry = ctx.lookup(node.id)
@@ -414,12 +416,10 @@ def _special_value(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
 
 
 def buffer_view(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
-    # TileLang's T.reshape/T.view make a second buffer over the same storage; our
-    # buffers own their storage (one layout, one register file each), so a view would
-    # need aliasing the interpreter, the simulator and the renderer do not have
-    unknown(f"`T.{name}` is not supported: a buffer view (a second shape or dtype over "
-            f"the same elements) has no place in our buffer model; index the buffer "
-            f"itself (docs/limits.md)", node.func)
+    # a view is made by an assignment (`v = T.reshape(buf, shape)`, views.py), where the
+    # frontend can give it a name, a buffer of its own and the copy that fills it
+    unknown(f"`T.{name}` is supported only assigned to a name (`v = T.{name}(buf, "
+            f"shape)`), not inside an expression or a call", node.func)
 
 
 def _if_then_else(ctx: FuncContext, node: ast.Call, name: str) -> Expr:

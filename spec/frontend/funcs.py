@@ -17,6 +17,7 @@ from .names import Imports
 from ..limits import MAX_TENSOR_ELEMENTS
 from .sizes import check_func_sizes, check_grid_extent, thread_extents
 from .stmts import lower_block, target_names
+from .views import stale_views
 
 _TENSOR_TYPES = ("Tensor", "Buffer")
 _BLOCK_NAMES = ("_bx", "_by", "_bz")
@@ -37,6 +38,7 @@ def lower_prim_func(imports: Imports, env: dict[str, Entry], node: ast.FunctionD
     try:
         kernel_node = _kernel_statement(ctx, node)
         kernel = _kernel(ctx, kernel_node)
+        ctx.diagnostics += stale_views(kernel.body, ctx.views)
     except FrontendError as exc:
         ctx.diagnostics.append(exc.diagnostic)
     if ctx.diagnostics or kernel is None:

@@ -210,8 +210,11 @@ class ModuleScan:
         return self.imports.t_name(target) == "prim_func"
 
     def _has_inner_prim_func(self, node: ast.FunctionDef) -> bool:
+        """Whether the function defines a prim_func, itself or in a factory it defines
+        (`def outer(): ... @tilelang.jit def make(): @T.prim_func def k(...)`)."""
         return any(isinstance(s, ast.FunctionDef)
-                   and any(self._is_prim_func(d) for d in s.decorator_list) for s in node.body)
+                   and (any(self._is_prim_func(d) for d in s.decorator_list)
+                        or self._has_inner_prim_func(s)) for s in node.body)
 
     def _check_decorators(self, node: ast.FunctionDef) -> None:
         for dec in node.decorator_list:
@@ -289,6 +292,11 @@ class ModuleScan:
                                                         for d in stmt.decorator_list):
                 self._guard(self._check_decorators, stmt)
                 self._add_site(stmt, self.env, factory.name, imports)
+            elif isinstance(stmt, ast.FunctionDef) and self._has_inner_prim_func(stmt):
+                self._guard(self._nested_factory, factory, stmt, imports)
+            elif isinstance(stmt, ast.FunctionDef) and not stmt.decorator_list:
+                # a helper defined in the factory: its kernels may call it
+                self.env[stmt.name] = Helper("a helper function, not a value", stmt)
             elif isinstance(stmt, ast.Assign):
                 for target in stmt.targets:
                     self._assign(target, stmt.value)
@@ -301,6 +309,27 @@ class ModuleScan:
                                        imports)
             elif isinstance(stmt, ast.Assert):
                 self._guard(self._assert, factory, stmt)
+
+    def _nested_factory(self, factory: ast.FunctionDef, inner: ast.FunctionDef,
+                        imports: Imports) -> None:
+        """A factory defined inside a factory (upstream's test helpers wrap a
+        `@tilelang.jit def make_kernel():` in a function that sets its constants): read
+        with the outer factory's names in scope, its own parameters from their defaults
+        (the call that makes the kernel is the outer factory's business)."""
+        self._check_decorators(inner)
+        given = defaults(inner)
+        missing = [p.arg for p in parameters(inner) if p.arg not in given]
+        if missing:
+            shape_error(f"factory `{inner.name}`, defined inside `{factory.name}`, has "
+                        f"parameters without defaults ({', '.join(missing)}): a nested "
+                        f"factory's parameters are read from their defaults only", inner)
+        saved, self.env = self.env, dict(self.env)
+        try:
+            for name, node in given.items():
+                self._assign(ast.copy_location(ast.Name(name, ast.Store()), node), node)
+            self._factory_body(inner, inner.body, imports)
+        finally:
+            self.env = saved
 
     def _truth(self, test: ast.expr) -> bool | None:
         try:

@@ -51,7 +51,7 @@ def lower_region_arg(ctx: FuncContext, node: ast.AST) -> RegionArg:
         return RegionArg(buffer, tuple(zero(span) for _ in buffer.shape), buffer.shape,
                          span, node)
     if not isinstance(node, ast.Subscript):
-        shape_error(f"expected a buffer or a buffer region, got `{ast.unparse(node)}`", node)
+        buffer_named(ctx, node, "a buffer or a buffer region")     # says what it got
     buffer = buffer_named(ctx, node.value)
     items = index_nodes(node)
     if len(items) != len(buffer.shape):

@@ -17,6 +17,7 @@ from .buffers import SCOPES, lower_alloc
 from .helpers import Helper, inline_helper
 from .constants import NotConstant, is_number
 from .context import POISON, Constant, FuncContext
+from .views import lower_view
 from .errors import (FrontendError, Poisoned, construct_name, shape_error, unknown,
                      unsupported)
 from .exprs import (BINARY, buffer_named, buffer_view, call_args, lower_expr, lower_index,
@@ -29,7 +30,12 @@ from .sizes import (check_elements, check_expr_depth, check_stages, check_trip_c
 from .tile_ops import lower_copy, lower_fill, lower_reduce
 
 # calls that only tune performance; they change nothing we model
-_HINT_CALLS = ("use_swizzle", "no_set_max_nreg", "disable_warp_group_reg_alloc")
+# physical choices that never change a value: a swizzle, register allocation, and a
+# layout annotation (TileLang places the annotated buffer's elements as told; our plan
+# infers its own layout, the one the simulator checks and our CUDA runs, so TileLang's
+# annotated layout is checked by running TileLang: --backend tilelang; docs/limits.md)
+_HINT_CALLS = ("use_swizzle", "no_set_max_nreg", "disable_warp_group_reg_alloc",
+               "annotate_layout")
 
 
 def lower_block(ctx: FuncContext, nodes: list[ast.stmt]) -> tuple[Stmt, ...]:
@@ -143,6 +149,8 @@ def _assign(ctx: FuncContext, node: ast.Assign) -> list[Stmt]:
         tname = ctx.imports.t_name(value.func)
         if tname in SCOPES:
             return lower_alloc(ctx, target, value, tname)
+        if tname in ("reshape", "view"):
+            return lower_view(ctx, target, value, tname)
     if isinstance(value, ast.Name) and isinstance(ctx.lookup(value.id), Buffer):
         buffer = ctx.lookup(value.id)
         ctx.bind(target.id, buffer)

@@ -4,9 +4,8 @@
 #   num_vectorize = 4) moved to module level; the kernel and its layout helper `x_layout_fn`
 #   moved out of their test function (dedented); the test's torch harness dropped
 # constructs: T.reshape, annotate_layout, T.Fragment-layout, reduce_absmax, disable_tma
-# blocked-by: annotate_layout, T.reshape
-# expect: error R101 at 33
-# expect: error R101 at 35
+# blocked-by: none
+# expect: ok
 import tilelang
 import tilelang.language as T
 import tilelang.testing

@@ -2,8 +2,8 @@
 # function: _make_partial_reduce_kernel; params: none
 # changed: nothing (the rest of the file, torch and test code, dropped)
 # constructs: factory, annotate_layout, T.Fragment-layout, reduce_sum, nested-factory
-# blocked-by: nested-factory
-# expect: error R100 at 1
+# blocked-by: none
+# expect: ok
 import tilelang
 import tilelang.language as T
 import tilelang.testing

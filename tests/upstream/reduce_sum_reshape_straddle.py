@@ -4,8 +4,8 @@
 #   threads = 128) moved to module level; the kernel moved out of its test function (dedented); the
 #   test's torch harness dropped
 # constructs: T.reshape, reduce_sum
-# blocked-by: T.reshape
-# expect: error R101 at 32
+# blocked-by: none
+# expect: ok
 import tilelang
 import tilelang.language as T
 import tilelang.testing

@@ -479,6 +479,16 @@ class _Inference:
             return
         if op.kind == "copy":
             self.place_copy_sides(op, free)
+        if op.kind == "loop" and not op.accesses and _stores_only_private(op.node.body):
+            # TileLang spreads a T.Parallel over the threads only when it touches a
+            # fragment or stores to a non-local buffer (lower_tile_op.cc,
+            # parallel_loop): otherwise every thread runs every iteration, writing its
+            # own copy of the locals (docs/semantics.md §2)
+            offset, count = op.participants
+            bound_cells(math.prod(op.shape) * count, f"{op.what}, run by every thread",
+                        op.node.span)
+            op.layout = fully_replicated(op.shape, count, offset, op.names)
+            return
         layout, source = self.follow_placed(op)
         if layout is None:
             if not free:
@@ -657,6 +667,16 @@ class _Inference:
                                   "the layouts' formulas, which name no single thread "
                                   "and element")]
         return []
+
+
+def _stores_only_private(body: ir.Body) -> bool:
+    """Whether a loop body's only effects are stores to thread-private buffers."""
+    for stmt in ir.walk(body):
+        if isinstance(stmt, ir.Store) and stmt.buffer.scope == "local":
+            continue
+        if not isinstance(stmt, (ir.Let, ir.SerialFor, ir.If)):
+            return False
+    return True
 
 
 def _range(participants: tuple[int, int]) -> str:

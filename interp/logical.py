@@ -20,7 +20,7 @@ import numpy as np
 from verify_reducer.spec import ir
 from verify_reducer.spec.diagnostics import DiagnosticError, Note, error
 from verify_reducer.spec.dtypes import BOOL, INT32
-from verify_reducer.spec.ops import MONOIDS, OP_ALIASES, REDUCE_KINDS
+from verify_reducer.spec.ops import OP_ALIASES, REDUCE_KINDS, reduce_monoid
 from verify_reducer.spec.source import Span
 
 from . import bounds as B
@@ -28,6 +28,7 @@ from .epochs import ReducerState
 from .evaluate import convert, indices_of, operand, reads_thread, serial_iterations
 from .exact import combine
 from .memory import Storage, Window, WindowStorage, check_race, kernel_inputs, unallocated
+from .private import Diverges, PrivateStorage, ThreadCopies, diverging_read
 from .runs import BodyRuns, blocks_to_run
 from .values import THREAD, Lanes, Val
 
@@ -109,6 +110,7 @@ class Block:
         self.globals = globals_
         self.epochs = epochs
         self.local: dict[ir.Buffer, Storage] = {}
+        self.private: dict[ir.Buffer, PrivateStorage] = {}     # T.alloc_local / alloc_var
         self.reducers: dict[ir.Buffer, ReducerState] = {}
         self.body_runs = BodyRuns()
         self.stmt_span: Span | None = None
@@ -122,9 +124,16 @@ class Block:
 
     # ------------------------------------------------------------------ memory
 
-    def storage(self, buffer: ir.Buffer, span: Span) -> Storage:
+    def storage(self, buffer: ir.Buffer, span: Span,
+                lanes: Lanes | None = None) -> Storage | ThreadCopies:
+        """Where buffer lives; a thread-private buffer as the copies lanes reach."""
         if buffer.is_reducer:
             return self.reducer(buffer, span).storage
+        if buffer.scope == "local":
+            private = self.private.get(buffer)
+            if private is None:
+                raise unallocated(buffer, span)
+            return private.copies(self._thread_rows(lanes))
         found = self.local.get(buffer) or self.globals.get(buffer)
         if found is None:
             raise unallocated(buffer, span)
@@ -136,21 +145,36 @@ class Block:
             raise unallocated(buffer, span)
         return state
 
-    def readable(self, buffer: ir.Buffer, span: Span, whole: str | None = None) -> Storage:
+    def readable(self, buffer: ir.Buffer, span: Span, whole: str | None = None,
+                 lanes: Lanes | None = None):
         """Storage to read; `whole` names an op that takes the buffer as a whole (an
         unfinalized reducer passed to it escapes: R211, not a plain read R200)."""
         if buffer.is_reducer:
             self.reducer(buffer, span).check_readable(span, whole)
-        return self.storage(buffer, span)
+        return self.storage(buffer, span, lanes)
 
-    def writable(self, buffer: ir.Buffer, span: Span, what: str, code: str) -> Storage:
+    def writable(self, buffer: ir.Buffer, span: Span, what: str, code: str,
+                 lanes: Lanes | None = None):
         if buffer.is_reducer:
             self.reducer(buffer, span).check_writable(span, what, code)
-        return self.storage(buffer, span)
+        return self.storage(buffer, span, lanes)
+
+    def _thread_rows(self, lanes: Lanes | None) -> np.ndarray:
+        """(lanes × threads): the threads whose private copies each lane reads and
+        writes — its own thread where the statement runs once per thread, else every
+        thread that reaches it."""
+        threads = self.kernel.threads
+        if lanes is None:
+            return np.ones((1, threads), dtype=bool)
+        if THREAD in lanes.env:
+            rows = np.zeros((lanes.n, threads), dtype=bool)
+            rows[np.arange(lanes.n), lanes.env[THREAD].v.astype(np.int64)] = True
+            return rows
+        return lanes.thread_mask(threads)
 
     def load(self, load: ir.Load, indices: list[Val], lanes: Lanes) -> Val:
         """Memory for `evaluate`: a Load of every lane."""
-        storage = self.readable(load.buffer, load.span)
+        storage = self.readable(load.buffer, load.span, lanes=lanes)
         flat = storage.flat([i.v.astype(np.int64) for i in indices], load.span)
         val = storage.read(flat, load.span, self.stmt_span)
         moved = B.widest(*(i.b for i in indices))
@@ -173,12 +197,27 @@ class Block:
         if THREAD not in lanes.env and reads_thread(ir.stmt_exprs(stmt), lanes):
             if isinstance(stmt, ir.Let):
                 return lanes.defer(stmt.var.name, stmt)
-            if isinstance(stmt, ir.If):
-                self._thread_if(stmt, lanes)
-            else:
-                run(stmt, self._per_thread(lanes))
-            return lanes
-        return run(stmt, lanes) or lanes
+            return self._once_per_thread(stmt, lanes, run)
+        try:
+            return run(stmt, lanes) or lanes
+        except Diverges as exc:
+            # a block-level statement read a private value the threads hold differently:
+            # it means one run per thread (nothing was written before its reads)
+            if lanes.parallel:
+                raise diverging_read(exc, stmt.span, "inside a T.Parallel (its "
+                                     "iterations are spread over the threads)") from None
+            if isinstance(stmt, ir.Let):
+                raise diverging_read(exc, stmt.span, "bound to a name (a `name = value` "
+                                     "binding keeps one value for the block: read the "
+                                     "buffer where the value is used)") from None
+            return self._once_per_thread(stmt, lanes, run)
+
+    def _once_per_thread(self, stmt: ir.Stmt, lanes: Lanes, run) -> Lanes:
+        if isinstance(stmt, ir.If):
+            self._thread_if(stmt, lanes)
+        else:
+            run(stmt, self._per_thread(lanes))
+        return lanes
 
     # ------------------------------------------------------------------ the thread index
     # T.get_thread_binding() has a meaning at the logical level: a block-level statement
@@ -220,6 +259,8 @@ class Block:
                 old.check_nothing_lost("is replaced by a fresh allocation",
                                        Note("allocated again here", stmt.span))
             self.reducers[buffer] = ReducerState(buffer)
+        elif buffer.scope == "local":
+            self.private[buffer] = PrivateStorage(buffer, self.kernel.threads)
         else:
             self.local[buffer] = Storage(buffer)
 
@@ -265,24 +306,25 @@ class Block:
                 self.body(branch, lanes if mask.all() else lanes.select(mask))
 
     def _store(self, stmt: ir.Store, lanes: Lanes):
-        storage = self.writable(stmt.buffer, stmt.span, "a store", "R205")
+        storage = self.writable(stmt.buffer, stmt.span, "a store", "R205", lanes)
         idx, moved = indices_of(stmt.indices, lanes, self)
         flat = storage.flat(idx, stmt.span)
         val = _taint(operand(stmt.value, stmt.buffer.dtype, lanes, self), lanes)
-        check_race(storage, flat, val, stmt.span)
+        keys = storage.race_keys(flat) if isinstance(storage, ThreadCopies) else flat
+        check_race(storage, keys, val, stmt.span)
         storage.write(flat, val)
         if moved:
             storage.uncertain_everywhere()
 
     def _fill(self, stmt: ir.Fill, lanes: Lanes):
         region = stmt.region
-        storage = self.writable(region.buffer, stmt.span, "T.fill", "R205")
+        storage = self.writable(region.buffer, stmt.span, "T.fill", "R205", lanes)
         value = _taint(operand(stmt.value, region.buffer.dtype, lanes, self), lanes)
         starts = self._starts(region, lanes)
         for lane in range(lanes.n):
             flat, inside = self._box(region, starts[lane], stmt.span)
             count = int(inside.sum())
-            storage.write(flat[inside], Val(np.repeat(value.v[lane], count), value.dtype,
+            _lane(storage, lane).write(flat[inside], Val(np.repeat(value.v[lane], count), value.dtype,
                                             None if value.b is None
                                             else np.repeat(value.b[lane], count)))
 
@@ -291,8 +333,8 @@ class Block:
         that do not divide): outside it a copy reads 0 and writes nothing. On-chip
         regions must fit their buffer (R102)."""
         src, dst = stmt.src, stmt.dst
-        src_store = self.readable(src.buffer, stmt.span, "T.copy")
-        dst_store = self.writable(dst.buffer, stmt.span, "T.copy", "R211")
+        src_store = self.readable(src.buffer, stmt.span, "T.copy", lanes)
+        dst_store = self.writable(dst.buffer, stmt.span, "T.copy", "R211", lanes)
         if [e for e in src.extents if e != 1] != [e for e in dst.extents if e != 1]:
             raise DiagnosticError(error(
                 "R102", f"T.copy from a {list(src.extents)} region of {src.buffer.name} to "
@@ -306,7 +348,7 @@ class Block:
             b = np.zeros(len(s_flat))
             read = d_inside & s_inside
             if read.any():
-                part = src_store.read(s_flat[read], stmt.span)
+                part = _lane(src_store, lane).read(s_flat[read], stmt.span)
                 v[read] = part.v
                 if part.b is not None:
                     b[read] = part.b
@@ -314,7 +356,7 @@ class Block:
             val = convert(val, dst.buffer.dtype)
             if lanes.taint is not None and lanes.taint[lane]:
                 val = Val(val.v, val.dtype, np.full(len(val.v), np.inf))
-            dst_store.write(d_flat[d_inside], val)
+            _lane(dst_store, lane).write(d_flat[d_inside], val)
 
     def _starts(self, region: ir.Region, lanes: Lanes) -> list[list[int]]:
         """A region's start index, per lane."""
@@ -416,7 +458,7 @@ class Block:
             state.storage.write_all(result, bound)
             state.readable = True
         else:
-            self.storage(stmt.dst, stmt.span).write_all(result, bound)
+            self.storage(stmt.dst, stmt.span, lanes).write_all(result, bound)
         record = EpochRecord(self.block, stmt.reducer.name, stmt.span, init_span,
                              counts.reshape(stmt.reducer.shape))
         self.epochs.append(record)
@@ -444,7 +486,7 @@ class Block:
         combined into dst's current values when clear=False; computed in dst's dtype with
         the reducer's exact rule."""
         kind = REDUCE_KINDS[stmt.kind]
-        monoid = MONOIDS[kind.monoid]
+        monoid = reduce_monoid(stmt)
         src, dst = stmt.src, stmt.dst
         dtype = dst.dtype
         if not monoid.supports(dtype):
@@ -462,13 +504,26 @@ class Block:
             raise DiagnosticError(error(
                 "R102", f"T.reduce_{stmt.kind} of {src.name} {list(src.shape)} over dim "
                 f"{dim} gives {list(kept)}, but {dst.name} is {list(dst.shape)}", stmt.span))
-        src_store = self.readable(src, stmt.span, f"T.reduce_{stmt.kind}")
-        dst_store = self.writable(dst, stmt.span, f"T.reduce_{stmt.kind}", "R211")
+        src_store = self.readable(src, stmt.span, f"T.reduce_{stmt.kind}", lanes)
+        dst_store = self.writable(dst, stmt.span, f"T.reduce_{stmt.kind}", "R211", lanes)
+        # a block-level reduction runs once; one of a private source or destination
+        # runs per lane, each lane (one thread, or the threads whose copies agree)
+        # reducing the copies it reaches
+        private = isinstance(src_store, ThreadCopies) or isinstance(dst_store, ThreadCopies)
+        for lane in range(lanes.n if private else 1):
+            tainted = lanes.taint is not None and bool(lanes.taint[lane if private else 0])
+            self._reduce_once(stmt, monoid, kind.absolute, dim, outputs,
+                              _lane(src_store, lane), _lane(dst_store, lane), tainted)
+
+    def _reduce_once(self, stmt: ir.Reduce, monoid, absolute: bool, dim: int, outputs: int,
+                     src_store, dst_store, tainted: bool) -> None:
+        src, dst = stmt.src, stmt.dst
+        dtype = dst.dtype
         val = src_store.read(np.arange(src.size), stmt.span)
-        if kind.absolute:
+        if absolute:
             val = Val(src.dtype.quantize(np.abs(val.v)), src.dtype, val.b)
         val = convert(val, dtype)
-        if lanes.taint is not None:
+        if tainted:
             val = Val(val.v, dtype, np.full(len(val.v), np.inf))
         values = np.moveaxis(val.v.reshape(src.shape), dim, -1).reshape(-1)
         b = None if val.b is None else \
@@ -491,6 +546,12 @@ def _box_offsets(shape: tuple[int, ...], extents: tuple[int, ...]):
     inside = np.ones(offsets.shape[0], dtype=bool)
     offsets.flags.writeable = inside.flags.writeable = False
     return offsets, inside
+
+
+def _lane(storage, lane: int):
+    """The memory one lane of a statement reads or writes: a private buffer's copies of
+    that lane's threads; any other storage as it is."""
+    return storage.lane(lane) if isinstance(storage, ThreadCopies) else storage
 
 
 def _scope(lanes: Lanes, threads: int) -> bytes:

@@ -113,3 +113,94 @@ def test_every_thread_of_a_3d_block_stores_its_own_element(tmp_path):
     assert report.verdict == "verified", [d.message for d in report.diagnostics]
     z, y, x = np.indices((3, 2, 4))
     np.testing.assert_array_equal(report.reference.outputs["o"], (x + 10 * y + 100 * z))
+
+
+# ----------------------------------------------------------------------------- private
+
+X8 = {"x": np.arange(1, 9, dtype=np.float32), "y": np.zeros(8, np.float32)}
+
+
+def _private(tmp_path: Path, body: str, threads: str = "8"):
+    report = _check(tmp_path, _kernel(body, threads), dict(X8))
+    errors = [(d.code, d.message) for d in report.diagnostics if d.is_error]
+    return report, errors
+
+
+def test_each_thread_keeps_its_own_copy_of_a_local(tmp_path):
+    """gemv_naive's shape: acc[0] += ... under the thread index is no race."""
+    report, errors = _private(tmp_path, "t = T.get_thread_binding(0)\n"
+                              "acc = T.alloc_local((1,), T.float32)\n"
+                              "T.clear(acc)\n"
+                              "for k in T.serial(3):\n"
+                              "    acc[0] += x[t]\n"
+                              "y[t] = acc[0]")
+    assert errors == [] and report.verdict == "verified"
+    np.testing.assert_array_equal(report.reference.outputs["y"], 3 * X8["x"])
+
+
+def test_a_block_level_write_sets_every_copy(tmp_path):
+    """p[0] = 2.5 outside any thread dependence: every thread reads 2.5, inside a
+    T.Parallel too (the copies agree, so which thread runs an iteration cannot matter)."""
+    report, errors = _private(tmp_path, "p = T.alloc_local((1,), T.float32)\n"
+                              "p[0] = 2.5\n"
+                              "for i in T.Parallel(N):\n"
+                              "    y[i] = x[i] + p[0]")
+    assert errors == [] and report.verdict == "verified"
+    np.testing.assert_array_equal(report.reference.outputs["y"], X8["x"] + 2.5)
+
+
+def test_a_read_of_differing_copies_inside_t_parallel_is_r100(tmp_path):
+    _, errors = _private(tmp_path, "t = T.get_thread_binding(0)\n"
+                         "p = T.alloc_local((1,), T.float32)\n"
+                         "p[0] = x[t]\n"
+                         "for i in T.Parallel(N):\n"
+                         "    y[i] = p[0]")
+    assert errors == [("R100", "read of thread-private p[0] inside a T.Parallel (its "
+                       "iterations are spread over the threads), where the threads' copies "
+                       "differ (threads 0 and 1): which thread's copy it means is a "
+                       "physical choice")]
+
+
+def test_a_name_bound_to_differing_copies_is_r100(tmp_path):
+    _, errors = _private(tmp_path, "t = T.get_thread_binding(0)\n"
+                         "p = T.alloc_local((1,), T.float32)\n"
+                         "p[0] = x[t]\n"
+                         "v = p[0]\n"
+                         "y[t] = v")
+    assert [c for c, _ in errors] == ["R100"]
+    assert errors[0][1].startswith("read of thread-private p[0] bound to a name")
+
+
+def test_an_if_on_a_private_value_is_thread_divergent(tmp_path):
+    """if p[0] > 4: each thread decides on its own copy."""
+    report, errors = _private(tmp_path, "t = T.get_thread_binding(0)\n"
+                              "p = T.alloc_local((1,), T.float32)\n"
+                              "p[0] = x[t]\n"
+                              "y[t] = 0.0\n"
+                              "if p[0] > 4:\n"
+                              "    y[t] = p[0]")
+    assert errors == [] and report.verdict == "verified"
+    np.testing.assert_array_equal(report.reference.outputs["y"],
+                                  np.where(X8["x"] > 4, X8["x"], 0))
+
+
+def test_a_copy_written_by_some_threads_only_is_r502_where_another_reads_it(tmp_path):
+    _, errors = _private(tmp_path, "t = T.get_thread_binding(0)\n"
+                         "p = T.alloc_local((1,), T.float32)\n"
+                         "if t == 0:\n"
+                         "    p[0] = 1.0\n"
+                         "y[t] = p[0]")
+    assert errors == [("R502", "read of p[0] by thread 1, which never wrote it (local "
+                               "memory starts uninitialized)")]
+
+
+def test_threads_storing_their_own_copies_are_no_race_but_iterations_are(tmp_path):
+    """In a T.Parallel that reads the thread index each iteration runs on every thread;
+    two iterations storing different values to one thread's element still race."""
+    _, errors = _private(tmp_path, "t = T.get_thread_binding(0)\n"
+                         "p = T.alloc_local((1,), T.float32)\n"
+                         "for i in T.Parallel(N):\n"
+                         "    p[0] = x[i] + T.cast(t, T.float32)\n"
+                         "y[0] = x[0]")
+    assert [c for c, _ in errors] == ["R102"]
+    assert errors[0][1].startswith("iterations of the T.Parallel store different values")

@@ -4,8 +4,8 @@
 # constructs: factory, factory-param-without-default, eager-jit, get_thread_binding(dim), alloc_local, astype
 # blocked-by: factory-param-without-default
 # expect: error R102 at 18
-# bound-blocked-by: alloc_local
-# bound: error R102 at 39
+# bound-blocked-by: none
+# bound: ok
 import tilelang as tl
 import tilelang.language as T
 from tilelang import jit

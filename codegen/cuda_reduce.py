@@ -8,7 +8,7 @@ from __future__ import annotations
 from verify_reducer.spec import ir
 from verify_reducer.spec.indexexpr import Const, Var
 from verify_reducer.spec.layout import default_partition
-from verify_reducer.spec.ops import MONOIDS, REDUCE_KINDS
+from verify_reducer.spec.ops import REDUCE_KINDS, reduce_monoid
 
 from . import cuda_collectives as collectives
 from .cuda_access import TERM, Frame, flat_offset
@@ -20,7 +20,7 @@ from .layout_rules import reduce_kept
 
 def render_reduce(body, stmt: ir.Reduce, frame: Frame) -> None:
     kind = REDUCE_KINDS[stmt.kind]
-    monoid = MONOIDS[kind.monoid]
+    monoid = reduce_monoid(stmt)
     src, dst = stmt.src, stmt.dst
     dim = stmt.dim + len(src.shape) if stmt.dim < 0 else stmt.dim
     kept = reduce_kept(src.shape, dim, dst.shape)

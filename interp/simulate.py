@@ -36,7 +36,7 @@ import numpy as np
 from verify_reducer.spec import ir
 from verify_reducer.spec.diagnostics import Diagnostic, DiagnosticError, error
 from verify_reducer.spec.dtypes import BOOL, INT64
-from verify_reducer.spec.ops import REDUCE_KINDS, MONOIDS
+from verify_reducer.spec.ops import REDUCE_KINDS, reduce_monoid
 from verify_reducer.spec.physical import PhysicalPlan
 
 from .evaluate import convert, operand, serial_iterations, stored
@@ -290,7 +290,7 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
         written register), combined in order along dim, delivered to every holder of
         each dst element (combined with its old value unless clear)."""
         kind = REDUCE_KINDS[stmt.kind]
-        mono = MONOIDS[kind.monoid]
+        mono = reduce_monoid(stmt)
         src, dst = stmt.src, stmt.dst
         dtype = dst.dtype
         dim = stmt.dim + len(src.shape) if stmt.dim < 0 else stmt.dim

@@ -342,6 +342,7 @@ class Reduce:
     dim: int
     clear: bool
     span: Span
+    nan_propagate: bool = False      # a NaN term makes the result NaN (spec.ops.reduce_monoid)
 
 
 @node

@@ -57,6 +57,31 @@ IEEE_MAX = SignedZeroExtremum(np.fmax, "maximum")
 IEEE_MIN = SignedZeroExtremum(np.fmin, "minimum")
 
 
+class NanPropagatingExtremum(SignedZeroExtremum):
+    """SignedZeroExtremum where a NaN operand makes the result NaN: TileLang's
+    MaxOpNan/MinOpNan, CUDA's __hmax_nan/__hmin_nan, which `T.reduce_max(...,
+    nan_propagate=True)` uses into a float16/bfloat16 destination."""
+
+    def __call__(self, a, b):
+        result = super().__call__(a, b)
+        return np.where(np.isnan(a) | np.isnan(b), np.nan, result).astype(result.dtype)
+
+    def reduce(self, terms, axis=0, dtype=None):
+        result = super().reduce(terms, axis=axis, dtype=dtype)
+        return np.where(np.isnan(terms).any(axis=axis), np.nan, result).astype(result.dtype)
+
+    def accumulate(self, terms, axis=0, dtype=None):
+        result = super().accumulate(terms, axis=axis, dtype=dtype)
+        seen = np.logical_or.accumulate(np.isnan(terms), axis=axis)
+        return np.where(seen, np.nan, result).astype(result.dtype)
+
+    def at(self, acc, index, values):
+        nan = np.isnan(acc)
+        np.logical_or.at(nan, index, np.isnan(np.asarray(values)))
+        super().at(acc, index, values)
+        acc[nan] = np.nan
+
+
 @dataclass(frozen=True)
 class Monoid:
     name: str
@@ -159,6 +184,26 @@ REDUCE_KINDS: dict[str, ReduceKind] = {k.name: k for k in [
     ReduceKind("absmax", "max", True), ReduceKind("bitand", "bitand", False),
     ReduceKind("bitor", "bitor", False), ReduceKind("bitxor", "bitxor", False),
 ]}
+
+
+# `nan_propagate=True` of T.reduce_max/min/absmax into float16/bfloat16: the same op for
+# every rule that asks what the op is (named max/min: exact, idempotent, any order), with
+# a NaN term making the result NaN, in numpy and in C (the runtime's reducer_max_nan)
+NAN_PROPAGATING: dict[str, Monoid] = {m.name: m for m in [
+    Monoid("max", np.maximum, NanPropagatingExtremum(np.fmax, "maximum_nan"),
+           "reducer_max_nan({a}, {b})", False, True),
+    Monoid("min", np.minimum, NanPropagatingExtremum(np.fmin, "minimum_nan"),
+           "reducer_min_nan({a}, {b})", False, True),
+]}
+NAN_DTYPES = ("float16", "bfloat16")       # where TileLang's use_nan_op applies
+
+
+def reduce_monoid(stmt) -> Monoid:
+    """The op a T.reduce_* statement (spec.ir.Reduce) combines with."""
+    name = REDUCE_KINDS[stmt.kind].monoid
+    if stmt.nan_propagate:
+        return NAN_PROPAGATING[name]
+    return MONOIDS[name]
 
 
 def monoid(name: str) -> Monoid:

@@ -34,6 +34,16 @@ __device__ __forceinline__ float reducer_fp8_to_float(__nv_fp8_e5m2 x) {
   return static_cast<float>(x);
 }
 
+// max/min where a NaN operand makes the result NaN: TileLang's MaxOpNan/MinOpNan
+// (__hmax_nan/__hmin_nan) for `nan_propagate=True` into float16/bfloat16, combined in float
+// as every half-precision combine is (spec.ops.NAN_PROPAGATING); zeros as fmaxf/fminf.
+__device__ __forceinline__ float reducer_max_nan(float a, float b) {
+  return (isnan(a) || isnan(b)) ? __int_as_float(0x7fffffff) : fmaxf(a, b);
+}
+__device__ __forceinline__ float reducer_min_nan(float a, float b) {
+  return (isnan(a) || isnan(b)) ? __int_as_float(0x7fffffff) : fminf(a, b);
+}
+
 // Named barrier `bar.sync id, count`: completes when `count` threads have arrived; count
 // is a multiple of 32, each arriving warp counting 32 whatever its active lanes
 // (spec.physical.warp_arrivals). Barrier 0 is __syncthreads(); plans use 1..15. The memory clobber keeps

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..ir import Copy, Fill, Reduce, Stmt
-from ..ops import REDUCE_KINDS
+from ..ops import NAN_DTYPES, REDUCE_KINDS
 from ..source import Span
 from .constants import NotConstant
 from .context import FuncContext
@@ -67,15 +67,10 @@ def lower_reduce(ctx: FuncContext, call: ast.Call, kind: str) -> list[Stmt]:
             shape_error(f"{what}: batch must be at least 1, got {batch}", args["batch"])
     src = buffer_named(ctx, args["buffer"])
     dst = buffer_named(ctx, args["out"])
-    if nan_propagate and dst.dtype.name in ("float16", "bfloat16"):
-        # TileLang switches to __hmax_nan/__hmin_nan only when the accumulator is
-        # float16/bfloat16 (backend/common/op/reduce.h, use_nan_op); there a NaN term
-        # makes the result NaN, which our max/min (NaN ignored) does not model. In any
-        # other dtype the flag changes nothing: fmaxf/fminf, our max/min.
-        unknown(f"{what}(..., nan_propagate=True) into {dst.dtype} is not supported: the "
-                f"NaN-propagating max/min (TileLang's MaxOpNan/MinOpNan, __hmax_nan) is "
-                f"not modelled; nan_propagate=False ignores NaN terms",
-                args["nan_propagate"])
+    # TileLang switches to __hmax_nan/__hmin_nan only when the accumulator is
+    # float16/bfloat16 (backend/common/op/reduce.h, use_nan_op): a NaN term makes the
+    # result NaN there. Into any other dtype the flag changes nothing (fmaxf/fminf).
+    nan_propagate = nan_propagate and dst.dtype.name in NAN_DTYPES
     if src.scope not in ("fragment", "shared") and not src.is_reducer:
         # TileLang also reduces a local (per-thread) buffer; the simulator and the CUDA
         # renderer read a fragment's registers or a shared tile, so we refuse it here,
@@ -99,7 +94,7 @@ def lower_reduce(ctx: FuncContext, call: ast.Call, kind: str) -> list[Stmt]:
     if REDUCE_KINDS[kind].monoid.startswith("bit") and not (src.dtype.is_int
                                                             and dst.dtype.is_int):
         shape_error(f"{what} needs integer buffers, got {src.dtype} and {dst.dtype}", call)
-    return [Reduce(kind, src, dst, dim, clear, Span.of(call))]
+    return [Reduce(kind, src, dst, dim, clear, Span.of(call), nan_propagate)]
 
 
 # the kinds whose TileLang form takes nan_propagate (language/reduce_op.py)

@@ -4,8 +4,8 @@
 # constructs: factory, factory-param-without-default, nan_propagate, function-param
 # blocked-by: function-param
 # expect: error R102 at 14
-# bound-blocked-by: nan_propagate
-# bound: error R101 at 21
+# bound-blocked-by: none
+# bound: ok
 import tilelang
 import tilelang.language as T
 import tilelang.testing

@@ -9,7 +9,7 @@ from ..ops import NAN_DTYPES, REDUCE_KINDS
 from ..source import Span
 from .constants import NotConstant
 from .context import FuncContext
-from .errors import shape_error, unknown, unsupported
+from .errors import shape_error, unsupported
 from .exprs import buffer_named, call_args, lower_expr
 from .promotion import adopt, is_weak, typed_const
 from .reducers import fill_init

@@ -5,7 +5,9 @@
 Inputs are keyed by parameter name (numpy arrays of the parameter's shape, in the
 dtype's numpy storage); every parameter is copied to the device, the kernel is launched
 with the plan's grid and threads, and every parameter is copied back. bfloat16 values
-(kept in float32 arrays on the host, spec.dtypes) travel as their upper 16 bits.
+(kept in float32 arrays on the host, spec.dtypes) travel as their upper 16 bits, float8
+values as their one-byte bit patterns (ml_dtypes encodes and decodes them exactly: they
+are on the float8 grid already).
 
 A kernel whose shared memory is dynamic (over the static 48 KB, codegen.resources) is
 allowed that much with the MAX_DYNAMIC_SHARED_SIZE_BYTES attribute and launched with it
@@ -23,7 +25,7 @@ import hashlib
 import numpy as np
 
 from verify_reducer.spec.diagnostics import DiagnosticError
-from verify_reducer.spec.dtypes import DType
+from verify_reducer.spec.dtypes import DType, float8_bits, float8_from_bits
 from verify_reducer.spec.physical import PhysicalPlan
 from .cuda import NVCC_OPTIONS, CudaSource, render
 
@@ -160,10 +162,14 @@ def _to_device_layout(values: np.ndarray, dtype: DType) -> np.ndarray:
     if dtype.name == "bfloat16":
         bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
         return (bits >> np.uint32(16)).astype(np.uint16)
+    if dtype.is_float8:
+        return np.ascontiguousarray(float8_bits(values, dtype))
     return np.ascontiguousarray(values, dtype=dtype.np)
 
 
 def _from_device_layout(values: np.ndarray, dtype: DType) -> np.ndarray:
     if dtype.name == "bfloat16":
         return (values.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    if dtype.is_float8:
+        return float8_from_bits(values, dtype)
     return values

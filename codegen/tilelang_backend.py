@@ -13,7 +13,9 @@ attribute of that name, or (the factory pattern, `prog = make_kernel(...)`) the 
 module-level prim_func whose global symbol is that name.
 
 Inputs are keyed by parameter name (numpy arrays in the dtype's numpy storage; bfloat16
-kept in float32, spec.dtypes) and travel as torch CUDA tensors of the parameter's dtype.
+and float8 kept in float32, spec.dtypes) and travel as torch CUDA tensors of the
+parameter's dtype (float8 as its bit patterns viewed as torch.float8_e4m3fn /
+torch.float8_e5m2, so no conversion of torch's stands between the values and the kernel).
 The kernel is compiled with `tilelang.compile(func, out_idx=None, target="cuda",
 pass_configs=...)` (all parameters are inputs, written in place), called with the tensors
 in TileLang's parameter order, and every parameter is copied back.
@@ -59,7 +61,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from verify_reducer.spec.dtypes import DType
+from verify_reducer.spec.dtypes import DType, float8_bits, float8_from_bits
 from verify_reducer.spec.ir import PrimFunc
 
 
@@ -377,6 +379,9 @@ def _to_torch(torch, value: np.ndarray, param):
     dtype = param.dtype
     host = np.ascontiguousarray(dtype.quantize(np.asarray(value).reshape(param.shape)),
                                 dtype=dtype.np)
+    if dtype.is_float8:
+        bits = torch.from_numpy(np.ascontiguousarray(float8_bits(host, dtype)))
+        return bits.view(getattr(torch, dtype.name)).to("cuda")
     tensor = torch.from_numpy(host)
     if dtype.name == "bfloat16":
         tensor = tensor.to(torch.bfloat16)   # exact: quantize put it on the bf16 grid
@@ -385,6 +390,8 @@ def _to_torch(torch, value: np.ndarray, param):
 
 def _from_torch(torch, tensor, dtype: DType) -> np.ndarray:
     host = tensor.cpu()
+    if dtype.is_float8:
+        return float8_from_bits(host.view(torch.uint8).numpy(), dtype)
     if dtype.name == "bfloat16":
         host = host.to(torch.float32)        # our bfloat16 storage (exact widening)
     return host.numpy().astype(dtype.np, copy=False)

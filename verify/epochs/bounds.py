@@ -47,6 +47,10 @@ def _dtype_range(dtype) -> Interval:
         return Interval(dtype.lowest, dtype.highest)
     if dtype.is_bool:
         return Interval(0, 1)
+    if dtype.saturates:
+        # a float8 value is never infinite: every conversion into it saturates
+        # (docs/semantics.md §8); its range ends are integers (448, 57344)
+        return Interval(-int(dtype.finite_max), int(dtype.finite_max))
     return Interval(-INF, INF)
 
 
@@ -201,6 +205,13 @@ class _Encoder:
             return self.vars["T.get_thread_binding()"]
         if isinstance(e, ir.Cast) and e.dtype.is_int and e.a.dtype.is_int:
             return self.converted(e.a, e.dtype, depth + 1)
+        if isinstance(e, ir.Cast) and e.dtype.is_int and e.a.dtype.saturates:
+            # a float8 value truncated to an integer: within ±finite_max where the
+            # target holds that range (NaN converts to 0, inside it)
+            t = self.fresh(e.dtype)
+            iv = interval(e, self.ctx, depth)
+            self.facts += [t >= int(iv.lo), t <= int(iv.hi)]
+            return t
         if isinstance(e, ir.Unary) and e.op == "neg" and e.dtype.is_int:
             return -self.term(e.a, depth + 1)
         if isinstance(e, ir.Select) and e.dtype.is_int:

@@ -220,7 +220,7 @@ def _literal_fits(v, d: DType) -> bool:
     if d.is_bool:
         return v in (0, 1)
     if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
-        return True
+        return math.isnan(v) or not d.saturates    # float8 turns ±inf into ±finite_max
     if isinstance(v, float):   # a float literal is rounded to the dtype, as in C
         return abs(v) <= d.finite_max
     return float(d.quantize(np.array([float(v)]))[0]) == v

@@ -146,11 +146,16 @@ def _check_representable(buffer: Buffer, value: np.ndarray, where: str) -> None:
     dtype = buffer.dtype
     if dtype.is_float:
         if value.dtype.kind == "f" and dtype.saturates:
-            # the GPU would saturate it to the largest finite value: refused, not bent
+            # the GPU would saturate it to the largest finite value: refused, not bent;
+            # an infinity (float8_e5m2 has them) is refused too: float8 values are
+            # modelled saturating, without infinities (docs/limits.md)
             with np.errstate(invalid="ignore"):
                 beyond = np.isfinite(value) & (np.abs(value) > dtype.finite_max)
             _refuse(value, beyond, where, f"is beyond the range of {dtype} "
                     f"(±{dtype.finite_max:g})")
+            _refuse(value, np.isinf(value), where, f"is infinite: {dtype} values are "
+                    f"modelled without infinities (every conversion into float8 "
+                    f"saturates; docs/limits.md)")
         elif value.dtype.kind == "f":
             with np.errstate(all="ignore"):
                 overflow = np.isfinite(value) & np.isinf(dtype.quantize(value))

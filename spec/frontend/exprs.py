@@ -409,6 +409,12 @@ def _special_value(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
             shape_error(f"T.infinity needs a float dtype, got {dtype} (TileLang has no "
                         f"integer infinity; T.max_value({dtype}) is its largest value)",
                         node)
+        if dtype.is_float8:
+            # e4m3fn has no infinity (TileLang: "Cannot decide infinity"); e5m2's is a
+            # bit pattern TileLang prints, while every conversion into float8 saturates
+            shape_error(f"T.infinity({dtype}) is not supported: float8 values are "
+                        f"modelled saturating, without infinities (docs/limits.md); "
+                        f"T.max_value({dtype}) is its largest value", node)
         value = math.inf
     else:
         value = dtype.finite_max if name == "max_value" else dtype.finite_min

@@ -204,3 +204,58 @@ def test_threads_storing_their_own_copies_are_no_race_but_iterations_are(tmp_pat
                          "y[0] = x[0]")
     assert [c for c, _ in errors] == ["R102"]
     assert errors[0][1].startswith("iterations of the T.Parallel store different values")
+
+
+# ----------------------------------------------------------------------------- alloc_var
+
+def _lowered(body: str) -> list:
+    func = parse_source(_kernel(body, "8"), "simt.py").func()
+    return list(ir.walk(func.kernel.body))
+
+
+@pytest.mark.parametrize("call, init", [
+    ("T.alloc_var(T.int32)", None), ("T.alloc_var(T.int32, 3)", 3),
+    ("T.alloc_var(T.int32, 'local.var')", None), ("T.alloc_var(T.int32, 3, 'local.var')", 3),
+    ("T.alloc_var(T.int32, 'local.var', init=3)", 3), ("T.alloc_var(dtype=T.int32, init=3)", 3),
+])
+def test_alloc_var_is_a_one_element_local_with_its_init(call, init):
+    """allocate.py's argument rules: a lone string is the scope, else the init."""
+    stmts = _lowered(f"v = {call}\ny[0] = T.cast(v, T.float32)")
+    alloc = stmts[0]
+    assert isinstance(alloc, ir.Alloc)
+    assert (alloc.buffer.shape, alloc.buffer.scope, alloc.buffer.dtype.name) == \
+        ((1,), "local", "int32")
+    stores = [s for s in stmts if isinstance(s, ir.Store) and s.buffer is alloc.buffer]
+    assert [s.value.value for s in stores] == ([] if init is None else [init])
+
+
+def test_a_var_name_reads_and_assigns_its_element():
+    stmts = _lowered("v = T.alloc_var(T.float32)\nv = x[0]\nv += 2.0\ny[0] = v")
+    buf = stmts[0].buffer
+    first, second, out = stmts[1:]
+    assert first.buffer is buf and format_expr(first.value) == "x[0]"
+    assert second.buffer is buf and format_expr(second.value) == f"{buf.name}[0] + 2.0"
+    assert format_expr(out.value) == f"{buf.name}[0]"
+
+
+@pytest.mark.parametrize("call, message", [
+    ("T.alloc_var()", "T.alloc_var needs a dtype"),
+    ("T.alloc_var(T.int32, 1, init=2)", "T.alloc_var's init is given twice"),
+    ("T.alloc_var(T.int32, 1, 2)", "T.alloc_var takes (dtype, init, scope) with a string "
+                                   "scope"),
+    ("T.alloc_var(T.int32, align=4)", "`T.alloc_var` got an unexpected keyword `align`"),
+])
+def test_a_malformed_alloc_var_is_r102(call, message):
+    assert _errors(_kernel(f"v = {call}\ny[0] = x[0]")) == [("R102", message)]
+
+
+def test_each_thread_has_its_own_var(tmp_path):
+    """s starts at 1.5 in every thread; thread t adds x[0..t]."""
+    report, errors = _private(tmp_path, "t = T.get_thread_binding(0)\n"
+                              "s = T.alloc_var(T.float32, 1.5)\n"
+                              "for k in T.serial(t + 1):\n"
+                              "    s += x[k]\n"
+                              "y[t] = s")
+    assert errors == [] and report.verdict == "verified"
+    t = np.arange(8)
+    np.testing.assert_array_equal(report.reference.outputs["y"], 1.5 + (t + 1) * (t + 2) / 2)

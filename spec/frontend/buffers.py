@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import ast
 
-from ..ir import Alloc, Buffer, ReducerInfo, Stmt
+from ..dtypes import INT32
+from ..ir import Alloc, Buffer, Const, ReducerInfo, Stmt, Store
 from ..source import Span
 from .constants import NotConstant
 from .context import FuncContext
 from .errors import shape_error
-from .exprs import call_args
+from .exprs import call_args, lower_expr
 from .reducers import reducer_info
 from ..limits import MAX_ELEMENTS
 from .sizes import check_elements
@@ -38,6 +39,48 @@ def fold_shape(ctx: FuncContext, node: ast.AST, limit: int = MAX_ELEMENTS) -> tu
             shape_error(f"shape extents must be positive, got {value!r}", node)
     check_elements(tuple(dims), "shape", node, limit)
     return tuple(dims)
+
+
+def var_element(buffer: Buffer, span: Span) -> tuple[Const]:
+    """The index of a T.alloc_var's one element: its name reads and assigns it."""
+    return (Const(0, INT32, span, weak=True),)
+
+
+def lower_alloc_var(ctx: FuncContext, target: ast.Name, call: ast.Call) -> list[Stmt]:
+    """`v = T.alloc_var(dtype[, init][, scope], init=..., scope=...)`: TileLang's scalar
+    (tilelang/language/allocate.py): a one-element thread-private ("local.var") buffer,
+    stored `init` when one is given; `v` then reads it and `v = x`, `v += x` store it.
+    A lone second positional argument that is a string is the scope, otherwise the init."""
+    for a in call.args:
+        if isinstance(a, ast.Starred):
+            shape_error("star-arguments are not supported", a)
+    if not call.args and not any(k.arg == "dtype" for k in call.keywords):
+        shape_error("T.alloc_var needs a dtype", call)
+    dtype_node = call.args[0] if call.args else \
+        next(k.value for k in call.keywords if k.arg == "dtype")
+    rest = list(call.args[1:])
+    init = None
+    if rest and not (isinstance(rest[0], ast.Constant) and isinstance(rest[0].value, str)):
+        init = rest.pop(0)
+    if len(rest) > 1 or (rest and not (isinstance(rest[0], ast.Constant)
+                                       and isinstance(rest[0].value, str))):
+        shape_error("T.alloc_var takes (dtype, init, scope) with a string scope", call)
+    for kw in call.keywords:
+        if kw.arg == "init":
+            if init is not None:
+                shape_error("T.alloc_var's init is given twice", kw)
+            init = kw.value
+        elif kw.arg not in ("dtype", "scope"):
+            shape_error(f"`T.alloc_var` got an unexpected keyword `{kw.arg}`", kw)
+    dtype = ctx.folder.fold_dtype(dtype_node)
+    span = Span.of(target).to(Span.of(call))
+    buffer = Buffer(ctx.fresh_name(target.id), (1,), dtype, "local", span)
+    stmts: list[Stmt] = [Alloc(buffer, span)]
+    if init is not None:
+        stmts.append(Store(buffer, var_element(buffer, span), lower_expr(ctx, init), span))
+    ctx.bind(target.id, buffer)
+    ctx.var_buffers.add(id(buffer))
+    return stmts
 
 
 def lower_alloc(ctx: FuncContext, target: ast.Name, call: ast.Call, tname: str) -> list[Stmt]:

@@ -83,6 +83,7 @@ class FuncContext:
         self.helper_depth = 0                         # helpers being inlined (helpers.py)
         self.views: list = []                         # T.reshape/T.view made (views.py)
         self.thread_extents: tuple[int, ...] = (128,)  # T.Kernel's threads= (x, y, z)
+        self.var_buffers: set[int] = set()            # id() of T.alloc_var buffers
 
     # ------------------------------------------------------------------ names
 

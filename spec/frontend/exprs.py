@@ -97,6 +97,9 @@ def _name(ctx: FuncContext, node: ast.Name) -> Expr:
         return weak_const(entry.value, Span.of(node), node)
     if isinstance(entry, Inlined):
         return entry.expr
+    if isinstance(entry, Buffer) and id(entry) in ctx.var_buffers:
+        return Load(entry, (Const(0, INT32, Span.of(node), weak=True),),  # a T.alloc_var
+                    Span.of(node))
     if isinstance(entry, Buffer):
         shape_error(f"buffer `{node.id}` used as a scalar; index it (`{node.id}[i]`)", node)
     if isinstance(entry, Opaque):

@@ -13,7 +13,7 @@ from ..ir import (Alias, Binary, Buffer, Const, If, Let, Load, ParallelFor, Seri
 from ..printer import format_expr
 from ..ops import REDUCE_KINDS
 from ..source import Span
-from .buffers import SCOPES, lower_alloc
+from .buffers import SCOPES, lower_alloc, lower_alloc_var, var_element
 from .helpers import Helper, inline_helper
 from .constants import NotConstant, is_number
 from .context import POISON, Constant, FuncContext
@@ -149,8 +149,14 @@ def _assign(ctx: FuncContext, node: ast.Assign) -> list[Stmt]:
         tname = ctx.imports.t_name(value.func)
         if tname in SCOPES:
             return lower_alloc(ctx, target, value, tname)
+        if tname == "alloc_var":
+            return lower_alloc_var(ctx, target, value)
         if tname in ("reshape", "view"):
             return lower_view(ctx, target, value, tname)
+    if id(ctx.lookup(target.id)) in ctx.var_buffers:        # `v = x` of a T.alloc_var
+        buffer = ctx.lookup(target.id)
+        return [Store(buffer, var_element(buffer, Span.of(target)), lower_expr(ctx, value),
+                      Span.of(node))]
     if isinstance(value, ast.Name) and isinstance(ctx.lookup(value.id), Buffer):
         buffer = ctx.lookup(value.id)
         ctx.bind(target.id, buffer)
@@ -193,6 +199,8 @@ def _store(ctx: FuncContext, node: ast.Assign, target: ast.Subscript) -> list[St
 
 def _augassign(ctx: FuncContext, node: ast.AugAssign) -> list[Stmt]:
     target = node.target
+    if isinstance(target, ast.Name) and id(ctx.lookup(target.id)) in ctx.var_buffers:
+        return _var_augassign(ctx, node, ctx.lookup(target.id))
     if not isinstance(target, ast.Subscript):
         unsupported(f"augmented assignment to the name `{ast.unparse(target)}` is not "
                     f"supported (kernel names are immutable; use a local buffer)", node)
@@ -208,6 +216,17 @@ def _augassign(ctx: FuncContext, node: ast.AugAssign) -> list[Stmt]:
     old = Load(buffer, indices, Span.of(target))
     value = make_binary(op, old, lower_expr(ctx, node.value), node)
     return [Store(buffer, indices, value, Span.of(node))]
+
+
+def _var_augassign(ctx: FuncContext, node: ast.AugAssign, buffer: Buffer) -> list[Stmt]:
+    """`v += x` of a T.alloc_var: its one element, read and stored."""
+    op = BINARY.get(type(node.op))
+    if op is None:
+        unsupported(f"{construct_name(node.op)} are not supported", node)
+    index = var_element(buffer, Span.of(node.target))
+    old = Load(buffer, index, Span.of(node.target))
+    value = make_binary(op, old, lower_expr(ctx, node.value), node)
+    return [Store(buffer, index, value, Span.of(node))]
 
 
 # ----------------------------------------------------------------------------- control flow

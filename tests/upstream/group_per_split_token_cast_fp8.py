@@ -4,11 +4,9 @@
 # constructs: factory, factory-param-without-default, eager-jit, alloc_var, T.clamp, float8, T.if_then_else, reduce_absmax, copy-slice
 # blocked-by: factory-param-without-default
 # expect: error R102 at 21
-# bound-blocked-by: float8, alloc_var
+# bound-blocked-by: float8
 # bound: error R102 at 29
 # bound: error R102 at 40
-# bound: error R101 at 41
-# bound: error R100 at 45
 import tilelang
 import tilelang.language as T
 

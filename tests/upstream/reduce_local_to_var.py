@@ -2,9 +2,9 @@
 # function: main; params: op='max'
 # changed: the kernel moved out of its test function (dedented); the test's torch harness dropped;
 #   added op = "max" (the test's pytest parameter, its second value)
-# constructs: helper-fn, alloc_local, alloc_var, reduce_sum, reduce_max, reduce_min, reduce_absmax, reduce_abssum, if-on-param
-# blocked-by: alloc_var
-# expect: error R101 at 33
+# constructs: helper-fn, alloc_local, alloc_var, reduce_sum, reduce_max, reduce_min, reduce_absmax, reduce_abssum, if-on-param, reduce-local-source
+# blocked-by: reduce-local-source
+# expect: error R100 at 20
 import tilelang
 import tilelang.language as T
 import tilelang.testing

@@ -3,10 +3,9 @@
 # changed: nothing (the rest of the file, torch and test code, dropped)
 # constructs: factory, factory-param-without-default, eager-jit, alloc_var, T.clamp, float8, T.if_then_else, reduce_absmax, copy-slice
 # blocked-by: factory-param-without-default
-# expect: error R102 at 21
-# bound-blocked-by: float8
-# bound: error R102 at 29
-# bound: error R102 at 40
+# expect: error R102 at 18
+# bound-blocked-by: none
+# bound: ok
 import tilelang
 import tilelang.language as T
 

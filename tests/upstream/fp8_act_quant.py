@@ -2,10 +2,10 @@
 # function: fp8_quant_kernel; params: M=64, N=256; defaults kept: block_size=128, round_scale=True
 # changed: nothing (the rest of the file, torch and test code, dropped)
 # constructs: factory, factory-param-without-default, helper-fn, eager-jit, T.dynamic, T.clamp, float8, T.if_then_else, T.reinterpret, T.Cast, reduce_absmax, disable_tma, T.Tensor[...], T.Pipelined, if-on-param
-# blocked-by: T.dynamic
-# expect: error R100 at 43
-# bound-blocked-by: T.dynamic
-# bound: error R100 at 43
+# blocked-by: factory-param-without-default
+# expect: error R102 at 43
+# bound-blocked-by: T.reinterpret
+# bound: error R101 at 15
 import tilelang
 import tilelang.language as T
 

@@ -3,12 +3,9 @@
 # changed: nothing (the rest of the file, torch and test code, dropped)
 # constructs: factory, factory-param-without-default, eager-jit, T.parallel, float8, reduce_sum, reduce_absmax, reduce-clear-false, T.Tensor[...]
 # blocked-by: factory-param-without-default
-# expect: error R102 at 34
-# bound-blocked-by: float8
-# bound: error R102 at 36
-# bound: error R102 at 40
-# bound: error R102 at 44
-# bound: error R101 at 67
+# expect: error R102 at 31
+# bound-blocked-by: none
+# bound: ok
 import tilelang
 from tilelang import language as T
 

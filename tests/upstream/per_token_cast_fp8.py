@@ -3,10 +3,9 @@
 # changed: nothing (the rest of the file, torch and test code, dropped)
 # constructs: factory, factory-param-without-default, eager-jit, T.clamp, float8, reduce_absmax, copy-slice
 # blocked-by: factory-param-without-default
-# expect: error R102 at 15
-# bound-blocked-by: float8
-# bound: error R102 at 23
-# bound: error R102 at 33
+# expect: error R102 at 14
+# bound-blocked-by: none
+# bound: ok
 import tilelang
 import tilelang.language as T
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 INT_BITS = {"int8": (8, True), "int32": (32, True), "uint32": (32, False)}
-FLOATS = ("float32", "float16", "bfloat16")
+FLOATS = ("float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2")
 
 
 def wrap(values: np.ndarray, dtype: str) -> np.ndarray:

@@ -21,18 +21,21 @@ OPS = {
     "float32": ("sum", "sum", "max", "min", "product"),
     "float16": ("sum", "max", "min"),
     "bfloat16": ("sum", "max", "min"),
+    "float8_e4m3fn": ("sum", "max", "min"),
     "int32": ("sum", "sum", "max", "min", "bitand", "bitor", "bitxor", "product"),
     "uint32": ("sum", "max", "min", "bitand", "bitor", "bitxor"),
 }
 # the dtypes an accumulator's input may have (a cast converts it)
-INPUTS = {"float32": ("float32", "float32", "float16", "bfloat16", "int8"),
+INPUTS = {"float32": ("float32", "float32", "float16", "bfloat16", "int8", "float8_e4m3fn",
+                      "float8_e5m2"),
           "float16": ("float16", "float32"), "bfloat16": ("bfloat16", "float32"),
+          "float8_e4m3fn": ("float8_e4m3fn", "float32"),
           "int32": ("int32", "int8", "int8"), "uint32": ("uint32", "int8")}
 # a float accumulator holds every integer up to this magnitude exactly
-EXACT = {"float32": 2 ** 24, "float16": 2 ** 11, "bfloat16": 2 ** 8}
+EXACT = {"float32": 2 ** 24, "float16": 2 ** 11, "bfloat16": 2 ** 8, "float8_e4m3fn": 2 ** 4}
 # what an input dtype holds exactly (small integers)
 INPUT_MAX = {"float32": 64, "float16": 64, "bfloat16": 64, "int8": 100, "int32": 64,
-             "uint32": 64}
+             "uint32": 64, "float8_e4m3fn": 16, "float8_e5m2": 8}
 MODES = ("direct", "direct", "staged", "pipelined", "pipelined", "serial")
 THREADS = (32, 64, 96, 128, 128, 160, 256)
 EXTENTS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96)
@@ -158,7 +161,8 @@ def _reducer(rng, k: Kernel, earlier: list[Reducer]) -> Reducer:
                  and r.dtype in ("float32", "int32") and r.op in ("sum", "max", "min")]
     if producers and k.mode in ("direct", "staged") and rng.random() < 0.4:
         return _consumer(rng, k, surface, _pick(rng, producers), earlier)
-    dtype = _pick(rng, ("float32", "float32", "int32", "uint32", "float16", "bfloat16"))
+    dtype = _pick(rng, ("float32", "float32", "int32", "uint32", "float16", "bfloat16",
+                        "float8_e4m3fn"))
     op = _pick(rng, OPS[dtype])
     in_dtype = _pick(rng, INPUTS[dtype])
     value = _pick(rng, ("plain", "plain", "abs", "plus1", "gemv")

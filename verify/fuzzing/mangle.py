@@ -19,8 +19,10 @@ from pathlib import Path
 # the constants that broke interpreters before: zero, a negative, the edges of int32,
 # a size no machine holds, the edge of int64 and an integer no machine word holds
 CONSTANTS = ("0", "-1", "2**31", "2**40", "2**63", "2**256", "1e308", "-0.0")
+# the modelled dtypes, then refused ones (an AMD float8, int4) and names TileLang lacks
 DTYPES = ("float32", "float16", "bfloat16", "float64", "int8", "int32", "int64", "uint8",
-          "uint32", "bool", "float8_e4m3", "int4", "complex64", "void")
+          "uint32", "bool", "float8_e4m3fn", "float8_e5m2", "float8_e5m2fnuz", "int4",
+          "complex64", "void")
 OPS = ("sum", "max", "min", "product", "prod", "bitand", "bitor", "bitxor", "and", "or",
        "sub", "mean", "absmax", "")
 REDUCER_CALLS = ("alloc_reducer", "reducer_init", "reducer_update", "finalize_reducer",

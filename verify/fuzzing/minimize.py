@@ -95,7 +95,7 @@ def _simpler(r: Reducer) -> Iterator[Reducer]:
         yield replace(r, predicate="if")
     if r.in_dtype != r.dtype and r.value != "consume":
         yield replace(r, in_dtype=r.dtype)
-    if r.dtype in ("float16", "bfloat16") and r.value != "consume":
+    if r.dtype in ("float16", "bfloat16", "float8_e4m3fn") and r.value != "consume":
         yield replace(r, dtype="float32", in_dtype="float32")
     if r.output != "copy":
         yield replace(r, output="copy")

@@ -93,10 +93,14 @@ def _start(r: Reducer):
         return r.seed
     if r.user_op is not None:
         return user_ops.monoid(r).identity_value
+    if r.op in ("max", "min") and r.dtype in FLOATS:
+        # ∓inf; float8 saturates it to ∓finite_max (docs/semantics.md §8)
+        top = lookup(r.dtype).finite_max if lookup(r.dtype).saturates else np.inf
+        return -top if r.op == "max" else top
     if r.op == "max":
-        return -np.inf if r.dtype in FLOATS else INT_LIMITS[r.dtype][0]
+        return INT_LIMITS[r.dtype][0]
     if r.op == "min":
-        return np.inf if r.dtype in FLOATS else INT_LIMITS[r.dtype][1]
+        return INT_LIMITS[r.dtype][1]
     return {"product": 1, "bitand": -1}.get(r.op, 0)
 
 

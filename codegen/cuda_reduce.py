@@ -5,6 +5,8 @@ order, starting from the row's first term (clear) or the output's old value. `bo
 the codegen.cuda_stmts.KernelBody rendering the kernel."""
 from __future__ import annotations
 
+import math
+
 from verify_reducer.spec import ir
 from verify_reducer.spec.indexexpr import Const, Var
 from verify_reducer.spec.layout import default_partition
@@ -12,7 +14,7 @@ from verify_reducer.spec.ops import REDUCE_KINDS, reduce_monoid
 
 from . import cuda_collectives as collectives
 from .cuda_access import TERM, Frame, flat_offset
-from .cuda_exprs import C, combine, convert, from_float, is_half_like, to_float
+from .cuda_exprs import C, combine, convert, from_float, is_half_like, literal, to_float
 from .cuda_text import term_loop
 from .cuda_unsupported import Unsupported
 from .layout_rules import reduce_kept
@@ -24,6 +26,9 @@ def render_reduce(body, stmt: ir.Reduce, frame: Frame) -> None:
     src, dst = stmt.src, stmt.dst
     dim = stmt.dim + len(src.shape) if stmt.dim < 0 else stmt.dim
     kept = reduce_kept(src.shape, dim, dst.shape)
+    if src.scope == "local" and dst.scope == "local":
+        _render_private(body, stmt, monoid, dim)
+        return
     if src.scope not in ("fragment", "shared") or kept is None:
         raise Unsupported(f"line {stmt.span.line}: T.reduce_{stmt.kind} of a "
                           f"{src.scope} buffer")
@@ -71,6 +76,29 @@ def render_reduce(body, stmt: ir.Reduce, frame: Frame) -> None:
         body.out.line(target.assign("value"))
     if dst.scope == "shared":
         body.sync(frame.participants, f"{dst.name} is visible")
+
+
+def _render_private(body, stmt: ir.Reduce, monoid, dim: int) -> None:
+    """A local source into a local destination: the executing thread combines its own
+    copy along dim, from the identity (or the old value without clear) in index order,
+    TileLang's LowerLocal loop (interp.simulate runs the same)."""
+    src, dst = stmt.src, stmt.dst
+    extent = src.shape[dim]
+    inner = math.prod(src.shape[dim + 1:])
+    body.out.comment(f"line {stmt.span.line}: T.reduce_{stmt.kind}({src.name}, "
+                     f"{dst.name}, dim={stmt.dim}) of the thread's own copy")
+    with body.maybe_block(f"for (int out = 0; out < {dst.size}; ++out)"):
+        start = f"{dst.name}[out]" if not stmt.clear else \
+            literal(monoid.identity(dst.dtype), dst.dtype).text
+        body.out.line(f"{dst.dtype.c_name} value = {start};")
+        with body.maybe_block(f"for (int term = 0; term < {extent}; ++term)"):
+            offset = f"(out / {inner}) * {extent * inner} + term * {inner} + out % {inner}"
+            element = C(f"{src.name}[{offset}]")
+            if REDUCE_KINDS[stmt.kind].absolute:
+                element = _abs(element, src.dtype)
+            element = convert(element, src.dtype, dst.dtype)
+            body.out.line(f"value = {combine(monoid, dst.dtype, C('value'), element).text};")
+        body.out.line(f"{dst.name}[out] = value;")
 
 
 def _stage_rows(body, stmt: ir.Reduce, frame: Frame, scratch: str, term_value) -> None:

@@ -285,6 +285,30 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
 
     # ------------------------------------------------------------------ T.reduce_*
 
+    def _reduce_private(self, stmt: ir.Reduce, mono, absolute: bool, dim: int,
+                        threads: np.ndarray) -> None:
+        """A local source into a local destination (the frontend admits no other):
+        every thread that runs the statement combines its own copy along dim, from the
+        identity (or dst's old value without clear) in index order, as TileLang's
+        LowerLocal loop does (codegen.cuda_reduce renders the same loop)."""
+        src, dst = stmt.src, stmt.dst
+        dtype = dst.dtype
+        rows, cols = threads[:, None], np.arange(src.size)[None, :]
+        values = self.read_local(src, rows, cols, stmt.span)        # threads × size
+        if absolute:
+            values = src.dtype.quantize(np.abs(values))
+        values = convert(Val(values.reshape(-1), src.dtype), dtype).v
+        terms = np.moveaxis(values.reshape((len(threads),) + src.shape), dim + 1, -1)
+        terms = terms.reshape(len(threads), -1, src.shape[dim])
+        out = np.arange(dst.size)[None, :]
+        # from the identity (clear) or the old value, as LowerLocal's loop starts
+        acc = self.read_local(dst, rows, out, stmt.span) if not stmt.clear else \
+            dtype.quantize(np.full(terms.shape[:2], mono.identity(dtype)))
+        for k in range(src.shape[dim]):
+            acc = mono.combine(dtype, acc, terms[:, :, k])
+        self.write(dst, np.broadcast_to(rows, acc.shape), np.broadcast_to(out, acc.shape),
+                   acc, stmt.span)
+
     def _reduce(self, stmt: ir.Reduce, lanes: Lanes):
         """dst = ⊕ over dim of src: each src element read from its replica-0 holder (a
         written register), combined in order along dim, delivered to every holder of
@@ -294,6 +318,9 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
         src, dst = stmt.src, stmt.dst
         dtype = dst.dtype
         dim = stmt.dim + len(src.shape) if stmt.dim < 0 else stmt.dim
+        if src.scope == "local":
+            self._reduce_private(stmt, mono, kind.absolute, dim, lanes.env[THREAD].v)
+            return
         if src.scope == "fragment":
             src_regs = self.registers(src, stmt.span)
             holders = src_regs.layout.threads_of(absolute=True)[0]

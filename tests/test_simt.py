@@ -259,3 +259,50 @@ def test_each_thread_has_its_own_var(tmp_path):
     assert errors == [] and report.verdict == "verified"
     t = np.arange(8)
     np.testing.assert_array_equal(report.reference.outputs["y"], 1.5 + (t + 1) * (t + 2) / 2)
+
+
+# ----------------------------------------------------------------------------- reduce of a local
+
+def test_each_thread_reduces_its_own_local_copy(tmp_path):
+    """clear=False combines into the destination's old value: y[t] = 10 + x[t] + x[t]·2."""
+    report, errors = _private(tmp_path, "t = T.get_thread_binding(0)\n"
+                              "p = T.alloc_local((2,), T.float32)\n"
+                              "p[0] = x[t]\n"
+                              "p[1] = x[t] * 2.0\n"
+                              "d = T.alloc_var(T.float32, 10.0)\n"
+                              "T.reduce_sum(p, d, dim=0, clear=False)\n"
+                              "y[t] = d")
+    assert errors == [] and report.verdict == "verified"
+    np.testing.assert_array_equal(report.reference.outputs["y"], 10 + 3 * X8["x"])
+
+
+def test_a_reduction_of_agreeing_copies_runs_once_for_the_block(tmp_path):
+    """Every copy of p holds x: the block-level reduction's result is every thread's."""
+    report, errors = _private(tmp_path, "p = T.alloc_local((N,), T.float32)\n"
+                              "for k in T.serial(N):\n"
+                              "    p[k] = x[k]\n"
+                              "d = T.alloc_local((1,), T.float32)\n"
+                              "T.reduce_absmax(p, d, dim=0)\n"
+                              "for i in T.Parallel(N):\n"
+                              "    y[i] = d[0]")
+    assert errors == [] and report.verdict == "verified"
+    np.testing.assert_array_equal(report.reference.outputs["y"], np.full(8, 8.0))
+
+
+@pytest.mark.parametrize("body, error", [
+    ("p = T.alloc_local((N,), T.float32)\nd = T.alloc_local((1,), T.float16)\n"
+     "T.reduce_sum(p, d, dim=0)",
+     ("R102", "T.reduce_sum of the local buffer `p` (float32) into `d` (float16): "
+              "TileLang's per-thread reduction needs one dtype on both sides")),
+    ("p = T.alloc_local((N,), T.float32)\nd = T.alloc_local((1,), T.float32)\n"
+     "T.reduce_max(p, d, dim=0, batch=2)",
+     ("R102", "T.reduce_max of the local buffer `p` takes no batch (TileLang: a local "
+              "reduction does not support batch), got batch=2")),
+    ("p = T.alloc_local((N,), T.float32)\nd = T.alloc_shared((1,), T.float32)\n"
+     "T.reduce_sum(p, d, dim=0)",
+     ("R100", "T.reduce_sum of the local buffer `p` is not supported into the shared "
+              "buffer `d`: TileLang reduces a thread-private source only into a "
+              "thread-private destination (T.alloc_local, T.alloc_var)")),
+])
+def test_a_local_reduction_tilelang_cannot_lower_is_refused(body, error):
+    assert _errors(_kernel(body)) == [error]

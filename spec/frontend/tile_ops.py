@@ -71,13 +71,12 @@ def lower_reduce(ctx: FuncContext, call: ast.Call, kind: str) -> list[Stmt]:
     # float16/bfloat16 (backend/common/op/reduce.h, use_nan_op): a NaN term makes the
     # result NaN there. Into any other dtype the flag changes nothing (fmaxf/fminf).
     nan_propagate = nan_propagate and dst.dtype.name in NAN_DTYPES
-    if src.scope not in ("fragment", "shared") and not src.is_reducer:
-        # TileLang also reduces a local (per-thread) buffer; the simulator and the CUDA
-        # renderer read a fragment's registers or a shared tile, so we refuse it here,
-        # once, rather than meet it as a missing register file later
+    if src.scope == "local":
+        check_local_reduce(what, src, dst, batch if "batch" in args else 1, args, call)
+    elif src.scope not in ("fragment", "shared") and not src.is_reducer:
         unsupported(f"{what} of the {src.scope} buffer `{src.name}` is not supported: "
-                    f"the source of a tile reduction must be a fragment or a shared "
-                    f"buffer", args["buffer"])
+                    f"the source of a tile reduction must be a fragment, a shared or a "
+                    f"local buffer", args["buffer"])
     rank = len(src.shape)
     dim = ctx.folder.fold_int(args["dim"], "dim") if "dim" in args else -1
     if not -rank <= dim < rank:
@@ -95,6 +94,25 @@ def lower_reduce(ctx: FuncContext, call: ast.Call, kind: str) -> list[Stmt]:
                                                             and dst.dtype.is_int):
         shape_error(f"{what} needs integer buffers, got {src.dtype} and {dst.dtype}", call)
     return [Reduce(kind, src, dst, dim, clear, Span.of(call), nan_propagate)]
+
+
+def check_local_reduce(what: str, src, dst, batch: int, args: dict, call: ast.Call) -> None:
+    """A thread-private source is reduced by each thread over its own copy, as TileLang
+    lowers it (src/backend/common/op/reduce.h, LowerLocal): only into a local (or
+    T.alloc_var) destination, in one dtype, without batch."""
+    if dst.scope != "local":
+        unsupported(f"{what} of the local buffer `{src.name}` is not supported into the "
+                    f"{dst.scope} buffer `{dst.name}`: TileLang reduces a thread-private "
+                    f"source only into a thread-private destination (T.alloc_local, "
+                    f"T.alloc_var)", args["out"])
+    if src.dtype != dst.dtype:
+        shape_error(f"{what} of the local buffer `{src.name}` ({src.dtype}) into "
+                    f"`{dst.name}` ({dst.dtype}): TileLang's per-thread reduction needs "
+                    f"one dtype on both sides", call)
+    if batch != 1:
+        shape_error(f"{what} of the local buffer `{src.name}` takes no batch (TileLang: "
+                    f"a local reduction does not support batch), got batch={batch}",
+                    args["batch"])
 
 
 # the kinds whose TileLang form takes nan_propagate (language/reduce_op.py)

@@ -3,8 +3,8 @@
 # changed: the kernel moved out of its test function (dedented); the test's torch harness dropped;
 #   added op = "max" (the test's pytest parameter, its second value)
 # constructs: helper-fn, alloc_local, alloc_var, reduce_sum, reduce_max, reduce_min, reduce_absmax, reduce_abssum, if-on-param, reduce-local-source
-# blocked-by: reduce-local-source
-# expect: error R100 at 20
+# blocked-by: none
+# expect: ok
 import tilelang
 import tilelang.language as T
 import tilelang.testing

@@ -1,8 +1,9 @@
-# expect: error R100 at 19
+# expect: error R100 at 20
 #
-# TileLang also reduces a local (per-thread) buffer; our simulator and CUDA renderer
-# read a tile reduction's source from a fragment's registers or a shared tile, so a
-# local source is refused by name. Reduce a fragment (or a shared tile) instead.
+# TileLang reduces a local (per-thread) source only into a local destination: each
+# thread over its own copy (src/backend/common/op/reduce.h, LowerLocal). Into a
+# fragment it is refused by name, at the destination. Reduce a fragment (or a shared
+# tile) into a fragment instead, or a local into a local.
 import tilelang.language as T
 
 R = 4

@@ -19,6 +19,8 @@ from verify_reducer.spec.source import Span
 from .memory import flat_positions
 from .values import Val
 
+CHUNK = 1 << 20          # lanes × threads compared at once (memory, not meaning)
+
 
 class Diverges(Exception):
     """A block-level statement read a private element whose threads' copies differ."""
@@ -43,23 +45,27 @@ class PrivateStorage:
 
     def differing(self, flat: np.ndarray, rows: np.ndarray) -> tuple[int, int, int] | None:
         """(lane, thread, other thread) of the first lane whose threads' copies of its
-        element flat[lane] differ (a value, or written on one and not the other)."""
-        for lane in range(len(flat)):
-            threads = np.flatnonzero(rows[lane])
-            if len(threads) < 2:
-                continue
-            f = int(flat[lane])
-            values = self.values[threads, f]
-            same = _same_bits(values, values[0]) & (self.written[threads, f]
-                                                   == self.written[threads[0], f])
+        element flat[lane] differ (a value, a bound, or written on one and not the
+        other). Vectorized over lanes, in chunks of at most CHUNK lanes × threads."""
+        threads = rows.shape[1]
+        step = max(1, CHUNK // max(threads, 1))
+        for lo in range(0, len(flat), step):
+            f, r = flat[lo:lo + step], rows[lo:lo + step]
+            first = np.argmax(r, axis=1)                    # a thread each lane reaches
+            copies = self.values[:, f].T                    # lanes × threads
+            same = _same_bits(copies, self.values[first, f][:, None])
+            same &= self.written[:, f].T == self.written[first, f][:, None]
             if self.bounds is not None:
-                same &= self.bounds[threads, f] == self.bounds[threads[0], f]
-            if not same.all():
-                return lane, int(threads[0]), int(threads[int(np.argmin(same))])
+                same &= self.bounds[:, f].T == self.bounds[first, f][:, None]
+            differ = r & ~same
+            lanes = np.flatnonzero(differ.any(axis=1))
+            if len(lanes):
+                k = int(lanes[0])
+                return lo + k, int(first[k]), int(np.argmax(differ[k]))
         return None
 
 
-def _same_bits(values: np.ndarray, first) -> np.ndarray:
+def _same_bits(values: np.ndarray, first: np.ndarray) -> np.ndarray:
     """Equal, NaN equal to NaN (two copies holding NaN hold the same value)."""
     same = values == first
     if values.dtype.kind == "f":

@@ -204,3 +204,48 @@ def test_infinity_of_a_float8_dtype_is_refused_by_name(name):
     (d,) = refused.value.diagnostics
     assert d.code == "R102" and d.message.startswith(f"T.infinity({name}) is not supported: "
                                                      "float8 values are modelled saturating")
+
+
+# ----------------------------------------------------------------------------- TileLang
+
+class _FakeTensor:
+    """What the TileLang backend's marshalling touches of a torch tensor."""
+
+    def __init__(self, array: np.ndarray, dtype: str):
+        self.array, self.dtype = array, dtype
+
+    def view(self, dtype: str) -> "_FakeTensor":
+        return _FakeTensor(self.array, dtype)          # same bytes, another element type
+
+    def to(self, device: str) -> "_FakeTensor":
+        return self
+
+    def cpu(self) -> "_FakeTensor":
+        return self
+
+    def numpy(self) -> np.ndarray:
+        return self.array
+
+
+class _FakeTorch:
+    uint8 = "uint8"
+    float8_e4m3fn = "float8_e4m3fn"
+    float8_e5m2 = "float8_e5m2"
+
+    @staticmethod
+    def from_numpy(array: np.ndarray) -> _FakeTensor:
+        return _FakeTensor(array, str(array.dtype))
+
+
+@pytest.mark.parametrize("name", IDS)
+def test_tilelang_gets_the_bit_patterns_as_torch_float8(name):
+    """The TileLang backend hands torch a float8 view of the exact bytes (no conversion
+    of torch's between our values and the kernel) and reads the bytes back."""
+    from verify_reducer.codegen.tilelang_backend import _from_torch, _to_torch
+    values = np.float32([1.0, -0.0, 2.0 ** -9, -448.0, 0.3125, np.nan])
+    param = _Param("a", name, shape=(6,))
+    tensor = _to_torch(_FakeTorch, values, param)
+    assert tensor.dtype == name and tensor.array.dtype == np.uint8
+    assert (tensor.array[:5] == values[:5].astype(FORMATS[name]).view(np.uint8)[:5]).all()
+    assert _same(_from_torch(_FakeTorch, tensor, DTYPES[name]),
+                 DTYPES[name].quantize(values))

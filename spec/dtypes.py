@@ -7,6 +7,7 @@ GPU's saturation, docs/semantics.md §8)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import ml_dtypes
 import numpy as np
@@ -37,10 +38,11 @@ class DType:
     def is_bool(self) -> bool:
         return self.kind == "bool"
 
-    @property
+    @cached_property
     def emulated(self) -> bool:
         """A float kept in wider storage (bfloat16, float8 in float32): every value
-        stored must pass `quantize`, an array of the storage dtype is no proof."""
+        stored must pass `quantize`, an array of the storage dtype is no proof. Cached:
+        the interpreter asks it of every operand (interp.evaluate.stored)."""
         return self.is_float and self.np.itemsize * 8 != self.bits
 
     @property

@@ -10,18 +10,24 @@ it (docs/semantics.md §8):
 - limits, promotion and exact conversions (R210) as the formats say;
 - inputs: numbers, ml_dtypes arrays and raw bytes (`|V1`, `<f1`: what np.savez writes
   for ml_dtypes arrays), refusals of values beyond the range and of infinities;
-- the CUDA runner's one-byte layout round-trips every pattern;
+- the CUDA runner's one-byte layout round-trips every pattern, and the TileLang backend
+  hands torch the same bytes;
+- a float8 sum is the exact sum rounded once (by enumeration of the format), and one
+  that some order saturates is not judged;
 - T.infinity of a float8 dtype is R102 naming it.
 
 Expected values are ml_dtypes' or written by hand, never the code under test's."""
 from __future__ import annotations
 
 import io
+import math
 import zipfile
+from fractions import Fraction
 
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings, strategies as st
 
 from verify_reducer.spec.diagnostics import DiagnosticError
 from verify_reducer.spec.dtypes import DTYPES, converts_exactly, lookup, promote
@@ -249,3 +255,51 @@ def test_tilelang_gets_the_bit_patterns_as_torch_float8(name):
     assert (tensor.array[:5] == values[:5].astype(FORMATS[name]).view(np.uint8)[:5]).all()
     assert _same(_from_torch(_FakeTorch, tensor, DTYPES[name]),
                  DTYPES[name].quantize(values))
+
+
+# ----------------------------------------------------------------------------- reductions
+
+def _nearest_even(exact: Fraction, name: str) -> float:
+    """exact rounded to the format by enumeration: the nearest finite value, a tie to the
+    even bit pattern, past the largest finite value saturated (the GPU's meaning)."""
+    patterns = np.arange(256, dtype=np.uint8)
+    values = patterns.view(FORMATS[name]).astype(np.float64)
+    finite = np.isfinite(values)
+    top = max(values[finite])
+    if abs(exact) > top:
+        return math.copysign(top, exact)
+    best = min(((abs(Fraction(v) - exact), int(p) & 1, v)
+                for p, v in zip(patterns[finite], values[finite])), key=lambda t: t[:2])
+    return best[2]
+
+
+@pytest.mark.parametrize("name", IDS)
+@given(st.lists(st.integers(0, 255), min_size=1, max_size=12))
+@settings(max_examples=60, deadline=None)
+def test_a_float8_sum_is_the_exact_sum_rounded_once(name, patterns):
+    from verify_reducer.interp.exact import combine
+    from verify_reducer.spec.ops import MONOIDS
+    values = np.uint8(patterns).view(FORMATS[name]).astype(np.float32)
+    values = values[np.isfinite(values)]
+    assume(values.size)
+    dtype = DTYPES[name]
+    out, bound, _ = combine(MONOIDS["sum"], dtype, np.zeros(values.size, np.int64), values,
+                            None, 1)
+    exact = sum((Fraction(float(v)) for v in values), Fraction(0))
+    assert float(out[0]) == _nearest_even(exact, name)
+    assert bound[0] >= 0
+
+
+def test_a_float8_sum_some_order_saturates_is_not_judged():
+    """300 + 300 - 300: one order saturates at 448 and ends at 148, another gives 300;
+    no bound around 300 holds both, and no infinity marks the first: not judged."""
+    from verify_reducer.interp.exact import combine
+    from verify_reducer.spec.ops import MONOIDS
+    e4 = DTYPES["float8_e4m3fn"]
+    values = e4.quantize(np.float32([288.0, 288.0, -288.0]))
+    out, bound, _ = combine(MONOIDS["sum"], e4, np.zeros(3, np.int64), values, None, 1)
+    assert out.tolist() == [288.0] and bound.tolist() == [math.inf]
+    # a short exact sum is exact in every order: bound 0
+    halves = e4.quantize(np.float32([0.5, -1.0, 1.0, 0.5]))
+    out, bound, _ = combine(MONOIDS["sum"], e4, np.zeros(4, np.int64), halves, None, 1)
+    assert out.tolist() == [1.0] and bound.tolist() == [0.0]

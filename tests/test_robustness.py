@@ -347,7 +347,16 @@ def test_the_ground_truth_rules_on_known_cases():
     assert probes.exact_sum([3e38, 3e38, -3e38], "float32") == float(np.float32(3e38))
     assert math.isnan(probes.stays_nan(1.0, "bfloat16"))
     assert set(probes.RULES) == {"float_to_int", "int_to_float", "compare", "max_min", "nan",
-                                 "float_sum"}
+                                 "float_sum", "float_to_float8"}
+    e4, e5 = "float8_e4m3fn", "float8_e5m2"
+    assert [probes.to_float8(v, e4) for v in (1.0625, 1.1875, 2.0**-10, 3 * 2.0**-10)] == \
+        [1.0, 1.25, 0.0, 2.0**-8]                      # ties to even, subnormals kept
+    assert [probes.to_float8(v, e4) for v in (449.0, 464.0, 465.0, math.inf, -1e300)] == \
+        [448.0, 448.0, 448.0, 448.0, -448.0]           # saturated, never NaN
+    assert [probes.to_float8(v, e5) for v in (61440.0, math.inf, 2.0**-17)] == \
+        [57344.0, 57344.0, 0.0]
+    assert probes.to_float8(1 + 2.0**-4 + 2.0**-40, e4) == 1.0    # through float32
+    assert math.isnan(probes.to_float8(math.nan, e5))
 
 
 def test_round_float_agrees_with_numpy_where_numpy_is_trusted():
@@ -370,7 +379,8 @@ def test_probes_are_deterministic_and_cover_every_class():
                for a, b in zip(first, again) for k in a.inputs)
     assert len({p.name for p in first}) == len(first)
     assert {p.cls for p in first} == {"cast", "nan_payload", "signed_zero", "mixed_sign",
-                                      "int_to_float", "overflow_sum", "long_sum"}
+                                      "int_to_float", "overflow_sum", "long_sum",
+                                      "float8_cast"}
     assert all(p.rule in probes.RULES for p in first)
     cast = {p.name: p for p in first}["cast_float64_to_uint64"]
     assert 15_000_000_000_000_000_000 in cast.truth

@@ -1,5 +1,6 @@
 """Semantic probes: small generated TileLang programs on the edges where a reference can
-be silently wrong — float → int casts at every magnitude, NaN payloads in bf16/f16,
+be silently wrong — float → int casts at every magnitude, float → float8 conversions at
+their ties and past their range, NaN payloads in bf16/f16,
 signed zeros in max/min, mixed-signedness comparisons, int64/uint64 → float,
 overflowing and long low-precision sums — each with a ground truth computed here,
 independently of the tool, from the hardware's rules with Python integers and
@@ -171,6 +172,34 @@ def exact_sum(values: list[float], dtype: str) -> float:
     return round_float(total, dtype)
 
 
+# float -> float8 as TileLang's CUDA converts it (docs/semantics.md §8: cutlass's
+# float_e4m3_t(float) is cvt.rn.satfinite on sm_89 and later; read from the source,
+# decided on the H200 by tests/test_gpu_float8.py): through float32 first, then to
+# nearest even with subnormals, and every magnitude past the largest finite value, ±inf
+# included, saturated to it; NaN stays NaN. (significand bits, least normal exponent,
+# largest finite value): e4m3fn's top exponent holds 448 at most, not (2 - 2^-3)·2^8.
+FLOAT8 = {"float8_e4m3fn": (4, -6, Fraction(448)), "float8_e5m2": (3, -14, Fraction(57344))}
+
+
+def to_float8(value: float, dtype: str) -> float:
+    """value converted to a float8 dtype (FLOAT8 above), as a Python float."""
+    if math.isnan(value):
+        return math.nan
+    p, emin, largest = FLOAT8[dtype]
+    wide = value if math.isinf(value) else round_float(Fraction(value), "float32")
+    if math.isinf(wide) or abs(Fraction(wide)) >= largest:
+        return math.copysign(float(largest), wide)
+    a = abs(Fraction(wide))
+    if a == 0:
+        return wide
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    quantum = Fraction(2) ** (max(e, emin) - p + 1)
+    rounded = min(round(a / quantum) * quantum, largest)   # Fraction rounds half to even
+    return math.copysign(float(rounded), wide)
+
+
 def stays_nan(_value: float, _dtype: str) -> float:
     """A NaN stays NaN through every float conversion (whatever its payload)."""
     return math.nan
@@ -191,6 +220,9 @@ RULES = {
                 compare),
     "max_min": ("IEEE-754 maximum/minimum: max(-0.0, +0.0) = +0.0, min = -0.0",
                 (ieee_max, ieee_min)),
+    "float_to_float8": ("float -> float8 goes through float32, rounds to nearest even "
+                        "(subnormals kept) and saturates past the largest finite value "
+                        "(448, 57344), inf included; NaN stays NaN", to_float8),
     "nan": ("a NaN input stays NaN in bf16, f16 and every conversion", stays_nan),
     "float_sum": ("a float sum is the exact sum of the dtype-rounded inputs, rounded "
                   "once", exact_sum),
@@ -234,8 +266,9 @@ class Probe:
 
 
 def _array(values, dtype: str) -> np.ndarray:
-    # bfloat16 travels as float32 (spec/dtypes.py); its values are on the bf16 grid
-    return np.array(values, dtype=np.float32 if dtype == "bfloat16" else dtype)
+    # bfloat16 and float8 travel as float32 (spec/dtypes.py), their values on their grid
+    wide = dtype == "bfloat16" or dtype in FLOAT8
+    return np.array(values, dtype=np.float32 if wide else dtype)
 
 
 def _kernel(params: list[tuple[str, tuple, str]], n: int, out_dtype: str, op: str,
@@ -298,6 +331,28 @@ def cast_probes() -> list[Probe]:
             if not lo <= int(v) <= hi:
                 slug = f"{'minus_' if v < 0 else ''}2p{math.log2(abs(v)):.4g}"
                 probes.append(_constant_probe(f"cast_constant_{slug}_to_{dst}", [v], dst))
+    return probes
+
+
+# every float -> float8 conversion is probed at: ties (1 + 2^-4 between 1 and 1.125 in
+# e4m3fn), subnormal ties, past the range and at its edge, infinities, NaN, a float64
+# tie that float32 makes (1 + 2^-4 + 2^-40). No value rounds to -0: a sum reducer's
+# identity 0 + (-0) is +0 on the GPU, a probe of the reducer rather than of the cast.
+FLOAT8_VALUES = (1.0, 1.0625, 1.1875, 2.0**-10, 3 * 2.0**-10, 2.0**-17, 3 * 2.0**-17,
+                 232.0, 240.0, 449.0, 464.0, 465.0, 61440.0, 1e5, 1e30, 1e300, math.inf,
+                 -math.inf, math.nan, -3.3, 0.1, 1 + 2.0**-4 + 2.0**-40,
+                 -(2.0**-9 + 2.0**-30), -57344.0 * 1.2)
+
+
+def float8_probes() -> list[Probe]:
+    probes = []
+    for src in ("float64", "float32"):
+        values = [v if not math.isfinite(v) else round_float(Fraction(v), src)
+                  for v in FLOAT8_VALUES]
+        for dst in FLOAT8:
+            probes.append(_conversion_probe(
+                f"cast_{src}_to_{dst}", "float8_cast", "float_to_float8", values, src, dst,
+                tuple(to_float8(v, dst) for v in values)))
     return probes
 
 
@@ -461,8 +516,8 @@ def sum_probes() -> list[Probe]:
 
 
 def all_probes() -> list[Probe]:
-    return (cast_probes() + nan_probes() + signed_zero_probes() + mixed_sign_probes()
-            + int_to_float_probes() + sum_probes())
+    return (cast_probes() + float8_probes() + nan_probes() + signed_zero_probes()
+            + mixed_sign_probes() + int_to_float_probes() + sum_probes())
 
 
 # ----------------------------------------------------------------------------- judging
@@ -512,7 +567,7 @@ def judge(probe: Probe, outcome: Outcome) -> Verdict:
         verdict.status = "crash"
         verdict.notes.append(f"{outcome.crash}: {outcome.detail}")
         return verdict
-    is_float = probe.out_dtype in FLOATS
+    is_float = probe.out_dtype in FLOATS or probe.out_dtype in FLOAT8
     if not probe.truth:
         answered = [f"{' '.join(s['argv'][:1])}: exit {s['exit_code']}" for s in outcome.steps
                     if s["exit_code"] not in (1, 2)]

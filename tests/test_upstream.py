@@ -17,6 +17,8 @@ it comes from, what was changed, which constructs it uses and what `check` says 
 - the generated CUDA of those kernels compiles (`nvcc`), and on the GPU (`gpu`) CUDA in
   both plans and TileLang itself (`--backend tilelang`, with the pass configs the upstream
   test compiles with: `# tilelang-config:`) equal the reference;
+  tests/upstream_tilelang.py (a script, not collected) runs TileLang itself on all 64,
+  the refused ones and the eager `@tilelang.jit` ones included, for the corpus table;
 - docs/limits.md's table "The upstream corpus" is the one the headers give."""
 from __future__ import annotations
 
@@ -137,17 +139,22 @@ def reference_inputs(path: Path, loaded: pipeline.Loaded, seed: int = 0):
     return loaded.inputs(seed, given)
 
 
-def judge(name: str, got, want, bound) -> str | None:
-    """None when got equals the numpy value: integers exactly; floats within the
-    interpreter's bound plus the ulp of rounding numpy's float64 value to got's dtype."""
+def agreement(got, want, bound) -> np.ndarray:
+    """Elementwise, whether got equals the numpy value: integers exactly; floats within
+    the interpreter's bound plus the ulp of rounding numpy's float64 value to got's dtype."""
     got, want = np.asarray(got), np.asarray(want).reshape(np.shape(got))
     if got.dtype.kind in "iub":
-        ok = got.astype(np.int64) == want.astype(np.int64)
-    else:
-        with np.errstate(invalid="ignore", over="ignore"):
-            rounded = want.astype(got.dtype)
-            ok = within_bound(got, rounded, np.asarray(bound, np.float64)
-                              + np.spacing(np.abs(rounded)).astype(np.float64))
+        return got.astype(np.int64) == want.astype(np.int64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        rounded = want.astype(got.dtype)
+        return within_bound(got, rounded, np.asarray(bound, np.float64)
+                            + np.spacing(np.abs(rounded)).astype(np.float64))
+
+
+def judge(name: str, got, want, bound) -> str | None:
+    """None when got equals the numpy value (agreement), else which elements differ."""
+    got, want = np.asarray(got), np.asarray(want).reshape(np.shape(got))
+    ok = agreement(got, want, bound)
     if ok.all():
         return None
     bad = [tuple(int(i) for i in idx) for idx in np.argwhere(~ok)[:5]]

@@ -179,6 +179,10 @@ def test_numbers_beyond_the_range_and_infinities_are_refused():
 def test_a_void_array_is_still_refused_for_other_dtypes():
     with pytest.raises(inputs_mod.InputError, match="structured or void records"):
         inputs_mod._conform(_Param("a", "float16"), np.zeros(4, "V1"), "given")
+    # an ml_dtypes float8 array is numbers for any parameter
+    as_e4m3 = np.float32([1.0, -2.5, 448.0, 0.0]).astype(ml_dtypes.float8_e4m3fn)
+    assert inputs_mod._conform(_Param("a", "float16"), as_e4m3, "given").tolist() == \
+        [1.0, -2.5, 448.0, 0.0]
 
 
 # ----------------------------------------------------------------------------- runner

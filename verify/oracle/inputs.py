@@ -131,12 +131,13 @@ def _conform(buffer: Buffer, value, origin: str) -> np.ndarray:
 
 
 def _float8_values(buffer: Buffer, value: np.ndarray) -> np.ndarray:
-    """A float8 parameter's raw bytes (`|V1`) read as its bit patterns, and an ml_dtypes
-    float8 array (numpy kind V or f) as its float32 values; anything else unchanged."""
+    """An ml_dtypes float8 array (numpy kind V or f) as its float32 values, for any
+    parameter (they are numbers); a float8 parameter's raw bytes (`|V1`) read as its bit
+    patterns; anything else unchanged."""
+    if value.dtype.name.startswith("float8_") and value.dtype.itemsize == 1:
+        return value.astype(np.float32)                 # an ml_dtypes float8 array
     if not buffer.dtype.is_float8:
         return value
-    if value.dtype.name.startswith("float8_"):          # an ml_dtypes float8 array
-        return value.astype(np.float32)
     if value.dtype.kind == "V" and value.dtype.itemsize == 1 and value.dtype.names is None:
         return float8_from_bits(value, buffer.dtype)
     return value

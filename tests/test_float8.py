@@ -307,3 +307,47 @@ def test_a_float8_sum_some_order_saturates_is_not_judged():
     halves = e4.quantize(np.float32([0.5, -1.0, 1.0, 0.5]))
     out, bound, _ = combine(MONOIDS["sum"], e4, np.zeros(4, np.int64), halves, None, 1)
     assert out.tolist() == [1.0] and bound.tolist() == [0.0]
+
+
+# ----------------------------------------------------------------------------- CLI
+
+CAST_PROGRAM = '''import tilelang.language as T
+
+N = 4
+
+
+@T.prim_func
+def main(a: T.Tensor((N,), T.float8_e5m2), x: T.Tensor((N,), T.float32),
+         q: T.Tensor((N,), T.float8_e4m3fn), y: T.Tensor((N,), T.float32)):
+    with T.Kernel(1, threads=32) as bx:
+        for j in T.Parallel(N):
+            q[j] = x[j] * 2.0
+            y[j] = T.cast(a[j], T.float32) + 1.0
+'''
+
+
+def test_run_reads_ml_dtypes_npz_writes_float32_and_compare_reads_it_back(tmp_path, capsys):
+    """run --inputs IN.npz (np.savez of ml_dtypes arrays) --output OUT.npz, then compare
+    --outputs OUT.npz: a float8 tensor travels as raw bytes in and float32 values out;
+    an input past the range is a usage error (exit 2) naming it."""
+    from verify_reducer.verify.cli.commands import main
+    program = tmp_path / "cast.py"
+    program.write_text(CAST_PROGRAM)
+    given = tmp_path / "in.npz"
+    given.write_bytes(_npz(a=np.float32([1.0, -0.5, 57344.0, 3.0]).astype(ml_dtypes.float8_e5m2),
+                           x=np.float32([1.0, 300.0, -0.03125, 0.1])))
+    out = tmp_path / "out.npz"
+    assert main(["run", str(program), "--backend", "sim", "--inputs", str(given),
+                 "--output", str(out)]) == 0
+    with np.load(out) as written:
+        assert written["q"].dtype == np.float32
+        assert written["q"].tolist() == [2.0, 448.0, -0.0625, 0.203125]   # 600 saturates
+        assert written["y"].tolist() == [2.0, 0.5, 57345.0, 4.0]
+    capsys.readouterr()
+    assert main(["compare", str(program), "--outputs", str(out), "--inputs", str(given)]) == 0
+    beyond = tmp_path / "beyond.npz"
+    beyond.write_bytes(_npz(a=np.float32([1.0, 2.0, 3.0, 60000.0])))
+    capsys.readouterr()
+    assert main(["run", str(program), "--backend", "interp", "--inputs", str(beyond)]) == 2
+    assert "a[3] = 60000.0 is beyond the range of float8_e5m2 (±57344)" in \
+        capsys.readouterr().err

@@ -20,6 +20,7 @@ from .cuda_access import Frame, Index, Place, flat_offset, register_place
 from .cuda_cells import SELECT_LIMIT, CellLoops
 from .cuda_copies import render_copy, render_fill
 from .cuda_exprs import ADD, C, ExprRenderer
+from .cuda_warp import WarpExprRenderer
 from .cuda_pipeline import plain_reason, render_pipeline
 from .cuda_reduce import render_reduce
 from .cuda_text import Names, Writer
@@ -72,8 +73,8 @@ class KernelBody(CellLoops):
         return self.names.get(("next", buffer), f"{buffer.name}_next")
 
     def exprs(self, frame: Frame) -> ExprRenderer:
-        return ExprRenderer(self.var, lambda load: self.element(load.buffer, load.indices,
-                                                               frame))
+        return WarpExprRenderer(self.var, lambda load: self.element(load.buffer,
+                                                                   load.indices, frame))
 
     def index(self, e: ir.Expr, frame: Frame) -> Index:
         found = affine(e)

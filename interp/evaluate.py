@@ -23,9 +23,11 @@ from verify_reducer.spec.dtypes import BOOL, DType
 from verify_reducer.spec.intrinsics import INTRINSICS
 from verify_reducer.spec.limits import MAX_ITERATIONS, power_of_two
 from verify_reducer.spec.ops import MONOIDS
+from verify_reducer.spec.warp import is_warp_call
 
 from . import bounds as B
 from .values import THREAD, Lanes, Val, const
+from .warp import warp_call
 
 
 class Memory(Protocol):
@@ -114,9 +116,11 @@ def _thread_binding(e: ir.ThreadBinding, lanes, mem):
 
 
 def reads_thread(exprs, lanes: Lanes) -> bool:
-    """Whether evaluating exprs needs the physical thread index."""
+    """Whether evaluating exprs needs the physical thread index (a warp builtin needs
+    the other lanes of its warp, so it runs per thread too)."""
     return any(isinstance(s, ir.ThreadBinding)
                or (isinstance(s, ir.Var) and s.name in lanes.deferred)
+               or (isinstance(s, ir.Call) and is_warp_call(s.func))
                for x in exprs for s in ir.subexprs(x))
 
 
@@ -263,6 +267,8 @@ def _logical(e: ir.Logical, lanes, mem):
 
 
 def _call(e: ir.Call, lanes, mem):
+    if is_warp_call(e.func):
+        return warp_call(e, lanes, mem, operand)
     dtype = e.dtype
     args = [operand(a, dtype, lanes, mem) for a in e.args]
     intrinsic = INTRINSICS.get(e.func)

@@ -29,6 +29,7 @@ from .evaluate import convert, indices_of, operand, reads_thread, serial_iterati
 from .exact import combine
 from .memory import Storage, Window, WindowStorage, check_race, kernel_inputs, unallocated
 from .private import Diverges, PrivateStorage, ThreadCopies, diverging_read
+from .warp import ORIGIN
 from .runs import BodyRuns, blocks_to_run
 from .values import THREAD, Lanes, Val
 
@@ -230,6 +231,11 @@ class Block:
         lane, thread = np.nonzero(lanes.thread_mask(self.kernel.threads))
         forked = replace(lanes.gather(lane), parallel=True, threads=None, divergent=True)
         forked = forked.bind(THREAD, Val(INT32.quantize(thread), INT32))
+        # the lanes a warp builtin exchanges values among: those forked from one logical
+        # lane; inside a T.Parallel all of them, so a thread appearing once per
+        # iteration is refused there by name (interp.warp)
+        origin = np.zeros_like(lane) if lanes.parallel else lane
+        forked = forked.bind(ORIGIN, Val(INT32.quantize(origin), INT32))
         # the deferred Lets, in the order they were defined, now that the thread is
         # known: each reads only earlier ones, so a chain of any length is this loop,
         # not a recursion through evaluate

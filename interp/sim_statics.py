@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from verify_reducer.spec import ir
+from verify_reducer.spec.warp import is_warp_call
 from verify_reducer.spec.addressing import affine, border_guards
 from verify_reducer.spec.dtypes import INT64
 from verify_reducer.spec.physical import FinalizePlan, PhysicalPlan, SitePlan
@@ -88,7 +89,9 @@ class PlanStatics:
         """The variables expr reads, or None if it reads memory or the thread."""
         if expr not in self.vars_of:
             subs = list(ir.subexprs(expr))
-            impure = any(isinstance(e, (ir.Load, ir.ThreadBinding)) for e in subs)
+            impure = any(isinstance(e, (ir.Load, ir.ThreadBinding))
+                         or (isinstance(e, ir.Call) and is_warp_call(e.func))   # other lanes
+                         for e in subs)
             self.vars_of[expr] = None if impure else \
                 tuple(sorted({e.name for e in subs if isinstance(e, ir.Var)}))
         return self.vars_of[expr]

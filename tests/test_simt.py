@@ -306,3 +306,96 @@ def test_a_reduction_of_agreeing_copies_runs_once_for_the_block(tmp_path):
 ])
 def test_a_local_reduction_tilelang_cannot_lower_is_refused(body, error):
     assert _errors(_kernel(body)) == [error]
+
+
+# ----------------------------------------------------------------------------- warp builtins
+
+def _warp(tmp_path: Path, body: str, threads: str = "32", n: int = 32):
+    source = _kernel(body, threads, params=f"x: T.Tensor(({n},), T.int32), "
+                                            f"y: T.Tensor(({n},), T.int32)")
+    report = _check(tmp_path, source, {"x": np.arange(n, dtype=np.int32),
+                                       "y": np.zeros(n, np.int32)})
+    return report, [(d.code, d.message) for d in report.diagnostics if d.is_error]
+
+
+@pytest.mark.parametrize("call, expected", [
+    # CUDA's rule, by hand: the source lane, or the lane itself past its segment
+    ("T.shfl_xor(x[t], 5)", [t ^ 5 for t in range(32)]),
+    # width 4: lane ^ 8 in a later segment gives the lane itself, in an earlier one the
+    # lane is read (CUDA: "groups ... can access elements from earlier groups")
+    ("T.shfl_xor(x[t], 8, 4)", [t ^ 8 if t & 8 else t for t in range(32)]),
+    ("T.shfl_xor(x[t], 2, 4)", [t ^ 2 for t in range(32)]),
+    ("T.shfl_down(x[t], 1)", [min(t + 1, 31) for t in range(32)]),
+    ("T.shfl_down(x[t], 33)", [min(t + 1, 31) for t in range(32)]),   # PTX reads b[4:0]
+    ("T.shfl_up(x[t], 4, 8)", [t - 4 if t % 8 >= 4 else t for t in range(32)]),
+    ("T.shfl_sync(x[t], 9, 16)", [t - t % 16 + 9 for t in range(32)]),
+    ("T.shfl_sync(x[t], 3 * t % 32)", [3 * t % 32 for t in range(32)]),
+    ("T.warp_reduce_bitor(x[t])", [31] * 32),
+    ("T.warp_reduce_min(x[t] - 7)", [-7] * 32),
+])
+def test_each_lane_reads_the_lane_cuda_picks(tmp_path, call, expected):
+    report, errors = _warp(tmp_path, f"t = T.get_thread_binding(0)\ny[t] = {call}")
+    assert errors == [] and report.verdict == "verified"
+    assert report.reference.outputs["y"].tolist() == expected
+
+
+def test_warp_reduce_sum_is_the_butterfly_in_the_value_dtype(tmp_path):
+    """float32: each step rounds; the expected value is the butterfly written here."""
+    x = np.ones(32, np.float32)
+    x[0] = 2.0 ** 24          # every 1 added to it alone is lost: 2**24 + 1 ties to even
+    v = x.copy()
+    for mask in (16, 8, 4, 2, 1):
+        v = (v + v[np.arange(32) ^ mask]).astype(np.float32)
+    source = _kernel("t = T.get_thread_binding(0)\ny[t] = T.warp_reduce_sum(x[t])", "32",
+                     params="x: T.Tensor((32,), T.float32), y: T.Tensor((32,), T.float32)")
+    report = _check(tmp_path, source, {"x": x, "y": np.zeros(32, np.float32)})
+    assert report.verdict == "verified"
+    np.testing.assert_array_equal(report.reference.outputs["y"], v)
+    assert v[0] != np.float32(x.astype(np.float64).sum())     # the order shows
+
+
+def test_a_shuffle_a_lane_of_the_warp_does_not_reach_is_r501(tmp_path):
+    _, errors = _warp(tmp_path, "t = T.get_thread_binding(0)\n"
+                                "if t < 16:\n"
+                                "    y[t] = T.shfl_xor(x[t], 1)")
+    assert errors == [("R501", "T.shfl_xor is reached by 16 of the 32 threads of warp 0 "
+                               "(threads 0..31): a full-warp shuffle needs every lane of the "
+                               "warp (a block of fewer threads than a warp, or a branch that "
+                               "leaves lanes out, is undefined in CUDA)")]
+
+
+def test_a_shuffle_in_a_block_smaller_than_a_warp_is_r501(tmp_path):
+    _, errors = _warp(tmp_path, "t = T.get_thread_binding(0)\ny[t] = T.warp_reduce_sum(x[t])",
+                      "16", n=16)
+    assert [c for c, _ in errors] == ["R501"]
+    assert errors[0][1].startswith("T.warp_reduce_sum is reached by 16 of the 32 threads")
+
+
+def test_a_shuffle_inside_t_parallel_is_r100(tmp_path):
+    _, errors = _warp(tmp_path, "for i in T.Parallel(32):\n"
+                                "    y[i] = T.shfl_xor(x[i], 1)")
+    assert errors == [("R100", "T.shfl_xor inside a T.Parallel is not supported: which "
+                               "thread runs an iteration is the loop layout's choice, so "
+                               "which lane a value comes from has no logical meaning (call "
+                               "it outside the loop)")]
+
+
+@pytest.mark.parametrize("call, error", [
+    ("T.shfl_xor(x[0], 1, 3)",
+     ("R102", "T.shfl_xor: width must be a power of two up to 32, got 3")),
+    ("T.shfl_xor(x[0], 1, mask=0xFFFF)",
+     ("R100", "T.shfl_xor with a lane mask other than the full warp (0xFFFFFFFF) is not "
+              "supported")),
+    ("T.shfl_down(x[0], 1.5)",
+     ("R102", "T.shfl_down's delta needs integer operands, got float32")),
+    ("T.shfl_xor(1.0, 1)",
+     ("R102", "T.shfl_xor of an untyped literal: give it a dtype (`T.float32(1)`)")),
+    ("T.shfl_xor(x[0] > 0, 1)", ("R102", "T.shfl_xor of a bool value is not supported")),
+    ("T.warp_reduce_bitand(x[0])",
+     ("R102", "T.warp_reduce_bitand needs an integer value, not float32")),
+    ("T.warp_reduce_max(T.cast(x[0], T.float64))",
+     ("R102", "T.warp_reduce_max of a float64 value is not supported: TileLang compares "
+              "doubles with `a < b ? b : a`, which treats NaN unlike T.max")),
+])
+def test_a_warp_builtin_we_cannot_give_cudas_meaning_is_refused(call, error):
+    assert _errors(_kernel(f"y[0] = T.cast({call}, T.float32)")) == [error]

@@ -14,6 +14,7 @@ from ..ir import (Binary, Buffer, Call, Cast, Compare, Const, Expr, Load, Logica
                   ThreadBinding, Unary, Var)
 from ..intrinsics import INTRINSICS
 from ..source import Span
+from ..warp import FULL_MASK, SHUFFLES, WARP, WARP_REDUCES
 from .constants import COMPARES, NotConstant, apply_binop, ceildiv
 from .context import POISON, Constant, FuncContext, Inlined, Opaque
 from .errors import Poisoned, construct_name, shape_error, unknown, unsupported
@@ -463,6 +464,58 @@ def thread_dimension(extents: tuple[int, ...], dim: int, span: Span) -> Expr:
     return index
 
 
+def _shuffle(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
+    """T.shfl_xor/down/up/sync(value, lane, width=32, mask=full warp): the value of
+    `value` on another lane of the warp (spec.warp)."""
+    what = f"T.{name}"
+    lane_param = "srcLane" if name == "shfl_sync" else "delta"
+    args = call_args(node, ("value", lane_param, "width", "mask"), 2, what)
+    value = lower_expr(ctx, args["value"])
+    _warp_value(value, what, node)
+    lane = lower_expr(ctx, args[lane_param])
+    require_integer(lane, f"{what}'s {lane_param}", args[lane_param])
+    width = ctx.folder.fold_int(args["width"], "the shuffle width") if "width" in args \
+        else WARP
+    if width not in (1, 2, 4, 8, 16, 32):
+        shape_error(f"{what}: width must be a power of two up to 32, got {width}",
+                    args.get("width", node))
+    if "mask" in args and ctx.folder.fold_int(args["mask"], "the lane mask") != FULL_MASK:
+        unsupported(f"{what} with a lane mask other than the full warp (0xFFFFFFFF) is not "
+                    f"supported", args["mask"])
+    span = Span.of(node)
+    if is_weak(lane):
+        if not INT32.lowest <= lane.value <= INT32.highest:
+            shape_error(f"{what}'s {lane_param} {lane.value} does not fit in int32",
+                        args[lane_param])
+        lane = Const(int(lane.value), INT32, lane.span)
+    elif lane.dtype != INT32:
+        lane = Cast(lane, INT32, span)              # CUDA's `int` parameter
+    return Call(name, (value, lane, Const(width, INT32, span)), value.dtype, span)
+
+
+def _warp_reduce(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
+    """T.warp_reduce_<op>(value): tl::warp_reduce's butterfly over the warp (spec.warp)."""
+    what = f"T.{name}"
+    (value_node,) = _args(node, 1, what)
+    value = lower_expr(ctx, value_node)
+    _warp_value(value, what, node)
+    kind = WARP_REDUCES[name]
+    if kind.startswith("bit") and not value.dtype.is_int:
+        shape_error(f"{what} needs an integer value, not {value.dtype}", node)
+    if kind in ("max", "min") and value.dtype.name == "float64":
+        # tl::fast_max/fast_min of a double is `a < b ? b : a`, not fmax: NaN differs
+        shape_error(f"{what} of a float64 value is not supported: TileLang compares "
+                    f"doubles with `a < b ? b : a`, which treats NaN unlike T.{kind}", node)
+    return Call(name, (value,), value.dtype, Span.of(node))
+
+
+def _warp_value(value: Expr, what: str, node: ast.AST) -> None:
+    if is_weak(value):
+        shape_error(f"{what} of an untyped literal: give it a dtype (`T.float32(1)`)", node)
+    if value.dtype.is_bool or value.dtype.bits < 16 and value.dtype.is_float:
+        shape_error(f"{what} of a {value.dtype} value is not supported", node)
+
+
 CALLS = {
     **{n: _intrinsic for n in INTRINSICS},
     "ceildiv": _integer_binary, "floordiv": _integer_binary, "floormod": _integer_binary,
@@ -470,6 +523,7 @@ CALLS = {
     "infinity": _special_value, "max_value": _special_value, "min_value": _special_value,
     "get_thread_binding": _thread_binding, "clamp": _clamp,
     "reshape": buffer_view, "view": buffer_view,
+    **{n: _shuffle for n in SHUFFLES}, **{n: _warp_reduce for n in WARP_REDUCES},
 }
 
 

@@ -4,8 +4,8 @@
 # constructs: factory, factory-param-without-default, get_thread_binding(dim), alloc_local, warp_reduce, if-on-param
 # blocked-by: factory-param-without-default
 # expect: error R102 at 15
-# bound-blocked-by: warp_reduce
-# bound: error R101 at 26
+# bound-blocked-by: none
+# bound: ok
 import tilelang
 import tilelang.testing
 import tilelang.language as T

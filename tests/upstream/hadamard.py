@@ -3,10 +3,9 @@
 # changed: nothing (the rest of the file, torch and test code, dropped)
 # constructs: factory, factory-param-without-default, helper-fn, eager-jit, get_thread_binding(dim), alloc_local, T.vectorized, shfl, T.macro, annotate_layout, T.if_then_else, T.Pipelined
 # blocked-by: factory-param-without-default
-# expect: error R102 at 40
-# bound-blocked-by: annotate_layout, T.macro
-# bound: error R101 at 68
-# bound: error R101 at 89
+# expect: error R102 at 39
+# bound-blocked-by: T.macro
+# bound: error R101 at 88
 import tilelang
 import tilelang.language as T
 from tilelang.cuda.intrinsics import make_mma_swizzle_layout

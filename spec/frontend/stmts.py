@@ -307,9 +307,10 @@ def _parallel(ctx: FuncContext, node: ast.For) -> ParallelFor:
     extents, bound = [], []
     for loop in loops:
         got = _parallel_extents(ctx, loop.iter)
+        # each loop's own domain here; the nest's lanes at once are check_func_sizes'
+        check_elements(tuple(got), "the T.Parallel domain", loop.iter)
         extents += got
         bound += _loop_vars(ctx, loop.target, len(got))
-    check_elements(tuple(extents), "the T.Parallel domain", node.iter)
     body = _loop_body(ctx, bound, loops[-1].body)
     for stmt in walk(body):
         if isinstance(stmt, WarpGroup):

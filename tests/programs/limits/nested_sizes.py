@@ -1,8 +1,9 @@
-# expect: error R102 at 14:13
-# expect: error R102 at 17:13
+# expect: error R102 at 15:13
+# expect: error R102 at 17:9
 #
 # Each loop is within the limits, the nests are not: 2**25 serial iterations of the
-# innermost body, 2**27 T.Parallel lanes at once (docs/limits.md).
+# innermost body, 2**27 T.Parallel lanes at once: the perfect nest of T.Parallel loops
+# is one T.Parallel over both extents, refused at the nest (docs/limits.md).
 import tilelang.language as T
 
 

@@ -223,8 +223,9 @@ def test_check_exits_3_when_a_simulated_plan_breaks_exactly_once(capsys, monkeyp
 
 def test_construct_the_cuda_renderer_does_not_lower_is_a_usage_error(capsys, tmp_path):
     """A program the verifier accepts but the CUDA renderer cannot lower (a T.Parallel
-    nested in another) makes `emit --what cuda` exit 2 naming the file and the line, not
-    exit 4 "our bug"."""
+    nested in another with a statement beside it: a perfect nest is one T.Parallel)
+    makes `emit --what cuda` exit 2 naming the file and the line, not exit 4 "our
+    bug"."""
     prog = tmp_path / "nested.py"
     prog.write_text(
         "import tilelang.language as T\n\n"
@@ -233,7 +234,8 @@ def test_construct_the_cuda_renderer_does_not_lower_is_a_usage_error(capsys, tmp
         "    with T.Kernel(1, threads=32) as bx:\n"
         "        for i in T.Parallel(4):\n"
         "            for j in T.Parallel(4):\n"
-        "                x[i, j] = 1.0\n")
+        "                x[i, j] = 1.0\n"
+        "            x[i, 0] = 2.0\n")
     assert main(["emit", str(prog), "--what", "cuda"]) == 2
     err = capsys.readouterr().err
     assert f"{prog}: the CUDA backend does not lower this program: line 7" in err

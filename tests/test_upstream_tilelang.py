@@ -8,6 +8,7 @@ plumbing: which kernel it finds, how it calls it, what it compares, what the row
 from __future__ import annotations
 
 import inspect
+import json
 import sys
 import types
 from pathlib import Path
@@ -276,3 +277,37 @@ def test_in_a_subprocess_without_tilelang_the_row_says_so():
 def test_a_kernel_past_its_time_is_killed_and_named():
     row = measured.run_one_in_subprocess(CORPUS / "rv2_max.py", timeout_s=0.2)
     assert row.result == "not runnable: no result within 0.2 s (stage: start)"
+
+
+def test_main_prints_the_sorted_table_and_the_summary_and_writes_json(
+        monkeypatch, capsys, tmp_path):
+    def fake_run(path):                   # the subprocess's row, as measure() makes it
+        equal = path.stem == "rv2_max"
+        return measured.Row(path.stem, *measured.our_verdicts(path),
+                            "exact" if measured.verified(path) else "tolerance",
+                            "equal" if equal else "run error",
+                            "equal" if equal else "run error: CUDA error: misaligned", 2.0,
+                            tilelang="0.1.15")
+    monkeypatch.setattr(measured, "run_one_in_subprocess", fake_run)
+    monkeypatch.setattr(tilelang_backend, "unavailable_reason", lambda: None)
+    out = tmp_path / "rows.json"
+    assert measured.main(["--only", "rv2_max", "gemm", "--jobs", "2", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "TileLang 0.1.15 on the upstream corpus (2 kernels)"
+    rows = [line for line in printed if line.startswith("| ") and "kernel" not in line]
+    assert rows == [
+        "| gemm | refused: factory-param-without-default | refused: gemm | run error: CUDA "
+        "error: misaligned | tolerance | 2.0 |",
+        "| rv2_max | ok | — | equal | exact | 2.0 |"]
+    assert printed[-1] == ("TileLang equals the reference on 1 of 2; our check verifies "
+                           "1 (today) / 1 (bound)")
+    doc = json.loads(out.read_text())
+    assert [r["kernel"] for r in doc["rows"]] == ["gemm", "rv2_max"]
+    assert doc["tilelang"] == "0.1.15" and doc["summary"] == printed[-1]
+
+
+def test_main_refuses_an_unknown_kernel(capsys):
+    with pytest.raises(SystemExit) as stop:
+        measured.main(["--only", "no_such_kernel"])
+    assert stop.value.code == 2
+    assert "no such kernel in tests/upstream/: no_such_kernel" in capsys.readouterr().err

@@ -57,7 +57,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import types
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -193,13 +192,12 @@ def measure(path: Path) -> Row:
     exact = verified(path)
     row = Row(path.stem, today, bound, "exact" if exact else "tolerance", "", "", 0.0)
     try:
-        try:
-            row.detail = _measured(path, exact, row)
-        except Outcome:
-            raise
-        except Exception as exc:          # not TileLang's (its calls are caught): ours
-            raise Outcome(_UNEXPECTED[_current_stage], _message(exc)) from exc
-    except Outcome as failed:
+        row.detail = _measured(path, exact, row)
+    except Exception as exc:
+        # TileLang's own failures arrive as Outcomes; anything else is this script's,
+        # the reference's or the interpreter's, named by the stage it happened in
+        failed = exc if isinstance(exc, Outcome) else \
+            Outcome(_UNEXPECTED[_current_stage], _message(exc))
         row.outcome, row.result = failed.kind, f"{failed.kind}: {first_line(failed.detail)}"
         row.detail = [failed.detail[-4000:]]
         return row
@@ -226,7 +224,7 @@ def _measured(path: Path, exact: bool, row: Row) -> list[str]:
     return judge_all(outputs, want, bounds)
 
 
-# what an exception of ours (not TileLang's, whose calls are caught) means at each stage
+# what an exception that is not TileLang's means at each stage
 _UNEXPECTED = {"start": "not runnable", "inputs": "not runnable", "import": "not runnable",
                "compile": "not runnable", "run": "not runnable", "judge": "judge error"}
 _current_stage = "start"
@@ -369,6 +367,10 @@ def _run_eager(torch, jit, kind: Kind, params, values):
     except Exception as exc:
         raise Outcome("compile error", f"tracing {kind.name}: {_message(exc)}") from exc
     by_name = {p.name: p for p in _signature(prim_func, values)}
+    unknown = [n for n in kind.tensors + kind.returns if n not in by_name]
+    if unknown:
+        raise Outcome("not runnable", f"TileLang's prim_func of {kind.name} has no "
+                      f"parameter {unknown} (it has {list(by_name)})")
     tensors = {n: _tensor(torch, values, by_name[n]) for n in kind.tensors}
     _stage("run")
     try:
@@ -377,10 +379,6 @@ def _run_eager(torch, jit, kind: Kind, params, values):
     except Exception as exc:
         raise Outcome("run error", _message(exc)) from exc
     tensors.update(zip(kind.returns, _as_list(returned, len(kind.returns))))
-    unknown = [n for n in kind.returns if n not in by_name]
-    if unknown:
-        raise Outcome("not runnable", f"{kind.name} returns {unknown}, which its "
-                      f"prim_func does not declare")
     return {n: (tilelang_backend._from_torch(torch, t, by_name[n].dtype), by_name[n].dtype)
             for n, t in tensors.items()}
 
@@ -388,7 +386,7 @@ def _run_eager(torch, jit, kind: Kind, params, values):
 @dataclass(frozen=True)
 class _Param:
     name: str
-    dtype: object              # spec.dtypes.DType; None for a scalar parameter
+    dtype: DType | None        # None for a scalar parameter
     shape: tuple | None
 
 
@@ -414,7 +412,7 @@ def _signature(prim_func, values) -> list[_Param]:
 def _static(dim, given, i):
     try:
         return int(dim)
-    except (TypeError, ValueError):
+    except Exception:                  # a symbolic dimension (TVM raises its own error)
         return None if given is None else given[i]
 
 

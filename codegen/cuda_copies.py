@@ -9,6 +9,7 @@ by barriers before (readers of the old contents are done) and after (the new con
 are visible). `body` is the codegen.cuda_stmts.KernelBody rendering the kernel."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
 from verify_reducer.spec import ir
@@ -35,10 +36,37 @@ def render_copy(body, stmt: ir.Copy, frame: Frame) -> None:
     writes_shared = dst.buffer.scope == "shared"
     if writes_shared:
         body.sync(frame.participants, "earlier readers of shared memory are done")
-    if not _vector_copy(body, stmt, layout, frame, one_writer):
+    hoisted = _hoist_starts(body, stmt, frame)
+    if hoisted is not stmt:
+        _scalar_copy(body, hoisted, layout, frame, one_writer)
+    elif not _vector_copy(body, stmt, layout, frame, one_writer):
         _scalar_copy(body, stmt, layout, frame, one_writer)
     if writes_shared:
         body.sync(frame.participants, "the copy into shared memory is visible")
+
+
+def _hoist_starts(body, stmt: ir.Copy, frame: Frame) -> ir.Copy:
+    """A copy whose region starts are not affine in the kernel's integer names (one
+    that reads memory: `X[row_offset + ..., ...]` with row_offset a T.alloc_var) as
+    the same copy from C locals holding those starts, declared here; unknown to the
+    border analysis, they are tested on both sides, as the simulator tests such a
+    region (interp.sim_statics). The copy itself when every start is affine."""
+    regions = []
+    for region in (stmt.src, stmt.dst):
+        starts = list(region.starts)
+        for d, start in enumerate(starts):
+            if affine(start) is None:
+                body.hoisted_starts = getattr(body, "hoisted_starts", 0) + 1
+                name = f"{region.buffer.name}_start_{body.hoisted_starts}"
+                value = body.exprs(frame).operand(start, start.dtype).text
+                body.out.line(f"const {start.dtype.c_name} {name} = {value};")
+                starts[d] = ir.Var(name, start.span, start.dtype)
+        regions.append(dataclasses.replace(region, starts=tuple(starts)))
+    if all(a.starts == b.starts for a, b in zip(regions, (stmt.src, stmt.dst))):
+        return stmt
+    hoisted = dataclasses.replace(stmt, src=regions[0], dst=regions[1])
+    body.scopes[hoisted] = body.scopes[stmt]
+    return hoisted
 
 
 def _copy_layout(body, stmt: ir.Copy, frame: Frame) -> Layout:

@@ -23,6 +23,7 @@ from verify_reducer.spec.dtypes import BOOL, DType
 from verify_reducer.spec.intrinsics import INTRINSICS
 from verify_reducer.spec.limits import MAX_ITERATIONS, power_of_two
 from verify_reducer.spec.ops import MONOIDS
+from verify_reducer.spec import reinterpret as R
 from verify_reducer.spec.warp import is_warp_call
 
 from . import bounds as B
@@ -99,6 +100,9 @@ def _const(e: ir.Const, lanes, mem):
 def _var(e: ir.Var, lanes, mem):
     if e.name in lanes.deferred:
         let = lanes.deferred[e.name]
+        check = getattr(mem, "check_deferred", None)      # the logical interpreter's
+        if check is not None:
+            check(let)
         return convert(operand(let.value, let.var.dtype, lanes, mem), e.dtype)
     val = lanes.env.get(e.name)
     if val is None:
@@ -269,6 +273,8 @@ def _logical(e: ir.Logical, lanes, mem):
 def _call(e: ir.Call, lanes, mem):
     if is_warp_call(e.func):
         return warp_call(e, lanes, mem, operand)
+    if e.func == R.NAME:
+        return _reinterpret(e, lanes, mem)
     dtype = e.dtype
     args = [operand(a, dtype, lanes, mem) for a in e.args]
     intrinsic = INTRINSICS.get(e.func)
@@ -307,6 +313,23 @@ def _call(e: ir.Call, lanes, mem):
             spread = B.monotone_spread(fn, a.v, a.b)
     bound = B.total(B.rounded(dtype, spread, v), B.ulps(dtype, v, intrinsic.cuda_ulps))
     return Val(v, dtype, bound)
+
+
+def _reinterpret(e: ir.Call, lanes, mem):
+    """The operand's storage bits read as e.dtype (spec.reinterpret). The bits of a value
+    known only within a bound say nothing exact, nor do a NaN's (its payload is the
+    producing operation's): those lanes are not judged, never silently passed."""
+    (arg,) = e.args
+    a = operand(arg, arg.dtype, lanes, mem)
+    with np.errstate(all="ignore"):
+        v = R.reinterpret(a.v, a.dtype, e.dtype)
+    infinite = R.unmodelled_float8(v, e.dtype)
+    if infinite is not None:
+        raise DiagnosticError(error(
+            "R102", f"T.reinterpret gives the {e.dtype} bits {infinite:#04x}, an infinity: "
+            f"float8 values are modelled without infinities (docs/limits.md)", e.span))
+    nan = R.nan_lanes(a.v, a.dtype)
+    return Val(v, e.dtype, B.taint(a.b, None if nan is None else nan.astype(np.float64)))
 
 
 def _zero(b):

@@ -115,6 +115,11 @@ class Block:
         self.reducers: dict[ir.Buffer, ReducerState] = {}
         self.body_runs = BodyRuns()
         self.stmt_span: Span | None = None
+        # writes, counted: a Let deferred until the thread is known must not read a
+        # buffer written after it (its value would be the later one)
+        self.clock = 0
+        self.written_at: dict[ir.Buffer, int] = {}
+        self.deferred_at: dict[int, int] = {}           # id(Let) -> clock when bound
 
     def run(self) -> None:
         env = {var.name: Val(var.dtype.quantize(np.array([b])), var.dtype)
@@ -156,9 +161,38 @@ class Block:
 
     def writable(self, buffer: ir.Buffer, span: Span, what: str, code: str,
                  lanes: Lanes | None = None):
+        self._stamp(buffer)
         if buffer.is_reducer:
             self.reducer(buffer, span).check_writable(span, what, code)
         return self.storage(buffer, span, lanes)
+
+    def _stamp(self, buffer: ir.Buffer) -> None:
+        self.clock += 1
+        self.written_at[buffer] = self.clock
+
+    def _stale(self, let: ir.Let, stale: set[str]) -> bool:
+        """Whether a deferred Let reads a buffer written since it was bound, or a
+        deferred name that does."""
+        bound_at = self.deferred_at.get(id(let), self.clock)
+        return any((isinstance(sub, ir.Load)
+                    and self.written_at.get(sub.buffer, -1) > bound_at)
+                   or (isinstance(sub, ir.Var) and sub.name in stale)
+                   for sub in ir.subexprs(let.value))
+
+    def check_deferred(self, let: ir.Let) -> None:
+        """A Let that reads the thread index is evaluated where it is used (per
+        thread); the buffers it reads must not have been written since it was bound,
+        or that evaluation would see the later values, not the binding's (R100)."""
+        bound_at = self.deferred_at.get(id(let), self.clock)
+        for sub in ir.subexprs(let.value):
+            if isinstance(sub, ir.Load) and self.written_at.get(sub.buffer, -1) > bound_at:
+                raise DiagnosticError(error(
+                    "R100", f"`{let.var.name}` is bound to a value that depends on the "
+                    f"thread and reads {sub.buffer.name}, which is written after the "
+                    f"binding and before this use: per-thread values bound to a name are "
+                    f"not kept; read {sub.buffer.name} where the value is used, or bind "
+                    f"it after the write", self.stmt_span or let.span,
+                    Note("bound here", let.span)))
 
     def _thread_rows(self, lanes: Lanes | None) -> np.ndarray:
         """(lanes × threads): the threads whose private copies each lane reads and
@@ -197,6 +231,7 @@ class Block:
         run = getattr(self, "_" + type(stmt).__name__.lower())
         if THREAD not in lanes.env and reads_thread(ir.stmt_exprs(stmt), lanes):
             if isinstance(stmt, ir.Let):
+                self.deferred_at[id(stmt)] = self.clock
                 return lanes.defer(stmt.var.name, stmt)
             return self._once_per_thread(stmt, lanes, run)
         try:
@@ -239,7 +274,11 @@ class Block:
         # the deferred Lets, in the order they were defined, now that the thread is
         # known: each reads only earlier ones, so a chain of any length is this loop,
         # not a recursion through evaluate
+        stale: set[str] = set()
         for let in list(lanes.deferred.values()):
+            if self._stale(let, stale):
+                stale.add(let.var.name)     # left deferred: a use of it is R100 (_var)
+                continue
             value = operand(let.value, let.var.dtype, forked, self)
             forked = forked.bind(let.var.name, value)
         return forked
@@ -461,9 +500,11 @@ class Block:
         if lanes.taint is not None:
             bound = np.full_like(bound, np.inf)
         if stmt.dst is None:
+            self._stamp(stmt.reducer)
             state.storage.write_all(result, bound)
             state.readable = True
         else:
+            self._stamp(stmt.dst)
             self.storage(stmt.dst, stmt.span, lanes).write_all(result, bound)
         record = EpochRecord(self.block, stmt.reducer.name, stmt.span, init_span,
                              counts.reshape(stmt.reducer.shape))

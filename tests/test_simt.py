@@ -399,3 +399,30 @@ def test_a_shuffle_inside_t_parallel_is_r100(tmp_path):
 ])
 def test_a_warp_builtin_we_cannot_give_cudas_meaning_is_refused(call, error):
     assert _errors(_kernel(f"y[0] = T.cast({call}, T.float32)")) == [error]
+
+
+# ----------------------------------------------------------------------------- per-thread names
+
+def test_a_per_thread_name_whose_buffer_is_written_before_its_use_is_r100(tmp_path):
+    """w = T.shfl_xor(v, 1) is evaluated where w is used, per thread; v changed since:
+    the binding's value is not kept, so the use is refused, naming both."""
+    _, errors = _warp(tmp_path, "t = T.get_thread_binding(0)\n"
+                                "v = T.alloc_var(T.int32)\n"
+                                "v = x[t]\n"
+                                "w = T.shfl_xor(v, 1)\n"
+                                "v = 0\n"
+                                "y[t] = w")
+    assert errors == [("R100", "`w` is bound to a value that depends on the thread and "
+                               "reads v, which is written after the binding and before this "
+                               "use: per-thread values bound to a name are not kept; read v "
+                               "where the value is used, or bind it after the write")]
+
+
+def test_a_stale_per_thread_name_that_is_not_used_is_no_error(tmp_path):
+    report, errors = _warp(tmp_path, "t = T.get_thread_binding(0)\n"
+                                     "a = x[t] + 1\n"
+                                     "y[t] = a\n"
+                                     "x[t] = 5\n"
+                                     "y[t] = y[t] + x[t]")
+    assert errors == [] and report.verdict == "verified"
+    assert report.reference.outputs["y"].tolist() == [t + 6 for t in range(32)]

@@ -37,8 +37,8 @@ TILELANG_DISABLE_CACHE is set (every kernel compiled now, by this TileLang). Per
   (the table says "tolerance" for those rows).
 
 One row per kernel: our verdicts (from the headers), TileLang's result (equal / differs:
-N of M elements, max error / compile error / run error / not runnable, each with the
-first line of why) and the wall time of TileLang's part (import, compile, run); a
+N of M elements, max error / compile error / run error / not runnable / judge error,
+each with the first line of why; a hang is named by the stage it hung in) and the wall time of TileLang's part (import, compile, run); a
 markdown table sorted by kernel on stdout, then the summary line; --json OUT writes the
 rows with each output's detail. Exit status 0 once every kernel has a row, 2 for bad
 arguments or a machine where TileLang cannot run."""

@@ -426,3 +426,11 @@ def test_a_stale_per_thread_name_that_is_not_used_is_no_error(tmp_path):
                                      "y[t] = y[t] + x[t]")
     assert errors == [] and report.verdict == "verified"
     assert report.reference.outputs["y"].tolist() == [t + 6 for t in range(32)]
+
+
+def test_a_local_too_large_to_keep_per_thread_is_r102():
+    errors = _errors(_kernel("p = T.alloc_local((2048,), T.float32)\np[0] = x[0]\n"
+                             "y[0] = p[0]", "1024"))
+    assert errors == [("R102", "local buffer p has 2048 elements in each of 1024 threads, "
+                               "2097152 cells; at most 1048576 (2**20) are supported "
+                               "(docs/limits.md)")]

@@ -95,6 +95,25 @@ def check_func_sizes(func: PrimFunc) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     _walk(func.kernel.body, 1, 1, 1, found)
     found += _reducer_cells(func)
+    found += _private_cells(func)
+    return found
+
+
+def _private_cells(func: PrimFunc) -> list[Diagnostic]:
+    """R102 at a thread-private buffer (T.alloc_local, T.alloc_var) whose elements times
+    the kernel's threads pass MAX_LAYOUT_CELLS: the interpreter and the simulator keep
+    one copy per thread (interp.private, interp.registers.LocalBuffer)."""
+    threads = func.kernel.threads
+    found = []
+    for stmt in walk(func.kernel.body):
+        if isinstance(stmt, Alloc) and stmt.buffer.scope == "local":
+            cells = _product(stmt.buffer.shape) * threads
+            if cells > MAX_LAYOUT_CELLS:
+                found.append(error(
+                    "R102", f"local buffer {stmt.buffer.name} has "
+                    f"{_product(stmt.buffer.shape)} elements in each of {threads} threads, "
+                    f"{cells} cells; at most {power_of_two(MAX_LAYOUT_CELLS)} are "
+                    f"supported (docs/limits.md)", stmt.span))
     return found
 
 

@@ -15,6 +15,8 @@ needs it. The rules that C does not give for free:
 - T.max/T.min on floats are fmaxf/fminf (NaN ignored, +0 > -0: spec.ops.IEEE_MAX);
   float to integer conversions are CUDA's saturating __float2int_rz family
   (`float_to_int`), never a C cast, whose out-of-range result is undefined;
+- T.reinterpret is CUDA's bit-cast intrinsics (__float_as_uint, __ushort_as_half, ...;
+  a float8's bits are its `__x` byte), never a pointer pun;
 - a reducer's combine is the op table's `Monoid.c_combine`, never re-listed here."""
 from __future__ import annotations
 
@@ -26,9 +28,10 @@ from typing import Callable
 import numpy as np
 
 from verify_reducer.spec import ir
-from verify_reducer.spec.dtypes import BOOL, FLOAT32, FLOAT64, DType
+from verify_reducer.spec.dtypes import BOOL, FLOAT32, FLOAT64, INT64, DType
 from verify_reducer.spec.intrinsics import INTRINSICS
 from verify_reducer.spec.ops import Monoid
+from verify_reducer.spec import reinterpret as R
 
 # C precedence levels (higher binds tighter).
 ATOM, UNARY, MUL, ADD, SHIFT, REL, EQ, BAND, BXOR, BOR, LAND, LOR, COND = \
@@ -175,6 +178,59 @@ def float_to_int(a: C, src: DType, dst: DType) -> C:
     return cast(dst, result) if dst.bits < 32 else result
 
 
+# ----------------------------------------------------------------------------- bit casts
+
+# T.reinterpret's CUDA intrinsics (spec.reinterpret), by (float dtype, integer kind):
+# (the float's bits as that integer, that integer's bits as the float). float64 has only
+# the signed pair; a float8's bits are its `__x` byte.
+_BITCASTS = {
+    ("float32", "int"): ("__float_as_int", "__int_as_float"),
+    ("float32", "uint"): ("__float_as_uint", "__uint_as_float"),
+    ("float64", "int"): ("__double_as_longlong", "__longlong_as_double"),
+    ("float16", "int"): ("__half_as_short", "__short_as_half"),
+    ("float16", "uint"): ("__half_as_ushort", "__ushort_as_half"),
+    ("bfloat16", "int"): ("__bfloat16_as_short", "__short_as_bfloat16"),
+    ("bfloat16", "uint"): ("__bfloat16_as_ushort", "__ushort_as_bfloat16"),
+}
+
+
+def reinterpret(a: C, src: DType, dst: DType) -> C:
+    """a (of dtype src) with its bits read as dst: the integers' own conversion between
+    integers (two's complement, one width), CUDA's bit casts otherwise; a float read as
+    another float goes through the unsigned integer of the width."""
+    if R.is_integer_wrap(src, dst):
+        return cast(dst, a)
+    if src.is_float and dst.is_float:
+        bits = R.bits_dtype(src)
+        return reinterpret(reinterpret(a, src, bits), bits, dst)
+    if src.is_float:
+        return _float_bits(a, src, dst)
+    return _bits_float(a, src, dst)
+
+
+def _float_bits(a: C, src: DType, dst: DType) -> C:
+    """The bits of the float a as the integer dtype dst (of its width)."""
+    if src.is_float8:
+        byte = C(f"{a.at(ATOM)}.__x")                  # __nv_fp8_storage_t: unsigned char
+        return byte if dst.kind == "uint" else cast(dst, byte)
+    pair = _BITCASTS.get((src.name, dst.kind))
+    if pair is None:                                    # float64 as uint64
+        return cast(dst, call(_BITCASTS[(src.name, "int")][0], a))
+    return call(pair[0], a)
+
+
+def _bits_float(a: C, src: DType, dst: DType) -> C:
+    """The integer a (of dtype src) read as the float dtype dst (of its width)."""
+    if dst.is_float8:
+        # no intrinsic builds an __nv_fp8_* from its byte: set the byte of a fresh one
+        return C(f"[&]() -> {dst.c_name} {{ {dst.c_name} r; r.__x = (unsigned char)"
+                 f"{a.at(UNARY)}; return r; }}()")
+    pair = _BITCASTS.get((dst.name, src.kind))
+    if pair is None:                                    # uint64 as float64
+        return call(_BITCASTS[(dst.name, "int")][1], cast(INT64, a))
+    return call(pair[1], a)
+
+
 # ----------------------------------------------------------------------------- expressions
 
 class ExprRenderer:
@@ -247,6 +303,9 @@ class ExprRenderer:
         return binary("&&" if e.op == "and" else "||", a, b)
 
     def _call(self, e: ir.Call) -> C:
+        if e.func == R.NAME:
+            (arg,) = e.args
+            return reinterpret(self.operand(arg, arg.dtype), arg.dtype, e.dtype)
         dtype = e.dtype
         args = [self.operand(a, dtype) for a in e.args]
         if is_half_like(dtype):

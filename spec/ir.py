@@ -152,7 +152,9 @@ class Logical:
     dtype: DType = BOOL
 
 
-# The intrinsics of Call (their arity, meaning and C names) are spec.intrinsics.
+# The intrinsics of Call (their arity, meaning and C names) are spec.intrinsics; the warp
+# builtins are spec.warp's; Call("reinterpret", (value,), dtype) is T.reinterpret, the
+# value's bits read as dtype (spec.reinterpret).
 
 
 @node

@@ -13,6 +13,7 @@ from .ir import (Alias, Alloc, Binary, Call, Cast, Compare, Const, Copy, Expr, F
                  Stmt, Store, ThreadBinding, Unary, Var, WarpGroup, walk)
 from . import user_ops as uo
 from .ops import reducer_monoid
+from .reinterpret import NAME as REINTERPRET
 from .user_ops import UserMonoid
 
 INDENT = "    "
@@ -307,6 +308,8 @@ def _expr(e: Expr) -> tuple[str, int]:
             return f"not {_wrap(e.a, _PREC['not'])}", _PREC["not"]
         sign = "-" if e.op == "neg" else "~"
         return f"{sign}{_wrap(e.a, _PREC['unary'])}", _PREC["unary"]
+    if isinstance(e, Call) and e.func == REINTERPRET:
+        return f"T.reinterpret({format_expr(e.args[0])}, T.{e.dtype})", _PREC["atom"]
     if isinstance(e, Call):
         return f"T.{e.func}({', '.join(format_expr(a) for a in e.args)})", _PREC["atom"]
     if isinstance(e, Cast):

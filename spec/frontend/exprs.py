@@ -13,6 +13,7 @@ from ..dtypes import BOOL, INT32, INT64, DType, lookup as lookup_dtype, refused_
 from ..ir import (Binary, Buffer, Call, Cast, Compare, Const, Expr, Load, Logical, Select,
                   ThreadBinding, Unary, Var)
 from ..intrinsics import INTRINSICS
+from .. import reinterpret as R
 from ..source import Span
 from ..warp import FULL_MASK, SHUFFLES, WARP, WARP_REDUCES
 from .constants import COMPARES, NotConstant, apply_binop, ceildiv
@@ -403,6 +404,36 @@ def _converted(value: Expr, dtype: DType, node: ast.AST) -> Expr:
     return Cast(value, dtype, Span.of(node))
 
 
+def _reinterpret(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
+    """T.reinterpret(value, dtype): value's bits read as dtype (spec.reinterpret). A
+    Python number is typed as TVM converts it (int32, int64 beyond; float32); the value's
+    own dtype is the value itself (TVM returns it unchanged)."""
+    args = call_args(node, ("value", "dtype"), 2, "T.reinterpret")
+    value_node, dtype_node = args["value"], args["dtype"]
+    if _names_dtype(ctx, value_node):
+        # TileLang still takes the old order T.reinterpret(dtype, value), with a warning
+        value_node, dtype_node = dtype_node, value_node
+    dtype = _dtype_arg(ctx, dtype_node)
+    value = lower_expr(ctx, value_node)
+    if is_weak(value):
+        value = typed_const(value.value, value.dtype, value.span)
+    problem = R.refusal(value.dtype, dtype)
+    if problem is not None:
+        shape_error(problem, node)
+    if value.dtype == dtype:
+        return value
+    return Call(R.NAME, (value,), dtype, Span.of(node))
+
+
+def _names_dtype(ctx: FuncContext, node: ast.expr) -> bool:
+    try:
+        value = ctx.folder.fold(node)
+    except NotConstant:
+        return False
+    return isinstance(value, DType) or isinstance(value, str) and \
+        lookup_dtype(value) is not None
+
+
 def _special_value(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
     (dtype_node,) = _args(node, 1, f"T.{name}")
     dtype = _dtype_arg(ctx, dtype_node)
@@ -521,7 +552,7 @@ CALLS = {
     "ceildiv": _integer_binary, "floordiv": _integer_binary, "floormod": _integer_binary,
     "cast": _cast, "Cast": _cast, "if_then_else": _if_then_else,
     "infinity": _special_value, "max_value": _special_value, "min_value": _special_value,
-    "get_thread_binding": _thread_binding, "clamp": _clamp,
+    "get_thread_binding": _thread_binding, "clamp": _clamp, R.NAME: _reinterpret,
     "reshape": buffer_view, "view": buffer_view,
     **{n: _shuffle for n in SHUFFLES}, **{n: _warp_reduce for n in WARP_REDUCES},
 }

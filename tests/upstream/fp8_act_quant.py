@@ -4,8 +4,8 @@
 # constructs: factory, factory-param-without-default, helper-fn, eager-jit, T.dynamic, T.clamp, float8, T.if_then_else, T.reinterpret, T.Cast, reduce_absmax, disable_tma, T.Tensor[...], T.Pipelined, if-on-param
 # blocked-by: factory-param-without-default
 # expect: error R102 at 43
-# bound-blocked-by: T.reinterpret
-# bound: error R101 at 15
+# bound-blocked-by: none
+# bound: ok
 import tilelang
 import tilelang.language as T
 

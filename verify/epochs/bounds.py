@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import z3
 
 from verify_reducer.spec import ir
+from verify_reducer.spec import reinterpret as R
 
 from verify_reducer.verify.epochs.scopes import Binding, Context
 
@@ -74,6 +75,21 @@ def _const_value(iv: Interval) -> int | None:
     return int(iv.lo) if iv.lo == iv.hi and not math.isinf(iv.lo) else None
 
 
+def integer_conversion(e: ir.Expr) -> ir.Expr | None:
+    """The integer operand that e converts to its integer dtype, or None: a T.cast, or a
+    T.reinterpret between integers, which is the same two's-complement conversion
+    (spec.reinterpret). A reinterpretation from or to a float is not one: its integer
+    side is any value of its dtype here, as every float is (`_Encoder.fresh`), and a
+    float made from bits is any float (a float8 within ±finite_max: an infinity made
+    that way is refused where it is computed, interp.evaluate)."""
+    if isinstance(e, ir.Cast) and e.dtype.is_int and e.a.dtype.is_int:
+        return e.a
+    if isinstance(e, ir.Call) and e.func == R.NAME and \
+            R.is_integer_wrap(e.args[0].dtype, e.dtype):
+        return e.args[0]
+    return None
+
+
 def interval(e: ir.Expr, ctx: Context, depth: int = 0) -> Interval:
     """A range containing every value e can take at a statement in ctx."""
     if depth > 32:  # a Let chain this deep is not worth following
@@ -89,8 +105,9 @@ def interval(e: ir.Expr, ctx: Context, depth: int = 0) -> Interval:
         return var_interval(ctx.lookup(e), ctx, depth)
     if isinstance(e, ir.ThreadBinding):
         return Interval(0, ctx.kernel.threads - 1)
-    if isinstance(e, ir.Cast):
-        inner = interval(e.a, ctx, depth + 1)
+    source = e.a if isinstance(e, ir.Cast) else integer_conversion(e)
+    if source is not None:
+        inner = interval(source, ctx, depth + 1)
         rng = _dtype_range(e.dtype)
         return inner if inner.inside(rng.lo, rng.hi) else rng
     if isinstance(e, ir.Select):
@@ -203,8 +220,9 @@ class _Encoder:
                 self.facts += [t >= 0, t < self.ctx.kernel.threads]
                 self.vars["T.get_thread_binding()"] = t
             return self.vars["T.get_thread_binding()"]
-        if isinstance(e, ir.Cast) and e.dtype.is_int and e.a.dtype.is_int:
-            return self.converted(e.a, e.dtype, depth + 1)
+        source = integer_conversion(e)
+        if source is not None:
+            return self.converted(source, e.dtype, depth + 1)
         if isinstance(e, ir.Cast) and e.dtype.is_int and e.a.dtype.saturates:
             # a float8 value truncated to an integer: within ±finite_max where the
             # target holds that range (NaN converts to 0, inside it)

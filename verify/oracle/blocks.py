@@ -36,7 +36,8 @@ from verify_reducer.spec.printer import format_expr
 from verify_reducer.spec.source import Span
 from verify_reducer.interp.memory import Window
 
-from verify_reducer.verify.epochs.bounds import Z3_TIMEOUT_MS, _dtype_range, _Encoder, interval
+from verify_reducer.verify.epochs.bounds import (Z3_TIMEOUT_MS, _dtype_range, _Encoder,
+                                                 integer_conversion, interval)
 from verify_reducer.verify.epochs.scopes import Context, statements
 
 DEFAULT_SAMPLE = 2            # random blocks on top of the classes
@@ -244,8 +245,9 @@ def _span(e: ir.Expr, ctx: Context, blocks: dict[str, np.ndarray], depth: int = 
         if b.loop.step > 0:
             return s_lo, np.maximum(s_lo, t_hi - 1)
         return np.minimum(s_hi, t_lo + 1), s_hi
-    if isinstance(e, ir.Cast) and e.dtype.is_int and e.a.dtype.is_int:
-        lo, hi = rec(e.a)
+    source = integer_conversion(e)            # T.cast or T.reinterpret between integers
+    if source is not None:
+        lo, hi = rec(source)
         rng = _dtype_range(e.dtype)
         fits = (lo >= rng.lo) & (hi <= rng.hi)
         return np.where(fits, lo, rng.lo), np.where(fits, hi, rng.hi)

@@ -1,11 +1,11 @@
 # upstream: tile-ai/tilelang examples/online_softmax/online_softmax.py @ a35008a42531c62b976ae4cec3855d4383db0f3c
-# function: softmax_kernel; params: M=8, N=8192; defaults kept: BLOCK_M=1, BLOCK_N=8192
-# changed: nothing (the rest of the file, torch and test code, dropped)
-# constructs: factory, factory-param-without-default, eager-jit, T.infinity, T.exp2, T.log2, reduce_sum, reduce_max, T.Pipelined
-# blocked-by: factory-param-without-default
-# expect: error R102 at 15
-# bound-blocked-by: none
-# bound: ok
+# function: softmax_kernel; params: none; defaults kept: BLOCK_M=1, BLOCK_N=8192
+# changed: the module constants the kernel reads as globals when it is traced (upstream
+#   `M = 8192`, `N = 8192`, after the function) set to M = 8, N = 8192; the rest of the
+#   file (torch, benchmark and test code) dropped
+# constructs: factory, eager-jit, T.infinity, T.exp2, T.log2, reduce_sum, reduce_max, T.Pipelined
+# blocked-by: none
+# expect: ok
 import tilelang
 import tilelang.language as T
 
@@ -49,3 +49,7 @@ def softmax_kernel(X, BLOCK_M=1, BLOCK_N=8192, dtype: T.dtype = T.float16):
             T.copy(y, Y[i_m * BLOCK_M, i_n * BLOCK_N])
 
     return Y
+
+
+M = 8
+N = 8192

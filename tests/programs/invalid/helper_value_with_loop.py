@@ -9,7 +9,7 @@ R = 16
 
 def total(x):
     acc = x
-    for _ in range(2):
+    for _ in range(2):  # <- R100
         acc = acc + x
     return acc
 

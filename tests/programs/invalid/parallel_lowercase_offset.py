@@ -11,7 +11,7 @@ def kernel(A: T.Tensor((16,), T.float32), B: T.Tensor((1,), T.float32)):
         s = T.alloc_fragment((16,), T.float32)
         d = T.alloc_fragment((1,), T.float32)
         T.fill(s, 0.0)
-        for j in T.parallel(2, 16):
+        for j in T.parallel(2, 16):  # <- R100
             s[j] = A[j]
         T.reduce_sum(s, d, dim=0)
         T.copy(d, B)

@@ -9,7 +9,7 @@ import tilelang.language as T
 def kernel(A: T.Tensor((4, 64), T.float32), B: T.Tensor((4,), T.float32)):
     with T.Kernel(1, threads=128):
         dst = T.alloc_fragment((4,), T.float32)
-        flat = T.reshape(A, (256,))
+        flat = T.reshape(A, (256,))  # <- R100
         src = T.alloc_fragment((4, 64), T.float32)
         T.copy(A, src)
         T.reduce_sum(src, dst, dim=1)

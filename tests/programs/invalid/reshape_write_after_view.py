@@ -20,6 +20,6 @@ def kernel(A: T.Tensor((4, 64), T.float32), B: T.Tensor((4, 2), T.float32)):
         # the view is not read again, but its source changes under it: refused
         # (line 23, the first store after the view)
         for i, j in T.Parallel(4, 64):
-            src[i, j] = 0.0
+            src[i, j] = 0.0  # <- R101
         for i, j in T.Parallel(4, 64):
             src[i, j] = A[i, j] * 2.0

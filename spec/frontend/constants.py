@@ -51,6 +51,11 @@ _MATH: dict[str, Callable] = {
     for name in ("log2", "log", "log10", "exp", "ceil", "floor", "sqrt", "isqrt", "gcd",
                  "trunc")}
 
+# TVM's DataType, which factories import to read a dtype's width (`DataType(dtype).bits`)
+_DATA_TYPE = ("tvm.DataType", "tvm.runtime.DataType", "tvm.runtime.data_type.DataType",
+              "tilelang.language.DataType")
+_DTYPE_FIELDS = ("bits", "lanes")
+
 # the Python builtins _builtin folds (a helper of the same name would shadow them in
 # Python; a file that defines one is not worth the confusion: the builtin wins)
 _BUILTINS = ("min", "max", "abs", "int", "float", "len")
@@ -191,6 +196,14 @@ class ConstFolder:
                 return dtype
             if refused_dtype(name):
                 return RefusedDType(name)
+        if node.attr in _DTYPE_FIELDS:
+            try:
+                value = self.fold(node.value)
+            except NotConstant:
+                value = None
+            if isinstance(value, DType):
+                # tvm.DataType(dtype).bits: the width a factory computes tile sizes from
+                return value.bits if node.attr == "bits" else 1
         raise NotConstant(node, "attribute is not a constant")
 
     def _Tuple(self, node: ast.Tuple):
@@ -299,6 +312,14 @@ class ConstFolder:
                 return _MATH[path](*args)
             except (ValueError, OverflowError, TypeError) as exc:
                 shape_error(f"`{ast.unparse(node)}` has no value: {exc}", node)
+        if path in _DATA_TYPE and len(args) == 1:
+            # TVM's DataType(dtype) is the dtype as a value: its .bits is read above
+            dtype = args[0] if isinstance(args[0], DType) else \
+                lookup_dtype(args[0]) if isinstance(args[0], str) else None
+            if dtype is None:
+                shape_error(f"`{ast.unparse(node)}`: DataType of {args[0]!r}, which is not "
+                            f"a dtype we model", node)
+            return dtype
         if name in ("ceildiv", "cdiv") and len(args) == 2:
             return ceildiv(args[0], args[1], node)
         if name is not None and lookup_dtype(name) is not None and len(args) == 1:

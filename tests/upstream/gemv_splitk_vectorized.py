@@ -3,12 +3,9 @@
 # changed: nothing (the rest of the file, torch and test code, dropped)
 # constructs: factory, factory-param-without-default, eager-jit, threads-tuple, get_thread_binding(dim), alloc_local, astype, T.vectorized, atomic_add, DataType
 # blocked-by: factory-param-without-default
-# expect: error R102 at 22
-# bound-blocked-by: DataType, atomic_add
-# bound: error R102 at 39
-# bound: error R102 at 40
-# bound: error R101 at 46
-# bound: error R101 at 52
+# expect: error R102 at 19
+# bound-blocked-by: atomic_add
+# bound: error R101 at 49
 import tilelang as tl
 import tilelang.language as T
 from tvm import DataType

@@ -3,12 +3,9 @@
 # changed: nothing (the rest of the file, torch and test code, dropped)
 # constructs: factory, factory-param-without-default, eager-jit, threads-tuple, get_thread_binding(dim), alloc_local, astype, T.vectorized, tvm_thread_allreduce, comm_reducer, T.attr, T.reinterpret, DataType
 # blocked-by: factory-param-without-default
-# expect: error R102 at 22
-# bound-blocked-by: DataType, T.attr
-# bound: error R102 at 39
-# bound: error R102 at 40
-# bound: error R101 at 44
-# bound: error R101 at 51
+# expect: error R102 at 19
+# bound-blocked-by: T.attr
+# bound: error R101 at 48
 import tilelang as tl
 import tilelang.language as T
 from tvm import DataType

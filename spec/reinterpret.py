@@ -85,7 +85,7 @@ def nan_lanes(values: np.ndarray, src: DType) -> np.ndarray | None:
     """The lanes whose bits are not modelled: NaNs of a float source. None: none."""
     if not src.is_float:
         return None
-    nan = np.isnan(np.asarray(values, dtype=np.float64))
+    nan = np.isnan(values)            # in its own storage: no cast to quiet a NaN
     return nan if nan.any() else None
 
 

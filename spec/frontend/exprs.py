@@ -413,6 +413,9 @@ def _reinterpret(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
     if _names_dtype(ctx, value_node):
         # TileLang still takes the old order T.reinterpret(dtype, value), with a warning
         value_node, dtype_node = dtype_node, value_node
+    if _folds_to(ctx, dtype_node, "handle"):
+        unknown("T.reinterpret into `handle` (TVM's pointer type: a null pointer for "
+                "T.attr and tvm_thread_allreduce) is not supported", dtype_node)
     dtype = _dtype_arg(ctx, dtype_node)
     value = lower_expr(ctx, value_node)
     if is_weak(value):
@@ -426,12 +429,21 @@ def _reinterpret(ctx: FuncContext, node: ast.Call, name: str) -> Expr:
 
 
 def _names_dtype(ctx: FuncContext, node: ast.expr) -> bool:
-    try:
-        value = ctx.folder.fold(node)
-    except NotConstant:
-        return False
+    value = _folded(ctx, node)
     return isinstance(value, DType) or isinstance(value, str) and \
         lookup_dtype(value) is not None
+
+
+def _folds_to(ctx: FuncContext, node: ast.expr, name: str) -> bool:
+    return _folded(ctx, node) == name
+
+
+def _folded(ctx: FuncContext, node: ast.expr):
+    """node's compile-time value, or None where it has none."""
+    try:
+        return ctx.folder.fold(node)
+    except NotConstant:
+        return None
 
 
 def _special_value(ctx: FuncContext, node: ast.Call, name: str) -> Expr:

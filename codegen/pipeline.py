@@ -64,7 +64,7 @@ def plan_pipelines(func: ir.PrimFunc, layouts: LayoutMap,
     kernel = func.kernel
     outer = _enclosing(kernel.body)
     planned = LayoutMap(**{f.name: dict(getattr(layouts, f.name))
-                           for f in dataclasses.fields(LayoutMap)})
+                           for f in dataclasses.fields(LayoutMap) if f.init})
     found = []
     for stmt in ir.walk(kernel.body):
         if isinstance(stmt, ir.SerialFor) and stmt.kind == "pipelined":

@@ -107,6 +107,9 @@ class _At:
                 f"{int(self.threads[axis['t']])} ({', '.join(where)})")
 
 
+# Where each step of a chunk acts, by the step's value and the collective's geometry:
+# the same at every block and epoch (and in every plan with an equal step). Bounded: a
+# process that simulates many programs keeps only the recent ones.
 _WHERE: dict = {}
 
 
@@ -156,11 +159,10 @@ class Exchange:
     # ------------------------------------------------------------------ geometry
 
     def where(self, step, index: int, first: int, count: int) -> _Where:
-        key = (id(step), index, first, count, self.offset, self.count, self.threads,
-               self.words)
+        key = (step, index, first, count, self.offset, self.count, self.threads, self.words)
         found = _WHERE.get(key)
-        if found is not None and found[0] is step:
-            return found[1]
+        if found is not None:
+            return found
         rel = active(step.guards, self.count)
         rows = slice(None) if len(rel) == self.count else rel
         where = _Where(rel, rows)
@@ -187,7 +189,7 @@ class Exchange:
                                       "tsk")
         if len(_WHERE) > 4096:
             _WHERE.clear()
-        _WHERE[key] = (step, where)                # keeps the step alive: ids stay unique
+        _WHERE[key] = where
         return where
 
     def inside(self, addrs: np.ndarray, where: _Where, at: "_At", verb: str, axes: str):

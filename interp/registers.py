@@ -4,11 +4,12 @@ spec.layout.Layout, with poison tracking.
 A register file is `values[thread - offset, slot]` plus `written[...]`: a register
 starts poisoned and becomes readable when something writes it (docs/design.md §12). Which
 element a register holds is the layout's `inverse()`; the tables derived from a layout
-are computed once per layout object (`tables`), since a loop's layout is reused every
+are computed once per layout value (`tables`), since a loop's layout is reused every
 time the loop runs."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -44,21 +45,19 @@ class LayoutTables:
         return rel + self.layout.offset
 
 
-_CACHE: dict[int, LayoutTables] = {}
+# Layouts are values (equal layouts have equal tables), so the tables are shared by
+# value, and only the most recent are kept: a process that checks many programs (an
+# oracle server, a test session) must not keep every layout it ever simulated.
+TABLES_KEPT = 512
 
 
+@lru_cache(maxsize=TABLES_KEPT)
 def tables(layout: Layout) -> LayoutTables:
-    """The tables of layout, computed once per layout object (the cache keeps the
-    layout alive, so its id is never reused)."""
-    found = _CACHE.get(id(layout))
-    if found is not None and found.layout is layout:
-        return found
+    """The tables of layout, computed once per layout value among the recent ones."""
     index, replica = layout.inverse()
     rel, slot = np.nonzero(index >= 0)
-    made = LayoutTables(layout, index, replica, layout.slots_of(), rel, slot,
+    return LayoutTables(layout, index, replica, layout.slots_of(), rel, slot,
                         index[rel, slot], replica[rel, slot])
-    _CACHE[id(layout)] = made
-    return made
 
 
 class Registers:

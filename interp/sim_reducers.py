@@ -152,7 +152,8 @@ class ReducerExecution:
                 p.regs.values[used] = p.combine(p.seed, p.regs.values[used])
             copies = Copies.of_partials(p, cells)
         else:
-            copies = published(fplan.publish, exchange, p, outputs, threads)
+            copies = published(fplan.publish, exchange, p, outputs, threads,
+                               self.s.publish_memo)
             if p.seed is not None:
                 copies.values = p.combine(p.seed, copies.values)
         p.ledger.expect()
@@ -325,11 +326,11 @@ class Copies:
 
 
 def published(pub: Publish, exchange: Exchange, p: Partials, outputs: np.ndarray,
-              threads: np.ndarray) -> Copies:
+              threads: np.ndarray, memo: dict) -> Copies:
     """Each reader's combine of W[addr(x, k)] for k < terms, read after the collective's
     last barrier, in every channel (so the accounting sees the publication), then the
     publication's own barrier."""
-    addrs = publish_addresses(pub, p.buffer.shape, outputs)
+    addrs = publish_addresses(pub, p.buffer.shape, outputs, memo)
     inside = (addrs >= 0) & (addrs < exchange.words)
     if not inside.all():
         i = np.argwhere(~inside)[0]
@@ -351,20 +352,18 @@ def published(pub: Publish, exchange: Exchange, p: Partials, outputs: np.ndarray
     return Copies(values, ids, counts, written, threads, observe)
 
 
-_ADDRESSES: dict = {}
-
-
-def publish_addresses(pub: Publish, shape, outputs: np.ndarray) -> np.ndarray:
+def publish_addresses(pub: Publish, shape, outputs: np.ndarray, memo: dict) -> np.ndarray:
     """[copies, terms]: the workspace words each copy of output `outputs[n]` combines —
     the same at every block and epoch, so computed once per (publication, outputs
-    array); the entry keeps both alive, so their ids stay unique."""
+    array) into memo (the plan's PlanStatics.publish_memo); the entry keeps both
+    alive, so their ids stay unique while it lasts."""
     key = (id(pub), id(outputs))
-    found = _ADDRESSES.get(key)
+    found = memo.get(key)
     if found is not None and found[0] is pub and found[1] is outputs:
         return found[2]
-    if len(_ADDRESSES) > 1024:
-        _ADDRESSES.clear()
+    if len(memo) > 1024:
+        memo.clear()
     addrs = publish_words(pub, shape, outputs)
-    _ADDRESSES[key] = (pub, outputs, addrs)
+    memo[key] = (pub, outputs, addrs)
     return addrs
 

@@ -4,6 +4,7 @@ each T.Parallel, and the memos of index arrays derived from its layouts and regi
 starts, all built on the first run only."""
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,24 +29,29 @@ class LoopLanes:
 
 
 class PlanStatics:
-    """One plan's statics, built once per plan (a few plans stay cached, each kept
-    alive by its entry)."""
+    """One plan's statics, built on the plan's first simulation and dropped with the
+    plan: the statics hold it weakly and their entry goes when it dies, so a process
+    that simulates many programs keeps the statics of the live plans only."""
 
-    _BY_PLAN: dict[int, "PlanStatics"] = {}
+    _LIVE: dict[int, "PlanStatics"] = {}            # id(plan) of a live plan -> its statics
 
     @classmethod
     def of(cls, plan: PhysicalPlan) -> "PlanStatics":
-        found = cls._BY_PLAN.get(id(plan))
+        found = cls._LIVE.get(id(plan))
         if found is not None and found.plan is plan:
             return found
-        if len(cls._BY_PLAN) > 64:
-            cls._BY_PLAN.clear()
-        made = cls._BY_PLAN[id(plan)] = cls(plan)      # keeps the plan alive
+        made = cls._LIVE[id(plan)] = cls(plan)
+        # runs when the plan dies, before its id can be reused
+        weakref.finalize(plan, cls._LIVE.pop, id(plan), None)
         return made
+
+    @property
+    def plan(self) -> PhysicalPlan | None:
+        return self._plan()
 
     def __init__(self, plan: PhysicalPlan):
         func = plan.func
-        self.plan = plan
+        self._plan = weakref.ref(plan)          # a strong one would keep the plan alive
         self.func = func
         self.layouts = plan.layouts
         self.threads = func.kernel.threads
@@ -69,6 +75,9 @@ class PlanStatics:
         self.vars_of: dict[ir.Expr, tuple[str, ...] | None] = {}
         self.scopes = plan.statement_ranges()
         self.guards_memo: dict[tuple, tuple] = {}
+        # the workspace words each publication combines, per (publication, outputs
+        # array): interp.sim_reducers.publish_addresses
+        self.publish_memo: dict[tuple, tuple] = {}
 
     def guards(self, stmt: ir.Stmt, region: ir.Region, loop_shape) -> tuple:
         """The border tests the kernel makes on a global region's elements

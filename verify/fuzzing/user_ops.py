@@ -61,7 +61,7 @@ def declarations(k: Kernel) -> list[str]:
     return list(seen.values())
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=256)         # the recent declarations: a campaign makes thousands
 def _monoid(text: str, name: str) -> UserMonoid:
     tree = ast.parse("import tilelang.language as T\n" + text)
     scan = ModuleScan(tree, collect_imports(tree))

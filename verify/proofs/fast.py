@@ -172,23 +172,15 @@ class Budget:
 def search_fast(sites_of: ReducerSites, timeout_ms: int = DEFAULT_TIMEOUT_MS,
                 budget_s: float | None = None) -> FastSearch:
     """Try every candidate partition of the reducer's participants, cheapest first,
-    within budget_s seconds (default DEFAULT_BUDGET_S, read at call time). The planner
-    and the report both ask; the answer is computed once per (layouts, reducer) and
-    kept while those objects live."""
+    within budget_s seconds (default DEFAULT_BUDGET_S, read at call time). Run once per
+    reducer, timeout and budget under the same layouts: the layouts keep the answer
+    (LayoutMap.searches), so it lives as long as the program's layouts do."""
     budget_s = DEFAULT_BUDGET_S if budget_s is None else budget_s
-    key = (id(sites_of.layouts), id(sites_of.reducer), timeout_ms, budget_s)
-    found = _SEARCHES.get(key)
-    if found is not None and found[0] is sites_of.layouts:
-        return found[1]
-    search = _search(sites_of, Budget(budget_s, timeout_ms))
-    _SEARCHES[key] = (sites_of.layouts, search)
-    while len(_SEARCHES) > _KEEP:
-        _SEARCHES.pop(next(iter(_SEARCHES)))
-    return search
-
-
-_SEARCHES: dict = {}
-_KEEP = 64
+    kept = sites_of.layouts.searches
+    key = (sites_of.reducer, timeout_ms, budget_s)
+    if key not in kept:
+        kept[key] = _search(sites_of, Budget(budget_s, timeout_ms))
+    return kept[key]
 
 
 def distinct_sites(sites: list[Site]) -> list[Site]:

@@ -7,6 +7,8 @@ floats floor(a/b) and a − floor(a/b)·b, the way TVM lowers them). Integer div
 zero and shifts outside [0, bits) are errors rather than C's undefined behaviour.
 T.max/T.min on floats ignore NaN and order -0 < +0 like CUDA's fmaxf/fminf. Float →
 integer conversions truncate, saturate and wrap (`DType.quantize`, docs/semantics.md §8).
+T.reinterpret reads the operand's storage bits as its dtype (spec.reinterpret); the bits
+of an inexact value or of a NaN are not judged (an infinite bound).
 Selects and `and`/`or` evaluate an operand only on the lanes that need it (as C and
 TIR's if_then_else do), so a guarded out-of-bounds load in the untaken branch is never
 read. Error bounds follow

@@ -88,7 +88,7 @@ def static_seconds(path: str) -> float:
     pipeline.static_diagnostics(loaded)
     blocks.select(loaded.func)
     auto = pipeline.make_plan(loaded, "auto")
-    pipeline.epoch_reports(loaded, auto)
+    pipeline.epoch_reports(auto)
     pipeline.make_plan(loaded, "canonical")
     return time.perf_counter() - start
 

@@ -92,7 +92,7 @@ class LayoutMap:
     copies: dict[ir.Copy, Layout] = field(default_factory=dict)
     participants: dict[object, tuple[int, int]] = field(default_factory=dict)  # every stmt
     sources: dict[ir.Buffer, Span] = field(default_factory=dict)  # where a fragment was placed
-    # the fast planner's search per reducer under these layouts (verify.proofs.fast):
+    # the fast planner's search per reducer under these layouts (codegen.proofs.fast):
     # every plan made from them (auto, fast, a size family's member) is chosen by the
     # same proofs, run once and dropped with the layouts; a copy starts empty
     searches: dict = field(default_factory=dict, init=False, compare=False, repr=False)

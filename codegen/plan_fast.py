@@ -3,7 +3,7 @@ of the participants gives every reduction group each contribution exactly once, 
 updates need no guard and each group all-reduces only its own outputs.
 
 - storage: narrow — each thread keeps only the outputs its group reduces, one slot per
-  output (verify.proofs.fast_obligations.group_storage, proved by the `slots` obligations);
+  output (codegen.proofs.fast_obligations.group_storage, proved by the `slots` obligations);
 - updates unguarded: every replica contributes, into its own group;
 - finalize: `AllReduce<width, scale, offset>` inside each group
   (codegen.collectives.butterfly), batched in chunks like canonical, the barrier count
@@ -11,16 +11,20 @@ updates need no guard and each group all-reduces only its own outputs.
 
 `plan_fast` raises `FastPlanRefused` (carrying the R400 diagnostic with the
 counterexample of the most promising candidate) when no candidate is proved;
-`plan_auto` — the default — falls back to the canonical plan with that note."""
+`plan_auto` — the default — falls back to the canonical plan with that note. Either
+way the plan records what it was chosen by (spec.physical.ChosenBy: the search's
+proofs, and the refusal when there is one), so a report reads them from the plan.
+The obligations sit below this module (codegen.proofs); nothing here imports the
+verifier."""
 from __future__ import annotations
 
 import dataclasses
 
 from verify_reducer.spec.diagnostics import NOTE, Diagnostic, Note
-from verify_reducer.spec.physical import ReducerPlan
-from verify_reducer.verify.proofs.fast import Attempt, FastSearch, search_fast
-from verify_reducer.verify.proofs.partition import group_numbers
-from verify_reducer.verify.proofs.signature import signature
+from verify_reducer.spec.physical import ChosenBy, ReducerPlan
+from .proofs.fast import Attempt, FastSearch, search_fast
+from .proofs.partition import group_numbers
+from .proofs.signature import signature
 from .collectives import butterfly, butterfly_chunk_limit, chunk_size
 from .plan_canonical import plan_canonical
 from .plan_sites import ReducerSites, finalize_plan, site_plans
@@ -28,25 +32,32 @@ from .segmented import NoSegments, segmented
 
 
 class FastPlanRefused(Exception):
-    """No butterfly partition is proved legal; `diagnostic` is the R400 note."""
+    """No butterfly partition is proved legal (or the chosen one cannot publish its
+    result); `diagnostic` is the R400 note, `chosen_by` the search's proofs with it."""
 
-    def __init__(self, diagnostic: Diagnostic):
+    def __init__(self, diagnostic: Diagnostic, proofs: tuple = ()):
         self.diagnostic = diagnostic
+        self.chosen_by = ChosenBy(tuple(proofs), diagnostic)
         super().__init__(diagnostic.message)
 
 
 def plan_fast(sites: ReducerSites) -> ReducerPlan:
     search = search_fast(sites)
+    proofs = tuple(search.proofs())
     if not search.legal:
-        raise FastPlanRefused(refusal(sites, search))
-    return plan_partition(sites, search.chosen)
+        raise FastPlanRefused(refusal(sites, search), proofs)
+    try:
+        return plan_partition(sites, search.chosen, ChosenBy(proofs))
+    except FastPlanRefused as refused:      # proved, but the result cannot be published
+        raise FastPlanRefused(refused.diagnostic, proofs) from None
 
 
-def plan_partition(sites: ReducerSites, chosen: Attempt) -> ReducerPlan:
+def plan_partition(sites: ReducerSites, chosen: Attempt,
+                   chosen_by: ChosenBy | None = None) -> ReducerPlan:
     """The fast plan of a proved attempt (its partition, storage and whether the
-    result is published). A size family's instance (verify.family.instance) plans
-    another member with the attempt proved at the file's sizes: the one kernel a
-    family compiles to."""
+    result is published), recording chosen_by. A size family's instance
+    (verify.family.instance) plans another member with the attempt proved at the
+    file's sizes: the one kernel a family compiles to."""
     partition, storage = chosen.partition, chosen.storage
     collectives = [_collective(sites, f, partition, storage, chosen.needs_publish)
                    for f in sites.finalizes]
@@ -55,7 +66,8 @@ def plan_partition(sites: ReducerSites, chosen: Attempt) -> ReducerPlan:
                  for f, c in zip(sites.finalizes, collectives)]
     words = max((c.workspace_words for c in collectives), default=0)
     return ReducerPlan(sites.reducer, "fast", sites.participants, storage,
-                       site_plans(sites, None), tuple(finalizes), words)
+                       site_plans(sites, None), tuple(finalizes), words,
+                       chosen_by=chosen_by)
 
 
 def _collective(sites: ReducerSites, finalize, partition, storage, needs_publish: bool):
@@ -105,14 +117,16 @@ def _no_publication(sites: ReducerSites, why: str) -> Diagnostic:
 
 
 def plan_auto(sites: ReducerSites) -> ReducerPlan:
-    """Fast when proved, otherwise canonical with the R400 note."""
+    """Fast when proved, otherwise canonical with the R400 note; either records the
+    search's proofs (and the refusal) it was chosen by."""
     try:
         return plan_fast(sites)
     except FastPlanRefused as refused:
         canonical = plan_canonical(sites)
         note = dataclasses.replace(refused.diagnostic, message=refused.diagnostic.message +
                                    "; the canonical plan is used")
-        return dataclasses.replace(canonical, notes=canonical.notes + (note,))
+        return dataclasses.replace(canonical, notes=canonical.notes + (note,),
+                                   chosen_by=refused.chosen_by)
 
 
 def refusal(sites: ReducerSites, search: FastSearch) -> Diagnostic:

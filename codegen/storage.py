@@ -113,7 +113,7 @@ def kept_dims(update: ir.ReducerUpdate, loop: Layout) -> tuple[int | None, ...] 
 def kept_of(output, shape, loop: Layout) -> tuple[int | None, ...] | None:
     """Which loop dimension each output dimension is, when the output index (IndexExprs,
     None where not affine) is distinct bare loop variables (or 0 in a unit dimension);
-    None otherwise. verify.proofs.signature asks the same of a proof site."""
+    None otherwise. codegen.proofs.signature asks the same of a proof site."""
     kept: list[int | None] = []
     for index, extent in zip(output, shape):
         if isinstance(index, Const) and index.value == 0 and extent == 1:

@@ -153,6 +153,19 @@ class FinalizePlan:
 
 
 @dataclass(frozen=True)
+class ChosenBy:
+    """What a reducer's plan was chosen by: the fast planner's search
+    (codegen.proofs.fast), recorded in the plan so that reports read it rather than
+    search again. `proofs`: every obligation the decision rests on, in the order the
+    reports list them, each a codegen.proofs.obligation.ProofResult — its name, its
+    result ("proved" | "refuted" | "unknown"), how long it took (ms) and the minimized
+    counterexample or why it is unknown. `refusal`: when no partition could be planned,
+    the R400 note, with the refuted candidate's counterexample as data."""
+    proofs: tuple = ()
+    refusal: Diagnostic | None = None
+
+
+@dataclass(frozen=True)
 class ReducerPlan:
     reducer: Buffer
     planner: str                     # "canonical" | "fast" | "legacy"
@@ -162,6 +175,10 @@ class ReducerPlan:
     finalizes: tuple[FinalizePlan, ...]
     workspace_words: int             # shared workspace elements (of the reducer dtype)
     notes: tuple[Diagnostic, ...] = ()   # e.g. R400: why the fast plan was refused
+    # the proofs and refusal the plan was chosen by (the auto and fast planners); None
+    # for a plan asked for by name, which no proof chose. Timings differ from run to
+    # run, so two plans compare without it.
+    chosen_by: ChosenBy | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -175,7 +175,7 @@ def test_a_refusal_without_evidence_says_why_it_has_no_picture():
 
 def test_a_spent_budget_refusal_says_why_it_has_no_picture(monkeypatch):
     from verify_reducer.codegen.plan_sites import gather_reducers
-    from verify_reducer.verify.proofs import fast
+    from verify_reducer.codegen.proofs import fast
     loaded = pipeline.load(str(ROOT / "examples" / "two_sites_8_16.py"))
     [sites] = gather_reducers(loaded.func, infer_layouts(loaded.func))
     search = fast.search_fast(sites, budget_s=0.0)
@@ -189,10 +189,10 @@ def test_an_omission_across_two_sites_draws_the_present_iteration_on_the_other_l
     picture has the missing iteration on line 34's loop and the present one on line
     28's, the same group outlined on both."""
     from verify_reducer.codegen.plan_sites import gather_reducers
-    from verify_reducer.verify.proofs.fast_obligations import omission_query
-    from verify_reducer.verify.proofs.obligation import solve
-    from verify_reducer.verify.proofs.partition import Partition
-    from verify_reducer.verify.proofs.signature import update_sites
+    from verify_reducer.codegen.proofs.fast_obligations import omission_query
+    from verify_reducer.codegen.proofs.obligation import solve
+    from verify_reducer.codegen.proofs.partition import Partition
+    from verify_reducer.codegen.proofs.signature import update_sites
     loaded = pipeline.load(str(ROOT / "examples" / "two_sites_8_16.py"))
     [sites_of] = gather_reducers(loaded.func, infer_layouts(loaded.func))
     sites = update_sites(sites_of.updates, sites_of.layouts, sites_of.participants)

@@ -253,7 +253,7 @@ def test_size_predicate_proved_symbolically_where_the_file_plan_holds():
 def test_a_site_built_with_sizes_reads_them_as_symbols():
     from verify_reducer.codegen.layout import infer_layouts
     from verify_reducer.codegen.plan_sites import gather_reducers
-    from verify_reducer.verify.proofs.signature import update_sites
+    from verify_reducer.codegen.proofs.signature import update_sites
     source = (FAMILY / "fast_path_size.py").read_text()
     func = parse_source(source, "f.py", {"N": size("N", 8)}).func()
     (rs,) = gather_reducers(func, infer_layouts(func))

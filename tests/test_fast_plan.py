@@ -12,7 +12,7 @@ from verify_reducer.codegen.plan import plan_func
 from verify_reducer.codegen.plan_fast import FastPlanRefused
 from verify_reducer.codegen.plan_sites import gather_reducers
 from verify_reducer.spec.frontend import parse_file
-from verify_reducer.verify.proofs.fast import prove_reducer, search_fast, smt2_queries
+from verify_reducer.codegen.proofs.fast import search_fast, smt2_queries
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "examples", "*.py")))
@@ -35,6 +35,41 @@ def test_two_sites_get_canonical_with_a_counterexample_note():
     assert ("width 8: the site at line 34 puts iterations k=0 and k=8 of acc[0] in groups "
             "{0..7} and {8..15}: k=8 is missing from group {0..7}") in note.message
     assert note.span.line == 34
+
+
+def test_the_plan_records_the_refusal_and_the_proofs_it_was_chosen_by():
+    """The canonical fallback carries the search's record: every proof it ran (the
+    refuted one among them, with its minimized counterexample) and the R400 refusal
+    whose counterexample the report draws; the note is the refusal, used."""
+    rp = _only(plan_func(_func("two_sites_8_16.py"), "auto"))
+    chosen_by = rp.chosen_by
+    assert chosen_by.refusal is not None and chosen_by.refusal.code == "R400"
+    assert chosen_by.refusal.counterexample is not None
+    (note,) = [d for d in rp.notes if d.code == "R400"]
+    assert note.message == chosen_by.refusal.message + "; the canonical plan is used"
+    refuted = [p for p in chosen_by.proofs if p.result == "refuted"]
+    assert refuted and "k=8 is missing" in refuted[-1].counterexample
+    assert all(p.ms >= 0 for p in chosen_by.proofs)
+    fast = _only(plan_func(_func("minimal_v2.py"), "fast"))
+    assert fast.chosen_by.refusal is None and all(p.proved for p in fast.chosen_by.proofs)
+    assert _only(plan_func(_func("minimal_v2.py"), "canonical")).chosen_by is None
+
+
+def test_reports_read_the_proofs_from_the_plan_without_searching(monkeypatch):
+    """`check`'s epoch reports and `emit --what smt2` read the plan's record: once the
+    plan is made, nothing is solved again."""
+    from verify_reducer.codegen.proofs import fast as proofs_fast
+    from verify_reducer.verify.oracle.pipeline import epoch_reports
+    plan = plan_func(_func("minimal_rfc.py"), "auto")
+
+    def search_again(*args):
+        raise AssertionError("a report ran the fast search again")
+    monkeypatch.setattr(proofs_fast, "_search", search_again)
+    monkeypatch.setattr(proofs_fast, "solve", search_again)
+    (report,) = epoch_reports(plan)
+    assert report.plan == "fast" and report.proofs == list(_only(plan).chosen_by.proofs)
+    assert [name for name, _ in smt2_queries(plan)] == \
+        [f"total: {p.name}" for p in report.proofs]
 
 
 def test_fast_planner_refuses_with_the_diagnostic():
@@ -77,13 +112,14 @@ def test_proof_results_carry_name_time_and_smt2():
     func = _func("minimal_v2.py")
     layouts = infer_layouts(func)
     (rs,) = gather_reducers(func, layouts)
-    proofs = prove_reducer(func, layouts, rs.reducer)
+    plan = plan_func(func, "auto", layouts)
+    proofs = _only(plan).chosen_by.proofs
     names = {p.name.split(" line")[0].split(" width")[0] for p in proofs}
     assert {"injective", "guard", "exactly-once", "sites agree", "slots", "destination result",
             "collective shape", "barrier count transpose"} <= names
     assert all(p.result == "proved" for p in proofs)
     assert all(set(p.to_json()) == {"name", "result", "ms", "counterexample"} for p in proofs)
-    queries = smt2_queries(func, layouts)
+    queries = smt2_queries(plan)
     assert len(queries) == len(proofs)
     assert all("(check-sat)" in text for _, text in queries)
 
@@ -145,16 +181,15 @@ def test_identical_sites_are_proved_once():
     many = parse_source(_repeated_update(40), "many.py").func()
     proofs = {}
     for name, func in (("one", one), ("many", many)):
-        layouts = infer_layouts(func)
-        (reducer,) = [rs.reducer for rs in gather_reducers(func, layouts)]
-        proofs[name] = prove_reducer(func, layouts, reducer)
-        assert plan_func(func, "auto", layouts).reducers[0].planner == "fast"
+        rp = _only(plan_func(func, "auto", infer_layouts(func)))
+        proofs[name] = rp.chosen_by.proofs
+        assert rp.planner == "fast"
     assert [p.name for p in proofs["many"]] == [p.name for p in proofs["one"]]
     assert all(p.proved for p in proofs["many"])
 
 
 def test_a_spent_proof_budget_falls_back_to_canonical_with_a_note(monkeypatch):
-    import verify_reducer.verify.proofs.fast as proofs_fast
+    import verify_reducer.codegen.proofs.fast as proofs_fast
     monkeypatch.setattr(proofs_fast, "DEFAULT_BUDGET_S", 0.0)
     plan = plan_func(_func("minimal_v2.py"), "auto")
     rp = _only(plan)
@@ -170,13 +205,12 @@ def test_smt2_text_is_written_only_when_asked(monkeypatch):
     import z3
     func = _func("minimal_v2.py")
     layouts = infer_layouts(func)
-    (reducer,) = [rs.reducer for rs in gather_reducers(func, layouts)]
 
     def refuse(self):
         raise AssertionError("SMT-LIB text written while planning")
     real = z3.Solver.sexpr
     monkeypatch.setattr(z3.Solver, "sexpr", refuse)
-    proofs = prove_reducer(func, layouts, reducer)
+    proofs = _only(plan_func(func, "auto", layouts)).chosen_by.proofs
     assert proofs and all(p.proved for p in proofs)
     monkeypatch.setattr(z3.Solver, "sexpr", real)
     text = proofs[0].smt2

@@ -1,7 +1,7 @@
 """A process that checks many programs stays flat: nothing the checks build is kept
 past its own program (issue 26). Every cache left in the tree is either owned by the
 object it serves (a plan's simulator statics die with the plan, interp.sim_statics; the
-fast search's proofs live on the layouts and in the plan, verify.proofs.fast) or
+fast search's proofs live on the layouts and in the plan, codegen.proofs.fast) or
 bounded and keyed by value (interp.registers.tables, interp.collective's step
 geometry), so checking one file again and again must not raise the peak.
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from verify_reducer.spec.indexexpr import Const, Var
 from verify_reducer.spec.layout import Layout
-from verify_reducer.verify.proofs.obligation import PROVED, REFUTED
-from verify_reducer.verify.proofs.fast import same_signature
-from verify_reducer.verify.proofs.layout import prove_site
-from verify_reducer.verify.proofs.signature import ReductionStep, Site, signature
+from verify_reducer.codegen.proofs.obligation import PROVED, REFUTED
+from verify_reducer.codegen.proofs.fast import same_signature
+from verify_reducer.codegen.proofs.layout import prove_site
+from verify_reducer.codegen.proofs.signature import ReductionStep, Site, signature
 
 j, rep = Var("j"), Var("rep")
 

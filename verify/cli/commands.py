@@ -17,7 +17,7 @@ from verify_reducer.codegen.layout_text import format_layouts
 from verify_reducer.codegen.cuda import render
 from verify_reducer.codegen import ptxas
 from verify_reducer.codegen.plan_text import format_plan, plan_json
-from verify_reducer.verify.proofs.fast import smt2_queries
+from verify_reducer.codegen.proofs.fast import smt2_queries
 from verify_reducer.verify.fuzzing.command import fuzz, groups
 from verify_reducer.verify.fuzzing.tilelang_target import prepare_setup
 
@@ -330,6 +330,9 @@ def cmd_emit(args) -> int:
         _gate(args, loaded, None if args.no_verify else loaded.inputs(0))
         plan = pipeline.make_plan(loaded, args.plan) \
             if args.what in ("plan", "cuda", "svg") else None
+        if args.what == "smt2":
+            # the queries the plan decisions ran: the auto plan records them all
+            plan = pipeline.plan_over_limits(loaded, "auto")
     except DiagnosticError as err:
         if args.what == "svg":
             emit_rejected_svg(args, err, loaded.func.name)
@@ -349,7 +352,7 @@ def cmd_emit(args) -> int:
     elif args.what == "svg":
         text = emit_svg(plan, args.out, args.program, protected=outputs.run_inputs(args))
     elif args.what == "smt2":
-        queries = smt2_queries(loaded.func, pipeline.loaded_layouts(loaded))
+        queries = smt2_queries(plan)
         doc = {**head, "queries": [{"name": n, "smt2": t} for n, t in queries]}
         text = "\n".join(f"; ---- {name}\n{smt2}" for name, smt2 in queries)
     else:

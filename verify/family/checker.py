@@ -46,11 +46,11 @@ from verify_reducer.verify.family.proofs import (CASES, OPS, AssumptionError, Fa
 from verify_reducer.verify.family.instance import Instance, check_instance
 from verify_reducer.verify.family.sources import covered_query, sources, unique_query
 from verify_reducer.verify.oracle.pipeline import loaded_layouts
-from verify_reducer.verify.proofs.fast import (distinct_sites, finalize_destinations,
+from verify_reducer.codegen.proofs.fast import (distinct_sites, finalize_destinations,
                                                legality_queries, reducer_sites, search_fast)
-from verify_reducer.verify.proofs.layout import guard_query, injective_query
-from verify_reducer.verify.proofs.obligation import PROVED, REFUTED, UNKNOWN, ProofResult, Query, solve
-from verify_reducer.verify.proofs.signature import update_sites
+from verify_reducer.codegen.proofs.layout import guard_query, injective_query
+from verify_reducer.codegen.proofs.obligation import PROVED, REFUTED, UNKNOWN, ProofResult, Query, solve
+from verify_reducer.codegen.proofs.signature import update_sites
 
 TIMEOUT_MS = 2000
 
@@ -375,14 +375,14 @@ def _epoch_cases(func: ir.PrimFunc, family: ir.PrimFunc, space: FamilySpace) -> 
 
 def _fast_path(loaded, family: ir.PrimFunc, space: FamilySpace,
                reducer: ir.Buffer) -> list[ProofResult]:
-    """The plan decision's obligations (verify.proofs.fast) for every member. They read
+    """The plan decision's obligations (codegen.proofs.fast) for every member. They read
     an update site's layout (size-free: tile sizes and thread counts are concrete,
     checked above), its output index and the `if` conditions around it. A kernel
     compiled for a family is one kernel, so what must hold at every member is the plan
     chosen at the file's sizes: its partition and storage (or the canonical plan's
     layout facts).
 
-    A condition is split into conjuncts (verify.proofs.signature). One that is affine
+    A condition is split into conjuncts (codegen.proofs.signature). One that is affine
     in the loop variables is a constraint of the site; read with the sizes symbolic
     (`k < K`), it mentions them. Any other conjunct that mentions a size (`ko * BLOCK_K
     + k < K`, with `ko` a serial loop's variable) mentions no thread either (the site

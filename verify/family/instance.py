@@ -38,7 +38,7 @@ from verify_reducer.verify.oracle.pipeline import (BackendRun, CheckReport, Comp
                                                    Loaded, compare_outputs, format_bytes,
                                                    loaded_layouts, make_plan, plan_notes,
                                                    plan_over_limits, static_diagnostics)
-from verify_reducer.verify.proofs.fast import search_fast
+from verify_reducer.codegen.proofs.fast import search_fast
 from verify_reducer.verify.proofs.monoid import op_reports
 
 OK, STOPPED, VIOLATIONS, MISMATCH, NOT_RUN = "ok", "stopped", "violations", "mismatch", "not run"

@@ -30,8 +30,8 @@ from verify_reducer.spec.printer import format_expr
 from verify_reducer.spec.symbolic import Decision, SizeInt, symbol_of
 
 from verify_reducer.verify.epochs.bounds import _Encoder
-from verify_reducer.verify.proofs.layout import size_var
-from verify_reducer.verify.proofs.obligation import Query
+from verify_reducer.codegen.proofs.layout import size_var
+from verify_reducer.codegen.proofs.obligation import Query
 from verify_reducer.verify.epochs.scopes import Context, statements
 
 OPS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,

@@ -26,7 +26,7 @@ from verify_reducer.spec import ir
 
 from verify_reducer.verify.family.proofs import (FamilyEncoder, FamilySpace, kernel_text,
                             loads_with_conditions, size_text)
-from verify_reducer.verify.proofs.obligation import Query
+from verify_reducer.codegen.proofs.obligation import Query
 from verify_reducer.verify.epochs.scopes import Context, statements
 
 

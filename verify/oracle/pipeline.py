@@ -27,8 +27,7 @@ from verify_reducer.codegen.runner import CudaUnavailable, run_cuda
 from verify_reducer.codegen.tilelang_backend import (PassConfigError, PrimFuncNotFound,  # noqa: F401
                                       TileLangFailed, TileLangSetup,   # (re-exported)
                                       TileLangUnavailable, prepare, run_tilelang)
-from verify_reducer.verify.proofs.obligation import ProofResult
-from verify_reducer.verify.proofs.fast import prove_reducer
+from verify_reducer.codegen.proofs.obligation import ProofResult
 from verify_reducer.verify.proofs.monoid import OpReport, op_reports, user_ops
 from verify_reducer.interp.simulate import simulate
 from verify_reducer.spec.physical import PhysicalPlan, Resources
@@ -344,14 +343,15 @@ class EpochReport:
                 "notes": [n.to_json() for n in self.notes]}
 
 
-def epoch_reports(loaded: Loaded, plan: PhysicalPlan) -> list[EpochReport]:
-    layouts = loaded_layouts(loaded)
+def epoch_reports(plan: PhysicalPlan) -> list[EpochReport]:
+    """Each reducer's plan decision with the proofs it was chosen by, read from the
+    plan (spec.physical.ChosenBy; the auto planner records them for every reducer)."""
     out = []
     for rp in plan.reducers:
         widths = {fp.width for fp in rp.finalizes}
+        proofs = list(rp.chosen_by.proofs) if rp.chosen_by is not None else []
         out.append(EpochReport(rp.reducer.name, rp.reducer.span.line, rp.planner,
-                               widths.pop() if len(widths) == 1 else None,
-                               prove_reducer(loaded.func, layouts, rp.reducer),
+                               widths.pop() if len(widths) == 1 else None, proofs,
                                list(rp.notes)))
     return out
 
@@ -413,7 +413,7 @@ def check_loaded(loaded: Loaded, seed: int = 0, given: dict[str, np.ndarray] | N
         auto = make_plan(loaded, "auto")
         report.resources = auto.resources
         report.diagnostics += [d for d in auto.notes if d.code == "R506"]
-        report.epochs = epoch_reports(loaded, auto)
+        report.epochs = epoch_reports(auto)
         # Simulate the default plan, and canonical too when the default chose a fast
         # plan somewhere (canonical is the always-correct baseline it must agree with;
         # it is simulated even where it would not fit the target).

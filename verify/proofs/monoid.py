@@ -10,7 +10,7 @@ bit-vectors of the op's dtype, so wrap-around is part of every law:
   same total), and the segmented and transpose all-reduces combine partials of
   different threads in an order unrelated to the iterations'.
 
-Each law is one counterexample query run by verify.proofs.obligation (three-valued, timed, its
+Each law is one counterexample query run by codegen.proofs.obligation (three-valued, timed, its
 refuting model minimized: smallest magnitudes first, the last operand first, so a
 saturating int8 addition shows (127 ⊕ 1) ⊕ -1). A refuted law is R601 with the
 counterexample, computed again by the op's numpy face; an unknown is R602 — never a
@@ -28,7 +28,7 @@ from verify_reducer.spec.diagnostics import Diagnostic, Note, error
 from verify_reducer.spec.ops import reducer_monoid
 from verify_reducer.spec.user_ops import UserMonoid
 
-from verify_reducer.verify.proofs.obligation import DEFAULT_TIMEOUT_MS, PROVED, REFUTED, ProofResult, Query, solve
+from verify_reducer.codegen.proofs.obligation import DEFAULT_TIMEOUT_MS, PROVED, REFUTED, ProofResult, Query, solve
 
 LAWS = ("identity (left)", "identity (right)", "associative", "commutative")
 # minimizing a model term by term costs a solver call per bit of each operand

@@ -1,5 +1,5 @@
 """The fast path's legality as proof obligations (docs/design.md §8), one counterexample
-query each, for a candidate partition (verify.proofs.partition), and the narrow storage
+query each, for a candidate partition (codegen.proofs.partition), and the narrow storage
 they prove (`group_storage`).
 
 A candidate `Partition` (width w = 2^k, scale 2^m over the participants) groups relative
@@ -40,10 +40,10 @@ from verify_reducer.spec.diagnostics import Counterexample
 from verify_reducer.spec.indexexpr import IndexExpr, Var
 from verify_reducer.spec.layout import Layout, flat_index, index_names
 from verify_reducer.spec.physical import Barrier
-from verify_reducer.verify.proofs.obligation import Query, group_member, group_of, within
-from verify_reducer.verify.proofs.layout import SiteTerms
-from verify_reducer.verify.proofs.signature import Site, output_values, preimage
-from verify_reducer.verify.proofs.partition import Partition, group_numbers
+from verify_reducer.codegen.proofs.obligation import Query, group_member, group_of, within
+from verify_reducer.codegen.proofs.layout import SiteTerms
+from verify_reducer.codegen.proofs.signature import Site, output_values, preimage
+from verify_reducer.codegen.proofs.partition import Partition, group_numbers
 
 
 # ----------------------------------------------------------------------------- queries

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import z3
 
-from verify_reducer.verify.proofs.obligation import DEFAULT_TIMEOUT_MS, ProofResult, Query, solve, within
-from verify_reducer.verify.proofs.signature import Site
+from verify_reducer.codegen.proofs.obligation import DEFAULT_TIMEOUT_MS, ProofResult, Query, solve, within
+from verify_reducer.codegen.proofs.signature import Site
 
 OPS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
        ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}

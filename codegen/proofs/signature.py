@@ -22,7 +22,7 @@ Its signature is the normalized summary the RFC describes:
     predicate      the required uniform predicate, as text
 
 Two signatures written differently but meaning the same have equal normalized steps and
-participants; their projections are compared by a Z3 proof (verify.proofs.fast.
+participants; their projections are compared by a Z3 proof (codegen.proofs.fast.
 same_signature), since two expressions can name one holder set."""
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ class Site:
     reducer_shape: tuple[int, ...] = (1,)
     # the family's sizes (docs/design.md §21) the constraints or the output mention,
     # when the site was built with sizes symbolic; the queries read them as the family
-    # space's variables (verify.proofs.layout.size_var)
+    # space's variables (codegen.proofs.layout.size_var)
     sizes: tuple[str, ...] = ()
 
     @property

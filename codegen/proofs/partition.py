@@ -1,8 +1,8 @@
 """Butterfly partitions of a reducer's participants: a `Partition` (width w = 2^k, scale
 2^m) groups relative thread t with the threads that differ from it only in the bits of
 2^m * [0, w); `candidates` lists every partition that tiles the participants, cheapest
-first. The fast path's obligations (verify.proofs.fast_obligations) are stated per
-partition; its search (verify.proofs.fast) tries them in this order."""
+first. The fast path's obligations (codegen.proofs.fast_obligations) are stated per
+partition; its search (codegen.proofs.fast) tries them in this order."""
 from __future__ import annotations
 
 from dataclasses import dataclass

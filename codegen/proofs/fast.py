@@ -1,6 +1,6 @@
 """The search for the cheapest butterfly partition whose fast-path obligations
-(verify.proofs.fast_obligations) are all proved (docs/design.md §8), and the entry points
-the planner and the pipeline call.
+(codegen.proofs.fast_obligations) are all proved (docs/design.md §8), which the planner
+(codegen.plan_fast) runs and records in the plan it makes (spec.physical.ChosenBy).
 
 The search tries candidates from the cheapest (shuffles only, narrowest) up and stops at
 the first one with everything proved; otherwise the refusal carries the counterexample of
@@ -19,16 +19,17 @@ import math
 import time
 from dataclasses import dataclass, field
 
-from verify_reducer.codegen.layout import LayoutMap, infer_layouts
+from verify_reducer.codegen.layout import LayoutMap
 from verify_reducer.codegen.plan_sites import ReducerSites, gather_reducers
 from verify_reducer.spec import ir
 from verify_reducer.spec.layout import Layout, fully_replicated
-from verify_reducer.verify.proofs.obligation import (DEFAULT_TIMEOUT_MS, PROVED, UNKNOWN,
+from verify_reducer.spec.physical import PhysicalPlan
+from verify_reducer.codegen.proofs.obligation import (DEFAULT_TIMEOUT_MS, PROVED, UNKNOWN,
                                                      ProofResult, Query, decided, solve)
-from verify_reducer.verify.proofs.layout import guard_query, injective_query
-from verify_reducer.verify.proofs.signature import Site, signature, update_sites
-from verify_reducer.verify.proofs.partition import Partition, candidates
-from verify_reducer.verify.proofs.fast_obligations import (
+from verify_reducer.codegen.proofs.layout import guard_query, injective_query
+from verify_reducer.codegen.proofs.signature import Site, signature, update_sites
+from verify_reducer.codegen.proofs.partition import Partition, candidates
+from verify_reducer.codegen.proofs.fast_obligations import (
     barrier_query, destination_query, duplicate_query, group_storage, omission_query,
     shape_query, storage_complete_query, storage_query, writes_held_query)
 
@@ -355,22 +356,13 @@ def reducer_sites(func: ir.PrimFunc, layouts: LayoutMap, reducer: ir.Buffer) -> 
     return next(rs for rs in gather_reducers(func, layouts) if rs.reducer is reducer)
 
 
-def prove_reducer(func: ir.PrimFunc, layouts: LayoutMap, reducer: ir.Buffer,
-                  timeout_ms: int = DEFAULT_TIMEOUT_MS) -> list[ProofResult]:
-    """Every proof behind the plan decision for reducer (`check --json` proofs)."""
-    return search_fast(reducer_sites(func, layouts, reducer), timeout_ms).proofs()
-
-
-def smt2_queries(func: ir.PrimFunc, layouts: LayoutMap | None = None,
-                 timeout_ms: int = DEFAULT_TIMEOUT_MS) -> list[tuple[str, str]]:
-    """(name, SMT-LIB2 text) of every query the plan decisions of func ran, reducer by
-    reducer (`emit --what smt2`)."""
-    layouts = layouts if layouts is not None else infer_layouts(func)
-    out = []
-    for rs in gather_reducers(func, layouts):
-        for proof in search_fast(rs, timeout_ms).proofs():
-            out.append((f"{rs.reducer.name}: {proof.name}", proof.smt2))
-    return out
+def smt2_queries(plan: PhysicalPlan) -> list[tuple[str, str]]:
+    """(name, SMT-LIB2 text) of every query the plan's reducers were chosen by, reducer
+    by reducer (`emit --what smt2`), read from the plan's record (spec.physical.ChosenBy):
+    nothing is solved again."""
+    return [(f"{rp.reducer.name}: {proof.name}", proof.smt2)
+            for rp in plan.reducers if rp.chosen_by is not None
+            for proof in rp.chosen_by.proofs]
 
 
 def same_signature(a: Site, b: Site, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> ProofResult:

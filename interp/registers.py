@@ -47,8 +47,10 @@ class LayoutTables:
 
 # Layouts are values (equal layouts have equal tables), so the tables are shared by
 # value, and only the most recent are kept: a process that checks many programs (an
-# oracle server, a test session) must not keep every layout it ever simulated.
-TABLES_KEPT = 512
+# oracle server, a test session) must not keep every layout it ever simulated. Each
+# table's `memo` holds at most 65 entries of lane arrays, so this bounds what dead
+# plans' arrays a memo can still hold; a program has a few dozen layouts at most.
+TABLES_KEPT = 128
 
 
 @lru_cache(maxsize=TABLES_KEPT)

@@ -13,7 +13,9 @@ Reducer work is placed by one `ReducerPlan` per reducer buffer (all its epochs s
   contributes (canonical) or every replica does (fast, legacy);
 - per finalize site a `FinalizePlan`: chunks of partial slots, each reduced by a sequence
   of `Step`s (shuffles, workspace stores/reduces/loads, named barriers); then the seed is
-  combined once per output and the result is written to the destination.
+  combined once per output and the result is written to the destination;
+- `chosen_by` (`ChosenBy`): the proofs and the refusal the plan was chosen by, which
+  the reports read from the plan.
 
 Steps speak about a thread `t` relative to the participant offset, a partial slot `s`
 (the slot being processed: a step runs once per slot of its chunk unless it says

@@ -2,8 +2,8 @@
 allocated the whole problem before any estimate, or hung, now answer — verified, or
 refused with their code — under a 1.5 GB address-space limit and well within a
 generous time. Each runs the CLI in a child process (the memory limit applies to it
-alone; its peak RSS comes from os.wait4). The deep programs are the robustness
-campaign's own (verify/fuzzing/deep.py). Timings are in docs/limits.md, measured with
+alone; its peak RSS is the child's own VmHWM, written at its exit). The deep programs
+are the robustness campaign's own (verify/fuzzing/deep.py). Timings are in docs/limits.md, measured with
 benchmarks/check_scaling.py; nothing here asserts a speed."""
 from __future__ import annotations
 
@@ -40,7 +40,9 @@ def run_cli(tmp_path: Path, source: bytes | str, *argv: str,
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out_path = tmp_path / "out.txt"
     with open(out_path, "wb") as out:
-        child = subprocess.Popen([sys.executable, "-m", "verify_reducer", *argv, str(path)],
+        peak = tmp_path / "peak.txt"
+        child = subprocess.Popen([sys.executable, "-c", _PEAK_RECORDING, str(peak), *argv,
+                                  str(path)],
                                  stdout=out, stderr=subprocess.STDOUT, env=env, cwd=tmp_path,
                                  preexec_fn=limit)
         try:
@@ -49,12 +51,25 @@ def run_cli(tmp_path: Path, source: bytes | str, *argv: str,
             child.kill()
             child.wait()
             pytest.fail(f"{argv} did not answer in {TIME_LIMIT} s")
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return child.returncode, out_path.read_text(), usage.ru_maxrss * 1024
+    text = peak.read_text() if peak.exists() else ""
+    kib = [int(line.split()[1]) for line in text.splitlines() if line.startswith("VmHWM:")]
+    assert kib, f"the child recorded no peak:\n{out_path.read_text()[-2000:]}"
+    return child.returncode, out_path.read_text(), kib[0] * 1024
+
+
+# The CLI run in the child, which writes its own /proc/self/status at exit: VmHWM is the
+# peak of this process image only (a forked child's ru_maxrss, and RUSAGE_CHILDREN, carry
+# the pytest process's RSS from before the exec)
+_PEAK_RECORDING = """
+import atexit, runpy, sys
+peak = sys.argv[1]
+atexit.register(lambda: open(peak, "w").write(open("/proc/self/status").read()))
+sys.argv = ["verify-reducer", *sys.argv[2:]]
+runpy.run_module("verify_reducer", run_name="__main__", alter_sys=True)
+"""
 
 
 def _assert_small(rss: int) -> None:
-    # RUSAGE_CHILDREN is the largest of every child so far: a bound, not this run's own
     assert rss < SMALL_RSS, f"peak RSS {rss >> 20} MiB"
 
 

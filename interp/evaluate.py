@@ -2,9 +2,10 @@
 
 Arithmetic happens in `expr.dtype` after converting the operands with `DType.quantize`
 (integers wrap two's complement; float16 in float16; bfloat16 in float32 rounded back).
-`/` truncates for integers as C does, `//` and `%` floor (TVM's floordiv/floormod; for
-floats floor(a/b) and a − floor(a/b)·b, the way TVM lowers them). Integer division by
-zero and shifts outside [0, bits) are errors rather than C's undefined behaviour.
+Each operator's numpy meaning is its row of spec.operators (`/` truncates for integers as
+C does, `//` and `%` floor; for floats floor(a/b) and a − floor(a/b)·b, the way TVM lowers
+them); a row's `domain` makes integer division by zero and shifts outside [0, bits)
+errors rather than C's undefined behaviour. The walk is spec.operators' ExprVisitor.
 T.max/T.min on floats ignore NaN and order -0 < +0 like CUDA's fmaxf/fminf. Float →
 integer conversions truncate, saturate and wrap (`DType.quantize`, docs/semantics.md §8).
 T.reinterpret reads the operand's storage bits as its dtype (spec.reinterpret); the bits
@@ -23,6 +24,7 @@ from verify_reducer.spec import ir
 from verify_reducer.spec.diagnostics import DiagnosticError, error
 from verify_reducer.spec.dtypes import BOOL, DType
 from verify_reducer.spec.intrinsics import INTRINSICS
+from verify_reducer.spec.operators import OPERATORS, UNARY_OPERATORS, ExprVisitor
 from verify_reducer.spec.limits import MAX_ITERATIONS, power_of_two
 from verify_reducer.spec.ops import MONOIDS
 from verify_reducer.spec import reinterpret as R
@@ -38,7 +40,7 @@ class Memory(Protocol):
 
 
 def evaluate(expr: ir.Expr, lanes: Lanes, mem: Memory) -> Val:
-    return _RULES[type(expr)](expr, lanes, mem)
+    return _EVALUATOR.visit(expr, lanes, mem)
 
 
 def operand(expr: ir.Expr, dtype: DType, lanes: Lanes, mem: Memory) -> Val:
@@ -146,101 +148,68 @@ def _binary(e: ir.Binary, lanes, mem):
     return _int_binary(e, a, b)
 
 
+# The float error-bound rule a row names (spec.operators.Operator.error_rule).
+_SPREAD: dict[str, Callable] = {
+    "total": lambda a, b: B.total(a.b, b.b),
+    "product": lambda a, b: B.product_spread(a.v, a.b, b.v, b.b),
+    "quotient": lambda a, b: B.quotient_spread(a.v, a.b, b.v, b.b),
+    "step": lambda a, b: B.taint(a.b, b.b),     # a step function: no continuity to use
+}
+
+
 def _float_binary(e: ir.Binary, a: Val, b: Val) -> Val:
     dtype = e.dtype
-    x, y = a.v, b.v
+    row = OPERATORS[e.op]
+    if row.floats is None:
+        raise DiagnosticError(error(
+            "R102", f"operator {e.op} needs integer operands, not {dtype}", e.span))
     with np.errstate(all="ignore"):
-        if e.op == "+":
-            v, spread = x + y, B.total(a.b, b.b)
-        elif e.op == "-":
-            v, spread = x - y, B.total(a.b, b.b)
-        elif e.op == "*":
-            v, spread = x * y, B.product_spread(x, a.b, y, b.b)
-        elif e.op == "/":
-            v, spread = x / y, B.quotient_spread(x, a.b, y, b.b)
-        elif e.op == "//":
-            v = np.floor(dtype.quantize(x / y))
-            spread = B.taint(a.b, b.b)          # a step function: no continuity to use
-        elif e.op == "%":
-            v = x - dtype.quantize(np.floor(dtype.quantize(x / y)) * y)
-            spread = B.taint(a.b, b.b)
-        else:
-            raise DiagnosticError(error(
-                "R102", f"operator {e.op} needs integer operands, not {dtype}", e.span))
-        v = stored(dtype, v)
-    if e.op in ("//", "%"):
+        v = stored(dtype, row.floats(a.v, b.v, dtype))
+        spread = _SPREAD[row.error_rule](a, b)
+    if row.error_rule == "step":
         return Val(v, dtype, spread)
     return Val(v, dtype, B.rounded(dtype, spread, v))
 
 
 def _int_binary(e: ir.Binary, a: Val, b: Val) -> Val:
     dtype = e.dtype
+    row = OPERATORS[e.op]
     x, y = a.v, b.v
-    if e.op in ("/", "//", "%") and (y == 0).any():
+    if row.domain == "divisor" and (y == 0).any():
         raise DiagnosticError(error("R102", "integer division by zero", e.span))
-    if e.op in ("<<", ">>"):
+    if row.domain == "shift":
         shift = y.astype(np.int64)
         if ((shift < 0) | (shift >= dtype.bits)).any():
             raise DiagnosticError(error(
                 "R102", f"shift by {int(shift[(shift < 0) | (shift >= dtype.bits)][0])} is "
                 f"outside [0, {dtype.bits}) for {dtype}", e.span))
     with np.errstate(all="ignore"):
-        if e.op == "+":
-            v = x + y
-        elif e.op == "-":
-            v = x - y
-        elif e.op == "*":
-            v = x * y
-        elif e.op == "/":
-            q = x // y
-            v = np.where((q < 0) & (q * y != x), q + 1, q)   # C truncates toward zero
-        elif e.op == "//":
-            v = x // y
-        elif e.op == "%":
-            v = x % y
-        elif e.op == "&":
-            v = x & y
-        elif e.op == "|":
-            v = x | y
-        elif e.op == "^":
-            v = x ^ y
-        elif e.op == "<<":
-            v = x << y
-        elif e.op == ">>":
-            v = x >> y
-        else:
-            raise DiagnosticError(error("R102", f"unknown operator {e.op}", e.span))
+        v = row.ints(x, y)
     return Val(stored(dtype, v), dtype, B.taint(a.b, b.b))
 
 
 def _unary(e: ir.Unary, lanes, mem):
     a = operand(e.a, e.dtype, lanes, mem)
+    row = UNARY_OPERATORS[e.op]
     with np.errstate(all="ignore"):
-        if e.op == "neg":
-            v = -a.v if not e.dtype.is_bool else a.v
-            return Val(e.dtype.quantize(v), e.dtype, a.b if e.dtype.is_float else
-                       B.taint(a.b))
-        if e.op == "not":
-            return Val(~BOOL.quantize(a.v), BOOL, B.taint(a.b))
-        if e.op == "invert":
-            if e.dtype.is_float:
-                raise DiagnosticError(error("R102", "~ needs an integer operand", e.span))
-            return Val(e.dtype.quantize(~a.v), e.dtype, B.taint(a.b))
-    raise DiagnosticError(error("R102", f"unknown unary operator {e.op}", e.span))
+        if e.op == "not":                  # its operand read as a bool, whatever its dtype
+            return Val(row.ints(BOOL.quantize(a.v)), BOOL, B.taint(a.b))
+        if not e.dtype.is_float:
+            return Val(e.dtype.quantize(row.ints(a.v)), e.dtype, B.taint(a.b))
+        if row.floats is None:
+            raise DiagnosticError(error(
+                "R102", f"{row.c} needs an integer operand", e.span))
+        return Val(e.dtype.quantize(row.floats(a.v, None, e.dtype)), e.dtype, a.b)
 
 
 # ----------------------------------------------------------------------------- comparisons
-
-
-_COMPARE: dict[str, Callable] = {"<": np.less, "<=": np.less_equal, ">": np.greater,
-                                 ">=": np.greater_equal, "==": np.equal, "!=": np.not_equal}
 
 
 def _compare(e: ir.Compare, lanes, mem):
     dtype = e.operand_dtype
     a = operand(e.a, dtype, lanes, mem)
     b = operand(e.b, dtype, lanes, mem)
-    v = _COMPARE[e.op](a.v, b.v)
+    v = OPERATORS[e.op].ints(a.v, b.v)
     spread = B.total(a.b, b.b)
     bound = None
     if spread is not None and dtype.is_float:
@@ -255,7 +224,8 @@ def _compare(e: ir.Compare, lanes, mem):
 
 def _logical(e: ir.Logical, lanes, mem):
     a = operand(e.a, BOOL, lanes, mem)
-    decided = ~a.v if e.op == "and" else a.v       # lanes where b is not needed
+    decides = OPERATORS[e.op].decides
+    decided = a.v if decides else ~a.v               # lanes where b is not needed
     v = a.v.copy()
     b_bound = np.zeros(lanes.n) if a.b is not None else None
     rest = ~decided
@@ -374,11 +344,23 @@ def _branch(expr, dtype: DType, lanes: Lanes, mem: Memory, want: np.ndarray) -> 
     return Val(v, dtype, b)
 
 
-_RULES: dict[type, Callable] = {
-    ir.Const: _const, ir.Var: _var, ir.ThreadBinding: _thread_binding, ir.Load: _load,
-    ir.Binary: _binary, ir.Unary: _unary, ir.Compare: _compare, ir.Logical: _logical,
-    ir.Call: _call, ir.Cast: _cast, ir.Select: _select,
-}
+class Evaluator(ExprVisitor):
+    """The interpreter's face of the one visitor protocol (spec.operators.ExprVisitor):
+    each method takes (expr, lanes, mem) and gives its Val."""
+    visit_const = staticmethod(_const)
+    visit_var = staticmethod(_var)
+    visit_threadbinding = staticmethod(_thread_binding)
+    visit_load = staticmethod(_load)
+    visit_binary = staticmethod(_binary)
+    visit_unary = staticmethod(_unary)
+    visit_compare = staticmethod(_compare)
+    visit_logical = staticmethod(_logical)
+    visit_call = staticmethod(_call)
+    visit_cast = staticmethod(_cast)
+    visit_select = staticmethod(_select)
+
+
+_EVALUATOR = Evaluator()
 
 
 def serial_iterations(stmt: ir.SerialFor, lanes: Lanes, ctx):

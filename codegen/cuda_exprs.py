@@ -30,6 +30,8 @@ import numpy as np
 from verify_reducer.spec import ir
 from verify_reducer.spec.dtypes import BOOL, FLOAT32, FLOAT64, INT64, DType
 from verify_reducer.spec.intrinsics import INTRINSICS
+from verify_reducer.spec.operators import (OPERATORS, UNARY_OPERATORS, ExprVisitor,
+                                           cast_kind)
 from verify_reducer.spec.ops import Monoid
 from verify_reducer.spec import reinterpret as R
 
@@ -140,22 +142,29 @@ def from_float(a: C, dtype: DType) -> C:
 
 
 def convert(a: C, src: DType, dst: DType) -> C:
-    """a (of dtype src) converted to dst with DType.quantize's meaning."""
-    if src == dst:
-        return a
-    if is_half_like(src):
+    """a (of dtype src) converted to dst with DType.quantize's meaning, spelled by its
+    cast kind (spec.operators.CASTS); a narrow float is widened to float first."""
+    kind = cast_kind(src, dst)
+    if kind != "same" and is_half_like(src):
         return convert(to_float(a, src), FLOAT32, dst)
-    if dst.is_bool:
-        zero = literal(0, src)
-        return C(f"({binary('!=', a, zero).text})")
-    if dst.name == "bfloat16" and (src.is_int or src.is_bool):
+    return C_CASTS[kind](a, src, dst)
+
+
+def _to_bool(a: C, src: DType, dst: DType) -> C:
+    return C(f"({binary('!=', a, literal(0, src)).text})")
+
+
+def _int_to_float(a: C, src: DType, dst: DType) -> C:
+    if dst.name == "bfloat16":
         # cutlass's bfloat16_t(int): float(x), then the upper 16 bits (toward zero)
         return call("__float2bfloat16_rz", cast(FLOAT32, a))
+    return _float_to_float(a, src, dst)
+
+
+def _float_to_float(a: C, src: DType, dst: DType) -> C:
     if is_half_like(dst):
         # through float, as TileLang's half_t(x) / bfloat16_t(x) convert (and quantize)
         return from_float(a if src.name == "float32" else cast(FLOAT32, a), dst)
-    if dst.is_int and src.is_float:
-        return float_to_int(a, src, dst)
     return cast(dst, a)
 
 
@@ -176,6 +185,18 @@ def float_to_int(a: C, src: DType, dst: DType) -> C:
     width = 64 if dst.bits == 64 else 32
     result = call(_RZ[(src.name, dst.kind, width)], a)
     return cast(dst, result) if dst.bits < 32 else result
+
+
+# The C spelling of each cast kind of spec.operators.CASTS (the source already float or
+# wider: `convert` widens narrow floats first).
+C_CASTS: dict[str, Callable[[C, DType, DType], C]] = {
+    "same": lambda a, src, dst: a,
+    "to_bool": _to_bool,
+    "int_to_int": lambda a, src, dst: cast(dst, a),
+    "float_to_int": float_to_int,
+    "int_to_float": _int_to_float,
+    "float_to_float": _float_to_float,
+}
 
 
 # ----------------------------------------------------------------------------- bit casts
@@ -233,17 +254,18 @@ def _bits_float(a: C, src: DType, dst: DType) -> C:
 
 # ----------------------------------------------------------------------------- expressions
 
-class ExprRenderer:
-    """Renders logical expressions. `name(var)` gives the C name of a variable and
-    `load(load)` the C text of a buffer read (both depend on where the expression sits:
-    registers of the executing thread, shared or global memory)."""
+class ExprRenderer(ExprVisitor):
+    """Renders logical expressions (the CUDA face of spec.operators.ExprVisitor; each
+    operator's C spelling is its table row). `name(var)` gives the C name of a variable
+    and `load(load)` the C text of a buffer read (both depend on where the expression
+    sits: registers of the executing thread, shared or global memory)."""
 
     def __init__(self, name: Callable[[str], str], load: Callable[[ir.Load], C]):
         self.name = name
         self.load = load
 
     def render(self, e: ir.Expr) -> C:
-        return getattr(self, "_" + type(e).__name__.lower())(e)
+        return self.visit(e)
 
     def operand(self, e: ir.Expr, dtype: DType) -> C:
         """e converted to dtype; an untyped literal is made in dtype directly."""
@@ -253,56 +275,56 @@ class ExprRenderer:
 
     # --- leaves ----------------------------------------------------------------------
 
-    def _const(self, e: ir.Const) -> C:
+    def visit_const(self, e: ir.Const) -> C:
         return literal(e.value, e.dtype)
 
-    def _var(self, e: ir.Var) -> C:
+    def visit_var(self, e: ir.Var) -> C:
         return C(self.name(e.name))
 
-    def _threadbinding(self, e: ir.ThreadBinding) -> C:
+    def visit_threadbinding(self, e: ir.ThreadBinding) -> C:
         return C("tid")
 
-    def _load(self, e: ir.Load) -> C:
+    def visit_load(self, e: ir.Load) -> C:
         return self.load(e)
 
     # --- arithmetic ------------------------------------------------------------------
 
-    def _binary(self, e: ir.Binary) -> C:
+    def visit_binary(self, e: ir.Binary) -> C:
         dtype = e.dtype
         a, b = self.operand(e.a, dtype), self.operand(e.b, dtype)
         if dtype.is_float:
             return float_binary(e.op, a, b, dtype)
-        if e.op == "//":
-            return C(f"reducer_floordiv<{dtype.c_name}>({a.text}, {b.text})")
-        if e.op == "%":
-            return C(f"reducer_floormod<{dtype.c_name}>({a.text}, {b.text})")
-        result = binary(e.op, a, b)
+        row = OPERATORS[e.op]
+        if row.c_function is not None:
+            return C(f"{row.c_function}<{dtype.c_name}>({a.text}, {b.text})")
+        result = binary(row.c, a, b)
         return cast(dtype, result) if narrow_int(dtype) else result
 
-    def _unary(self, e: ir.Unary) -> C:
+    def visit_unary(self, e: ir.Unary) -> C:
         dtype = e.dtype
         a = self.operand(e.a, dtype)
+        token = UNARY_OPERATORS[e.op].c
         if e.op == "not":
-            return C(f"!{a.at(UNARY)}", UNARY)
+            return C(f"{token}{a.at(UNARY)}", UNARY)
         if is_half_like(dtype):
-            return from_float(C(f"-{to_float(a, dtype).at(UNARY)}", UNARY), dtype)
+            return from_float(C(f"{token}{to_float(a, dtype).at(UNARY)}", UNARY), dtype)
         if e.op == "neg" and dtype.is_bool:
             return a
-        result = C(f"{'-' if e.op == 'neg' else '~'}{a.at(UNARY)}", UNARY)
+        result = C(f"{token}{a.at(UNARY)}", UNARY)
         return cast(dtype, result) if narrow_int(dtype) else result
 
-    def _compare(self, e: ir.Compare) -> C:
+    def visit_compare(self, e: ir.Compare) -> C:
         dtype = e.operand_dtype
         a, b = self.operand(e.a, dtype), self.operand(e.b, dtype)
         if is_half_like(dtype):
             a, b = to_float(a, dtype), to_float(b, dtype)
-        return binary(e.op, a, b)
+        return binary(OPERATORS[e.op].c, a, b)
 
-    def _logical(self, e: ir.Logical) -> C:
+    def visit_logical(self, e: ir.Logical) -> C:
         a, b = self.operand(e.a, BOOL), self.operand(e.b, BOOL)
-        return binary("&&" if e.op == "and" else "||", a, b)
+        return binary(OPERATORS[e.op].c, a, b)
 
-    def _call(self, e: ir.Call) -> C:
+    def visit_call(self, e: ir.Call) -> C:
         if e.func == R.NAME:
             (arg,) = e.args
             return reinterpret(self.operand(arg, arg.dtype), arg.dtype, e.dtype)
@@ -314,34 +336,39 @@ class ExprRenderer:
         result = intrinsic(e.func, args, dtype)
         return cast(dtype, result) if narrow_int(dtype) else result
 
-    def _cast(self, e: ir.Cast) -> C:
+    def visit_cast(self, e: ir.Cast) -> C:
         return self.operand(e.a, e.dtype)
 
-    def _select(self, e: ir.Select) -> C:
+    def visit_select(self, e: ir.Select) -> C:
         cond = self.operand(e.cond, BOOL)
         a, b = self.operand(e.a, e.dtype), self.operand(e.b, e.dtype)
         return C(f"{cond.at(LOR)} ? {a.at(COND)} : {b.at(COND)}", COND)
 
 
 def float_binary(op: str, a: C, b: C, dtype: DType) -> C:
-    """a op b in a float dtype; 16-bit floats compute in float and round each step."""
+    """a op b in a float dtype, spelled as its row's `c_float` says (floordiv: floor of
+    the quotient; floormod: a − floor(a/b)·b, as TVM lowers them); 16-bit floats compute
+    in float and round each step, as the interpreter's numpy does."""
+    form, token = OPERATORS[op].c_float, OPERATORS[op].c
     if is_half_like(dtype):
         def rounded(op_: str, x: C, y: C) -> C:
             return from_float(float_binary(op_, to_float(x, dtype), to_float(y, dtype),
                                            FLOAT32), dtype)
-        if op == "//":
+
+        def floor_quotient() -> C:
             quotient = rounded("/", a, b)
             return from_float(call("floorf", to_float(quotient, dtype)), dtype)
-        if op == "%":
-            floor_quotient = float_binary("//", a, b, dtype)
-            return rounded("-", a, rounded("*", floor_quotient, b))
+        if form == "floordiv":
+            return floor_quotient()
+        if form == "floormod":
+            return rounded("-", a, rounded("*", floor_quotient(), b))
         return rounded(op, a, b)
     floor = "floor" if dtype.name == "float64" else "floorf"
-    if op == "//":
+    if form == "floordiv":
         return call(floor, binary("/", a, b))
-    if op == "%":
+    if form == "floormod":
         return binary("-", a, binary("*", call(floor, binary("/", a, b)), b))
-    return binary(op, a, b)
+    return binary(token, a, b)
 
 
 def intrinsic(func: str, args: list[C], dtype: DType) -> C:

@@ -17,7 +17,7 @@ MASK = "0xffffffffu"
 class WarpExprRenderer(ExprRenderer):
     """ExprRenderer that also renders the warp builtins."""
 
-    def _call(self, e: ir.Call) -> C:
+    def visit_call(self, e: ir.Call) -> C:
         if e.func in SHUFFLES:
             value = self.operand(e.args[0], e.dtype)
             lane = self.operand(e.args[1], e.args[1].dtype)
@@ -25,7 +25,7 @@ class WarpExprRenderer(ExprRenderer):
                            e.dtype)
         if e.func in WARP_REDUCES:
             return warp_reduce(e, self.operand(e.args[0], e.dtype))
-        return super()._call(e)
+        return super().visit_call(e)
 
 
 def shuffle(name: str, value: C, lane: str, width: int, dtype) -> C:

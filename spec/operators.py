@@ -133,37 +133,60 @@ def _z3_bv_shr(x, y, signed):
 
 
 # ----------------------------------------------------------------------------- intervals
+# The rules take and give (lo, hi) pairs of Python numbers (verify.epochs.bounds: exact
+# integers, ±inf) or of float arrays, one entry per block (verify.oracle.blocks).
+
+def _is_array(*xs) -> bool:
+    return any(isinstance(x, np.ndarray) for x in xs)
+
+
+def _min(x, y):
+    return np.minimum(x, y) if _is_array(x, y) else min(x, y)
+
+
+def _max(x, y):
+    return np.maximum(x, y) if _is_array(x, y) else max(x, y)
+
+
+def _times(x, y):
+    """x·y with 0·inf = 0: a zero factor pins the product whatever the other is."""
+    if _is_array(x, y):
+        with np.errstate(invalid="ignore"):
+            return np.where((x == 0) | (y == 0), 0.0, x * y)
+    return 0 if x == 0 or y == 0 else x * y
+
 
 def _mul_interval(a, b):
-    products = []
-    for x in a:
-        for y in b:
-            # 0 * inf is 0 here: a zero factor pins the product whatever the other is
-            products.append(0 if x == 0 or y == 0 else x * y)
-    return min(products), max(products)
+    p = [_times(x, y) for x in a for y in b]
+    return (_min(_min(p[0], p[1]), _min(p[2], p[3])),
+            _max(_max(p[0], p[1]), _max(p[2], p[3])))
 
 
 def floordiv_interval(a, c: int):
     """The range of floor(x / c) for x in a (c > 0; infinite ends stay infinite)."""
     def fd(x):
+        if isinstance(x, np.ndarray):
+            return np.floor(x / c)
         return x if x in (np.inf, -np.inf) else x // c
-    lo, hi = fd(a[0]), fd(a[1])
-    return min(lo, hi), max(lo, hi)
+    return fd(a[0]), fd(a[1])
 
 
 def _div_interval(a, b, c):
+    """Truncation toward zero lies between the floor and zero: the floors' range,
+    widened up to 0 (which moves only a negative upper end)."""
     if c is None or c <= 0:
         return None
-    if a[0] < 0:                      # truncation toward zero: between the two floors
-        lo, hi = floordiv_interval(a, c)
-        return min(lo, 0), max(hi, 0)
-    return floordiv_interval(a, c)
+    lo, hi = floordiv_interval(a, c)
+    return lo, _max(hi, 0)
 
 
 def _mod_interval(a, b, c):
     if c is None or c <= 0:
         return None
-    return a if 0 <= a[0] and a[1] <= c - 1 else (0, c - 1)
+    inside = (a[0] >= 0) & (a[1] <= c - 1)
+    if _is_array(inside):
+        return np.where(inside, a[0], 0.0), np.where(inside, a[1], c - 1.0)
+    return a if inside else (0, c - 1)
 
 
 def _shl_interval(a, b, c):

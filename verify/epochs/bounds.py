@@ -20,6 +20,7 @@ import z3
 
 from verify_reducer.spec import ir
 from verify_reducer.spec import reinterpret as R
+from verify_reducer.spec.operators import OPERATORS, UNARY_OPERATORS, ExprVisitor
 
 from verify_reducer.verify.epochs.scopes import Binding, Context
 
@@ -55,22 +56,6 @@ def _dtype_range(dtype) -> Interval:
     return Interval(-INF, INF)
 
 
-def _mul(a: Interval, b: Interval) -> Interval:
-    products = []
-    for x in (a.lo, a.hi):
-        for y in (b.lo, b.hi):
-            # 0 * inf is 0 here: a zero factor pins the product whatever the other is
-            products.append(0 if x == 0 or y == 0 else x * y)
-    return Interval(min(products), max(products))
-
-
-def _floordiv_const(a: Interval, c: int) -> Interval:
-    def fd(x):
-        return x if math.isinf(x) else x // c
-    lo, hi = fd(a.lo), fd(a.hi)
-    return Interval(min(lo, hi), max(lo, hi))
-
-
 def _const_value(iv: Interval) -> int | None:
     return int(iv.lo) if iv.lo == iv.hi and not math.isinf(iv.lo) else None
 
@@ -94,62 +79,76 @@ def interval(e: ir.Expr, ctx: Context, depth: int = 0) -> Interval:
     """A range containing every value e can take at a statement in ctx."""
     if depth > 32:  # a Let chain this deep is not worth following
         return _dtype_range(e.dtype)
-    if isinstance(e, ir.Const):
+    return _INTERVALS.visit(e, ctx, depth)
+
+
+def _by_row(row, a: Interval, b: Interval | None, c: int | None, dtype) -> Interval:
+    """The row's interval rule (spec.operators), or dtype's range where it has none."""
+    found = row.interval((a.lo, a.hi), None if b is None else (b.lo, b.hi), c) \
+        if row.interval is not None else None
+    return _dtype_range(dtype) if found is None else Interval(*found)
+
+
+class _Intervals(ExprVisitor):
+    """interval's face of the visitor protocol: (e, ctx, depth) -> Interval."""
+
+    def visit_const(self, e, ctx, depth):
         v = e.value
         if isinstance(v, bool):
             return Interval.point(int(v))
         if isinstance(v, int):
             return Interval.point(v)
         return Interval(v, v) if math.isfinite(v) and v == int(v) else Interval(-INF, INF)
-    if isinstance(e, ir.Var):
+
+    def visit_var(self, e, ctx, depth):
         return var_interval(ctx.lookup(e), ctx, depth)
-    if isinstance(e, ir.ThreadBinding):
+
+    def visit_threadbinding(self, e, ctx, depth):
         return Interval(0, ctx.kernel.threads - 1)
-    source = e.a if isinstance(e, ir.Cast) else integer_conversion(e)
-    if source is not None:
+
+    def visit_load(self, e, ctx, depth):
+        return _dtype_range(e.dtype)
+
+    def _converted(self, source, e, ctx, depth):
         inner = interval(source, ctx, depth + 1)
         rng = _dtype_range(e.dtype)
         return inner if inner.inside(rng.lo, rng.hi) else rng
-    if isinstance(e, ir.Select):
+
+    def visit_cast(self, e, ctx, depth):
+        return self._converted(e.a, e, ctx, depth)
+
+    def visit_select(self, e, ctx, depth):
         return interval(e.a, ctx, depth + 1).union(interval(e.b, ctx, depth + 1))
-    if isinstance(e, ir.Unary) and e.op == "neg":
+
+    def visit_unary(self, e, ctx, depth):
+        return _by_row(UNARY_OPERATORS[e.op], interval(e.a, ctx, depth + 1), None, None,
+                       e.dtype)
+
+    def visit_call(self, e, ctx, depth):
+        source = integer_conversion(e)
+        if source is not None:
+            return self._converted(source, e, ctx, depth)
+        if e.func in ("max", "min") and len(e.args) == 2:
+            a, b = (interval(x, ctx, depth + 1) for x in e.args)
+            if e.func == "max":
+                return Interval(max(a.lo, b.lo), max(a.hi, b.hi))
+            return Interval(min(a.lo, b.lo), min(a.hi, b.hi))
+        return _dtype_range(e.dtype)
+
+    def visit_binary(self, e, ctx, depth):
+        if not e.dtype.is_int:
+            return _dtype_range(e.dtype)
         a = interval(e.a, ctx, depth + 1)
-        return Interval(-a.hi, -a.lo)
-    if isinstance(e, ir.Call) and e.func in ("max", "min") and len(e.args) == 2:
-        a, b = (interval(x, ctx, depth + 1) for x in e.args)
-        if e.func == "max":
-            return Interval(max(a.lo, b.lo), max(a.hi, b.hi))
-        return Interval(min(a.lo, b.lo), min(a.hi, b.hi))
-    if isinstance(e, ir.Binary) and e.dtype.is_int:
-        return _binary_interval(e, ctx, depth)
-    if isinstance(e, (ir.Compare, ir.Logical)):
+        b = interval(e.b, ctx, depth + 1)
+        return _by_row(OPERATORS[e.op], a, b, _const_value(b), e.dtype)
+
+    def visit_compare(self, e, ctx, depth):
         return Interval(0, 1)
-    return _dtype_range(e.dtype)
+
+    visit_logical = visit_compare
 
 
-def _binary_interval(e: ir.Binary, ctx: Context, depth: int) -> Interval:
-    a = interval(e.a, ctx, depth + 1)
-    b = interval(e.b, ctx, depth + 1)
-    c = _const_value(b)
-    if e.op == "+":
-        return Interval(a.lo + b.lo, a.hi + b.hi)
-    if e.op == "-":
-        return Interval(a.lo - b.hi, a.hi - b.lo)
-    if e.op == "*":
-        return _mul(a, b)
-    if e.op in ("//", "/") and c is not None and c > 0:
-        if e.op == "/" and a.lo < 0:   # truncation toward zero: between the two floors
-            return _floordiv_const(a, c).union(Interval(0, 0))
-        return _floordiv_const(a, c)
-    if e.op == "%" and c is not None and c > 0:
-        return a if a.inside(0, c - 1) else Interval(0, c - 1)
-    if e.op == "<<" and c is not None and 0 <= c < 63:
-        return _mul(a, Interval.point(1 << c))
-    if e.op == ">>" and c is not None and 0 <= c < 63:
-        return _floordiv_const(a, 1 << c)
-    if e.op == "&" and (c is not None and c >= 0):
-        return Interval(0, c)
-    return _dtype_range(e.dtype)
+_INTERVALS = _Intervals()
 
 
 def var_interval(b: Binding | None, ctx: Context, depth: int = 0) -> Interval:
@@ -207,41 +206,7 @@ class _Encoder:
     def term(self, e: ir.Expr, depth: int = 0) -> z3.ArithRef:
         if depth > 32:
             return self.fresh(e.dtype)
-        if isinstance(e, ir.Const):
-            v = e.value
-            if isinstance(v, (bool, int)) or (math.isfinite(v) and v == int(v)):
-                return z3.IntVal(int(v))
-            return self.fresh(e.dtype)
-        if isinstance(e, ir.Var):
-            return self.var(e, depth)
-        if isinstance(e, ir.ThreadBinding):
-            if "T.get_thread_binding()" not in self.vars:
-                t = z3.Int("T.get_thread_binding()")
-                self.facts += [t >= 0, t < self.ctx.kernel.threads]
-                self.vars["T.get_thread_binding()"] = t
-            return self.vars["T.get_thread_binding()"]
-        source = integer_conversion(e)
-        if source is not None:
-            return self.converted(source, e.dtype, depth + 1)
-        if isinstance(e, ir.Cast) and e.dtype.is_int and e.a.dtype.saturates:
-            # a float8 value truncated to an integer: within ±finite_max where the
-            # target holds that range (NaN converts to 0, inside it)
-            t = self.fresh(e.dtype)
-            iv = interval(e, self.ctx, depth)
-            self.facts += [t >= int(iv.lo), t <= int(iv.hi)]
-            return t
-        if isinstance(e, ir.Unary) and e.op == "neg" and e.dtype.is_int:
-            return -self.term(e.a, depth + 1)
-        if isinstance(e, ir.Select) and e.dtype.is_int:
-            cond = self.cond(e.cond, depth + 1)
-            a, b = self.term(e.a, depth + 1), self.term(e.b, depth + 1)
-            return z3.If(cond, a, b) if cond is not None else self._either(a, b, e.dtype)
-        if isinstance(e, ir.Call) and e.func in ("max", "min") and e.dtype.is_int:
-            a, b = (self.term(x, depth + 1) for x in e.args)
-            return z3.If(a >= b, a, b) if e.func == "max" else z3.If(a <= b, a, b)
-        if isinstance(e, ir.Binary) and e.dtype.is_int:
-            return self.binary(e, depth)
-        return self.fresh(e.dtype)
+        return _Terms.visit(_TERMS, e, self, depth)
 
     def converted(self, e: ir.Expr, dtype, depth: int) -> z3.ArithRef:
         """The integer e converted to the integer dtype: itself where its interval
@@ -263,40 +228,19 @@ class _Encoder:
         return t
 
     def binary(self, e: ir.Binary, depth: int) -> z3.ArithRef:
+        """The row's Z3 integer encoding (spec.operators); an operation it has none for
+        (other bit operations, a shift by a non-constant) is any value in its interval."""
         a, b = self.term(e.a, depth + 1), self.term(e.b, depth + 1)
-        if e.op in ir.RING_OPS:
-            return ir.RING_OPS[e.op](a, b)
-        if e.op in ("//", "%", "/"):
-            self.facts.append(b != 0)   # a division by zero is not an index we judge
-            q = a / b                   # Z3: Euclidean division
-            floor_q = z3.If(z3.Or(b > 0, a % b == 0), q, q - 1)
-            if e.op == "//":
-                return floor_q
-            if e.op == "%":
-                return a - b * floor_q
-            # C's truncation: the floor, moved up by one when the signs differ and
-            # the division is inexact
-            inexact = a - b * floor_q != 0
-            return z3.If(z3.And(inexact, (a < 0) != (b < 0)), floor_q + 1, floor_q)
-        c = _const_value(interval(e.b, self.ctx))
-        if e.op == "<<" and c is not None and 0 <= c < 63:
-            return a * (1 << c)
-        if e.op == ">>" and c is not None and 0 <= c < 63:
-            return self.term(ir.Binary("//", e.a, ir.Const(1 << c, e.dtype, e.span),
-                                       e.dtype, e.span), depth + 1)
-        if e.op == "&" and c is not None and c >= 0 and (c + 1) & c == 0:
-            # a mask of low bits is a floor modulo
-            return a - (c + 1) * self._floor(a, c + 1)
-        # other bit operations: any value in the interval
+        row = OPERATORS[e.op]
+        if row.z3_int is not None:
+            t = row.z3_int(a, b, _const_value(interval(e.b, self.ctx)), self.facts)
+            if t is not None:
+                return t
         t = self.fresh(e.dtype)
         iv = interval(e, self.ctx)
         if not math.isinf(iv.lo):
             self.facts += [t >= int(iv.lo), t <= int(iv.hi)]
         return t
-
-    @staticmethod
-    def _floor(a, m: int):
-        return a / m   # Euclidean division by a positive constant is the floor
 
     def var(self, v: ir.Var, depth: int) -> z3.ArithRef:
         b = self.ctx.lookup(v)
@@ -327,8 +271,7 @@ class _Encoder:
             # conversions: `u32 > s32` compares as uint32)
             a = self.converted(e.a, e.operand_dtype, depth + 1)
             b = self.converted(e.b, e.operand_dtype, depth + 1)
-            return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b,
-                    "==": a == b, "!=": a != b}[e.op]
+            return OPERATORS[e.op].z3_int(a, b, None, self.facts)
         if isinstance(e, ir.Logical):
             a, b = self.cond(e.a, depth + 1), self.cond(e.b, depth + 1)
             if e.op == "and":
@@ -354,6 +297,72 @@ class _Encoder:
     def guards(self) -> list:
         """The enclosing `if` conditions of the context, as assumptions."""
         return self.assumed(self.ctx.guards())
+
+
+class _Terms(ExprVisitor):
+    """_Encoder.term's face of the visitor protocol: (e, encoder, depth) -> a Z3 integer;
+    what is not an integer the encoder follows is a fresh value of its dtype."""
+
+    def visit_const(self, e, enc, depth):
+        v = e.value
+        if isinstance(v, (bool, int)) or (math.isfinite(v) and v == int(v)):
+            return z3.IntVal(int(v))
+        return enc.fresh(e.dtype)
+
+    def visit_var(self, e, enc, depth):
+        return enc.var(e, depth)
+
+    def visit_threadbinding(self, e, enc, depth):
+        if "T.get_thread_binding()" not in enc.vars:
+            t = z3.Int("T.get_thread_binding()")
+            enc.facts += [t >= 0, t < enc.ctx.kernel.threads]
+            enc.vars["T.get_thread_binding()"] = t
+        return enc.vars["T.get_thread_binding()"]
+
+    def visit_load(self, e, enc, depth):
+        return enc.fresh(e.dtype)
+
+    visit_compare = visit_logical = visit_load
+
+    def visit_cast(self, e, enc, depth):
+        if e.dtype.is_int and e.a.dtype.is_int:           # a wrap (integer_conversion)
+            return enc.converted(e.a, e.dtype, depth + 1)
+        if e.dtype.is_int and e.a.dtype.saturates:
+            # a float8 value truncated to an integer: within ±finite_max where the
+            # target holds that range (NaN converts to 0, inside it)
+            t = enc.fresh(e.dtype)
+            iv = interval(e, enc.ctx, depth)
+            enc.facts += [t >= int(iv.lo), t <= int(iv.hi)]
+            return t
+        return enc.fresh(e.dtype)
+
+    def visit_call(self, e, enc, depth):
+        source = integer_conversion(e)
+        if source is not None:
+            return enc.converted(source, e.dtype, depth + 1)
+        if e.func in ("max", "min") and e.dtype.is_int:
+            a, b = (enc.term(x, depth + 1) for x in e.args)
+            return z3.If(a >= b, a, b) if e.func == "max" else z3.If(a <= b, a, b)
+        return enc.fresh(e.dtype)
+
+    def visit_unary(self, e, enc, depth):
+        row = UNARY_OPERATORS[e.op]
+        if e.dtype.is_int and row.z3_int is not None:
+            return row.z3_int(enc.term(e.a, depth + 1), None, None, enc.facts)
+        return enc.fresh(e.dtype)
+
+    def visit_select(self, e, enc, depth):
+        if not e.dtype.is_int:
+            return enc.fresh(e.dtype)
+        cond = enc.cond(e.cond, depth + 1)
+        a, b = enc.term(e.a, depth + 1), enc.term(e.b, depth + 1)
+        return z3.If(cond, a, b) if cond is not None else enc._either(a, b, e.dtype)
+
+    def visit_binary(self, e, enc, depth):
+        return enc.binary(e, depth) if e.dtype.is_int else enc.fresh(e.dtype)
+
+
+_TERMS = _Terms()
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from verify_reducer.spec.printer import format_expr
 from verify_reducer.spec.source import Span
 from verify_reducer.interp.memory import Window
 
+from verify_reducer.spec.operators import OPERATORS, UNARY_OPERATORS, ExprVisitor
 from verify_reducer.verify.epochs.bounds import (Z3_TIMEOUT_MS, _dtype_range, _Encoder,
                                                  integer_conversion, interval)
 from verify_reducer.verify.epochs.scopes import Context, statements
@@ -228,79 +229,96 @@ def _depends(e: ir.Expr, ctx: Context, depth: int = 0) -> bool:
 def _span(e: ir.Expr, ctx: Context, blocks: dict[str, np.ndarray], depth: int = 0) -> Span2:
     """Per block (blocks: each block variable's values), a range of e's values over the
     block's own iterations. What does not depend on the block is verify.epochs.bounds' interval;
-    this adds the block index as a point and otherwise follows the same rules."""
+    this adds the block index as a point and otherwise follows the same rules (the rows'
+    interval rules of spec.operators, on arrays)."""
     n = len(next(iter(blocks.values()))) if blocks else 1
     if depth > 32 or not _depends(e, ctx):
-        iv = interval(e, ctx)
-        return np.full(n, float(iv.lo)), np.full(n, float(iv.hi))
-    rec = lambda x: _span(x, ctx, blocks, depth + 1)  # noqa: E731
-    if isinstance(e, ir.Var):
+        return _whole(e, ctx, n)
+    return _SPANS.visit(e, ctx, blocks, depth, n)
+
+
+def _whole(e: ir.Expr, ctx: Context, n: int) -> Span2:
+    """e's interval over every block: sound for any one of them."""
+    iv = interval(e, ctx)
+    return np.full(n, float(iv.lo)), np.full(n, float(iv.hi))
+
+
+def _by_row(row, a: Span2, b: Span2 | None, c: int | None, n: int) -> Span2 | None:
+    found = row.interval(a, b, c) if row.interval is not None else None
+    if found is None:
+        return None
+    return tuple(np.broadcast_to(np.asarray(x, dtype=np.float64), (n,)) for x in found)
+
+
+class _Spans(ExprVisitor):
+    """_span's face of the visitor protocol: (e, ctx, blocks, depth, n) -> Span2 for an
+    e that depends on the block index."""
+
+    @staticmethod
+    def _rec(x, ctx, blocks, depth):
+        return _span(x, ctx, blocks, depth + 1)
+
+    def visit_var(self, e, ctx, blocks, depth, n):
         b = ctx.lookup(e)
         if b.kind == "block":
             v = blocks[e.name].astype(np.float64)
             return v, v
         if b.kind == "let":
-            return rec(b.let.value)
-        (s_lo, s_hi), (t_lo, t_hi) = rec(b.loop.start), rec(b.loop.stop)
+            return self._rec(b.let.value, ctx, blocks, depth)
+        (s_lo, s_hi), (t_lo, t_hi) = (self._rec(x, ctx, blocks, depth)
+                                      for x in (b.loop.start, b.loop.stop))
         if b.loop.step > 0:
             return s_lo, np.maximum(s_lo, t_hi - 1)
         return np.minimum(s_hi, t_lo + 1), s_hi
-    source = integer_conversion(e)            # T.cast or T.reinterpret between integers
-    if source is not None:
-        lo, hi = rec(source)
+
+    def _converted(self, source, e, ctx, blocks, depth, n):
+        lo, hi = self._rec(source, ctx, blocks, depth)
         rng = _dtype_range(e.dtype)
         fits = (lo >= rng.lo) & (hi <= rng.hi)
         return np.where(fits, lo, rng.lo), np.where(fits, hi, rng.hi)
-    if isinstance(e, ir.Select):
-        (a_lo, a_hi), (b_lo, b_hi) = rec(e.a), rec(e.b)
+
+    def visit_cast(self, e, ctx, blocks, depth, n):
+        source = integer_conversion(e)         # T.cast between integers
+        if source is None:
+            return _whole(e, ctx, n)
+        return self._converted(source, e, ctx, blocks, depth, n)
+
+    def visit_call(self, e, ctx, blocks, depth, n):
+        source = integer_conversion(e)         # T.reinterpret between integers
+        if source is not None:
+            return self._converted(source, e, ctx, blocks, depth, n)
+        if e.func in ("max", "min") and len(e.args) == 2:
+            (a_lo, a_hi), (b_lo, b_hi) = (self._rec(x, ctx, blocks, depth) for x in e.args)
+            pick = np.maximum if e.func == "max" else np.minimum
+            return pick(a_lo, b_lo), pick(a_hi, b_hi)
+        return _whole(e, ctx, n)
+
+    def visit_select(self, e, ctx, blocks, depth, n):
+        (a_lo, a_hi), (b_lo, b_hi) = (self._rec(x, ctx, blocks, depth) for x in (e.a, e.b))
         return np.minimum(a_lo, b_lo), np.maximum(a_hi, b_hi)
-    if isinstance(e, ir.Unary) and e.op == "neg":
-        lo, hi = rec(e.a)
-        return -hi, -lo
-    if isinstance(e, ir.Call) and e.func in ("max", "min") and len(e.args) == 2:
-        (a_lo, a_hi), (b_lo, b_hi) = (rec(x) for x in e.args)
-        pick = np.maximum if e.func == "max" else np.minimum
-        return pick(a_lo, b_lo), pick(a_hi, b_hi)
-    if isinstance(e, ir.Binary) and e.dtype.is_int:
-        found = _binary_span(e, ctx, rec)
-        if found is not None:
-            return found
-    rng = interval(e, ctx)            # the block index over its whole range: sound
-    return np.full(n, float(rng.lo)), np.full(n, float(rng.hi))
+
+    def visit_unary(self, e, ctx, blocks, depth, n):
+        found = _by_row(UNARY_OPERATORS[e.op], self._rec(e.a, ctx, blocks, depth), None,
+                        None, n)
+        return found if found is not None else _whole(e, ctx, n)
+
+    def visit_binary(self, e, ctx, blocks, depth, n):
+        if e.dtype.is_int:
+            a, b = (self._rec(x, ctx, blocks, depth) for x in (e.a, e.b))
+            c = interval(e.b, ctx)
+            const = int(c.lo) if c.lo == c.hi and not math.isinf(c.lo) else None
+            found = _by_row(OPERATORS[e.op], a, b, const, n)
+            if found is not None:
+                return found
+        return _whole(e, ctx, n)            # the block index over its whole range: sound
+
+    def visit_const(self, e, ctx, blocks, depth, n):
+        return _whole(e, ctx, n)
+
+    visit_threadbinding = visit_load = visit_compare = visit_logical = visit_const
 
 
-def _binary_span(e: ir.Binary, ctx: Context, rec) -> Span2 | None:
-    (a_lo, a_hi), (b_lo, b_hi) = rec(e.a), rec(e.b)
-    c = interval(e.b, ctx)
-    const = int(c.lo) if c.lo == c.hi and not math.isinf(c.lo) else None
-    if e.op == "+":
-        return a_lo + b_lo, a_hi + b_hi
-    if e.op == "-":
-        return a_lo - b_hi, a_hi - b_lo
-    if e.op == "*":
-        a = interval(e.a, ctx)
-        scale = const if const is not None else \
-            int(a.lo) if a.lo == a.hi and not math.isinf(a.lo) else None
-        if scale is not None:                 # by a constant: the common case, cheap
-            lo, hi = (a_lo, a_hi) if const is not None else (b_lo, b_hi)
-            lo, hi = lo * scale, hi * scale
-            return (lo, hi) if scale >= 0 else (hi, lo)
-        with np.errstate(invalid="ignore"):   # 0 * inf is 0: a zero factor pins it
-            p = [np.nan_to_num(x * y, nan=0.0, posinf=np.inf, neginf=-np.inf)
-                 for x in (a_lo, a_hi) for y in (b_lo, b_hi)]
-        return (np.minimum(np.minimum(p[0], p[1]), np.minimum(p[2], p[3])),
-                np.maximum(np.maximum(p[0], p[1]), np.maximum(p[2], p[3])))
-    if e.op == "<<" and const is not None and 0 <= const < 63:
-        return a_lo * (1 << const), a_hi * (1 << const)
-    if const is None or const <= 0:
-        return None
-    if e.op in ("//", ">>") or (e.op == "/" and (a_lo >= 0).all()):
-        c = const if e.op != ">>" else 1 << const
-        return np.floor(a_lo / c), np.floor(a_hi / c)
-    if e.op == "%":
-        inside = (a_lo >= 0) & (a_hi <= const - 1)
-        return np.where(inside, a_lo, 0.0), np.where(inside, a_hi, const - 1.0)
-    return None
+_SPANS = _Spans()
 
 
 def footprint(access: Access, blocks: dict[str, np.ndarray]) -> list[Span2]:
@@ -411,11 +429,7 @@ def _truth(cond: ir.Compare, ctx: Context, blocks) -> np.ndarray:
     rng = _dtype_range(cond.operand_dtype)
     wraps = (a_lo < rng.lo) | (a_hi > rng.hi) | (b_lo < rng.lo) | (b_hi > rng.hi)
     lo, hi = a_lo - b_hi, a_hi - b_lo                 # the range of a - b
-    always, never = {
-        "<": (hi < 0, lo >= 0), "<=": (hi <= 0, lo > 0),
-        ">": (lo > 0, hi <= 0), ">=": (lo >= 0, hi < 0),
-        "==": ((lo == 0) & (hi == 0), (hi < 0) | (lo > 0)),
-        "!=": ((hi < 0) | (lo > 0), (lo == 0) & (hi == 0))}[cond.op]
+    always, never = OPERATORS[cond.op].truth(lo, hi)
     return np.where(wraps, 2, np.where(always, 1, np.where(never, 0, 2))).astype(np.int8)
 
 

@@ -295,7 +295,7 @@ def _write_result(body, rp: ReducerPlan, fp: FinalizePlan, frame: Frame) -> None
     body.out.comment(f"{dst.name} ({dst.scope}) written by replica 0 of the storage layout"
                      + (", seeded once" if seeded else ""))
     if dst.scope == "shared":
-        body.sync(frame.participants, f"earlier readers of {dst.name} are done")
+        body.fence(stmt, "before")
     with body.cells(storage, frame, with_replica=True) as inner:
         red_ix = tuple(Var(n) for n in storage.index_vars)
         out_ix = _reshape(red_ix, reducer.shape, dst.shape)
@@ -303,7 +303,7 @@ def _write_result(body, rp: ReducerPlan, fp: FinalizePlan, frame: Frame) -> None
         with body.maybe_block("if (rep == 0)" if storage.replicate > 1 else None):
             body.out.line(target.assign(stored(red_ix, inner)))
     if dst.scope == "shared":
-        body.sync(frame.participants, f"{dst.name} is visible")
+        body.fence(stmt, "after")
 
 
 def _reshape(ix: tuple[IndexExpr, ...], src_shape, dst_shape) -> tuple[IndexExpr, ...]:
@@ -355,7 +355,7 @@ def _write_published(body, rp: ReducerPlan, fp: FinalizePlan, frame: Frame,
         body.out.comment(f"publication: {readers}, each output combined from {pub.terms} "
                          f"workspace word(s){seed_note}")
         if dst is not None and dst.scope == "shared":
-            body.sync(frame.participants, f"earlier readers of {dst.name} are done")
+            body.fence(stmt, "before")
         with body.cells(storage, frame, with_replica=first_only) as inner:
             red_ix = tuple(Var(n) for n in storage.index_vars)
             with body.maybe_block("if (rep == 0)" if first_only else None):
@@ -367,7 +367,7 @@ def _write_published(body, rp: ReducerPlan, fp: FinalizePlan, frame: Frame,
                     target = body.place(dst, _reshape(red_ix, reducer.shape, dst.shape), inner)
                 body.out.line(target.assign(seeded_text(value)))
         if dst is not None and dst.scope == "shared":
-            body.sync(frame.participants, f"{dst.name} is visible")
+            body.fence(stmt, "after")
     body.out.comment("every publication read is done before the workspace is reused")
     body.out.line(f"reducer_barrier({pub.barrier.id}, {pub.barrier.arrivals});")
 

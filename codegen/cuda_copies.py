@@ -5,8 +5,8 @@ partition of a global/shared copy, codegen.layout_copy), with border guards on g
 tensors: reads outside give 0, writes outside are dropped (the interpreter's rule).
 Where a thread moves runs of 16 contiguous, provably aligned bytes, each run is one
 128-bit access (codegen.cuda_vector). A copy or fill that writes shared memory is fenced
-by barriers before (readers of the old contents are done) and after (the new contents
-are visible). `body` is the codegen.cuda_stmts.KernelBody rendering the kernel."""
+by the plan's barriers before (readers of the old contents are done) and after (the new
+contents are visible): codegen.plan_barriers decides them. `body` is the codegen.cuda_stmts.KernelBody rendering the kernel."""
 from __future__ import annotations
 
 import dataclasses
@@ -33,16 +33,13 @@ def render_copy(body, stmt: ir.Copy, frame: Frame) -> None:
     one_writer = dst.buffer.scope in ("global", "shared") and layout.replicate > 1
     body.out.comment(f"line {stmt.span.line}: T.copy {src.buffer.name} -> "
                      f"{dst.buffer.name}: {layout.describe()}")
-    writes_shared = dst.buffer.scope == "shared"
-    if writes_shared:
-        body.sync(frame.participants, "earlier readers of shared memory are done")
+    body.fence(stmt, "before")
     hoisted = _hoist_starts(body, stmt, frame)
     if hoisted is not stmt:
         _scalar_copy(body, hoisted, layout, frame, one_writer)
     elif not _vector_copy(body, stmt, layout, frame, one_writer):
         _scalar_copy(body, stmt, layout, frame, one_writer)
-    if writes_shared:
-        body.sync(frame.participants, "the copy into shared memory is visible")
+    body.fence(stmt, "after")
 
 
 def _hoist_starts(body, stmt: ir.Copy, frame: Frame) -> ir.Copy:
@@ -187,9 +184,7 @@ def render_fill(body, stmt: ir.Fill, frame: Frame) -> None:
         layout = default_partition(tuple(region.extents), *reversed(frame.participants))
     whole = tuple(region.extents) == buffer.shape and \
         all(isinstance(s, ir.Const) and s.value == 0 for s in region.starts)
-    writes_shared = buffer.scope == "shared"
-    if writes_shared:
-        body.sync(frame.participants, "earlier readers of shared memory are done")
+    body.fence(stmt, "before")
     with body.cells(layout, frame) as inner:
         loop = tuple(Var(n) for n in layout.index_vars)
         if buffer.scope == "fragment":
@@ -201,8 +196,7 @@ def render_fill(body, stmt: ir.Fill, frame: Frame) -> None:
         target = body.place(buffer, ix, inner)
         with body.maybe_block(f"if ({inside})" if inside else None):
             body.out.line(target.assign(value))
-    if writes_shared:
-        body.sync(frame.participants, "the fill of shared memory is visible")
+    body.fence(stmt, "after")
 
 
 def _write_test(body, stmt: ir.Copy, one_writer: bool, dst_ix, loop_shape,

@@ -24,7 +24,8 @@ or, with `refill_after` (the stage released as soon as it has been read; ahead =
 A tile goes out as one cp.async of 16 bytes per run of the copy's layout (the runs
 codegen.cuda_vector proves aligned), into the stage's copy of the shared buffer at
 element offset stage * buffer.size. A staged read's tile goes out the same way, into its
-stage buffer; where its copy stands, the body reads the fragment from that stage."""
+stage buffer; where its copy stands, the body reads the fragment from that stage.
+The barriers are the plan's (codegen.plan_barriers places them as drawn above)."""
 from __future__ import annotations
 
 from verify_reducer.spec import ir
@@ -50,8 +51,7 @@ def render_pipeline(body, pipe: Pipeline, frame: Frame) -> None:
     ctype = loop.var.dtype.c_name
     body.out.comment(f"line {loop.span.line}: T.Pipelined (num_stages={pipe.stages}) as a "
                      f"software pipeline: {pipeline_summary(pipe)}")
-    if pipe.issues:
-        body.sync(frame.participants, "earlier readers of the stages are done")
+    body.fence(loop, "before")
     for i in range(pipe.ahead if pipe.issues else 0):
         body.out.comment(f"prologue: the tiles of iteration {i}")
         if start + i < stop:
@@ -68,8 +68,7 @@ def render_pipeline(body, pipe: Pipeline, frame: Frame) -> None:
             if not early:
                 _refill(body, pipe, frame, var, ctype, stop)
             body.out.line(f"reducer_cp_async_wait<{pipe.pending}>();")
-            body.out.line("__syncthreads();  // every thread's tiles of this stage have "
-                          "landed")
+            body.fence(loop, "landed")
         previous = dict(body.stage_base)
         _stage_bases(body, pipe, var, "stage")
         for stmt in loop.body:
@@ -80,13 +79,10 @@ def render_pipeline(body, pipe: Pipeline, frame: Frame) -> None:
             else:
                 body.stmt(pipe.stand_in(stmt), frame)
             if stmt is pipe.refill_after:
-                body.out.line("__syncthreads();  // every read of this stage is done: "
-                              "refill it now")
+                body.fence(loop, "refill")
                 _refill(body, pipe, frame, var, ctype, stop)
         body.stage_base = previous
-        if pipe.issues and not early:
-            body.out.line("__syncthreads();  // every read of this stage is done before "
-                          "it is refilled")
+        body.fence(loop, "released")
 
 
 def _refill(body, pipe: Pipeline, frame: Frame, var: str, ctype: str, stop: int) -> None:

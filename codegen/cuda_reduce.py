@@ -48,7 +48,7 @@ def render_reduce(body, stmt: ir.Reduce, frame: Frame) -> None:
             return C(f"{scratch}[{flat_offset(src.shape, row, inner, body.var).text}]")
     else:
         # a shared tile is already where every holder of an output can read its row
-        body.sync(frame.participants, f"{src.name} is complete")
+        body.fence(stmt, "before")
         body.out.comment(f"line {stmt.span.line}: T.reduce_{stmt.kind}({src.name}, "
                          f"{dst.name}, dim={stmt.dim}) from shared memory in place")
 
@@ -74,8 +74,7 @@ def render_reduce(body, stmt: ir.Reduce, frame: Frame) -> None:
             element = term(tuple(row), inner)
             body.out.line(f"value = {combine(monoid, dst.dtype, C('value'), element).text};")
         body.out.line(target.assign("value"))
-    if dst.scope == "shared":
-        body.sync(frame.participants, f"{dst.name} is visible")
+    body.fence(stmt, "after")
 
 
 def _render_private(body, stmt: ir.Reduce, monoid, dim: int) -> None:
@@ -107,7 +106,7 @@ def _stage_rows(body, stmt: ir.Reduce, frame: Frame, scratch: str, term_value) -
     src_layout = body.layouts.fragment(src)
     body.out.comment(f"line {stmt.span.line}: T.reduce_{stmt.kind}({src.name}, "
                      f"{stmt.dst.name}, dim={stmt.dim}) through shared memory")
-    body.sync(frame.participants, f"earlier readers of {scratch} are done")
+    body.fence(stmt, "before", rows=scratch)
     with body.cells(src_layout, frame, with_replica=True) as inner:
         loop = tuple(Var(n) for n in src_layout.index_vars)
         value = term_value(body.element(src, loop, inner))
@@ -115,7 +114,7 @@ def _stage_rows(body, stmt: ir.Reduce, frame: Frame, scratch: str, term_value) -
         guard = "rep == 0" if src_layout.replicate > 1 else None
         with body.maybe_block(f"if ({guard})" if guard else None):
             body.out.line(f"{scratch}[{offset}] = {value.text};")
-    body.sync(frame.participants, f"{scratch} is complete")
+    body.fence(stmt, "staged", rows=scratch)
 
 
 def _abs(value: C, dtype) -> C:

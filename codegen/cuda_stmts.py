@@ -13,7 +13,7 @@ from __future__ import annotations
 from verify_reducer.spec import ir
 from verify_reducer.spec.addressing import affine
 from verify_reducer.spec.layout import Layout
-from verify_reducer.spec.physical import PhysicalPlan, warp_arrivals
+from verify_reducer.spec.physical import PhysicalPlan
 
 from . import cuda_collectives as collectives
 from .cuda_access import Frame, Index, Place, flat_offset, register_place
@@ -52,11 +52,8 @@ class KernelBody(CellLoops):
         # a fragment written under another name (a pipeline's prefetch into `_next`)
         self.redirected: dict[ir.Buffer, str] = {}
         self.declared: list[set[str]] = [set()]
-        self.divergent = 0                           # depth of thread-dependent ifs
         self.reducer_plans = {rp.reducer: rp for rp in plan.reducers}
         self.seeded = collectives.seeded_reducers(plan.func)
-        self.barrier_ids = {fp.barrier_id: rp.participants for rp in plan.reducers
-                            for fp in rp.finalizes}
 
     # --- names -----------------------------------------------------------------------
 
@@ -109,33 +106,18 @@ class KernelBody(CellLoops):
 
     # --- barriers --------------------------------------------------------------------
 
-    def sync(self, participants: tuple[int, int], why: str) -> None:
-        """A barrier over the participant set (skipped twice in a row, and under a
-        thread-dependent if, where not every participant could arrive)."""
-        if self.divergent:
+    def fence(self, stmt: ir.Stmt, where: str, rows: str = "") -> None:
+        """The plan's barrier at stmt, if it has one there (spec.physical.BodyBarriers,
+        decided by codegen.plan_barriers: the renderer places none of its own); rows:
+        a T.reduce_*'s shared rows, as its reason names them."""
+        barrier = self.plan.barriers.at(stmt, where)
+        if barrier is None:
             return
-        offset, count = participants
-        if count == self.func.kernel.threads:
-            text = "__syncthreads();"
-        else:
-            text = f"reducer_barrier({self.barrier_for(participants)}, {warp_arrivals(count)});"
-        last = self.out.lines[-1].strip() if self.out.lines else ""
-        if last in ("__syncthreads();",) or last.startswith("reducer_barrier(") and \
-                last == text:
-            return
-        self.out.line(f"{text}  // {why}")
-
-    def barrier_for(self, participants: tuple[int, int]) -> int:
-        """A named barrier for ordinary work of a warp-group participant set: one its own
-        finalizes use (those threads run them one after the other), else a free one."""
-        for bid, owner in sorted(self.barrier_ids.items()):
-            if owner == participants:
-                return bid
-        for bid in range(1, 16):
-            if bid not in self.barrier_ids:
-                self.barrier_ids[bid] = participants
-                return bid
-        raise Unsupported(f"no named barrier left for threads {participants}")
+        if barrier.id is None:
+            raise Unsupported(f"no named barrier left for threads {barrier.participants}")
+        text = "__syncthreads();" if barrier.id == 0 else \
+            f"reducer_barrier({barrier.id}, {barrier.arrivals});"
+        self.out.line(f"{text}  // {barrier.why.replace('{rows}', rows)}")
 
     # --- statements ------------------------------------------------------------------
 
@@ -162,16 +144,13 @@ class KernelBody(CellLoops):
             self.out.line(f"{stmt.var.dtype.c_name} {name} = {value};")
 
     def _if(self, stmt: ir.If, frame: Frame) -> None:
-        divergent = any(isinstance(s, ir.ThreadBinding) for s in ir.subexprs(stmt.cond))
         cond = self.exprs(frame).operand(stmt.cond, ir.BOOL).text
-        self.divergent += divergent
         self.out.comment(f"line {stmt.span.line}: if")
         with self.maybe_block(f"if ({cond})"):
             self.body(stmt.then, frame)
         if stmt.orelse:
             with self.maybe_block("else"):
                 self.body(stmt.orelse, frame)
-        self.divergent -= divergent
 
     def _serialfor(self, stmt: ir.SerialFor, frame: Frame) -> None:
         pipe = self.plan.pipeline(stmt)
@@ -204,8 +183,7 @@ class KernelBody(CellLoops):
         low = f"tid >= {offset} && " if offset else ""
         with self.maybe_block(f"if ({low}tid < {offset + count})"):
             self.body(stmt.body, Frame((offset, count)))
-        if _writes_shared(stmt.body):
-            self.sync(frame.participants, "the warp group's shared writes are visible")
+        self.fence(stmt, "after")
 
     def _parallelfor(self, stmt: ir.ParallelFor, frame: Frame) -> None:
         if frame.loop_vars:
@@ -222,9 +200,7 @@ class KernelBody(CellLoops):
                         collectives.site_guard(self, s) is not None
                         for s in ir.walk(stmt.body))
         layout = layout.rename(names) if layout.index_vars != names else layout
-        shared = _writes_shared(stmt.body)
-        if shared:
-            self.sync(frame.participants, "earlier readers of shared memory are done")
+        self.fence(stmt, "before")
         def cell_loop(rolled: str | None = None) -> None:
             with self.cells(layout, frame, used, with_replica=needs_rep, rolled=rolled) as inner:
                 self.declared.append(set())
@@ -239,8 +215,7 @@ class KernelBody(CellLoops):
             cell_loop(f"unrolling its {layout.slots_per_thread} slots would expand its "
                       f"run-time register slots into {self.last_selects} selects (limit "
                       f"{SELECT_LIMIT})")
-        if shared:
-            self.sync(frame.participants, "the shared writes are visible")
+        self.fence(stmt, "after")
 
     def _store(self, stmt: ir.Store, frame: Frame) -> None:
         if not frame.loop_vars:
@@ -282,16 +257,3 @@ def used_vars(body: ir.Body) -> set[str]:
                       if isinstance(s, ir.Var)}
     return names
 
-
-def _writes_shared(body: ir.Body) -> bool:
-    for stmt in ir.walk(body):
-        if isinstance(stmt, ir.Store) and stmt.buffer.scope == "shared":
-            return True
-        if isinstance(stmt, ir.Copy) and stmt.dst.buffer.scope == "shared":
-            return True
-        if isinstance(stmt, ir.Fill) and stmt.region.buffer.scope == "shared":
-            return True
-        if isinstance(stmt, ir.ReducerFinalize) and stmt.dst is not None and \
-                stmt.dst.scope == "shared":
-            return True
-    return False

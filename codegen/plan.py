@@ -7,7 +7,8 @@ carries (spec.physical).
 A planner is a function ReducerSites -> ReducerPlan registered in PLANNERS; the shared
 gathering (participants, update sites, barrier ids) is codegen.plan_sites and the
 collectives are codegen.collectives, so a new planner only decides storage, guards and
-the collective. The text and JSON forms are codegen.plan_text."""
+the collective. The kernel body's barriers are codegen.plan_barriers, from the final
+plan. The text and JSON forms are codegen.plan_text."""
 from __future__ import annotations
 
 import dataclasses
@@ -21,6 +22,7 @@ from .plan_canonical import plan_canonical, plan_transpose
 from .plan_fast import plan_auto, plan_fast
 from .plan_legacy import plan_legacy
 from .pipeline import plan_pipelines, prefetch_instead
+from .plan_barriers import plan_barriers
 from .plan_sites import ReducerSites, gather_reducers
 from .occupancy import plan_occupancy
 from .resources import kib, plan_resources, resource_diagnostics
@@ -90,5 +92,6 @@ def plan_func(func: ir.PrimFunc, planner: str | Planner = "auto",
     # the occupancy of the final plan only: its pipelines and shared memory are settled
     resources = dataclasses.replace(resources,
                                     occupancy=plan_occupancy(plan, resources, limits))
-    return dataclasses.replace(plan, resources=resources,
+    # the barriers of the final plan: they follow its pipelines
+    return dataclasses.replace(plan, resources=resources, barriers=plan_barriers(plan),
                                notes=plan.notes + resource_diagnostics(func, resources, limits))

@@ -4,6 +4,8 @@ execute exactly this data; no lowering decision is made twice.
 
 Ordinary work (copies, fragment writes, T.reduce_*) is placed by the layouts of
 `layouts` (a LayoutMap: every fragment, T.Parallel loop, copy and update site's layout).
+Its barriers (around shared-memory writes, a pipeline's) are `barriers` (BodyBarriers),
+decided once by codegen.plan_barriers; the collectives' own are steps (below).
 Reducer work is placed by one `ReducerPlan` per reducer buffer (all its epochs share it):
 
 - `storage`: where the partials live — a Layout over the reducer's logical shape whose
@@ -270,6 +272,51 @@ class StagedRead:
 
 
 @dataclass(frozen=True)
+class BodyBarrier:
+    """One barrier of the kernel body (codegen.plan_barriers decides every one; the
+    renderer prints exactly these and the simulator passes exactly these).
+
+    `where` places it at `stmt` (one of BARRIER_PLACES): "before" / "after" the
+    statement, "staged" (a `T.reduce_*` from a fragment: between writing its shared rows
+    and reading them), or inside a pipelined loop `stmt` (spec.physical.Pipeline):
+    "landed" (every iteration, after its wait),
+    "refill" (right after the pipeline's refill_after statement), "released" (the end
+    of every iteration). `participants` (offset, count) arrive; `id` 0 is
+    `__syncthreads()` (the whole block), another a named barrier `bar.sync id, n` with
+    n = `arrivals`. `why` says what it orders (the renderer prints it as a comment; a
+    `T.reduce_*`'s says `{rows}` for its shared rows, which get their name in the C)."""
+    stmt: Stmt
+    where: str
+    participants: tuple[int, int]
+    id: int
+    why: str
+
+    @property
+    def arrivals(self) -> int:
+        return warp_arrivals(self.participants[1])
+
+
+BARRIER_PLACES = ("before", "after", "staged", "landed", "refill", "released")
+
+
+@dataclass(frozen=True)
+class BodyBarriers:
+    """Every barrier of a kernel body, in program order; `at(stmt, where)` finds one."""
+    items: tuple[BodyBarrier, ...] = ()
+
+    def __post_init__(self):
+        # statements compare by identity (spec.ir), so they key the index as they are
+        object.__setattr__(self, "_index", {(b.stmt, b.where): b for b in self.items})
+
+    def at(self, stmt: Stmt, where: str) -> BodyBarrier | None:
+        return self._index.get((stmt, where))
+
+    def without(self, barrier: BodyBarrier) -> "BodyBarriers":
+        """These barriers less one (a planted fault: the kernel without it)."""
+        return BodyBarriers(tuple(b for b in self.items if b is not barrier))
+
+
+@dataclass(frozen=True)
 class PhysicalPlan:
     func: PrimFunc
     planner: str                     # what was asked for ("auto" resolves per reducer)
@@ -278,6 +325,8 @@ class PhysicalPlan:
     notes: tuple[Diagnostic, ...] = field(default=())
     resources: Resources | None = None    # codegen.resources: what the kernel occupies
     pipelines: tuple[Pipeline, ...] = ()  # every T.Pipelined loop (codegen.pipeline)
+    # every barrier of the kernel body (codegen.plan_barriers, from the rest of the plan)
+    barriers: BodyBarriers = BodyBarriers()
 
     def pipeline(self, loop: SerialFor) -> Pipeline | None:
         """The loop's pipeline when it runs as one (None: a plain loop)."""

@@ -1,0 +1,163 @@
+"""Every barrier of a kernel body, decided once, as plan data (spec.physical.BodyBarriers):
+the first piece of the thread-level lowering. The CUDA renderer prints exactly these
+(codegen.cuda_stmts.KernelBody.fence) and the simulator passes exactly these, feeding
+its race tracking of every shared buffer (interp.simulate), so a barrier missing from
+the plan is a race the simulator reports (R504), not one only the GPU would show.
+
+    plan_barriers(plan) -> BodyBarriers
+
+The rules, statement by statement, with the participant set of the statement's frame
+(the block, or a T.ws warp group's threads):
+
+- a statement that writes shared memory (a T.Parallel whose body stores into it, a
+  T.copy or T.fill into it, a T.ws group whose body writes it, a finalize into a shared
+  destination) is fenced: a barrier before (earlier readers of the old contents are
+  done) and after (the new contents are visible); a T.ws group only after (its body's
+  statements fence themselves inside the group);
+- `T.reduce_*` goes through shared memory: from a fragment, its rows are written after a
+  barrier and read after another ("staged"); from a shared tile, a barrier first (the
+  tile is complete); into a shared destination, a barrier after;
+- a pipelined loop (spec.physical.Pipeline) issuing cp.async: a barrier before its
+  prologue, then per iteration one after the wait ("landed"), and one where the stage is
+  released: after `refill_after` ("refill") or at the iteration's end ("released");
+- no barrier under a thread-dependent `if` (not every participant could arrive), except a
+  pipeline's own, which runs for the whole block wherever it stands;
+- the whole block's barrier is `__syncthreads` (id 0); a warp group's is a named barrier:
+  the one its own finalizes use when they are over the same threads (those threads run
+  them one after the other), else the lowest free id (None when all 15 are taken: the
+  renderer refuses the kernel, the simulator still passes it)."""
+from __future__ import annotations
+
+from verify_reducer.spec import ir
+from verify_reducer.spec.physical import BodyBarrier, BodyBarriers, PhysicalPlan
+
+NAMED_BARRIERS = 16                   # the hardware's; 0 is __syncthreads
+
+
+def plan_barriers(plan: PhysicalPlan) -> BodyBarriers:
+    walk = _Walk(plan)
+    walk.body(plan.func.kernel.body, (0, plan.func.kernel.threads))
+    return BodyBarriers(tuple(walk.found))
+
+
+class _Walk:
+    """The kernel body in the renderer's order (which fixes the named barrier ids)."""
+
+    def __init__(self, plan: PhysicalPlan):
+        self.plan = plan
+        self.threads = plan.func.kernel.threads
+        self.found: list[BodyBarrier] = []
+        self.divergent = 0                           # depth of thread-dependent ifs
+        self.owners = {fp.barrier_id: rp.participants for rp in plan.reducers
+                       for fp in rp.finalizes}
+
+    def fence(self, stmt: ir.Stmt, where: str, participants: tuple[int, int],
+              why: str, always: bool = False) -> None:
+        if self.divergent and not always:
+            return
+        self.found.append(BodyBarrier(stmt, where, participants,
+                                      self.barrier_id(participants), why))
+
+    def barrier_id(self, participants: tuple[int, int]) -> int | None:
+        if participants[1] == self.threads:
+            return 0
+        for bid, owner in sorted(self.owners.items()):
+            if owner == participants:
+                return bid
+        for bid in range(1, NAMED_BARRIERS):
+            if bid not in self.owners:
+                self.owners[bid] = participants
+                return bid
+        return None
+
+    def body(self, stmts: ir.Body, participants: tuple[int, int]) -> None:
+        for stmt in stmts:
+            self.stmt(stmt, participants)
+
+    def stmt(self, stmt: ir.Stmt, participants: tuple[int, int]) -> None:
+        if isinstance(stmt, ir.If):
+            divergent = any(isinstance(s, ir.ThreadBinding) for s in ir.subexprs(stmt.cond))
+            self.divergent += divergent
+            self.body(stmt.then, participants)
+            self.body(stmt.orelse, participants)
+            self.divergent -= divergent
+        elif isinstance(stmt, ir.SerialFor):
+            pipe = self.plan.pipeline(stmt)
+            if pipe is not None:
+                self.pipeline(pipe, participants)
+            else:
+                self.body(stmt.body, participants)
+        elif isinstance(stmt, ir.WarpGroup):
+            if stmt.body:
+                self.body(stmt.body, self.plan.layouts.participants[stmt.body[0]])
+            if writes_shared(stmt.body):
+                self.fence(stmt, "after", participants,
+                           "the warp group's shared writes are visible")
+        elif isinstance(stmt, ir.ParallelFor):
+            shared = writes_shared(stmt.body)
+            if shared:
+                self.fence(stmt, "before", participants,
+                           "earlier readers of shared memory are done")
+            self.body(stmt.body, participants)
+            if shared:
+                self.fence(stmt, "after", participants, "the shared writes are visible")
+        elif isinstance(stmt, ir.Copy) and stmt.dst.buffer.scope == "shared":
+            self.fence(stmt, "before", participants,
+                       "earlier readers of shared memory are done")
+            self.fence(stmt, "after", participants, "the copy into shared memory is visible")
+        elif isinstance(stmt, ir.Fill) and stmt.region.buffer.scope == "shared":
+            self.fence(stmt, "before", participants,
+                       "earlier readers of shared memory are done")
+            self.fence(stmt, "after", participants, "the fill of shared memory is visible")
+        elif isinstance(stmt, ir.Reduce):
+            self.reduce(stmt, participants)
+        elif isinstance(stmt, ir.ReducerFinalize) and stmt.dst is not None and \
+                stmt.dst.scope == "shared":
+            name = stmt.dst.name
+            self.fence(stmt, "before", participants, f"earlier readers of {name} are done")
+            self.fence(stmt, "after", participants, f"{name} is visible")
+
+    def reduce(self, stmt: ir.Reduce, participants: tuple[int, int]) -> None:
+        """codegen.cuda_reduce's shared memory: a fragment source's rows, or a shared
+        source read in place; a shared destination."""
+        src, dst = stmt.src, stmt.dst
+        if src.scope == "fragment":
+            # {rows}: the rows' C name, which only the renderer gives (BodyBarrier)
+            self.fence(stmt, "before", participants, "earlier readers of {rows} are done")
+            self.fence(stmt, "staged", participants, "{rows} is complete")
+        elif src.scope == "shared":
+            self.fence(stmt, "before", participants, f"{src.name} is complete")
+        else:
+            return                    # a thread's own local copy: no shared memory
+        if dst.scope == "shared":
+            self.fence(stmt, "after", participants, f"{dst.name} is visible")
+
+    def pipeline(self, pipe, participants: tuple[int, int]) -> None:
+        loop = pipe.loop
+        if pipe.issues:
+            self.fence(loop, "before", participants, "earlier readers of the stages are done")
+            self.fence(loop, "landed", (0, self.threads),
+                       "every thread's tiles of this stage have landed", always=True)
+        for stmt in loop.body:
+            if stmt not in pipe.copies and stmt not in pipe.prefetched:
+                self.stmt(pipe.stand_in(stmt), participants)
+            if stmt is pipe.refill_after:
+                self.fence(loop, "refill", (0, self.threads),
+                           "every read of this stage is done: refill it now", always=True)
+        if pipe.issues and pipe.refill_after is None:
+            self.fence(loop, "released", (0, self.threads),
+                       "every read of this stage is done before it is refilled", always=True)
+
+
+def writes_shared(body: ir.Body) -> bool:
+    for stmt in ir.walk(body):
+        if isinstance(stmt, ir.Store) and stmt.buffer.scope == "shared":
+            return True
+        if isinstance(stmt, ir.Copy) and stmt.dst.buffer.scope == "shared":
+            return True
+        if isinstance(stmt, ir.Fill) and stmt.region.buffer.scope == "shared":
+            return True
+        if isinstance(stmt, ir.ReducerFinalize) and stmt.dst is not None and \
+                stmt.dst.scope == "shared":
+            return True
+    return False

@@ -263,11 +263,11 @@ def _call(e: ir.Call, lanes, mem):
                 # the reducer ops' max/min: NaN ignored, -0 < +0 (spec.ops)
                 extremum = MONOIDS[e.func].float_ufunc
                 return Val(dtype.quantize(extremum(a.v, b.v)), dtype, B.widest(a.b, b.b))
-            fn = np.maximum if e.func == "max" else np.minimum
-            return Val(fn(a.v, b.v), dtype, B.taint(a.b, b.b))
+            return Val(intrinsic.numpy_int(a.v, b.v), dtype, B.taint(a.b, b.b))
         if e.func == "abs":
             (a,) = args
-            return Val(dtype.quantize(np.abs(a.v)), dtype,
+            fn = intrinsic.numpy if dtype.is_float else intrinsic.numpy_int
+            return Val(dtype.quantize(fn(a.v)), dtype,
                        a.b if dtype.is_float else B.taint(a.b))
         if not dtype.is_float:
             raise DiagnosticError(error(

@@ -1,6 +1,10 @@
 """The one table of `T.<func>` math intrinsics: the frontend reads their arity and
 whether they need a float operand, the interpreter their numpy function and library ulp
-allowance, the CUDA renderer their C name. A new intrinsic is one row here."""
+allowance, the CUDA renderer their C name. A new intrinsic is one row here.
+
+These are the function rows of the operator table (spec.operators.CALLS reaches them):
+they stay a table of their own because their columns are a function's (arity, float-only,
+CUDA's ulp allowance), not an operator's, and the frontend reads them by name."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,6 +24,7 @@ class Intrinsic:
     cuda_ulps: int               # CUDA's documented max ulp error (CUDA C Programming
                                  # Guide, Mathematical Functions, no --use_fast_math) + 1
                                  # for numpy's own error; 0 where both are exact
+    numpy_int: Callable | None = None   # the integer meaning (max/min/abs); None: floats only
 
 
 def _rsqrt(x):
@@ -43,9 +48,9 @@ INTRINSICS: dict[str, Intrinsic] = {i.name: i for i in [
     Intrinsic("sigmoid", 1, True, _sigmoid, None, 5),
     Intrinsic("pow", 2, True, np.power, "pow", 5),
     # max/min/abs also take integers; their float forms follow CUDA's fmax/fmin/fabs
-    Intrinsic("max", 2, False, np.fmax, "fmax", 0),
-    Intrinsic("min", 2, False, np.fmin, "fmin", 0),
-    Intrinsic("abs", 1, False, np.abs, "fabs", 0),
+    Intrinsic("max", 2, False, np.fmax, "fmax", 0, np.maximum),
+    Intrinsic("min", 2, False, np.fmin, "fmin", 0, np.minimum),
+    Intrinsic("abs", 1, False, np.abs, "fabs", 0, np.abs),
 ]}
 
 # The unary float functions: monotone pieces the interpreter bounds by their endpoints.

@@ -389,6 +389,13 @@ class ExprVisitor:
     def fallback(self, e, *args):
         raise NotImplementedError(f"{type(self).__name__} does not handle {type(e).__name__}")
 
+    @staticmethod
+    def register(node_type: type, method: str) -> None:
+        """Walk another node family with the same methods: spec.user_ops' declared-op
+        body nodes are the same kinds (UnaryOp is a unary, ExtremumOp a T.max/T.min call)."""
+        assert method in _METHODS.values(), method
+        _METHODS[node_type] = method
+
     @classmethod
     def handled(cls) -> dict[type, bool]:
         """Per node type: whether this visitor has its own method (True) or routes it to

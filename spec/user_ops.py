@@ -25,6 +25,8 @@ from typing import Union
 import numpy as np
 
 from .dtypes import BOOL, DType
+from .intrinsics import INTRINSICS
+from .operators import OPERATORS, UNARY_OPERATORS, ExprVisitor, convert_array
 from .ops import Monoid
 from .source import Span
 
@@ -103,6 +105,13 @@ Node = Union[Param, Lit, UnaryOp, BinaryOp, CompareOp, LogicalOp, SelectOp, Extr
              CastOp]
 
 
+for _type, _method in ((Param, "visit_var"), (Lit, "visit_const"), (UnaryOp, "visit_unary"),
+                       (BinaryOp, "visit_binary"), (CompareOp, "visit_compare"),
+                       (LogicalOp, "visit_logical"), (SelectOp, "visit_select"),
+                       (ExtremumOp, "visit_call"), (CastOp, "visit_cast")):
+    ExprVisitor.register(_type, _method)
+
+
 def children(node: Node) -> tuple[Node, ...]:
     if isinstance(node, (Param, Lit)):
         return ()
@@ -113,41 +122,58 @@ def children(node: Node) -> tuple[Node, ...]:
     return (node.a, node.b)
 
 
+class BodyVisitor(ExprVisitor):
+    """The visitor protocol on a body: a declared op has no loads, thread index or
+    reserved calls other than max/min (ExtremumOp, visited as a call)."""
+
+    def visit_threadbinding(self, n, *args):
+        return self.fallback(n, *args)
+
+    visit_load = visit_threadbinding
+
+
 # ----------------------------------------------------------------------------- numpy
-
-_NP_BINARY = {"+": np.add, "-": np.subtract, "*": np.multiply, "&": np.bitwise_and,
-              "|": np.bitwise_or, "^": np.bitwise_xor, "<<": np.left_shift,
-              ">>": np.right_shift}
-_NP_COMPARE = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
-               "==": np.equal, "!=": np.not_equal}
-
 
 def evaluate(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The body on numpy operands of the declared dtype (broadcast together)."""
     with np.errstate(over="ignore"):             # integers wrap, on purpose
-        return np.asarray(_evaluate(node, (a, b)), node.dtype.np)
+        return np.asarray(_NUMPY.visit(node, (a, b)), node.dtype.np)
 
 
-def _evaluate(n: Node, args) -> np.ndarray:
-    if isinstance(n, Param):
+class _Numpy(BodyVisitor):
+    """Each node's numpy meaning: its operator's row (spec.operators)."""
+
+    def visit_var(self, n, args):
         return args[n.index]
-    if isinstance(n, Lit):
+
+    def visit_const(self, n, args):
         return np.asarray(n.value, n.dtype.np)
-    if isinstance(n, CastOp):
-        return n.dtype.quantize(np.asarray(_evaluate(n.a, args)))
-    values = [np.asarray(_evaluate(c, args)) for c in children(n)]
-    if isinstance(n, UnaryOp):
-        fn = {"neg": np.negative, "invert": np.invert, "not": np.logical_not}[n.op]
-        return fn(values[0])
-    if isinstance(n, BinaryOp):
-        return _NP_BINARY[n.op](values[0], values[1]).astype(n.dtype.np, copy=False)
-    if isinstance(n, CompareOp):
-        return _NP_COMPARE[n.op](values[0], values[1])
-    if isinstance(n, LogicalOp):
-        return (np.logical_and if n.op == "and" else np.logical_or)(*values)
-    if isinstance(n, SelectOp):
-        return np.where(values[0], values[1], values[2]).astype(n.dtype.np, copy=False)
-    return (np.maximum if n.op == "max" else np.minimum)(values[0], values[1])
+
+    def _values(self, n, args):
+        return [np.asarray(self.visit(c, args)) for c in children(n)]
+
+    def visit_cast(self, n, args):
+        return convert_array(np.asarray(self.visit(n.a, args)), n.dtype)
+
+    def visit_unary(self, n, args):
+        return UNARY_OPERATORS[n.op].ints(*self._values(n, args))
+
+    def visit_binary(self, n, args):
+        return OPERATORS[n.op].ints(*self._values(n, args)).astype(n.dtype.np, copy=False)
+
+    def visit_compare(self, n, args):
+        return OPERATORS[n.op].ints(*self._values(n, args))
+
+    visit_logical = visit_compare
+
+    def visit_select(self, n, args):
+        return np.where(*self._values(n, args)).astype(n.dtype.np, copy=False)
+
+    def visit_call(self, n, args):                 # ExtremumOp
+        return INTRINSICS[n.op].numpy_int(*self._values(n, args))
+
+
+_NUMPY = _Numpy()
 
 
 # ----------------------------------------------------------------------------- C
@@ -164,31 +190,50 @@ def _c_literal(value, dtype: DType) -> str:
     return f"(({dtype.c_name}){int(value) % (1 << dtype.bits)}ull)"
 
 
-def _c_node(n: Node, operand) -> str:
-    """The C expression of one node over the names of its children's temporaries."""
-    t, u = n.dtype.c_name, _unsigned(n.dtype)
-    if isinstance(n, Lit):
+class _CNode(BodyVisitor):
+    """The C expression of one node over the names of its children's temporaries
+    (`operand(child)`), each operator spelled by its row's C token."""
+
+    def visit_const(self, n, operand):
         return _c_literal(n.value, n.dtype)
-    xs = [operand(c) for c in children(n)]
-    if isinstance(n, UnaryOp):
+
+    def visit_unary(self, n, operand):
+        x, token = operand(n.a), UNARY_OPERATORS[n.op].c
         if n.op == "not":
-            return f"!{xs[0]}"
-        return f"({t})({'-' if n.op == 'neg' else '~'}({u}){xs[0]})"
-    if isinstance(n, BinaryOp):
+            return f"{token}{x}"
+        t, u = n.dtype.c_name, _unsigned(n.dtype)
+        return f"({t})({token}({u}){x})"
+
+    def visit_binary(self, n, operand):
+        x, y, token = operand(n.a), operand(n.b), OPERATORS[n.op].c
+        t, u = n.dtype.c_name, _unsigned(n.dtype)
         if n.op == ">>":
-            return f"({t})({xs[0]} >> {xs[1]})"        # arithmetic for signed, as numpy
-        return f"({t})(({u}){xs[0]} {n.op} ({u}){xs[1]})"
-    if isinstance(n, CompareOp):
-        return f"{xs[0]} {n.op} {xs[1]}"
-    if isinstance(n, LogicalOp):
-        return f"{xs[0]} {'&&' if n.op == 'and' else '||'} {xs[1]}"
-    if isinstance(n, SelectOp):
-        return f"{xs[0]} ? {xs[1]} : {xs[2]}"
-    if isinstance(n, ExtremumOp):
-        return f"{xs[0]} {'>=' if n.op == 'max' else '<='} {xs[1]} ? {xs[0]} : {xs[1]}"
-    if n.dtype.is_bool:                          # CastOp
-        return f"{xs[0]} != 0"
-    return f"({t}){xs[0]}"
+            return f"({t})({x} {token} {y})"          # arithmetic for signed, as numpy
+        return f"({t})(({u}){x} {token} ({u}){y})"
+
+    def visit_compare(self, n, operand):
+        return f"{operand(n.a)} {OPERATORS[n.op].c} {operand(n.b)}"
+
+    visit_logical = visit_compare
+
+    def visit_select(self, n, operand):
+        return f"{operand(n.cond)} ? {operand(n.a)} : {operand(n.b)}"
+
+    def visit_call(self, n, operand):              # ExtremumOp
+        x, y = operand(n.a), operand(n.b)
+        keep = OPERATORS[">=" if n.op == "max" else "<="].c
+        return f"{x} {keep} {y} ? {x} : {y}"
+
+    def visit_cast(self, n, operand):
+        if n.dtype.is_bool:
+            return f"{operand(n.a)} != 0"
+        return f"({n.dtype.c_name}){operand(n.a)}"
+
+    def visit_var(self, n, operand):               # a Param is named by c_body
+        return operand(n)
+
+
+_C_NODE = _CNode()
 
 
 def c_body(node: Node, params: tuple[str, str]) -> list[str]:
@@ -201,7 +246,7 @@ def c_body(node: Node, params: tuple[str, str]) -> list[str]:
         if isinstance(n, Param):
             return params[n.index]
         if n not in names:
-            text = _c_node(n, operand)
+            text = _C_NODE.visit(n, operand)
             names[n] = f"t{len(names)}"
             lines.append(f"const {n.dtype.c_name} {names[n]} = {text};")
         return names[n]
@@ -221,49 +266,57 @@ def encode(node: Node, a, b):
     def go(n: Node):
         if n in memo:
             return memo[n]
-        memo[n] = term = _z3_node(z3, n, go, (a, b))
+        memo[n] = term = _Z3.visit(n, z3, go, (a, b))
         return term
 
     return go(node)
 
 
-def _z3_node(z3, n: Node, go, args):
-    signed = n.dtype.kind == "int"
-    if isinstance(n, Param):
+class _Z3Node(BodyVisitor):
+    """Each node's bit-vector encoding: its operator's row's `z3_bv`."""
+
+    def visit_var(self, n, z3, go, args):
         return args[n.index]
-    if isinstance(n, Lit):
+
+    def visit_const(self, n, z3, go, args):
         if n.dtype.is_bool:
             return z3.BoolVal(bool(n.value))
         return z3.BitVecVal(int(n.value) % (1 << n.dtype.bits), n.dtype.bits)
-    if isinstance(n, CastOp):
+
+    def visit_cast(self, n, z3, go, args):
         return _z3_cast(z3, go(n.a), n.a.dtype, n.dtype)
-    xs = [go(c) for c in children(n)]
-    if isinstance(n, UnaryOp):
-        return {"neg": lambda x: -x, "invert": lambda x: ~x, "not": z3.Not}[n.op](xs[0])
-    if isinstance(n, BinaryOp):
-        x, y = xs
-        if n.op == ">>":
-            return x >> y if signed else z3.LShR(x, y)
-        return {"+": x + y, "-": x - y, "*": x * y, "&": x & y, "|": x | y, "^": x ^ y,
-                "<<": x << y}[n.op]
-    if isinstance(n, CompareOp):
-        return _z3_compare(z3, n.op, xs[0], xs[1], n.a.dtype)
-    if isinstance(n, LogicalOp):
-        return (z3.And if n.op == "and" else z3.Or)(xs[0], xs[1])
-    if isinstance(n, SelectOp):
-        return z3.If(xs[0], xs[1], xs[2])
-    keep_a = _z3_compare(z3, ">=" if n.op == "max" else "<=", xs[0], xs[1], n.dtype)
-    return z3.If(keep_a, xs[0], xs[1])
+
+    def visit_unary(self, n, z3, go, args):
+        return UNARY_OPERATORS[n.op].z3_bv(go(n.a), None, n.dtype.kind == "int")
+
+    def visit_binary(self, n, z3, go, args):
+        return OPERATORS[n.op].z3_bv(go(n.a), go(n.b), n.dtype.kind == "int")
+
+    def visit_compare(self, n, z3, go, args):
+        return _z3_compare(z3, n.op, go(n.a), go(n.b), n.a.dtype)
+
+    def visit_logical(self, n, z3, go, args):
+        return OPERATORS[n.op].z3_bv(go(n.a), go(n.b), False)
+
+    def visit_select(self, n, z3, go, args):
+        return z3.If(go(n.cond), go(n.a), go(n.b))
+
+    def visit_call(self, n, z3, go, args):         # ExtremumOp
+        x, y = go(n.a), go(n.b)
+        keep_a = _z3_compare(z3, ">=" if n.op == "max" else "<=", x, y, n.dtype)
+        return z3.If(keep_a, x, y)
+
+
+_Z3 = _Z3Node()
 
 
 def _z3_compare(z3, op: str, x, y, dtype: DType):
-    if op in ("==", "!="):
-        return x == y if op == "==" else x != y
-    if dtype.kind == "uint":
-        return {"<": z3.ULT, "<=": z3.ULE, ">": z3.UGT, ">=": z3.UGE}[op](x, y)
-    if dtype.is_bool:                     # False < True, as numpy orders bools
+    row = OPERATORS[op]
+    if row.z3_unsigned is not None and dtype.kind == "uint":
+        return getattr(z3, row.z3_unsigned)(x, y)
+    if row.z3_unsigned is not None and dtype.is_bool:  # False < True, as numpy orders bools
         x, y = z3.If(x, 1, 0), z3.If(y, 1, 0)
-    return {"<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y}[op]
+    return row.z3_bv(x, y, dtype.kind == "int")
 
 
 def _z3_cast(z3, x, src: DType, dst: DType):

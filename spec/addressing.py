@@ -20,7 +20,8 @@ from typing import Sequence
 from typing import Callable
 
 from . import ir
-from .indexexpr import Const, IndexExpr, Ranges, Var, floordiv, mod
+from .indexexpr import Const, IndexExpr, Ranges, Var
+from .operators import OPERATORS, UNARY_OPERATORS
 
 
 def integer_index(e: ir.Expr, lookup: Callable[[str], IndexExpr | None],
@@ -40,21 +41,18 @@ def integer_index(e: ir.Expr, lookup: Callable[[str], IndexExpr | None],
         return integer_index(e.a, lookup, ranges) if e.dtype.is_int else None
     if isinstance(e, ir.Unary):
         a = integer_index(e.a, lookup, ranges)
-        return -a if e.op == "neg" and a is not None else None
-    if not isinstance(e, ir.Binary) or e.op not in ("+", "-", "*", "//", "%", "/"):
+        index = UNARY_OPERATORS[e.op].index
+        return index(a, None, None, True) if index is not None and a is not None else None
+    if not isinstance(e, ir.Binary) or OPERATORS[e.op].index is None:
         return None
     a, b = integer_index(e.a, lookup, ranges), integer_index(e.b, lookup, ranges)
     if a is None or b is None:
         return None
-    if e.op in ir.RING_OPS:
-        return ir.RING_OPS[e.op](a, b)
-    if not (isinstance(b, Const) and b.value > 0):
-        return None
-    if e.op == "/":
-        if not e.dtype.is_int or a.bounds(ranges)[0] < 0:
-            return None
-        return floordiv(a, b.value)
-    return floordiv(a, b.value) if e.op == "//" else mod(a, b.value)
+    c = b.value if isinstance(b, Const) else None
+    # the operator's index form (spec.operators); `/` needs its numerator's sign
+    nonneg = e.op != "/" or (e.dtype.is_int and c is not None and c > 0
+                              and a.bounds(ranges)[0] >= 0)
+    return OPERATORS[e.op].index(a, b, c, nonneg)
 
 
 def affine(e: ir.Expr) -> IndexExpr | None:

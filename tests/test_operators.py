@@ -39,6 +39,7 @@ VISITORS = {
     "CUDA renderer (warp builtins)": WarpExprRenderer,
     "R209 intervals": bounds._Intervals,
     "R209 Z3 terms": bounds._Terms,
+    "R209 Z3 conditions": bounds._Conditions,
     "per-block spans": blocks._Spans,
     "user-op numpy": U._Numpy,
     "user-op C": U._CNode,

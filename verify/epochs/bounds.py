@@ -264,25 +264,7 @@ class _Encoder:
 
     def cond(self, e: ir.Expr, depth: int = 0):
         """A Z3 boolean for an integer condition, or None (then it is not assumed)."""
-        if isinstance(e, ir.Const) and isinstance(e.value, bool):
-            return z3.BoolVal(e.value)
-        if isinstance(e, ir.Compare) and e.a.dtype.is_int and e.b.dtype.is_int:
-            # both sides converted to the dtype the comparison runs in (C's usual
-            # conversions: `u32 > s32` compares as uint32)
-            a = self.converted(e.a, e.operand_dtype, depth + 1)
-            b = self.converted(e.b, e.operand_dtype, depth + 1)
-            return OPERATORS[e.op].z3_int(a, b, None, self.facts)
-        if isinstance(e, ir.Logical):
-            a, b = self.cond(e.a, depth + 1), self.cond(e.b, depth + 1)
-            if e.op == "and":
-                # one unknown conjunct: assuming only the other is still sound
-                parts = [p for p in (a, b) if p is not None]
-                return z3.And(*parts) if parts else None
-            return z3.Or(a, b) if a is not None and b is not None else None
-        if isinstance(e, ir.Unary) and e.op == "not":
-            a = self.cond(e.a, depth + 1)
-            return z3.Not(a) if a is not None else None
-        return None
+        return _CONDITIONS.visit(e, self, depth)
 
     def assumed(self, conds) -> list:
         """Each (condition, holds) as a Z3 boolean to assume; an integer condition the
@@ -363,6 +345,46 @@ class _Terms(ExprVisitor):
 
 
 _TERMS = _Terms()
+
+
+class _Conditions(ExprVisitor):
+    """_Encoder.cond's face of the visitor protocol: (e, encoder, depth) -> a Z3 boolean
+    for an integer condition, or None where it cannot be read (assuming less is sound)."""
+
+    def visit_const(self, e, enc, depth):
+        return z3.BoolVal(e.value) if isinstance(e.value, bool) else None
+
+    def visit_compare(self, e, enc, depth):
+        if not (e.a.dtype.is_int and e.b.dtype.is_int):
+            return None
+        # both sides converted to the dtype the comparison runs in (C's usual
+        # conversions: `u32 > s32` compares as uint32)
+        a = enc.converted(e.a, e.operand_dtype, depth + 1)
+        b = enc.converted(e.b, e.operand_dtype, depth + 1)
+        return OPERATORS[e.op].z3_int(a, b, None, enc.facts)
+
+    def visit_logical(self, e, enc, depth):
+        a, b = enc.cond(e.a, depth + 1), enc.cond(e.b, depth + 1)
+        if OPERATORS[e.op].decides is False:          # and
+            # one unknown conjunct: assuming only the other is still sound
+            parts = [p for p in (a, b) if p is not None]
+            return z3.And(*parts) if parts else None
+        return z3.Or(a, b) if a is not None and b is not None else None
+
+    def visit_unary(self, e, enc, depth):
+        if e.op != "not":
+            return None
+        a = enc.cond(e.a, depth + 1)
+        return z3.Not(a) if a is not None else None
+
+    def visit_var(self, e, enc, depth):
+        return None
+
+    visit_threadbinding = visit_load = visit_binary = visit_call = visit_cast = \
+        visit_select = visit_var
+
+
+_CONDITIONS = _Conditions()
 
 
 @dataclass(frozen=True)

@@ -193,6 +193,7 @@ C_CASTS: dict[str, Callable[[C, DType, DType], C]] = {
     "same": lambda a, src, dst: a,
     "to_bool": _to_bool,
     "int_to_int": lambda a, src, dst: cast(dst, a),
+    "from_bool": _int_to_float,              # a C cast, or float's rounding for floats
     "float_to_int": float_to_int,
     "int_to_float": _int_to_float,
     "float_to_float": _float_to_float,

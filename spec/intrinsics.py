@@ -25,6 +25,25 @@ class Intrinsic:
                                  # Guide, Mathematical Functions, no --use_fast_math) + 1
                                  # for numpy's own error; 0 where both are exact
     numpy_int: Callable | None = None   # the integer meaning (max/min/abs); None: floats only
+    interval: Callable | None = None    # ((lo, hi), (lo, hi)) -> (lo, hi): the integer
+                                        # analyses' range rule (numbers or arrays)
+    z3_int: Callable | None = None      # (a, b) on Z3 integers
+
+
+def _pick(scalar, array):
+    """max or min of two range ends: Python numbers (exact) or per-block arrays."""
+    def pick(x, y):
+        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+            return array(x, y)
+        return scalar(x, y)
+    return lambda a, b: (pick(a[0], b[0]), pick(a[1], b[1]))
+
+
+def _z3_extremum(keep_a: str):
+    def term(a, b):
+        import z3
+        return z3.If(a >= b if keep_a == ">=" else a <= b, a, b)
+    return term
 
 
 def _rsqrt(x):
@@ -48,8 +67,10 @@ INTRINSICS: dict[str, Intrinsic] = {i.name: i for i in [
     Intrinsic("sigmoid", 1, True, _sigmoid, None, 5),
     Intrinsic("pow", 2, True, np.power, "pow", 5),
     # max/min/abs also take integers; their float forms follow CUDA's fmax/fmin/fabs
-    Intrinsic("max", 2, False, np.fmax, "fmax", 0, np.maximum),
-    Intrinsic("min", 2, False, np.fmin, "fmin", 0, np.minimum),
+    Intrinsic("max", 2, False, np.fmax, "fmax", 0, np.maximum, _pick(max, np.maximum),
+              _z3_extremum(">=")),
+    Intrinsic("min", 2, False, np.fmin, "fmin", 0, np.minimum, _pick(min, np.minimum),
+              _z3_extremum("<=")),
     Intrinsic("abs", 1, False, np.abs, "fabs", 0, np.abs),
 ]}
 

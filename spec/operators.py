@@ -331,6 +331,7 @@ CASTS: dict[str, CastKind] = {k.name: k for k in [
     CastKind("same", True),                    # no conversion
     CastKind("to_bool", False),                # x != 0
     CastKind("int_to_int", True),              # two's complement wrap to the width
+    CastKind("from_bool", False),              # 0 or 1 in the target dtype
     CastKind("float_to_int", False),           # truncate, saturate (CUDA's __float2int_rz)
     CastKind("int_to_float", False),           # round to nearest (bfloat16: toward zero)
     CastKind("float_to_float", False),         # round to nearest even (float8 saturates)
@@ -342,6 +343,8 @@ def cast_kind(src: DType, dst: DType) -> str:
         return "same"
     if dst.is_bool:
         return "to_bool"
+    if src.is_bool:
+        return "from_bool"
     if dst.is_int:
         return "float_to_int" if src.is_float else "int_to_int"
     return "float_to_float" if src.is_float else "int_to_float"

@@ -20,7 +20,9 @@ import z3
 
 from verify_reducer.spec import ir
 from verify_reducer.spec import reinterpret as R
-from verify_reducer.spec.operators import OPERATORS, UNARY_OPERATORS, ExprVisitor
+from verify_reducer.spec.intrinsics import INTRINSICS
+from verify_reducer.spec.operators import (CASTS, OPERATORS, UNARY_OPERATORS, ExprVisitor,
+                                           cast_kind)
 
 from verify_reducer.verify.epochs.scopes import Binding, Context
 
@@ -67,7 +69,8 @@ def integer_conversion(e: ir.Expr) -> ir.Expr | None:
     side is any value of its dtype here, as every float is (`_Encoder.fresh`), and a
     float made from bits is any float (a float8 within ±finite_max: an infinity made
     that way is refused where it is computed, interp.evaluate)."""
-    if isinstance(e, ir.Cast) and e.dtype.is_int and e.a.dtype.is_int:
+    if isinstance(e, ir.Cast) and e.dtype.is_int and \
+            CASTS[cast_kind(e.a.dtype, e.dtype)].integer_exact:
         return e.a
     if isinstance(e, ir.Call) and e.func == R.NAME and \
             R.is_integer_wrap(e.args[0].dtype, e.dtype):
@@ -128,11 +131,10 @@ class _Intervals(ExprVisitor):
         source = integer_conversion(e)
         if source is not None:
             return self._converted(source, e, ctx, depth)
-        if e.func in ("max", "min") and len(e.args) == 2:
+        row = INTRINSICS.get(e.func)
+        if row is not None and row.interval is not None and len(e.args) == 2:
             a, b = (interval(x, ctx, depth + 1) for x in e.args)
-            if e.func == "max":
-                return Interval(max(a.lo, b.lo), max(a.hi, b.hi))
-            return Interval(min(a.lo, b.lo), min(a.hi, b.hi))
+            return Interval(*row.interval((a.lo, a.hi), (b.lo, b.hi)))
         return _dtype_range(e.dtype)
 
     def visit_binary(self, e, ctx, depth):
@@ -307,8 +309,9 @@ class _Terms(ExprVisitor):
     visit_compare = visit_logical = visit_load
 
     def visit_cast(self, e, enc, depth):
-        if e.dtype.is_int and e.a.dtype.is_int:           # a wrap (integer_conversion)
-            return enc.converted(e.a, e.dtype, depth + 1)
+        source = integer_conversion(e)                     # a wrap (the cast kind's)
+        if source is not None:
+            return enc.converted(source, e.dtype, depth + 1)
         if e.dtype.is_int and e.a.dtype.saturates:
             # a float8 value truncated to an integer: within ±finite_max where the
             # target holds that range (NaN converts to 0, inside it)
@@ -322,9 +325,9 @@ class _Terms(ExprVisitor):
         source = integer_conversion(e)
         if source is not None:
             return enc.converted(source, e.dtype, depth + 1)
-        if e.func in ("max", "min") and e.dtype.is_int:
-            a, b = (enc.term(x, depth + 1) for x in e.args)
-            return z3.If(a >= b, a, b) if e.func == "max" else z3.If(a <= b, a, b)
+        row = INTRINSICS.get(e.func)
+        if row is not None and row.z3_int is not None and e.dtype.is_int:
+            return row.z3_int(*(enc.term(x, depth + 1) for x in e.args))
         return enc.fresh(e.dtype)
 
     def visit_unary(self, e, enc, depth):

@@ -36,6 +36,7 @@ from verify_reducer.spec.printer import format_expr
 from verify_reducer.spec.source import Span
 from verify_reducer.interp.memory import Window
 
+from verify_reducer.spec.intrinsics import INTRINSICS
 from verify_reducer.spec.operators import OPERATORS, UNARY_OPERATORS, ExprVisitor
 from verify_reducer.verify.epochs.bounds import (Z3_TIMEOUT_MS, _dtype_range, _Encoder,
                                                  integer_conversion, interval)
@@ -287,10 +288,9 @@ class _Spans(ExprVisitor):
         source = integer_conversion(e)         # T.reinterpret between integers
         if source is not None:
             return self._converted(source, e, ctx, blocks, depth, n)
-        if e.func in ("max", "min") and len(e.args) == 2:
-            (a_lo, a_hi), (b_lo, b_hi) = (self._rec(x, ctx, blocks, depth) for x in e.args)
-            pick = np.maximum if e.func == "max" else np.minimum
-            return pick(a_lo, b_lo), pick(a_hi, b_hi)
+        row = INTRINSICS.get(e.func)
+        if row is not None and row.interval is not None and len(e.args) == 2:
+            return row.interval(*(self._rec(x, ctx, blocks, depth) for x in e.args))
         return _whole(e, ctx, n)
 
     def visit_select(self, e, ctx, blocks, depth, n):

@@ -1,7 +1,8 @@
 """`T.reduce_*` as CUDA: through shared memory. Replica 0 of each source element
 stores it into the statement's rows (declared by codegen.cuda, named by
 codegen.cuda_collectives), then every holder of an output element combines its row in
-order, starting from the row's first term (clear) or the output's old value. `body` is
+order, starting from the row's first term (clear) or the output's old value (in shared
+or global memory: its replica 0 only, the one that writes it). `body` is
 the codegen.cuda_stmts.KernelBody rendering the kernel."""
 from __future__ import annotations
 
@@ -58,7 +59,11 @@ def render_reduce(body, stmt: ir.Reduce, frame: Frame) -> None:
         dst_layout = body.layouts.fragment(dst)
     else:
         dst_layout = default_partition(dst.shape, *reversed(frame.participants))
-    with body.cells(dst_layout, frame) as inner:
+    # combining into the old value of memory: one holder per output (replica 0), else
+    # another copy's write races with this one's read (interp.simulate: R504)
+    one_writer = not stmt.clear and dst.scope != "fragment" and dst_layout.replicate > 1
+    with body.cells(dst_layout, frame, with_replica=one_writer) as inner, \
+            body.maybe_block("if (rep == 0)" if one_writer else None):
         inner.c_names[TERM] = "term"
         out_ix = tuple(Var(n) for n in dst_layout.index_vars)
         row = [out_ix[kept.index(d)] if d != dim else Var(TERM)

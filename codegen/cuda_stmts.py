@@ -200,9 +200,12 @@ class KernelBody(CellLoops):
                         collectives.site_guard(self, s) is not None
                         for s in ir.walk(stmt.body))
         layout = layout.rename(names) if layout.index_vars != names else layout
+        one_writer = stmt in self.plan.one_writer_loops
         self.fence(stmt, "before")
         def cell_loop(rolled: str | None = None) -> None:
-            with self.cells(layout, frame, used, with_replica=needs_rep, rolled=rolled) as inner:
+            with self.cells(layout, frame, used, with_replica=needs_rep or one_writer,
+                            rolled=rolled) as inner, \
+                    self.maybe_block("if (rep == 0)" if one_writer else None):
                 self.declared.append(set())
                 self.body(stmt.body, inner)
                 self.declared.pop()
@@ -222,7 +225,9 @@ class KernelBody(CellLoops):
             self.out.comment(f"line {stmt.span.line}: {stmt.buffer.name}[...] = ...")
         target = self.place(stmt.buffer, stmt.indices, frame)
         value = self.exprs(frame).operand(stmt.value, stmt.buffer.dtype).text
+        self.fence(stmt, "before")
         self.out.line(target.assign(value))
+        self.fence(stmt, "after")
 
     # --- copies, fills, T.reduce_*, reducers: their own modules ----------------------
 

@@ -22,7 +22,7 @@ from .plan_canonical import plan_canonical, plan_transpose
 from .plan_fast import plan_auto, plan_fast
 from .plan_legacy import plan_legacy
 from .pipeline import plan_pipelines, prefetch_instead
-from .plan_barriers import plan_barriers
+from .plan_barriers import one_writer_loops, plan_barriers
 from .plan_sites import ReducerSites, gather_reducers
 from .occupancy import plan_occupancy
 from .resources import kib, plan_resources, resource_diagnostics
@@ -94,4 +94,5 @@ def plan_func(func: ir.PrimFunc, planner: str | Planner = "auto",
                                     occupancy=plan_occupancy(plan, resources, limits))
     # the barriers of the final plan: they follow its pipelines
     return dataclasses.replace(plan, resources=resources, barriers=plan_barriers(plan),
+                               one_writer_loops=one_writer_loops(plan),
                                notes=plan.notes + resource_diagnostics(func, resources, limits))

@@ -5,13 +5,14 @@ its race tracking of every shared buffer (interp.simulate), so a barrier missing
 the plan is a race the simulator reports (R504), not one only the GPU would show.
 
     plan_barriers(plan) -> BodyBarriers
+    one_writer_loops(plan) -> the T.Parallel loops run by their replica 0 only
 
 The rules, statement by statement, with the participant set of the statement's frame
 (the block, or a T.ws warp group's threads):
 
 - a statement that writes shared memory (a T.Parallel whose body stores into it, a
-  T.copy or T.fill into it, a T.ws group whose body writes it, a finalize into a shared
-  destination) is fenced: a barrier before (earlier readers of the old contents are
+  store into it outside any T.Parallel, a T.copy or T.fill into it, a T.ws group whose
+  body writes it, a finalize into a shared destination) is fenced: a barrier before (earlier readers of the old contents are
   done) and after (the new contents are visible); a T.ws group only after (its body's
   statements fence themselves inside the group);
 - `T.reduce_*` goes through shared memory: from a fragment, its rows are written after a
@@ -48,6 +49,7 @@ class _Walk:
         self.threads = plan.func.kernel.threads
         self.found: list[BodyBarrier] = []
         self.divergent = 0                           # depth of thread-dependent ifs
+        self.in_parallel = False     # inside a T.Parallel, which is fenced as a whole
         self.owners = {fp.barrier_id: rp.participants for rp in plan.reducers
                        for fp in rp.finalizes}
 
@@ -98,9 +100,17 @@ class _Walk:
             if shared:
                 self.fence(stmt, "before", participants,
                            "earlier readers of shared memory are done")
+            self.in_parallel = True
             self.body(stmt.body, participants)
+            self.in_parallel = False
             if shared:
                 self.fence(stmt, "after", participants, "the shared writes are visible")
+        elif isinstance(stmt, ir.Store) and stmt.buffer.scope == "shared" and \
+                not self.in_parallel:
+            # every participant runs it (TileLang's ThreadSync fences it the same way)
+            self.fence(stmt, "before", participants,
+                       "earlier readers of shared memory are done")
+            self.fence(stmt, "after", participants, "the shared write is visible")
         elif isinstance(stmt, ir.Copy) and stmt.dst.buffer.scope == "shared":
             self.fence(stmt, "before", participants,
                        "earlier readers of shared memory are done")
@@ -147,6 +157,23 @@ class _Walk:
         if pipe.issues and pipe.refill_after is None:
             self.fence(loop, "released", (0, self.threads),
                        "every read of this stage is done before it is refilled", always=True)
+
+
+def one_writer_loops(plan: PhysicalPlan) -> tuple[ir.ParallelFor, ...]:
+    """The T.Parallel loops with a replicated layout whose body writes shared memory and
+    nothing a replica holds of its own (only shared and global stores): every replica
+    would update each shared element, and an update that reads it (`S[i] *= x`) would
+    race with another replica's write. Replica 0 alone runs such a body, as a copy's
+    replica 0 alone writes memory."""
+    found = []
+    for stmt in ir.walk(plan.func.kernel.body):
+        if isinstance(stmt, ir.ParallelFor) and plan.layouts.loop(stmt).replicate > 1 and \
+                writes_shared(stmt.body) and \
+                all(isinstance(s, (ir.Store, ir.Let, ir.If)) for s in ir.walk(stmt.body)) and \
+                all(s.buffer.scope in ("shared", "global") for s in ir.walk(stmt.body)
+                    if isinstance(s, ir.Store)):
+            found.append(stmt)
+    return tuple(found)
 
 
 def writes_shared(body: ir.Body) -> bool:

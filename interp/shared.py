@@ -1,6 +1,12 @@
 """Shared memory of one block: the kernel's shared buffers and a reducer's workspace,
 with the happens-before bookkeeping that finds races (docs/design.md §12).
 
+Every shared buffer of the kernel body has a RaceTracker over the block's one Clock,
+which counts the block's steps (one per statement executed) and the barriers the plan
+places (spec.physical.BodyBarriers); a workspace has a clock of its own, advanced by its
+collective's steps and named barriers. Each access names its statement (a site of the
+clock), so a race names both accesses.
+
 Two accesses to one address by different threads are ordered only by a barrier instance
 that completed after the first access and that both threads passed. A write that is not
 ordered after the previous write or read of another thread, or a read not ordered after
@@ -20,17 +26,20 @@ class Race:
     first: int          # the thread of the earlier access
     second: int         # the thread of the later one
     kind: str           # "write/write" | "read/write" | "write/read"
+    first_site: int = -1     # their statements (Clock.spans), -1 when not recorded
+    second_site: int = -1
 
 
-class RaceTracker:
-    def __init__(self, words: int, threads: int):
+class Clock:
+    """The steps and barriers that order the accesses of one block's shared memory."""
+
+    def __init__(self, threads: int):
         self.threads = threads
-        self.write_thread = np.full(words, -1, dtype=np.int64)
-        self.write_time = np.full(words, -1, dtype=np.int64)
-        self.read_thread = np.full(words, -1, dtype=np.int64)
-        self.read_time = np.full(words, -1, dtype=np.int64)
-        self.barriers: list[tuple[int, np.ndarray | None]] = []   # (time, member mask)
         self.now = 0
+        self.barriers: list[tuple[int, np.ndarray | None]] = []   # (time, member mask)
+        self.last_full = -1          # the time of the newest barrier of every thread
+        self.spans: list = []        # the statements of the accesses, by site
+        self._sites: dict = {}
 
     def tick(self) -> None:
         """A new step: accesses after this are later than everything before."""
@@ -41,7 +50,35 @@ class RaceTracker:
         members[arrived] = True
         self.tick()
         # None: every thread of the block passed it (then membership needs no lookup)
-        self.barriers.append((self.now, None if members.all() else members))
+        full = bool(members.all())
+        self.barriers.append((self.now, None if full else members))
+        if full:
+            self.last_full = self.now
+
+    def site(self, span) -> int:
+        """The number of a statement's span, for a race's message."""
+        found = self._sites.get(span)
+        if found is None:
+            found = self._sites[span] = len(self.spans)
+            self.spans.append(span)
+        return found
+
+
+class RaceTracker:
+    def __init__(self, words: int, threads: int, clock: Clock | None = None):
+        self.clock = clock if clock is not None else Clock(threads)
+        self.write_thread = np.full(words, -1, dtype=np.int64)
+        self.write_time = np.full(words, -1, dtype=np.int64)
+        self.write_site = np.full(words, -1, dtype=np.int64)
+        self.read_thread = np.full(words, -1, dtype=np.int64)
+        self.read_time = np.full(words, -1, dtype=np.int64)
+        self.read_site = np.full(words, -1, dtype=np.int64)
+
+    def tick(self) -> None:
+        self.clock.tick()
+
+    def barrier(self, arrived: np.ndarray) -> None:
+        self.clock.barrier(arrived)
 
     def _unordered(self, before: np.ndarray, when: np.ndarray, addrs: np.ndarray,
                    after: np.ndarray) -> np.ndarray:
@@ -54,7 +91,9 @@ class RaceTracker:
         if not len(pending):
             return pending
         times = when[addrs[pending]]
-        for time, members in reversed(self.barriers):
+        if times.max() < self.clock.last_full:   # a barrier of every thread since
+            return pending[:0]
+        for time, members in reversed(self.clock.barriers):
             ordered = time > times
             if members is not None:
                 ordered &= members[before[pending]] & members[after[pending]]
@@ -63,26 +102,29 @@ class RaceTracker:
                 break
         return pending
 
-    def read(self, threads: np.ndarray, addrs: np.ndarray) -> Race | None:
+    def read(self, threads: np.ndarray, addrs: np.ndarray, site: int = -1) -> Race | None:
         before = self.write_thread[addrs]
         bad = self._unordered(before, self.write_time, addrs, threads)
-        race = self._first(bad, addrs, before, threads, "write/read")
+        race = self._first(bad, addrs, before, threads, "write/read", self.write_site, site)
         self.read_thread[addrs] = threads
-        self.read_time[addrs] = self.now
+        self.read_time[addrs] = self.clock.now
+        self.read_site[addrs] = site
         return race
 
-    def write(self, threads: np.ndarray, addrs: np.ndarray) -> Race | None:
+    def write(self, threads: np.ndarray, addrs: np.ndarray, site: int = -1) -> Race | None:
         """Checks against earlier steps; two writers within this step are
         `same_step`'s business (static per step, so the caller computes it once)."""
         race = None
-        for prev, when, kind in ((self.write_thread, self.write_time, "write/write"),
-                                 (self.read_thread, self.read_time, "read/write")):
+        for prev, when, sites, kind in (
+                (self.write_thread, self.write_time, self.write_site, "write/write"),
+                (self.read_thread, self.read_time, self.read_site, "read/write")):
             if race is None:
                 before = prev[addrs]
                 bad = self._unordered(before, when, addrs, threads)
-                race = self._first(bad, addrs, before, threads, kind)
+                race = self._first(bad, addrs, before, threads, kind, sites, site)
         self.write_thread[addrs] = threads
-        self.write_time[addrs] = self.now
+        self.write_time[addrs] = self.clock.now
+        self.write_site[addrs] = site
         return race
 
     @staticmethod
@@ -97,20 +139,23 @@ class RaceTracker:
         return Race(int(a[i]), int(t[i]), int(t[i + 1]), "write/write")
 
     @staticmethod
-    def _first(bad: np.ndarray, addrs, before, after, kind) -> Race | None:
+    def _first(bad: np.ndarray, addrs, before, after, kind, sites, site) -> Race | None:
         """The race at the first of the unordered positions `bad`, if any."""
         if not len(bad):
             return None
         i = bad[0]
-        return Race(int(addrs[i]), int(before[i]), int(after[i]), kind)
+        return Race(int(addrs[i]), int(before[i]), int(after[i]), kind,
+                    int(sites[addrs[i]]), site)
 
 
 class SharedBuffer:
-    """An ordinary shared buffer: values and which elements were ever written."""
+    """An ordinary shared buffer: values, which elements were ever written, and its
+    accesses' order (`races`, over the block's clock)."""
 
-    def __init__(self, size: int, np_dtype: np.dtype):
+    def __init__(self, size: int, np_dtype: np.dtype, clock: Clock):
         self.values = np.zeros(size, dtype=np_dtype)
         self.written = np.zeros(size, dtype=bool)
+        self.races = RaceTracker(size, clock.threads, clock)
         # per element, the asynchronous copies (a pipeline's cp.async) that will write
         # it and have not landed
         self.pending = np.zeros(size, dtype=np.int32)

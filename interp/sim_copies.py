@@ -1,8 +1,9 @@
 """The simulator's copies (T.copy): which lane moves which element, at the addresses
 the kernel computes (spec.addressing), border-guarded where the kernel tests and R505
-where an address leaves its buffer; derived once per pair of region starts and cached;
-the barrier after a copy through shared memory (R500 when a participant never arrives).
-A mixin of interp.simulate's block: it reads and writes the block's memory through
+where an address leaves its buffer; derived once per pair of region starts and cached.
+A copy without a layout moves its elements whole, but its shared-memory accesses are
+tracked as the renderer's partition makes them (its barriers are the plan's, passed by
+interp.simulate). A mixin of interp.simulate's block: it reads and writes the block's memory through
 interp.sim_memory's checked accessors."""
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ from verify_reducer.spec.diagnostics import DiagnosticError, error
 from verify_reducer.spec.source import Span
 
 from .evaluate import convert, operand
+from verify_reducer.spec.layout import default_partition
+
 from .registers import tables
-from .values import ITER, THREAD, Lanes, Val
-from .violations import threads_text
+from .values import ITER, Lanes, Val
 
 
 MOVES_CACHE_LANES = 1 << 21                    # about 100 MB of cached copy moves
@@ -152,36 +154,44 @@ class CopyExecution:
             # outside the block's window of the tensor
             values[kept] = self.k.globals[src][moves.src[kept]]
         elif moves.src_outside is None:
-            values = self.read_on_chip(src, moves.threads, moves.src, stmt.span)
+            values = self.read_on_chip(src, moves.threads, moves.src, stmt.span, stmt)
         else:                                      # R505 lanes: not read, 0
             kept = np.setdiff1d(np.arange(len(moves.src)), moves.src_outside)
             values = np.zeros(len(moves.src), dtype=src.dtype.np)
             values[kept] = self.read_on_chip(
                 src, None if moves.threads is None else moves.threads[kept],
-                moves.src[kept], stmt.span)
+                moves.src[kept], stmt.span, stmt, kept)
         values = convert(Val(values, src.dtype), dst.dtype).v
         if moves.dst_lanes is not None:
             values = values[moves.dst_lanes]
         self.write(dst, moves.dst_threads, moves.dst, values, stmt.span)
-        if "shared" in (src.scope, dst.scope):
-            self.sync(stmt, lanes)
+        if dst.scope == "shared" and moves.threads is None:
+            lane_threads = self.partition_threads(stmt)
+            kept = lane_threads if moves.dst_lanes is None else lane_threads[moves.dst_lanes]
+            self.track_writes(dst, kept, moves.dst, stmt.span)
 
-    def read_on_chip(self, buffer: ir.Buffer, threads, flat: np.ndarray, span: Span):
+    def read_on_chip(self, buffer: ir.Buffer, threads, flat: np.ndarray, span: Span,
+                     stmt: ir.Copy, lanes: np.ndarray | None = None):
+        """A copy's reads of a shared buffer or a fragment; threads None: a copy without
+        a layout, whose lanes (all, or those of `lanes`) read by the renderer's
+        partition."""
         if buffer.scope == "shared":
-            return self.read_shared(buffer, flat, span)
+            if threads is None:
+                threads = self.partition_threads(stmt)
+                threads = threads if lanes is None else threads[lanes]
+            return self.read_shared(buffer, flat, span, threads)
         return self.read_registers(buffer, threads, flat, span)
 
-    def sync(self, stmt: ir.Stmt, lanes: Lanes) -> None:
-        """The barrier after a cooperative shared-memory copy: __syncthreads for the
-        whole block, a named barrier over the warp group inside T.ws — all the
-        statement's participants must arrive."""
+    def partition_threads(self, stmt: ir.Copy) -> np.ndarray:
+        """The thread that moves each element of a copy without a layout (its replica 0
+        in the participants' partition, codegen.cuda_copies' fallback)."""
         offset, count = self.s.layouts.participants[stmt]
-        arrived = lanes.env[THREAD].v
-        if len(arrived) != count:
-            missing = np.setdiff1d(np.arange(offset, offset + count), arrived)
-            self.report.add("R500", f"the barrier after this copy expects {count} threads "
-                            f"but only {len(arrived)} arrive; {threads_text(missing)} "
-                            "never arrive (deadlock)", stmt.span)
+        layout = default_partition(tuple(stmt.dst.extents), count, offset)
+        tab = tables(layout)
+        first = tab.pair_replica == 0
+        threads = np.empty(int(np.prod(layout.shape)), dtype=np.int64)
+        threads[tab.pair_index[first]] = tab.pair_thread[first] + layout.offset
+        return threads
 
     def copy_moves(self, stmt: ir.Copy, lanes: Lanes) -> Moves:
         """The copy's moves at the current starts, memoized on the values of the

@@ -1,8 +1,11 @@
 """A simulated block's memory, every access checked: buffer indices against their
 shapes (as the logical interpreter refuses them), fragment elements against the
 threads that hold them (R300), register slots, shared and local words against their
-allocation and their writes (R502, R504, R505). A mixin of interp.simulate's block, as
-interp.sim_copies is; every other part of the block reads and writes through it."""
+allocation and their writes (R502, R504, R505), and every access to a shared buffer
+against the accesses of other threads: one not ordered by a barrier of the plan both
+threads passed, one of them a write, is a race (R504, naming both accesses; see
+interp.shared). A mixin of interp.simulate's block, as interp.sim_copies is; every
+other part of the block reads and writes through it."""
 from __future__ import annotations
 
 import operator
@@ -30,9 +33,9 @@ class MemoryAccess:
         flat = self.flat_of(buffer, indices, load.span)
         if buffer.scope == "global":
             return Val(self.k.globals[buffer][flat], buffer.dtype)
-        if buffer.scope == "shared":
-            return Val(self.read_shared(buffer, flat, load.span), buffer.dtype)
         threads = lanes.env[THREAD].v
+        if buffer.scope == "shared":
+            return Val(self.read_shared(buffer, flat, load.span, threads), buffer.dtype)
         if buffer.scope == "local":
             return Val(self.read_local(buffer, threads, flat, load.span), buffer.dtype)
         return Val(self.read_registers(buffer, threads, flat, load.span), buffer.dtype)
@@ -152,7 +155,9 @@ class MemoryAccess:
             raise unallocated(buffer, span)
         return found
 
-    def read_shared(self, buffer: ir.Buffer, flat: np.ndarray, span: Span) -> np.ndarray:
+    def read_shared(self, buffer: ir.Buffer, flat: np.ndarray, span: Span,
+                    threads: np.ndarray) -> np.ndarray:
+        """Each of threads reads its element flat."""
         sb = self.shared_buffer(buffer, span)
         logical = flat
         stage = self.stage_of.get(buffer)
@@ -171,6 +176,8 @@ class MemoryAccess:
             self.report.add("R502", f"read of {self.element(buffer, logical[missing][0])}, "
                             "which was never written (shared memory starts "
                             "uninitialized)", span, key=buffer)
+        self.shared_race(buffer, sb.races.read(np.broadcast_to(threads, flat.shape), flat,
+                                               self.clock.site(span)), span)
         return sb.values[flat]
 
     def read_local(self, buffer, threads, flat, span) -> np.ndarray:
@@ -180,10 +187,15 @@ class MemoryAccess:
                             span, key=buffer)
         return regs.values[threads, flat]
 
-    def read_any(self, buffer: ir.Buffer, span: Span) -> np.ndarray:
+    def read_any(self, buffer: ir.Buffer, span: Span, threads: np.ndarray,
+                 flat: np.ndarray) -> np.ndarray:
+        """The whole buffer, where threads[i] reads element flat[i] (its accesses: a
+        shared buffer's races are tracked, and they may read an element several times
+        or not at all)."""
         if buffer.scope == "global":
             return self.k.globals[buffer].copy()
-        return self.read_shared(buffer, np.arange(buffer.size), span)
+        self.read_shared(buffer, flat, span, threads)
+        return self.shared_buffer(buffer, span).values[:buffer.size].copy()
 
     def write(self, buffer: ir.Buffer, threads: np.ndarray | None, flat: np.ndarray,
               values: np.ndarray, span: Span) -> None:
@@ -195,12 +207,42 @@ class MemoryAccess:
             sb = self.shared_buffer(buffer, span)
             sb.values[flat] = values
             sb.written[flat] = True
+            if threads is not None:
+                self.track_writes(buffer, threads, flat, span)
         elif buffer.scope == "local":
             regs = self.local[buffer]
             regs.values[threads, flat] = values
             regs.written[threads, flat] = True
         else:
             self.write_registers(buffer, threads, flat, values, span)
+
+    def track_writes(self, buffer: ir.Buffer, threads: np.ndarray, flat, span: Span) -> None:
+        """threads[i] writes shared element flat[i] (flat a position array or a slice):
+        ordered after every other thread's earlier access, or a race. A statement that
+        writes values without naming their threads (every holder of an element writes
+        it) calls this itself with the renderer's writers."""
+        sb = self.shared_buffer(buffer, span)
+        addrs = np.arange(flat.start, flat.stop) if isinstance(flat, slice) else \
+            np.asarray(flat).reshape(-1)
+        threads = np.broadcast_to(threads, addrs.shape) if np.ndim(threads) == 0 else \
+            np.asarray(threads).reshape(-1)
+        self.shared_race(buffer, sb.races.write(threads, addrs, self.clock.site(span)), span)
+
+    def shared_race(self, buffer: ir.Buffer, race, span: Span) -> None:
+        """R504 naming both accesses: their threads, statements and the element."""
+        if race is None:
+            return
+        first_verb, second_verb = {"write/write": ("writes", "writes"),
+                                   "read/write": ("reads", "writes"),
+                                   "write/read": ("writes", "reads")}[race.kind]
+        first, second = (self.clock.spans[s] for s in (race.first_site, race.second_site))
+        stage, address = divmod(race.address, buffer.size)
+        staged = f" (stage {stage})" if buffer in self.stage_of else ""
+        self.report.add("R504", f"shared-memory race on {self.element(buffer, address)}"
+                        f"{staged}: thread {race.first} {first_verb} it at line {first.line} "
+                        f"and thread {race.second} {second_verb} it at line {second.line}, "
+                        f"with no barrier both passed in between" + self.block_text, span,
+                        key=("race", buffer))
 
     def check_store_conflict(self, buffer, threads, flat, values, span) -> None:
         flat, values, threads = (a.reshape(-1) for a in np.broadcast_arrays(

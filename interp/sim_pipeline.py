@@ -15,7 +15,9 @@ the schedule the plan gives and the renderer emits (codegen.cuda_pipeline):
   stands in iteration j, that array's registers move into the fragment;
 - a staged read's tile is issued with the staged copies (into its stage buffer, which
   the pipeline allocates: no statement of the program does), and where its copy stands
-  the fragment is read from the stage (a read before the tile landed is R504 too).
+  the fragment is read from the stage (a read before the tile landed is R504 too);
+- the plan's barriers of the loop are passed where the renderer prints them: after the
+  wait ("landed"), after refill_after ("refill"), at the iteration's end ("released").
 
 A mixin of interp.simulate's block, like interp.sim_copies."""
 from __future__ import annotations
@@ -54,7 +56,7 @@ class PipelineExecution:
         self.iter_names.append(loop.var.name)
         for staged in pipe.staged_reads:       # fresh, never written storage
             self.shared[staged.buffer] = SharedBuffer(pipe.stages * staged.buffer.size,
-                                                      staged.buffer.dtype.np)
+                                                      staged.buffer.dtype.np, self.clock)
         try:
             for j in range(pipe.ahead if pipe.issues else 0):
                 groups.append(self._issue(pipe, iterations, j))
@@ -64,8 +66,10 @@ class PipelineExecution:
                 if pipe.issues:
                     if not early:
                         groups.append(self._issue(pipe, iterations, i + pipe.ahead))
+                    self.clock.tick()
                     while len(groups) > pipe.pending:     # the wait
                         self._land(groups.pop(0))
+                self.barrier_at(loop, "landed", bound)
                 previous = dict(self.stage_of)
                 self.stage_of.update((b, (i % pipe.stages) * b.size) for b in pipe.buffers)
                 for stmt in loop.body:
@@ -73,11 +77,11 @@ class PipelineExecution:
                         self._move(stmt, spare[stmt])
                         spare[stmt] = self._prefetch(stmt, iterations, i + 1, spare[stmt])
                     elif bound.n > 0 and stmt not in pipe.copies:    # staged: issued ahead
-                        stand_in = pipe.stand_in(stmt)
-                        run = getattr(self, "_" + type(stand_in).__name__.lower())
-                        bound = run(stand_in, bound) or bound
+                        bound = self.step(pipe.stand_in(stmt), bound)
                     if stmt is pipe.refill_after:      # the stage just read, refilled
+                        self.barrier_at(loop, "refill", bound)
                         groups.append(self._issue(pipe, iterations, i + pipe.ahead))
+                self.barrier_at(loop, "released", bound)
                 self.stage_of = previous
         finally:
             self.iter_names.pop()
@@ -91,6 +95,12 @@ class PipelineExecution:
                             loop.span, key="pipeline-tail")
             for group in groups:
                 self._land(group)
+
+    def barrier_at(self, loop: ir.SerialFor, where: str, lanes: Lanes) -> None:
+        """The plan's barrier of the pipelined loop at `where`, if it has one."""
+        barrier = self.s.plan.barriers.at(loop, where)
+        if barrier is not None:
+            self.pass_barrier(barrier, lanes)
 
     def _issue(self, pipe: Pipeline, iterations: list[Lanes], j: int) -> list[_Issued]:
         """The copies of iteration j (none past the end), into stage j % stages."""

@@ -37,11 +37,12 @@ from verify_reducer.spec import ir
 from verify_reducer.spec.diagnostics import Diagnostic, DiagnosticError, error
 from verify_reducer.spec.dtypes import BOOL, INT64
 from verify_reducer.spec.ops import REDUCE_KINDS, reduce_monoid
-from verify_reducer.spec.physical import PhysicalPlan
+from verify_reducer.spec.layout import default_partition
+from verify_reducer.spec.physical import BodyBarrier, PhysicalPlan
 
 from .evaluate import convert, operand, serial_iterations, stored
 from .memory import Window, WindowArray, kernel_inputs
-from .registers import LocalBuffer, Registers
+from .registers import LocalBuffer, Registers, tables
 from .runs import BodyRuns, blocks_to_run
 from .sim_copies import CopyExecution, in_box, outside_message
 from .sim_memory import MemoryAccess
@@ -49,9 +50,9 @@ from .sim_partials import Partials
 from .sim_pipeline import PipelineExecution
 from .sim_reducers import FinalizeSummary, ReducerExecution
 from .sim_statics import PlanStatics
-from .shared import SharedBuffer
-from .values import ITER, THREAD, Lanes, Val
-from .violations import Violations
+from .shared import Clock, SharedBuffer
+from .values import ITER, REP, THREAD, Lanes, Val
+from .violations import Violations, threads_text
 
 
 @dataclass
@@ -134,6 +135,9 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
         self.stage_of: dict[ir.Buffer, int] = {}
         self.report = kernel.violations
         self._first: tuple[Lanes, Lanes] | None = None
+        # orders the accesses to every shared buffer: a step per statement, and the
+        # plan's barriers (interp.shared)
+        self.clock = Clock(self.s.threads)
 
     def run(self) -> None:
         kernel = self.s.func.kernel
@@ -156,8 +160,38 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
         for stmt in stmts:
             if lanes.n == 0:
                 return
-            run = getattr(self, "_" + type(stmt).__name__.lower())
-            lanes = run(stmt, lanes) or lanes
+            lanes = self.step(stmt, lanes)
+
+    def step(self, stmt: ir.Stmt, lanes: Lanes) -> Lanes:
+        """One statement, a step of the block's clock, between the plan's barriers
+        before and after it; the lanes after it (a Let binds a name)."""
+        barriers = self.s.plan.barriers
+        self.clock.tick()
+        before, after = barriers.at(stmt, "before"), barriers.at(stmt, "after")
+        if before is not None:
+            self.pass_barrier(before, lanes)
+        run = getattr(self, "_" + type(stmt).__name__.lower())
+        lanes = run(stmt, lanes) or lanes
+        if after is not None:
+            self.pass_barrier(after, lanes)
+        return lanes
+
+    def pass_barrier(self, barrier: BodyBarrier, lanes: Lanes) -> None:
+        """The plan's barrier (spec.physical.BodyBarrier), passed by the running threads:
+        every participant must arrive (R500 otherwise: the others wait forever); it
+        orders their shared-memory accesses before it with theirs after it."""
+        arrived = lanes.env[THREAD].v
+        if ITER in lanes.env:
+            arrived = np.unique(arrived)
+        offset, count = barrier.participants
+        if len(arrived) != count:
+            missing = np.setdiff1d(np.arange(offset, offset + count), arrived)
+            self.report.add("R500", f"the barrier {barrier.where} this statement (ordering: "
+                            f"{barrier.why.replace('{rows}', 'its rows')}) expects {count} "
+                            f"threads but only {len(arrived)} arrive; "
+                            f"{threads_text(missing)} never arrive (deadlock)",
+                            barrier.stmt.span, key=barrier.where)
+        self.clock.barrier(arrived)
 
     def _alloc(self, stmt: ir.Alloc, lanes: Lanes):
         # an allocation executed again (in a loop body) is fresh, poisoned storage
@@ -168,7 +202,7 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
         elif buffer.scope == "shared":
             # a pipeline's staged buffer: one copy per stage
             size = self.s.plan.stages_of(buffer) * buffer.size
-            self.shared[buffer] = SharedBuffer(size, buffer.dtype.np)
+            self.shared[buffer] = SharedBuffer(size, buffer.dtype.np, self.clock)
         elif buffer.scope == "local":
             self.local[buffer] = LocalBuffer(self.s.threads, buffer.size, buffer.dtype.np)
         elif buffer.scope == "fragment":
@@ -200,8 +234,11 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
             if name != THREAD:
                 env[name] = val.take(outer)
         self.iter_names.extend(v.name for v in stmt.vars)
+        loop_lanes = Lanes(len(outer), env, True)
+        if stmt in self.s.plan.one_writer_loops:        # replica 0 alone runs it
+            loop_lanes = loop_lanes.select(env[REP].v == 0)
         try:
-            self.body(stmt.body, Lanes(len(outer), env, True))
+            self.body(stmt.body, loop_lanes)
         finally:
             del self.iter_names[-len(stmt.vars):]
 
@@ -275,6 +312,11 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
             fault = outside_message("write", region.buffer, flat, beyond, offset + e % count)
             self.report.add("R505", fault + self.block_text, stmt.span, key="fill")
             inside &= ~beyond
+        if buffer.scope == "shared":
+            # every holder of the renderer's partition writes its elements
+            offset, count = self.s.layouts.participants[stmt]
+            self.track_partition(buffer, default_partition(tuple(region.extents), count,
+                                                           offset), flat, inside, stmt.span)
         if buffer.scope == "local":
             for lane, thread in enumerate(lanes.env[THREAD].v):
                 self.write(buffer, np.full(int(inside.sum()), thread), flat[inside],
@@ -309,6 +351,33 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
         self.write(dst, np.broadcast_to(rows, acc.shape), np.broadcast_to(out, acc.shape),
                    acc, stmt.span)
 
+    def output_holders(self, stmt: ir.Reduce) -> tuple[np.ndarray, np.ndarray]:
+        """(thread, output element) of each holder of each output of a T.reduce_*: the
+        destination fragment's layout, else the participants' partition of it, as
+        codegen.cuda_reduce combines a row in every holder (in replica 0 only where it
+        combines into memory's old value)."""
+        dst = stmt.dst
+        if dst.scope == "fragment":
+            layout = self.registers(dst, stmt.span).layout
+        else:
+            offset, count = self.s.layouts.participants[stmt]
+            layout = default_partition(dst.shape, count, offset)
+        tab = tables(layout)
+        threads, outputs = tab.pair_thread + layout.offset, tab.pair_index
+        if dst.scope != "fragment" and not stmt.clear:
+            first = tab.pair_replica == 0
+            threads, outputs = threads[first], outputs[first]
+        return threads, outputs
+
+    def track_partition(self, buffer: ir.Buffer, layout, flat: np.ndarray,
+                        inside: np.ndarray, span) -> None:
+        """The writes of element e (at flat[e], where inside[e]) of a shared buffer by
+        every thread the layout puts e on."""
+        tab = tables(layout)
+        keep = inside[tab.pair_index]
+        self.track_writes(buffer, tab.pair_thread[keep] + layout.offset,
+                          flat[tab.pair_index[keep]], span)
+
     def _reduce(self, stmt: ir.Reduce, lanes: Lanes):
         """dst = ⊕ over dim of src: each src element read from its replica-0 holder (a
         written register), combined in order along dim, delivered to every holder of
@@ -326,7 +395,11 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
             holders = src_regs.layout.threads_of(absolute=True)[0]
             values = self.read_registers(src, holders, np.arange(src.size), stmt.span)
         else:       # a shared tile, read in place after a barrier (codegen.cuda_reduce)
-            values = self.read_any(src, stmt.span)
+            holders, outputs = self.output_holders(stmt)
+            rows = np.moveaxis(np.arange(src.size).reshape(src.shape), dim, -1)
+            rows = rows.reshape(-1, src.shape[dim])[outputs]
+            values = self.read_any(src, stmt.span, np.repeat(holders, rows.shape[1]),
+                                   rows.reshape(-1))
         if kind.absolute:
             values = src.dtype.quantize(np.abs(values))
         values = convert(Val(values, src.dtype), dtype).v
@@ -335,9 +408,12 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
         for k in range(1, terms.shape[1]):
             acc = mono.combine(dtype, acc, terms[:, k])
         if dst.scope in ("shared", "global"):
+            # every holder of an output element (the renderer's partition) writes it
+            holders, outputs = self.output_holders(stmt)
             if not stmt.clear:
-                acc = mono.combine(dtype, self.read_any(dst, stmt.span), acc)
-            self.write(dst, None, np.arange(dst.size), acc, stmt.span)
+                acc = mono.combine(dtype, self.read_any(dst, stmt.span, holders, outputs),
+                                   acc)
+            self.write(dst, holders, outputs, acc[outputs], stmt.span)
             return
         regs = self.registers(dst, stmt.span)
         tab = regs.tables

@@ -327,6 +327,9 @@ class PhysicalPlan:
     pipelines: tuple[Pipeline, ...] = ()  # every T.Pipelined loop (codegen.pipeline)
     # every barrier of the kernel body (codegen.plan_barriers, from the rest of the plan)
     barriers: BodyBarriers = BodyBarriers()
+    # the T.Parallel loops whose replicated layout would make several threads update
+    # one shared element: only replica 0 runs their body (codegen.plan_barriers)
+    one_writer_loops: tuple[Stmt, ...] = ()
 
     def pipeline(self, loop: SerialFor) -> Pipeline | None:
         """The loop's pipeline when it runs as one (None: a plain loop)."""

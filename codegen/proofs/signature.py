@@ -33,7 +33,8 @@ import numpy as np
 from verify_reducer.codegen.layout_rules import project
 from verify_reducer.codegen.storage import kept_of
 from verify_reducer.spec import ir
-from verify_reducer.spec.indexexpr import Const, IndexExpr, Var, floordiv, mod
+from verify_reducer.spec.indexexpr import Const, IndexExpr, Var
+from verify_reducer.spec.operators import OPERATORS, UNARY_OPERATORS
 from verify_reducer.spec.layout import Layout, index_names
 from verify_reducer.spec.printer import format_expr
 from verify_reducer.spec.symbolic import SizeInt
@@ -162,18 +163,17 @@ def index_expr(e: ir.Expr, loop_vars: tuple[str, ...],
         return Var(e.name) if e.name in loop_vars else None
     if isinstance(e, ir.Cast) and e.dtype.kind in ("int", "uint"):
         return index_expr(e.a, loop_vars, sizes)
-    if isinstance(e, ir.Binary) and e.op in ("+", "-", "*", "//", "%"):
+    if isinstance(e, ir.Binary) and OPERATORS[e.op].index is not None:
         a, b = index_expr(e.a, loop_vars, sizes), index_expr(e.b, loop_vars, sizes)
         if a is None or b is None:
             return None
-        if e.op in ("//", "%"):
-            if not isinstance(b, Const) or b.value <= 0:
-                return None
-            return floordiv(a, b.value) if e.op == "//" else mod(a, b.value)
-        return {"+": a + b, "-": a - b, "*": a * b}[e.op]
-    if isinstance(e, ir.Unary) and e.op == "neg":
+        c = b.value if isinstance(b, Const) else None
+        # the operator's index form (spec.operators); integer `/` is one only for a
+        # numerator known >= 0, which nothing here bounds
+        return OPERATORS[e.op].index(a, b, c, False)
+    if isinstance(e, ir.Unary) and UNARY_OPERATORS[e.op].index is not None:
         a = index_expr(e.a, loop_vars, sizes)
-        return None if a is None else -a
+        return None if a is None else UNARY_OPERATORS[e.op].index(a, None, None, False)
     return None
 
 

@@ -240,3 +240,43 @@ def test_logical_rows_short_circuit_on_their_deciding_value():
 def test_bool_negation_is_the_bool():
     assert O.UNARY_OPERATORS["neg"].ints(np.array([True]))[0]
     assert BOOL.quantize(O.UNARY_OPERATORS["not"].ints(np.array([True])))[0] == False  # noqa: E712
+
+
+# ----------------------------------------------------------------------------- every row,
+# through every consumer
+
+def _node(name: str, dtype):
+    a, b = ir.Const(7, dtype, SPAN), ir.Const(2, dtype, SPAN)
+    if name in O.UNARY_OPERATORS:
+        return ir.Unary(name, a, BOOL if name == "not" else dtype, SPAN)
+    row = O.OPERATORS[name]
+    if row.kind == O.COMPARE:
+        return ir.Compare(name, a, b, SPAN)
+    if row.kind == O.LOGICAL:
+        return ir.Logical(name, ir.Const(True, BOOL, SPAN), ir.Const(False, BOOL, SPAN),
+                          SPAN)
+    return ir.Binary(name, a, b, dtype, SPAN)
+
+
+@pytest.mark.parametrize("dtype", [INT32, FLOAT32], ids=str)
+@pytest.mark.parametrize("name", [*O.OPERATORS, *O.UNARY_OPERATORS])
+def test_every_row_runs_through_every_consumer(name, dtype):
+    """The interpreter evaluates it (or refuses a float operand with R102, as the
+    frontend does), the renderer spells it, the interval and Z3 visitors read it, and the
+    interpreter's value is the row's exact meaning for integers."""
+    from verify_reducer.spec.diagnostics import DiagnosticError
+    row = O.OPERATORS.get(name) or O.UNARY_OPERATORS[name]
+    e = _node(name, dtype)
+    try:
+        got = _interp(e)
+    except DiagnosticError as err:
+        assert dtype.is_float and row.floats is None and [d.code for d in err.diagnostics] == ["R102"]
+        return
+    if dtype.is_int and row.kind == O.BINARY:
+        assert got == row.exact(7, 2)
+    assert _cuda(e)
+    iv = bounds.interval(e, None)
+    if dtype.is_int and row.kind == O.BINARY:
+        assert iv.lo <= got <= iv.hi
+        term = bounds._Encoder(None).term(e)
+        assert z3.simplify(term).is_int()

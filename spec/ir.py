@@ -6,7 +6,6 @@ can key tables by node. Every expression carries the dtype it evaluates to; an u
 Python literal is `weak` and adopts the dtype of the operand it meets (as TVM does)."""
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator, Union
 
@@ -90,10 +89,8 @@ class Load:
 
 # Binary arithmetic: "+", "-", "*", "/" (true division for floats, truncating for
 # integers, as C), "//" (floor division), "%" (floor modulo), "&", "|", "^", "<<", ">>".
+# What each operator means, in every consumer's form, is its row of spec.operators.
 BINARY_OPS = ("+", "-", "*", "/", "//", "%", "&", "|", "^", "<<", ">>")
-# The ring operations among them as Python operators: on exact integers (index
-# expressions, Z3 integer terms) they mean what the IR means, with nothing to check.
-RING_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul}
 COMPARE_OPS = ("<", "<=", ">", ">=", "==", "!=")
 
 

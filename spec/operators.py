@@ -325,13 +325,36 @@ class CastKind:
     the integer analyses know of the result."""
     name: str
     integer_exact: bool        # an integer result that Z3/intervals follow (a wrap)
+    z3_bv: Callable | None = None   # (x, src, dst) on bit-vectors (bools as Z3 Bools)
+
+
+def _bv_to_bool(x, src: DType, dst: DType):
+    import z3
+    return x != z3.BitVecVal(0, src.bits)
+
+
+def _bv_from_bool(x, src: DType, dst: DType):
+    import z3
+    return z3.If(x, z3.BitVecVal(1, dst.bits), z3.BitVecVal(0, dst.bits))
+
+
+def _bv_wrap(x, src: DType, dst: DType):
+    """Two's complement to dst's width: the low bits, or the source's sign or zero
+    extension."""
+    import z3
+    if dst.bits < src.bits:
+        return z3.Extract(dst.bits - 1, 0, x)
+    if dst.bits > src.bits:
+        extend = z3.SignExt if src.kind == "int" else z3.ZeroExt
+        return extend(dst.bits - src.bits, x)
+    return x
 
 
 CASTS: dict[str, CastKind] = {k.name: k for k in [
-    CastKind("same", True),                    # no conversion
-    CastKind("to_bool", False),                # x != 0
-    CastKind("int_to_int", True),              # two's complement wrap to the width
-    CastKind("from_bool", False),              # 0 or 1 in the target dtype
+    CastKind("same", True, lambda x, src, dst: x),     # no conversion
+    CastKind("to_bool", False, _bv_to_bool),           # x != 0
+    CastKind("int_to_int", True, _bv_wrap),            # two's complement wrap to the width
+    CastKind("from_bool", False, _bv_from_bool),       # 0 or 1 in the target dtype
     CastKind("float_to_int", False),           # truncate, saturate (CUDA's __float2int_rz)
     CastKind("int_to_float", False),           # round to nearest (bfloat16: toward zero)
     CastKind("float_to_float", False),         # round to nearest even (float8 saturates)

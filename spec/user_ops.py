@@ -26,7 +26,8 @@ import numpy as np
 
 from .dtypes import BOOL, DType
 from .intrinsics import INTRINSICS
-from .operators import OPERATORS, UNARY_OPERATORS, ExprVisitor, convert_array
+from .operators import (CASTS, OPERATORS, UNARY_OPERATORS, ExprVisitor, cast_kind,
+                        convert_array)
 from .ops import Monoid
 from .source import Span
 
@@ -284,7 +285,7 @@ class _Z3Node(BodyVisitor):
         return z3.BitVecVal(int(n.value) % (1 << n.dtype.bits), n.dtype.bits)
 
     def visit_cast(self, n, z3, go, args):
-        return _z3_cast(z3, go(n.a), n.a.dtype, n.dtype)
+        return CASTS[cast_kind(n.a.dtype, n.dtype)].z3_bv(go(n.a), n.a.dtype, n.dtype)
 
     def visit_unary(self, n, z3, go, args):
         return UNARY_OPERATORS[n.op].z3_bv(go(n.a), None, n.dtype.kind == "int")
@@ -317,21 +318,6 @@ def _z3_compare(z3, op: str, x, y, dtype: DType):
     if row.z3_unsigned is not None and dtype.is_bool:  # False < True, as numpy orders bools
         x, y = z3.If(x, 1, 0), z3.If(y, 1, 0)
     return row.z3_bv(x, y, dtype.kind == "int")
-
-
-def _z3_cast(z3, x, src: DType, dst: DType):
-    if src == dst:
-        return x
-    if dst.is_bool:
-        return x != z3.BitVecVal(0, src.bits)
-    if src.is_bool:
-        return z3.If(x, z3.BitVecVal(1, dst.bits), z3.BitVecVal(0, dst.bits))
-    if dst.bits < src.bits:
-        return z3.Extract(dst.bits - 1, 0, x)
-    if dst.bits > src.bits:
-        extend = z3.SignExt if src.kind == "int" else z3.ZeroExt
-        return extend(dst.bits - src.bits, x)
-    return x
 
 
 # ----------------------------------------------------------------------------- the entry

@@ -22,10 +22,30 @@ def format_plan(plan: PhysicalPlan, ptxas=None) -> str:
     blocks = [head] + [_reducer_text(r) for r in plan.reducers]
     if plan.pipelines:
         blocks.append("\n".join(pipeline_text(p) for p in plan.pipelines))
+    if plan.barriers.items:
+        blocks.append("\n".join(barriers_text(plan)))
     if plan.resources is not None:
         blocks.append("\n".join(resources_text(plan.resources, ptxas)))
     blocks += [f"{d.severity}[{d.code}]: {d.message}" for d in plan.notes]
     return "\n\n".join(blocks)
+
+
+def barriers_text(plan: PhysicalPlan) -> list[str]:
+    """The kernel body's barriers (spec.physical.BodyBarriers), one line each, in
+    program order: where, which, over which threads, and what it orders."""
+    lines = [f"barriers of the kernel body: {len(plan.barriers.items)}"]
+    for b in plan.barriers.items:
+        offset, count = b.participants
+        which = "__syncthreads" if b.id == 0 else \
+            "no named barrier left" if b.id is None else \
+            f"named barrier {b.id} ({b.arrivals} arrivals)"
+        what = type(b.stmt).__name__
+        lines.append(f"  line {b.stmt.span.line} {what}, {b.where}: {which}, threads "
+                     f"{offset}..{offset + count - 1}: {b.why.replace('{rows}', 'its rows')}")
+    for loop in plan.one_writer_loops:
+        lines.append(f"  line {loop.span.line} T.Parallel: replica 0 alone runs the body "
+                     f"(it updates shared memory)")
+    return lines
 
 
 def pipeline_text(pipe: Pipeline) -> str:

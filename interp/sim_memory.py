@@ -228,8 +228,9 @@ class MemoryAccess:
             np.asarray(threads).reshape(-1)
         self.shared_race(buffer, sb.races.write(threads, addrs, self.clock.site(span)), span)
 
-    def shared_race(self, buffer: ir.Buffer, race, span: Span) -> None:
-        """R504 naming both accesses: their threads, statements and the element."""
+    def shared_race(self, buffer: ir.Buffer, race, span: Span, where: str = "") -> None:
+        """R504 naming both accesses: their threads, statements and the element (of
+        buffer, or as held in `where`: a T.reduce_*'s shared rows)."""
         if race is None:
             return
         first_verb, second_verb = {"write/write": ("writes", "writes"),
@@ -238,8 +239,9 @@ class MemoryAccess:
         first, second = (self.clock.spans[s] for s in (race.first_site, race.second_site))
         stage, address = divmod(race.address, buffer.size)
         staged = f" (stage {stage})" if buffer in self.stage_of else ""
+        held = f" in {where}" if where else ""
         self.report.add("R504", f"shared-memory race on {self.element(buffer, address)}"
-                        f"{staged}: thread {race.first} {first_verb} it at line {first.line} "
+                        f"{held}{staged}: thread {race.first} {first_verb} it at line {first.line} "
                         f"and thread {race.second} {second_verb} it at line {second.line}, "
                         f"with no barrier both passed in between" + self.block_text, span,
                         key=("race", buffer))

@@ -17,7 +17,9 @@ the schedule the plan gives and the renderer emits (codegen.cuda_pipeline):
   the pipeline allocates: no statement of the program does), and where its copy stands
   the fragment is read from the stage (a read before the tile landed is R504 too);
 - the plan's barriers of the loop are passed where the renderer prints them: after the
-  wait ("landed"), after refill_after ("refill"), at the iteration's end ("released").
+  wait ("landed"), after refill_after ("refill"), at the iteration's end ("released");
+  a tile's writes count for the race tracking both when issued (a cp.async may write
+  at once) and when they land.
 
 A mixin of interp.simulate's block, like interp.sim_copies."""
 from __future__ import annotations
@@ -123,6 +125,10 @@ class PipelineExecution:
                 if isinstance(moves.dst, slice) else moves.dst
             flat = flat + (j % pipe.stages) * dst.size
             self.shared_buffer(dst, copy.span).pending[flat] += 1
+            if moves.dst_threads is not None:
+                # the cp.async may write as soon as it is issued: ordered after every
+                # earlier reader of the stage, or a race
+                self.track_writes(dst, moves.dst_threads, flat, copy.span)
             issued.append(_Issued(dst, moves.dst_threads, flat, values, copy))
         return issued
 

@@ -124,6 +124,8 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
         self.block_key = int(np.ravel_multi_index(block, self.s.func.kernel.grid))
         self.regs: dict[ir.Buffer, Registers] = {}
         self.shared: dict[ir.Buffer, SharedBuffer] = {}
+        # a T.reduce_* of a fragment's shared rows (codegen.cuda_reduce): their order
+        self.rows: dict[ir.Reduce, SharedBuffer] = {}
         self.local: dict[ir.Buffer, LocalBuffer] = {}
         self.partials: dict[ir.Buffer, Partials] = {}
         self.visits: dict[ir.ReducerUpdate, int] = {}
@@ -369,6 +371,28 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
             threads, outputs = threads[first], outputs[first]
         return threads, outputs
 
+    def through_rows(self, stmt: ir.Reduce, writers: np.ndarray, rows: np.ndarray,
+                     lanes: Lanes) -> None:
+        """The accesses of a fragment source's trip through the statement's shared rows
+        (codegen.cuda_reduce): element e written by writers[e] (its replica 0), the
+        plan's "staged" barrier, then row r read by every holder of output r. The values
+        themselves go straight from the registers: only the order is checked here."""
+        found = self.rows.get(stmt)
+        if found is None:
+            found = self.rows[stmt] = SharedBuffer(stmt.src.size, stmt.src.dtype.np,
+                                                   self.clock)
+        site = self.clock.site(stmt.span)
+        where = f"the shared rows of line {stmt.span.line}"
+        self.shared_race(stmt.src, found.races.write(writers, np.arange(stmt.src.size), site),
+                         stmt.span, where)
+        staged = self.s.plan.barriers.at(stmt, "staged")
+        if staged is not None:
+            self.pass_barrier(staged, lanes)
+        holders, outputs = self.output_holders(stmt)
+        self.shared_race(stmt.src, found.races.read(np.repeat(holders, rows.shape[1]),
+                                                    rows[outputs].reshape(-1), site),
+                         stmt.span, where)
+
     def track_partition(self, buffer: ir.Buffer, layout, flat: np.ndarray,
                         inside: np.ndarray, span) -> None:
         """The writes of element e (at flat[e], where inside[e]) of a shared buffer by
@@ -390,16 +414,17 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
         if src.scope == "local":
             self._reduce_private(stmt, mono, kind.absolute, dim, lanes.env[THREAD].v)
             return
+        rows = np.moveaxis(np.arange(src.size).reshape(src.shape), dim, -1)
+        rows = rows.reshape(-1, src.shape[dim])
         if src.scope == "fragment":
             src_regs = self.registers(src, stmt.span)
             holders = src_regs.layout.threads_of(absolute=True)[0]
             values = self.read_registers(src, holders, np.arange(src.size), stmt.span)
+            self.through_rows(stmt, holders, rows, lanes)
         else:       # a shared tile, read in place after a barrier (codegen.cuda_reduce)
             holders, outputs = self.output_holders(stmt)
-            rows = np.moveaxis(np.arange(src.size).reshape(src.shape), dim, -1)
-            rows = rows.reshape(-1, src.shape[dim])[outputs]
             values = self.read_any(src, stmt.span, np.repeat(holders, rows.shape[1]),
-                                   rows.reshape(-1))
+                                   rows[outputs].reshape(-1))
         if kind.absolute:
             values = src.dtype.quantize(np.abs(values))
         values = convert(Val(values, src.dtype), dtype).v

@@ -26,8 +26,8 @@ class Race:
     first: int          # the thread of the earlier access
     second: int         # the thread of the later one
     kind: str           # "write/write" | "read/write" | "write/read"
-    first_site: int = -1     # their statements (Clock.spans), -1 when not recorded
-    second_site: int = -1
+    first_span: object = None    # their statements (Clock.note), None when not noted
+    second_span: object = None
 
 
 class Clock:
@@ -38,8 +38,7 @@ class Clock:
         self.now = 0
         self.barriers: list[tuple[int, np.ndarray | None]] = []   # (time, member mask)
         self.last_full = -1          # the time of the newest barrier of every thread
-        self.spans: list = []        # the statements of the accesses, by site
-        self._sites: dict = {}
+        self.spans: dict[int, object] = {}     # time -> the statement accessing then
 
     def tick(self) -> None:
         """A new step: accesses after this are later than everything before."""
@@ -55,13 +54,10 @@ class Clock:
         if full:
             self.last_full = self.now
 
-    def site(self, span) -> int:
-        """The number of a statement's span, for a race's message."""
-        found = self._sites.get(span)
-        if found is None:
-            found = self._sites[span] = len(self.spans)
-            self.spans.append(span)
-        return found
+    def note(self, span) -> None:
+        """The statement whose accesses the current step makes (a step is one
+        statement), for a race's message."""
+        self.spans[self.now] = span
 
 
 class RaceTracker:
@@ -69,10 +65,11 @@ class RaceTracker:
         self.clock = clock if clock is not None else Clock(threads)
         self.write_thread = np.full(words, -1, dtype=np.int64)
         self.write_time = np.full(words, -1, dtype=np.int64)
-        self.write_site = np.full(words, -1, dtype=np.int64)
         self.read_thread = np.full(words, -1, dtype=np.int64)
         self.read_time = np.full(words, -1, dtype=np.int64)
-        self.read_site = np.full(words, -1, dtype=np.int64)
+        # the newest write and read of any word: older than the newest barrier of every
+        # thread, no access since can race with them, and the check is skipped
+        self.last_write = self.last_read = -1
 
     def tick(self) -> None:
         self.clock.tick()
@@ -91,8 +88,6 @@ class RaceTracker:
         if not len(pending):
             return pending
         times = when[addrs[pending]]
-        if times.max() < self.clock.last_full:   # a barrier of every thread since
-            return pending[:0]
         for time, members in reversed(self.clock.barriers):
             ordered = time > times
             if members is not None:
@@ -102,29 +97,29 @@ class RaceTracker:
                 break
         return pending
 
-    def read(self, threads: np.ndarray, addrs: np.ndarray, site: int = -1) -> Race | None:
-        before = self.write_thread[addrs]
-        bad = self._unordered(before, self.write_time, addrs, threads)
-        race = self._first(bad, addrs, before, threads, "write/read", self.write_site, site)
+    def read(self, threads: np.ndarray, addrs: np.ndarray) -> Race | None:
+        race = None
+        if self.last_write >= self.clock.last_full:
+            before = self.write_thread[addrs]
+            bad = self._unordered(before, self.write_time, addrs, threads)
+            race = self._first(bad, addrs, before, threads, "write/read", self.write_time)
         self.read_thread[addrs] = threads
-        self.read_time[addrs] = self.clock.now
-        self.read_site[addrs] = site
+        self.read_time[addrs] = self.last_read = self.clock.now
         return race
 
-    def write(self, threads: np.ndarray, addrs: np.ndarray, site: int = -1) -> Race | None:
+    def write(self, threads: np.ndarray, addrs: np.ndarray) -> Race | None:
         """Checks against earlier steps; two writers within this step are
         `same_step`'s business (static per step, so the caller computes it once)."""
         race = None
-        for prev, when, sites, kind in (
-                (self.write_thread, self.write_time, self.write_site, "write/write"),
-                (self.read_thread, self.read_time, self.read_site, "read/write")):
-            if race is None:
+        for prev, when, last, kind in (
+                (self.write_thread, self.write_time, self.last_write, "write/write"),
+                (self.read_thread, self.read_time, self.last_read, "read/write")):
+            if race is None and last >= self.clock.last_full:
                 before = prev[addrs]
                 bad = self._unordered(before, when, addrs, threads)
-                race = self._first(bad, addrs, before, threads, kind, sites, site)
+                race = self._first(bad, addrs, before, threads, kind, when)
         self.write_thread[addrs] = threads
-        self.write_time[addrs] = self.clock.now
-        self.write_site[addrs] = site
+        self.write_time[addrs] = self.last_write = self.clock.now
         return race
 
     @staticmethod
@@ -138,14 +133,14 @@ class RaceTracker:
         i = clash[0]
         return Race(int(a[i]), int(t[i]), int(t[i + 1]), "write/write")
 
-    @staticmethod
-    def _first(bad: np.ndarray, addrs, before, after, kind, sites, site) -> Race | None:
+    def _first(self, bad: np.ndarray, addrs, before, after, kind, when) -> Race | None:
         """The race at the first of the unordered positions `bad`, if any."""
         if not len(bad):
             return None
         i = bad[0]
+        spans = self.clock.spans
         return Race(int(addrs[i]), int(before[i]), int(after[i]), kind,
-                    int(sites[addrs[i]]), site)
+                    spans.get(int(when[addrs[i]])), spans.get(self.clock.now))
 
 
 class SharedBuffer:

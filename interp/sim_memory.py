@@ -176,8 +176,10 @@ class MemoryAccess:
             self.report.add("R502", f"read of {self.element(buffer, logical[missing][0])}, "
                             "which was never written (shared memory starts "
                             "uninitialized)", span, key=buffer)
-        self.shared_race(buffer, sb.races.read(np.broadcast_to(threads, flat.shape), flat,
-                                               self.clock.site(span)), span)
+        if threads.shape != flat.shape:
+            threads = np.broadcast_to(threads, flat.shape)
+        self.clock.note(span)
+        self.shared_race(buffer, sb.races.read(threads, flat), span)
         return sb.values[flat]
 
     def read_local(self, buffer, threads, flat, span) -> np.ndarray:
@@ -226,7 +228,8 @@ class MemoryAccess:
             np.asarray(flat).reshape(-1)
         threads = np.broadcast_to(threads, addrs.shape) if np.ndim(threads) == 0 else \
             np.asarray(threads).reshape(-1)
-        self.shared_race(buffer, sb.races.write(threads, addrs, self.clock.site(span)), span)
+        self.clock.note(span)
+        self.shared_race(buffer, sb.races.write(threads, addrs), span)
 
     def shared_race(self, buffer: ir.Buffer, race, span: Span, where: str = "") -> None:
         """R504 naming both accesses: their threads, statements and the element (of
@@ -236,7 +239,7 @@ class MemoryAccess:
         first_verb, second_verb = {"write/write": ("writes", "writes"),
                                    "read/write": ("reads", "writes"),
                                    "write/read": ("writes", "reads")}[race.kind]
-        first, second = (self.clock.spans[s] for s in (race.first_site, race.second_site))
+        first, second = race.first_span, race.second_span
         stage, address = divmod(race.address, buffer.size)
         staged = f" (stage {stage})" if buffer in self.stage_of else ""
         held = f" in {where}" if where else ""

@@ -111,6 +111,7 @@ class PipelineExecution:
         lanes = iterations[j]
         issued = []
         for copy in pipe.issues:
+            self.clock.tick()
             moves = self.copy_moves(copy, lanes)
             for fault in moves.faults:
                 self.report.add("R505", fault + self.block_text, copy.span,
@@ -158,5 +159,6 @@ class PipelineExecution:
 
     def _land(self, group: list[_Issued]) -> None:
         for item in group:
+            self.clock.tick()                  # each copy's accesses are a step of their own
             self.shared_buffer(item.buffer, item.copy.span).pending[item.flat] -= 1
             self.write(item.buffer, item.threads, item.flat, item.values, item.copy.span)

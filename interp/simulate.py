@@ -381,16 +381,17 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
         if found is None:
             found = self.rows[stmt] = SharedBuffer(stmt.src.size, stmt.src.dtype.np,
                                                    self.clock)
-        site = self.clock.site(stmt.span)
         where = f"the shared rows of line {stmt.span.line}"
-        self.shared_race(stmt.src, found.races.write(writers, np.arange(stmt.src.size), site),
+        self.clock.note(stmt.span)
+        self.shared_race(stmt.src, found.races.write(writers, np.arange(stmt.src.size)),
                          stmt.span, where)
         staged = self.s.plan.barriers.at(stmt, "staged")
         if staged is not None:
             self.pass_barrier(staged, lanes)
         holders, outputs = self.output_holders(stmt)
+        self.clock.note(stmt.span)
         self.shared_race(stmt.src, found.races.read(np.repeat(holders, rows.shape[1]),
-                                                    rows[outputs].reshape(-1), site),
+                                                    rows[outputs].reshape(-1)),
                          stmt.span, where)
 
     def track_partition(self, buffer: ir.Buffer, layout, flat: np.ndarray,

@@ -45,14 +45,16 @@ class Clock:
         self.now += 1
 
     def barrier(self, arrived: np.ndarray) -> None:
+        """A barrier instance passed by the distinct threads `arrived`."""
+        self.tick()
+        if len(arrived) == self.threads:
+            # None: every thread of the block passed it (membership needs no lookup)
+            self.barriers.append((self.now, None))
+            self.last_full = self.now
+            return
         members = np.zeros(self.threads, dtype=bool)
         members[arrived] = True
-        self.tick()
-        # None: every thread of the block passed it (then membership needs no lookup)
-        full = bool(members.all())
-        self.barriers.append((self.now, None if full else members))
-        if full:
-            self.last_full = self.now
+        self.barriers.append((self.now, members))
 
     def note(self, span) -> None:
         """The statement whose accesses the current step makes (a step is one
@@ -70,6 +72,11 @@ class RaceTracker:
         # the newest write and read of any word: older than the newest barrier of every
         # thread, no access since can race with them, and the check is skipped
         self.last_write = self.last_read = -1
+        # accesses not yet entered into the arrays above, (threads, addrs, time) in
+        # order: entered only when a check needs them, dropped once a barrier of every
+        # thread orders them all (the usual case: most reads are never entered)
+        self.unsettled_writes: list = []
+        self.unsettled_reads: list = []
 
     def tick(self) -> None:
         self.clock.tick()
@@ -87,7 +94,7 @@ class RaceTracker:
         pending = np.flatnonzero((before >= 0) & (before != after))
         if not len(pending):
             return pending
-        times = when[addrs[pending]]
+        times = when[_positions(addrs)[pending]]
         for time, members in reversed(self.clock.barriers):
             ordered = time > times
             if members is not None:
@@ -99,28 +106,56 @@ class RaceTracker:
 
     def read(self, threads: np.ndarray, addrs: np.ndarray) -> Race | None:
         race = None
-        if self.last_write >= self.clock.last_full:
-            before = self.write_thread[addrs]
-            bad = self._unordered(before, self.write_time, addrs, threads)
-            race = self._first(bad, addrs, before, threads, "write/read", self.write_time)
-        self.read_thread[addrs] = threads
-        self.read_time[addrs] = self.last_read = self.clock.now
+        full = self.clock.last_full
+        if self.last_write >= full:
+            self._settle(self.unsettled_writes, self.write_thread, self.write_time)
+            race = self._check(self.write_thread, self.write_time, addrs, threads,
+                               "write/read")
+        self.last_read = self._defer(self.unsettled_reads, self.last_read, threads, addrs,
+                                     self.read_thread, self.read_time)
         return race
 
     def write(self, threads: np.ndarray, addrs: np.ndarray) -> Race | None:
         """Checks against earlier steps; two writers within this step are
         `same_step`'s business (static per step, so the caller computes it once)."""
         race = None
-        for prev, when, last, kind in (
-                (self.write_thread, self.write_time, self.last_write, "write/write"),
-                (self.read_thread, self.read_time, self.last_read, "read/write")):
-            if race is None and last >= self.clock.last_full:
-                before = prev[addrs]
-                bad = self._unordered(before, when, addrs, threads)
-                race = self._first(bad, addrs, before, threads, kind, when)
-        self.write_thread[addrs] = threads
-        self.write_time[addrs] = self.last_write = self.clock.now
+        full = self.clock.last_full
+        if self.last_write >= full:
+            self._settle(self.unsettled_writes, self.write_thread, self.write_time)
+            race = self._check(self.write_thread, self.write_time, addrs, threads,
+                               "write/write")
+        if race is None and self.last_read >= full:
+            self._settle(self.unsettled_reads, self.read_thread, self.read_time)
+            race = self._check(self.read_thread, self.read_time, addrs, threads,
+                               "read/write")
+        self.last_write = self._defer(self.unsettled_writes, self.last_write, threads,
+                                      addrs, self.write_thread, self.write_time)
         return race
+
+    def landed(self, threads: np.ndarray, addrs) -> None:
+        """A write checked when it was issued (a cp.async) completes now: later
+        accesses are ordered against this time."""
+        self.last_write = self._defer(self.unsettled_writes, self.last_write, threads,
+                                      addrs, self.write_thread, self.write_time)
+
+    def _defer(self, unsettled: list, last: int, threads, addrs, thread_of, time_of) -> int:
+        """Records an access for later; returns its time (the new `last`). Accesses
+        older than the newest barrier of every thread are dropped unentered: that
+        barrier orders them before everything after it, so no check needs them."""
+        if last < self.clock.last_full:
+            unsettled.clear()
+        unsettled.append((threads, addrs, self.clock.now))
+        if len(unsettled) > 32:                  # a long stretch without such a barrier
+            self._settle(unsettled, thread_of, time_of)
+        return self.clock.now
+
+    @staticmethod
+    def _settle(unsettled: list, thread_of: np.ndarray, time_of: np.ndarray) -> None:
+        """Enters the recorded accesses into the arrays, in order."""
+        for threads, addrs, time in unsettled:
+            thread_of[addrs] = threads
+            time_of[addrs] = time
+        unsettled.clear()
 
     @staticmethod
     def same_step(threads: np.ndarray, addrs: np.ndarray) -> Race | None:
@@ -133,14 +168,29 @@ class RaceTracker:
         i = clash[0]
         return Race(int(a[i]), int(t[i]), int(t[i + 1]), "write/write")
 
+    def _check(self, prev: np.ndarray, when: np.ndarray, addrs, threads,
+               kind: str) -> Race | None:
+        """The first access of threads to addrs unordered with the earlier access
+        recorded in (prev, when)."""
+        before = prev[addrs]
+        return self._first(self._unordered(before, when, addrs, threads), addrs, before,
+                           threads, kind, when)
+
     def _first(self, bad: np.ndarray, addrs, before, after, kind, when) -> Race | None:
         """The race at the first of the unordered positions `bad`, if any."""
         if not len(bad):
             return None
         i = bad[0]
+        addrs = _positions(addrs)
         spans = self.clock.spans
         return Race(int(addrs[i]), int(before[i]), int(after[i]), kind,
                     spans.get(int(when[addrs[i]])), spans.get(self.clock.now))
+
+
+def _positions(addrs: np.ndarray | slice) -> np.ndarray:
+    """Word addresses given as an array, or as a slice (a contiguous run: recording it
+    is a fast slice assignment; only a check needs the positions)."""
+    return np.arange(addrs.start, addrs.stop) if isinstance(addrs, slice) else addrs
 
 
 class SharedBuffer:

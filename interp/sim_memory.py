@@ -179,7 +179,9 @@ class MemoryAccess:
         if threads.shape != flat.shape:
             threads = np.broadcast_to(threads, flat.shape)
         self.clock.note(span)
-        self.shared_race(buffer, sb.races.read(threads, flat), span)
+        race = sb.races.read(threads, flat)
+        if race is not None:
+            self.shared_race(buffer, race, span)
         return sb.values[flat]
 
     def read_local(self, buffer, threads, flat, span) -> np.ndarray:
@@ -210,7 +212,7 @@ class MemoryAccess:
             sb.values[flat] = values
             sb.written[flat] = True
             if threads is not None:
-                self.track_writes(buffer, threads, flat, span)
+                self.track_writes(buffer, threads, flat, span, sb)
         elif buffer.scope == "local":
             regs = self.local[buffer]
             regs.values[threads, flat] = values
@@ -218,18 +220,22 @@ class MemoryAccess:
         else:
             self.write_registers(buffer, threads, flat, values, span)
 
-    def track_writes(self, buffer: ir.Buffer, threads: np.ndarray, flat, span: Span) -> None:
+    def track_writes(self, buffer: ir.Buffer, threads: np.ndarray, flat, span: Span,
+                     sb: SharedBuffer | None = None) -> None:
         """threads[i] writes shared element flat[i] (flat a position array or a slice):
         ordered after every other thread's earlier access, or a race. A statement that
         writes values without naming their threads (every holder of an element writes
         it) calls this itself with the renderer's writers."""
-        sb = self.shared_buffer(buffer, span)
-        addrs = np.arange(flat.start, flat.stop) if isinstance(flat, slice) else \
+        sb = sb or self.shared_buffer(buffer, span)
+        addrs = flat if flat.__class__ is slice or np.ndim(flat) == 1 else \
             np.asarray(flat).reshape(-1)
-        threads = np.broadcast_to(threads, addrs.shape) if np.ndim(threads) == 0 else \
-            np.asarray(threads).reshape(-1)
+        if np.ndim(threads) != 1:
+            shape = (flat.stop - flat.start,) if isinstance(flat, slice) else np.shape(flat)
+            threads = np.broadcast_to(threads, shape).reshape(-1)
         self.clock.note(span)
-        self.shared_race(buffer, sb.races.write(threads, addrs), span)
+        race = sb.races.write(threads, addrs)
+        if race is not None:
+            self.shared_race(buffer, race, span)
 
     def shared_race(self, buffer: ir.Buffer, race, span: Span, where: str = "") -> None:
         """R504 naming both accesses: their threads, statements and the element (of

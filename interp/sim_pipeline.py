@@ -18,8 +18,9 @@ the schedule the plan gives and the renderer emits (codegen.cuda_pipeline):
   the fragment is read from the stage (a read before the tile landed is R504 too);
 - the plan's barriers of the loop are passed where the renderer prints them: after the
   wait ("landed"), after refill_after ("refill"), at the iteration's end ("released");
-  a tile's writes count for the race tracking both when issued (a cp.async may write
-  at once) and when they land.
+  a tile's writes are checked for races when issued (a cp.async may write at once) and
+  stamped again when they land (what follows is ordered against the landing; a write
+  by another thread while the tile is in flight is not checked).
 
 A mixin of interp.simulate's block, like interp.sim_copies."""
 from __future__ import annotations
@@ -55,6 +56,9 @@ class PipelineExecution:
         loop = pipe.loop
         iterations = list(self.body_runs.count(loop, serial_iterations(loop, lanes, self)))
         groups: list[list[_Issued]] = []           # committed, oldest first
+        # the plan's barriers of the loop's iterations (None where it has none)
+        landed, refill, released = (self.s.plan.barriers.at(loop, where)
+                                    for where in ("landed", "refill", "released"))
         self.iter_names.append(loop.var.name)
         for staged in pipe.staged_reads:       # fresh, never written storage
             self.shared[staged.buffer] = SharedBuffer(pipe.stages * staged.buffer.size,
@@ -71,7 +75,8 @@ class PipelineExecution:
                     self.clock.tick()
                     while len(groups) > pipe.pending:     # the wait
                         self._land(groups.pop(0))
-                self.barrier_at(loop, "landed", bound)
+                if landed is not None:
+                    self.pass_barrier(landed, bound)
                 previous = dict(self.stage_of)
                 self.stage_of.update((b, (i % pipe.stages) * b.size) for b in pipe.buffers)
                 for stmt in loop.body:
@@ -81,9 +86,11 @@ class PipelineExecution:
                     elif bound.n > 0 and stmt not in pipe.copies:    # staged: issued ahead
                         bound = self.step(pipe.stand_in(stmt), bound)
                     if stmt is pipe.refill_after:      # the stage just read, refilled
-                        self.barrier_at(loop, "refill", bound)
+                        if refill is not None:
+                            self.pass_barrier(refill, bound)
                         groups.append(self._issue(pipe, iterations, i + pipe.ahead))
-                self.barrier_at(loop, "released", bound)
+                if released is not None:
+                    self.pass_barrier(released, bound)
                 self.stage_of = previous
         finally:
             self.iter_names.pop()
@@ -97,12 +104,6 @@ class PipelineExecution:
                             loop.span, key="pipeline-tail")
             for group in groups:
                 self._land(group)
-
-    def barrier_at(self, loop: ir.SerialFor, where: str, lanes: Lanes) -> None:
-        """The plan's barrier of the pipelined loop at `where`, if it has one."""
-        barrier = self.s.plan.barriers.at(loop, where)
-        if barrier is not None:
-            self.pass_barrier(barrier, lanes)
 
     def _issue(self, pipe: Pipeline, iterations: list[Lanes], j: int) -> list[_Issued]:
         """The copies of iteration j (none past the end), into stage j % stages."""
@@ -122,9 +123,9 @@ class PipelineExecution:
             values = convert(Val(self.k.globals[src][moves.src], src.dtype), dst.dtype).v
             if moves.dst_lanes is not None:
                 values = values[moves.dst_lanes]
-            flat = np.arange(moves.dst.start, moves.dst.stop) \
-                if isinstance(moves.dst, slice) else moves.dst
-            flat = flat + (j % pipe.stages) * dst.size
+            stage = (j % pipe.stages) * dst.size
+            flat = slice(moves.dst.start + stage, moves.dst.stop + stage) \
+                if isinstance(moves.dst, slice) else moves.dst + stage
             self.shared_buffer(dst, copy.span).pending[flat] += 1
             if moves.dst_threads is not None:
                 # the cp.async may write as soon as it is issued: ordered after every
@@ -160,5 +161,9 @@ class PipelineExecution:
     def _land(self, group: list[_Issued]) -> None:
         for item in group:
             self.clock.tick()                  # each copy's accesses are a step of their own
-            self.shared_buffer(item.buffer, item.copy.span).pending[item.flat] -= 1
-            self.write(item.buffer, item.threads, item.flat, item.values, item.copy.span)
+            sb = self.shared_buffer(item.buffer, item.copy.span)
+            sb.pending[item.flat] -= 1
+            self.write(item.buffer, None, item.flat, item.values, item.copy.span)
+            if item.threads is not None:        # checked at its issue; done now
+                self.clock.note(item.copy.span)
+                sb.races.landed(item.threads, item.flat)

@@ -307,6 +307,12 @@ class BodyBarriers:
     def __post_init__(self):
         # statements compare by identity (spec.ir), so they key the index as they are
         object.__setattr__(self, "_index", {(b.stmt, b.where): b for b in self.items})
+        around = {}
+        for b in self.items:
+            if b.where in ("before", "after"):
+                around[b.stmt] = (self._index.get((b.stmt, "before")),
+                                  self._index.get((b.stmt, "after")))
+        object.__setattr__(self, "around", around)   # stmt -> (before, after)
 
     def at(self, stmt: Stmt, where: str) -> BodyBarrier | None:
         return self._index.get((stmt, where))

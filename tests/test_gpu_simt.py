@@ -1,6 +1,7 @@
 """SIMT-style programs through real TileLang on the GPU (issue 25): the meaning
 docs/semantics.md §2 gives threads= tuples, thread-private T.alloc_local/T.alloc_var,
-a T.Parallel that stores only to locals (every thread runs every iteration), T.reduce_*
+a T.Parallel that stores only to locals at indices without its variables (every thread
+runs every iteration; a local indexed by the loop variable TileLang refuses), T.reduce_*
 of a local source, the warp shuffles and tl::warp_reduce's butterfly order is read from
 TileLang's source; these runs decide it. Each tests/programs/valid/simt_*.py program
 (and threads_tuple.py) runs on its header's inputs through `run --backend tilelang`

@@ -320,7 +320,32 @@ def _parallel(ctx: FuncContext, node: ast.For) -> ParallelFor:
                         "group selects threads, and the loop's iterations are spread over "
                         "threads by its layout; put the `with T.ws(...)` around the loop",
                         stmt.span)
-    return ParallelFor(tuple(v for _, v in bound), tuple(extents), body, Span.of(node))
+    loop_vars = tuple(v for _, v in bound)
+    _refuse_local_indexed_by(body, loop_vars)
+    return ParallelFor(loop_vars, tuple(extents), body, Span.of(node))
+
+
+def _refuse_local_indexed_by(body: tuple[Stmt, ...], loop_vars: tuple[Var, ...]) -> None:
+    """TileLang's semantic check (tilelang/analysis/parallel_local_index_checker.py): a
+    thread-private local buffer indexed by a T.Parallel loop variable has no meaning,
+    since local buffers take no part in the loop's layout; TileLang refuses the kernel,
+    and so do we (a local indexed by anything else, `acc[0]`, is fine)."""
+    for stmt in walk(body):
+        accesses = [(stmt.buffer, stmt.indices, stmt.span)] if isinstance(stmt, Store) else []
+        accesses += [(sub.buffer, sub.indices, sub.span) for e in stmt_exprs(stmt)
+                     for sub in subexprs(e) if isinstance(sub, Load)]
+        for buffer, indices, span in accesses:
+            if buffer.scope != "local":
+                continue
+            used = [v for v in loop_vars
+                    if any(sub is v for i in indices for sub in subexprs(i))]
+            if used:
+                unsupported(f"the thread-private local buffer `{buffer.name}` is indexed by "
+                            f"the T.Parallel variable `{used[0].name}`: local buffers take no "
+                            f"part in a parallel loop's layout, and TileLang refuses this "
+                            f"(\"Local buffer ... is indexed by T.Parallel loop variable\"); "
+                            f"index it in a T.serial/T.unroll/T.vectorized loop, or allocate "
+                            f"a fragment", span)
 
 
 def _parallel_nest(ctx: FuncContext, node: ast.For) -> list[ast.For]:

@@ -14,8 +14,8 @@ C = 8
 def main(x: T.Tensor((R, C), T.float32), s: T.Tensor((R,), T.float32)):
     with T.Kernel(1, threads=32) as bx:
         p = T.alloc_local((R, C), T.float32)
-        for i, j in T.Parallel(R, C):
-            p[i, j] = x[i, j]
+        for e in T.serial(R * C):
+            p[e // C, e % C] = x[e // C, e % C]
         rs = T.alloc_fragment((R,), T.float32)
         T.reduce_sum(p, rs, dim=1)  # <- R100
         T.copy(rs, s)

@@ -1,12 +1,10 @@
-# expect: ok
-# input: x=[1, 2, 3, 4, 5, 6, 7, 8]
-# expect: result y=[16, 14, 12, 10, 8, 6, 4, 2]
+# expect: error R100 at 17
 #
-# A T.Parallel that stores only to a thread-private buffer and touches no fragment is
-# not spread over the threads (TileLang's lower_tile_op.cc: no fragment access, no
-# non-local store): every thread runs every iteration and fills its whole copy of p, so
-# thread t may then read p[7 - t], an element another thread would have owned had the
-# loop been spread.
+# A thread-private local buffer indexed by a T.Parallel loop variable: TileLang 0.1.15
+# refuses the kernel ("[Tilelang Semantic Check] Local buffer `p` is indexed by
+# T.Parallel loop variable `i`", tilelang/analysis/parallel_local_index_checker.py; the
+# H200 run of 2026-12-03 met it), since local buffers take no part in a parallel loop's
+# layout. So do we, at the access. Fill p in a T.serial loop instead.
 import tilelang.language as T
 
 
@@ -16,6 +14,6 @@ def main(x: T.Tensor((8,), T.float32), y: T.Tensor((8,), T.float32)):
         t = T.get_thread_binding(0)
         p = T.alloc_local((8,), T.float32)
         for i in T.Parallel(8):
-            p[i] = x[i] * 2.0
+            p[i] = x[i] * 2.0  # <- R100
         if t < 8:
             y[t] = p[7 - t]

@@ -87,3 +87,22 @@ def plan(path: Path, planner: str):
 def cases() -> list:
     return [pytest.param(path, planner, id=f"{case_id(path)}-{planner}")
             for path in PROGRAMS for planner in planners()]
+
+
+def tilelang_outputs(path: Path, func, inputs: dict):
+    """Every tensor parameter after TileLang ran the program at path on inputs; skipped,
+    with TileLang's own words, where TileLang is not installed or refuses the program
+    (import, compile): a refusal is recorded, never a pass. A failure at run time is
+    raised: that is a finding."""
+    from verify_reducer.codegen import tilelang_backend
+    from verify_reducer.codegen.tilelang_backend import TileLangFailed
+    problem = tilelang_backend.unavailable_reason()
+    if problem is not None:
+        pytest.skip(problem)
+    try:
+        return tilelang_backend.run_tilelang(str(path), func, inputs)
+    except TileLangFailed as failed:
+        if failed.stage in ("import", "compile"):
+            pytest.skip(f"TileLang refuses this program ({failed.stage}): "
+                        f"{failed.detail[-300:]}")
+        raise

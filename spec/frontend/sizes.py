@@ -103,18 +103,9 @@ def _private_cells(func: PrimFunc) -> list[Diagnostic]:
     """R102 at a thread-private buffer (T.alloc_local, T.alloc_var) whose elements times
     the kernel's threads pass MAX_LAYOUT_CELLS: the interpreter and the simulator keep
     one copy per thread (interp.private, interp.registers.LocalBuffer)."""
-    threads = func.kernel.threads
-    found = []
-    for stmt in walk(func.kernel.body):
-        if isinstance(stmt, Alloc) and stmt.buffer.scope == "local":
-            cells = _product(stmt.buffer.shape) * threads
-            if cells > MAX_LAYOUT_CELLS:
-                found.append(error(
-                    "R102", f"local buffer {stmt.buffer.name} has "
-                    f"{_product(stmt.buffer.shape)} elements in each of {threads} threads, "
-                    f"{cells} cells; at most {power_of_two(MAX_LAYOUT_CELLS)} are "
-                    f"supported (docs/limits.md)", stmt.span))
-    return found
+    return _per_thread_cells(func, "local", lambda name, n, threads, cells: (
+        f"local buffer {name} has {n} elements in each of {threads} threads, {cells} "
+        f"cells"))
 
 
 def _reducer_cells(func: PrimFunc) -> list[Diagnostic]:
@@ -122,17 +113,25 @@ def _reducer_cells(func: PrimFunc) -> list[Diagnostic]:
     MAX_LAYOUT_CELLS: every plan may keep each element in every participant (the
     canonical plan's finalize destinations do), and the planner and the simulator
     evaluate that storage cell by cell."""
+    return _per_thread_cells(func, "reducer", lambda name, n, threads, cells: (
+        f"reducer {name} has {n} elements over {threads} threads, {cells} cells where "
+        f"every thread keeps every element"))
+
+
+def _per_thread_cells(func: PrimFunc, scope: str, what) -> list[Diagnostic]:
+    """R102 at each allocation of scope whose elements times the threads pass
+    MAX_LAYOUT_CELLS; what(name, elements, threads, cells) says what it holds."""
     threads = func.kernel.threads
     found = []
     for stmt in walk(func.kernel.body):
-        if isinstance(stmt, Alloc) and stmt.buffer.scope == "reducer":
-            cells = _product(stmt.buffer.shape) * threads
+        if isinstance(stmt, Alloc) and stmt.buffer.scope == scope:
+            elements = _product(stmt.buffer.shape)
+            cells = elements * threads
             if cells > MAX_LAYOUT_CELLS:
                 found.append(error(
-                    "R102", f"reducer {stmt.buffer.name} has {_product(stmt.buffer.shape)} "
-                    f"elements over {threads} threads, {cells} cells where every thread "
-                    f"keeps every element; at most {power_of_two(MAX_LAYOUT_CELLS)} are "
-                    f"supported (docs/limits.md)", stmt.span))
+                    "R102", f"{what(stmt.buffer.name, elements, threads, cells)}; at most "
+                    f"{power_of_two(MAX_LAYOUT_CELLS)} are supported (docs/limits.md)",
+                    stmt.span))
     return found
 
 

@@ -21,7 +21,7 @@ echo "gpu test ids: ${#ids[@]}" >> "$out/setup.log"
 for k in 0 1 2 3; do
   shard=()
   for i in "${!ids[@]}"; do [ $((i % 4)) -eq "$k" ] && shard+=("${ids[i]}"); done
-  ( timeout "${LIMIT:-330}" python3 -m pytest -q -p no:cacheprovider -rs "${shard[@]}" \
+  ( timeout "${LIMIT:-330}" python3 -m pytest -q -p no:cacheprovider -rfEs --tb=short "${shard[@]}" \
       > "$logs/gpu-$k.log" 2>&1; echo "rc=$?" >> "$logs/gpu-$k.log" ) &
 done
 ( timeout "${LIMIT:-330}" bash tests/gpu_sanitize.sh --shards 3 --out "$logs" \

@@ -53,18 +53,28 @@ def _agree(func, got, want) -> None:
     assert not bad, "\n".join(bad[:20])
 
 
-@pytest.mark.parametrize("planner", ["canonical", "fast"])
-@pytest.mark.parametrize("path", EDGE, ids=IDS)
-def test_our_cuda_equals_the_interpreter(path, planner):
+def cuda_agrees(path, planner) -> None:
+    """Our CUDA under planner equals the interpreter on the program's inputs, bit for bit."""
     from verify_reducer.codegen.runner import run_cuda
     inputs = _inputs(path)
     physical = plan(path, planner)
     _agree(physical.func, run_cuda(physical, inputs), _interpreted(path, inputs))
 
 
-@pytest.mark.tilelang
-@pytest.mark.parametrize("path", EDGE, ids=IDS)
-def test_tilelang_equals_the_interpreter(path):
+def tilelang_agrees(path) -> None:
+    """TileLang equals the interpreter on the program's inputs, bit for bit."""
     inputs = _inputs(path)
     func = load(path)
     _agree(func, tilelang_outputs(path, func, inputs), _interpreted(path, inputs))
+
+
+@pytest.mark.parametrize("planner", ["canonical", "fast"])
+@pytest.mark.parametrize("path", EDGE, ids=IDS)
+def test_our_cuda_equals_the_interpreter(path, planner):
+    cuda_agrees(path, planner)
+
+
+@pytest.mark.tilelang
+@pytest.mark.parametrize("path", EDGE, ids=IDS)
+def test_tilelang_equals_the_interpreter(path):
+    tilelang_agrees(path)

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import pytest
 
-from cuda_env import ROOT, gpu_problem, load, plan, tilelang_outputs
-from test_gpu_edge_semantics import _agree, _inputs, _interpreted
+from cuda_env import ROOT, gpu_problem
+from test_gpu_edge_semantics import cuda_agrees, tilelang_agrees
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(gpu_problem() is not None, reason=gpu_problem() or "")]
@@ -29,15 +29,10 @@ IDS = [p.stem for p in PROGRAMS]
 @pytest.mark.parametrize("planner", ["canonical", "fast"])
 @pytest.mark.parametrize("path", PROGRAMS, ids=IDS)
 def test_our_cuda_equals_the_interpreter(path, planner):
-    from verify_reducer.codegen.runner import run_cuda
-    inputs = _inputs(path)
-    physical = plan(path, planner)
-    _agree(physical.func, run_cuda(physical, inputs), _interpreted(path, inputs))
+    cuda_agrees(path, planner)
 
 
 @pytest.mark.tilelang
 @pytest.mark.parametrize("path", PROGRAMS, ids=IDS)
 def test_tilelang_equals_the_interpreter(path):
-    inputs = _inputs(path)
-    func = load(path)
-    _agree(func, tilelang_outputs(path, func, inputs), _interpreted(path, inputs))
+    tilelang_agrees(path)

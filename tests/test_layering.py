@@ -51,25 +51,27 @@ VERIFY_EXCEPTIONS = {
 }
 
 
+def _absolute_imports(path: Path):
+    """(module, names imported from it) for each absolute import of the module."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            yield from ((a.name, ()) for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module, tuple(a.name for a in node.names)
+
+
 def _imported_packages(path: Path) -> set[str]:
     """What of ours a module imports absolutely: a subpackage or API module
     (verify_reducer.X gives X; `from verify_reducer import oracle` gives oracle), and
     `bare X` for an import of a top-level name of ours (never allowed: it would load a
     second copy of the tree)."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            imports = [(a.name, ()) for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            imports = [(node.module, tuple(a.name for a in node.names))]
-        else:
-            continue
-        for name, names in imports:
-            parts = name.split(".")
-            if parts[0] == "verify_reducer":
-                found |= {parts[1]} if len(parts) > 1 else set(names) & API
-            elif parts[0] in OURS:
-                found.add(f"bare {parts[0]}")
+    for name, names in _absolute_imports(path):
+        parts = name.split(".")
+        if parts[0] == "verify_reducer":
+            found |= {parts[1]} if len(parts) > 1 else set(names) & API
+        elif parts[0] in OURS:
+            found.add(f"bare {parts[0]}")
     return found
 
 
@@ -116,25 +118,18 @@ def _imported_layers(path: Path) -> set[str]:
     codegen, `verify.<subpackage>` (or `verify` for its top modules) and the API's
     modules."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            imports = [(a.name, ()) for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            imports = [(node.module, tuple(a.name for a in node.names))]
-        else:
+    for name, names in _absolute_imports(path):
+        parts = name.split(".")
+        if parts[0] != "verify_reducer":
             continue
-        for name, names in imports:
-            parts = name.split(".")
-            if parts[0] != "verify_reducer":
-                continue
-            if len(parts) == 1:
-                found |= set(names) & (API | OURS)
-            elif parts[1] != "verify":
-                found.add(parts[1])
-            elif len(parts) > 2:
-                found.add(f"verify.{parts[2]}")
-            else:                       # from verify_reducer.verify import oracle, ...
-                found |= {f"verify.{n}" for n in names if n in VERIFY_ALLOWED} or {"verify"}
+        if len(parts) == 1:
+            found |= set(names) & (API | OURS)
+        elif parts[1] != "verify":
+            found.add(parts[1])
+        elif len(parts) > 2:
+            found.add(f"verify.{parts[2]}")
+        else:                       # from verify_reducer.verify import oracle, ...
+            found |= {f"verify.{n}" for n in names if n in VERIFY_ALLOWED} or {"verify"}
     return found
 
 

@@ -38,6 +38,13 @@ class Helper(Opaque):
     node: ast.FunctionDef | None = None
 
 
+def _check_depth(depth: int, where: ast.AST) -> None:
+    """R102 where helper calls nest past MAX_HELPER_DEPTH (a recursive helper)."""
+    if depth > MAX_HELPER_DEPTH:
+        shape_error(f"helper calls nested more than {MAX_HELPER_DEPTH} deep (a recursive "
+                    f"helper?)", where)
+
+
 # ----------------------------------------------------------------------------- statements
 
 def inline_helper(ctx: FuncContext, call: ast.Call) -> list[Stmt]:
@@ -49,9 +56,7 @@ def inline_helper(ctx: FuncContext, call: ast.Call) -> list[Stmt]:
     from .reducers import implicit_inits
     from .stmts import lower_inline
     helper = ctx.lookup(call.func.id).node
-    if ctx.helper_depth >= MAX_HELPER_DEPTH:
-        shape_error(f"helper calls nested more than {MAX_HELPER_DEPTH} deep (a recursive "
-                    f"helper?)", call)
+    _check_depth(ctx.helper_depth + 1, call)
     bound = bind_arguments(helper, call)
     lets: list[Stmt] = []
     entries = {name: _argument_entry(ctx, name, expr, helper, lets)
@@ -81,9 +86,7 @@ def inline_value_helper(ctx: FuncContext, call: ast.Call):
     effects, so reading one twice means what the Python call means)."""
     from .exprs import lower_expr
     helper = ctx.lookup(call.func.id).node
-    if ctx.helper_depth >= MAX_HELPER_DEPTH:
-        shape_error(f"helper calls nested more than {MAX_HELPER_DEPTH} deep (a recursive "
-                    f"helper?)", call)
+    _check_depth(ctx.helper_depth + 1, call)
     entries = {name: _value_entry(ctx, name, expr, helper)
                for name, expr in bind_arguments(helper, call).items()}
     ctx.push()
@@ -239,9 +242,7 @@ def evaluate(helper: ast.FunctionDef, arguments: dict[str, object],
     """The value a helper returns for these argument values. fold(node, locals) folds
     an expression with the helper's locals in scope. NotConstant for a body that
     cannot be evaluated statically (it names what)."""
-    if depth > MAX_HELPER_DEPTH:
-        shape_error(f"helper calls nested more than {MAX_HELPER_DEPTH} deep (a recursive "
-                    f"helper?)", helper)
+    _check_depth(depth, helper)
     local = dict(arguments)
     try:
         _run(helper, helper.body, local, fold)

@@ -265,7 +265,6 @@ class Runtimes:
 
 
 def discover_runtimes() -> Runtimes:
-    share_primary_context()
     rt = Runtimes()
     if importlib.util.find_spec("pycuda") is None:
         rt.missing["pycuda"] = "pycuda is not installed"
@@ -291,20 +290,6 @@ def discover_runtimes() -> Runtimes:
         rt.tilelang, rt.pass_configs[col] = tilelang, setup.pass_configs
         rt.environment["tilelang"] = setup.version
     return rt
-
-
-def share_primary_context() -> None:
-    """codegen.runner imports pycuda.autoinit, which makes a second CUDA context current;
-    torch's and TileLang's runtime calls on this thread would then run in it, meeting
-    their tensors and modules from the primary context. pycuda.autoprimaryctx retains
-    the primary context instead: registered under autoinit's name, the runner gets it."""
-    if "pycuda.autoinit" in sys.modules or importlib.util.find_spec("pycuda") is None:
-        return
-    try:
-        import pycuda.autoprimaryctx as primary
-    except Exception:              # no device: the runner says so in every cell
-        return
-    sys.modules["pycuda.autoinit"] = primary
 
 
 def time_events(torch, launch, repeat: int) -> float:

@@ -15,12 +15,18 @@ allowed that much with the MAX_DYNAMIC_SHARED_SIZE_BYTES attribute and launched 
 diagnostics before anything is compiled.
 
 Modules are compiled for the device's own architecture (sm_90 on an H200) with
-`-fmad=false` and cached by source hash for the life of the process. pycuda is imported
+`-fmad=false` and cached by source hash (the last MODULES_KEPT of them). Everything runs
+in device 0's primary context (pycuda.autoprimaryctx), pushed for each call and popped
+after it: the CUDA runtime, torch and TileLang use that context too, and a function
+loaded in a context of pycuda's own (pycuda.autoinit's) was an invalid resource handle
+once TileLang had made the primary one current in the same process. pycuda is imported
 only here and only when needed: without it, or without a device, `CudaUnavailable`
 says which."""
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -34,12 +40,17 @@ class CudaUnavailable(RuntimeError):
     """No way to run CUDA here: pycuda is missing, or no device answers."""
 
 
-_modules: dict[str, object] = {}
+MODULES_KEPT = 64
+_modules: OrderedDict[str, object] = OrderedDict()
 
 
 def run_cuda(plan: PhysicalPlan, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     _refuse_over_limits(plan)
-    driver = _driver()
+    with on_device() as driver:
+        return _run(plan, inputs, driver)
+
+
+def _run(plan: PhysicalPlan, inputs: dict[str, np.ndarray], driver) -> dict[str, np.ndarray]:
     source = render(plan)
     kernel = _module(source, driver).get_function(source.kernel_name)
     launch = launch_arguments(source, kernel, driver)
@@ -66,7 +77,11 @@ def time_cuda(plan: PhysicalPlan, inputs: dict[str, np.ndarray], repeat: int = 5
     """Kernel time in microseconds by `time_launches`, the inputs staying on the
     device."""
     _refuse_over_limits(plan)
-    driver = _driver()
+    with on_device() as driver:
+        return _time(plan, inputs, repeat, driver)
+
+
+def _time(plan: PhysicalPlan, inputs: dict[str, np.ndarray], repeat: int, driver) -> float:
     source = render(plan)
     kernel = _module(source, driver).get_function(source.kernel_name)
     launch = launch_arguments(source, kernel, driver)
@@ -128,17 +143,30 @@ def _refuse_over_limits(plan: PhysicalPlan) -> None:
 
 
 def _driver():
-    """pycuda.driver with a context on device 0 (pycuda.autoinit's), or CudaUnavailable."""
+    """pycuda.driver with device 0's primary context retained, or CudaUnavailable."""
     try:
         import pycuda.driver as driver
     except ImportError as exc:
         raise CudaUnavailable(f"the CUDA backend needs pycuda, which is not installed "
                               f"({exc})") from exc
     try:
-        import pycuda.autoinit  # noqa: F401  (creates the context, pops it at exit)
+        import pycuda.autoprimaryctx  # noqa: F401  (retains it, pops it at exit)
     except Exception as exc:                      # pycuda raises its own driver errors
         raise CudaUnavailable(f"no CUDA device is available: {exc}") from exc
     return driver
+
+
+@contextmanager
+def on_device():
+    """pycuda.driver, with the primary context current until the block ends (then
+    whatever was current before is again: another library's context is left alone)."""
+    driver = _driver()
+    import pycuda.autoprimaryctx
+    pycuda.autoprimaryctx.context.push()
+    try:
+        yield driver
+    finally:
+        driver.Context.pop()
 
 
 def architecture(driver) -> str:
@@ -151,9 +179,13 @@ def _module(source: CudaSource, driver):
     arch = architecture(driver)
     text = source.translation_unit()
     key = hashlib.sha256(f"{arch}\0{' '.join(NVCC_OPTIONS)}\0{text}".encode()).hexdigest()
-    if key not in _modules:
+    if key in _modules:
+        _modules.move_to_end(key)
+    else:
         _modules[key] = SourceModule(text, arch=arch, options=list(NVCC_OPTIONS),
                                      no_extern_c=True)
+        while len(_modules) > MODULES_KEPT:
+            _modules.popitem(last=False)
     return _modules[key]
 
 

@@ -182,8 +182,6 @@ def test_measuring_with_tilelang_and_torch_runs_every_column(tmp_path, capsys, m
         "y": arrays["A"].astype(np.float32) @ arrays["x"].astype(np.float32)})
     fake.install(monkeypatch)
     monkeypatch.setitem(sys.modules, "torch", _fake_torch())
-    # a real pycuda on a GPU machine: leave its context choice to the GPU tests
-    monkeypatch.setattr(bench, "share_primary_context", lambda: None)
     out = tmp_path / "gemv.json"
     assert bench.main(["--shapes", f"{M}x{K}", "--tilings", "32x64/128", "--repeat", "2",
                        "--json", str(out)]) == 0

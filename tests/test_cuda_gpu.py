@@ -151,3 +151,26 @@ def test_cuda_equals_the_numpy_reference(path, planner):
             want = want.astype(out.dtype)
             ok = within_bound(out, want, bounds[name] + np.spacing(np.abs(want)))
         assert ok.all(), f"{path.name} ({planner}): " + _mismatch(name, out, want, ok)
+
+
+def test_a_cached_module_runs_after_another_context_was_current():
+    """Regression (GPU run of 2026-12-03, test_gpu_reinterpret's canonical cases): a
+    module compiled before TileLang ran in the same process failed to launch after it
+    ("cuFuncSetBlockShape failed: invalid resource handle"), the runtime having made the
+    primary context current over pycuda's own. The runner now works in the primary
+    context, pushed for each call: a cached module launches under any other current
+    context, and that context is current again afterwards."""
+    import pycuda.driver as driver
+    from verify_reducer.codegen.runner import run_cuda
+    physical = plan(ROOT / "examples" / "minimal_legacy.py", "canonical")
+    inputs = _inputs(physical.func)
+    first = run_cuda(physical, inputs)
+    other = driver.Device(0).make_context()        # pushed: current from here on
+    try:
+        again = run_cuda(physical, inputs)          # the cached module, in its context
+        assert driver.Context.get_current() == other
+    finally:
+        other.pop()
+        other.detach()
+    for name, values in first.items():
+        assert np.array_equal(values, again[name], equal_nan=True), name

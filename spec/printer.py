@@ -134,6 +134,13 @@ def _stmt(s: Stmt, depth: int) -> list[str]:
     return [pad + _simple(s)]
 
 
+def headline(s: Stmt) -> str:
+    """The statement's first line as format_func prints it (a loop's or an if's header,
+    without its body)."""
+    return _stmt(s, 0)[0] if isinstance(s, (ParallelFor, SerialFor, If, WarpGroup)) \
+        else _simple(s)
+
+
 def _if(s: If, depth: int, keyword: str) -> list[str]:
     pad = INDENT * depth
     lines = [f"{pad}{keyword} {format_expr(s.cond)}:", *_body(s.then, depth + 1)]

@@ -15,6 +15,7 @@ from verify_reducer.spec.diagnostics import DiagnosticError
 from verify_reducer.spec.printer import format_func
 from verify_reducer.codegen.layout_text import format_layouts
 from verify_reducer.codegen.cuda import render
+from verify_reducer.codegen.lower.program import lower, program_json
 from verify_reducer.codegen import ptxas
 from verify_reducer.codegen.plan_text import format_plan, plan_json
 from verify_reducer.codegen.proofs.fast import smt2_queries
@@ -329,7 +330,7 @@ def cmd_emit(args) -> int:
         # (--no-verify: no inputs are made at all)
         _gate(args, loaded, None if args.no_verify else loaded.inputs(0))
         plan = pipeline.make_plan(loaded, args.plan) \
-            if args.what in ("plan", "cuda", "svg") else None
+            if args.what in ("plan", "threads", "cuda", "svg") else None
         if args.what == "smt2":
             # the queries the plan decisions ran: the auto plan records them all
             plan = pipeline.plan_over_limits(loaded, "auto")
@@ -347,6 +348,10 @@ def cmd_emit(args) -> int:
         figures = _ptxas_figures(plan) if args.ptxas else None
         doc = {**head, "plan": plan_json(plan, figures)}
         text = None if args.json and not args.out else format_plan(plan, figures)
+    elif args.what == "threads":
+        program = lower(plan)
+        doc = {**head, "threads": program_json(program)}
+        text = program.describe()
     elif args.what == "cuda":
         text = render(plan).translation_unit()
     elif args.what == "svg":

@@ -16,7 +16,7 @@ from verify_reducer.verify.oracle.pipeline import EXIT_USAGE, UsageError
 
 SUBCOMMANDS = ("check", "run", "emit", "fuzz", "compare")
 BACKENDS = ("interp", "sim", "cuda", "tilelang")
-EMITS = ("ir", "layout", "plan", "smt2", "cuda", "svg")
+EMITS = ("ir", "layout", "plan", "threads", "smt2", "cuda", "svg")
 PLANS = ("auto", "canonical", "fast", "legacy")
 # what each `fuzz --backend` runs every program on
 FUZZ_BACKENDS = {"sim": ("sim",), "nvcc": ("sim", "nvcc"), "cuda": ("sim", "cuda"),
@@ -133,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     param_flag(p)
     p.add_argument("--what", choices=EMITS, default="ir")
     p.add_argument("--plan", choices=PLANS, default="auto",
-                   help="physical plan for --what plan, cuda and svg")
+                   help="physical plan for --what plan, threads, cuda and svg")
     p.add_argument("--out", metavar="PATH",
                    help="write the form to PATH instead of printing it (atomically; "
                         "never over the program or through a link); with --what svg "

@@ -42,7 +42,7 @@ from verify_reducer.verify.oracle.cost import estimate
 from verify_reducer.spec.frontend.family import DirectiveError, parse_cli
 from verify_reducer.spec.frontend.factories import ParamError, parse_param_flags
 from verify_reducer.verify.oracle.pipeline import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
-from verify_reducer.verify.cli.parser import FUZZ_BACKENDS, build_parser, max_memory, normalize_argv, tilelang_config
+from verify_reducer.verify.cli.parser import mistyped_command, FUZZ_BACKENDS, build_parser, max_memory, normalize_argv, tilelang_config
 
 def _given_inputs(path: str | None, args, loaded=None) -> dict[str, np.ndarray] | None:
     """--inputs: a keyword's inputs, or the .npz read against the program's parameters
@@ -443,9 +443,26 @@ COMMANDS = {"check": cmd_check, "run": cmd_run, "emit": cmd_emit, "fuzz": cmd_fu
             "compare": cli_compare.cmd_compare}
 
 
+# the shell's code for a command ended by SIGINT (128 + 2)
+EXIT_INTERRUPTED = 130
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = normalize_argv(list(sys.argv[1:] if argv is None else argv))
-    args = build_parser().parse_args(argv)
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:
+        # Ctrl-C is the user's decision, not a crash: one line, no traceback; files
+        # being written are left as they were (verify.cli.outputs writes atomically)
+        print("verify-reducer: interrupted", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: list[str]) -> int:
+    parser = build_parser()
+    typo = mistyped_command(argv)
+    if typo is not None:
+        parser.error(typo)                   # exit 2 with the usage line
+    args = parser.parse_args(normalize_argv(argv))
     if getattr(args, "json_file", None):
         args.json = True
     args.ui = Output.from_args(args)

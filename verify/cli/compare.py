@@ -10,7 +10,6 @@ Also the `--inputs witness|seeded` keywords of check and run (verify.oracle.witn
 from __future__ import annotations
 
 import json
-import sys
 
 import numpy as np
 
@@ -75,14 +74,15 @@ def cmd_compare(args) -> int:
     code = VERDICT_EXIT[report.verdict]
     if args.json:
         print_json({"command": "compare", "exit_code": code, **report.to_json()}, args)
-    else:
-        print(report)
-        if report.verdict == "mismatch":
-            print(f"verify-reducer: {args.outputs} does not match the oracle",
-                  file=sys.stderr)
-        elif report.inconclusive:
-            print(f"verify-reducer: {args.outputs} could not be judged: "
-                  f"{report.unchecked} element(s) have no usable bound", file=sys.stderr)
+        return code
+    # the report is coloured (--color, NO_COLOR, FORCE_COLOR) and left out under -q,
+    # where the verdict line (verify.cli.batch) and the error below say it all
+    args.ui.report(str(report))
+    if report.verdict == "mismatch":
+        args.ui.error(f"{args.outputs} does not match the oracle")
+    elif report.inconclusive:
+        args.ui.error(f"{args.outputs} could not be judged: {report.unchecked} element(s) "
+                      f"have no usable bound")
     return code
 
 

@@ -25,9 +25,11 @@ NON_FINITE = ("nan", "inf", "-inf")
 # the verdict of a program by command and exit code (summary counts use these names)
 VERDICTS = {"check": {0: "verified", 1: "rejected", 3: "mismatch", 5: "inconclusive"},
             "run": {0: "ok", 1: "rejected", 3: "mismatch", 5: "inconclusive"},
-            "emit": {0: "emitted", 1: "rejected"}}
+            "emit": {0: "emitted", 1: "rejected"},
+            # outputs judged against the oracle: they match it (nothing was verified)
+            "compare": {0: "match", 1: "rejected", 3: "mismatch", 5: "inconclusive"}}
 COMMON_VERDICTS = {2: "usage_error", 4: "internal_error"}
-VERDICT_ORDER = ("verified", "ok", "emitted", "inconclusive", "mismatch", "rejected",
+VERDICT_ORDER = ("verified", "ok", "emitted", "match", "inconclusive", "mismatch", "rejected",
                  "usage_error", "internal_error")
 
 

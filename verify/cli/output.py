@@ -29,6 +29,7 @@ WORST_FIRST = (EXIT_INTERNAL, EXIT_USAGE, EXIT_MISMATCH, EXIT_INCONCLUSIVE, EXIT
                EXIT_OK)
 
 VERDICT_STYLE = {"verified": "bold green", "ok": "bold green", "emitted": "bold green",
+                 "match": "bold green",
                  "rejected": "bold red", "mismatch": "bold magenta",
                  "inconclusive": "bold yellow",
                  "usage_error": "bold yellow", "internal_error": "bold red"}
@@ -41,12 +42,18 @@ def worst(codes: list[int]) -> int:
 
 def wants_color(mode: str, stream, environ=os.environ) -> bool:
     """--color always / never decide; auto colours a terminal, unless NO_COLOR is set
-    (to anything but the empty string, https://no-color.org) or TERM is dumb."""
+    (to anything but the empty string, https://no-color.org) or TERM is dumb; FORCE_COLOR
+    set (to anything but the empty string, https://force-color.org) colours any stream,
+    a pipe or a CI log too — NO_COLOR, the user's standing refusal, still wins."""
     if mode == "always":
         return True
     if mode == "never":
         return False
-    if environ.get("NO_COLOR", "") != "" or environ.get("TERM") == "dumb":
+    if environ.get("NO_COLOR", "") != "":
+        return False
+    if environ.get("FORCE_COLOR", "") != "":
+        return True
+    if environ.get("TERM") == "dumb":
         return False
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
@@ -142,7 +149,7 @@ def highlight_report(text: str) -> Text:
     """The human report with its verdict, agreements and mismatches coloured."""
     styled = Text(text)
     styled.highlight_regex(r"(?<=verdict: )\w+", "bold")
-    for name in ("verified", "rejected", "mismatch", "inconclusive"):
+    for name in ("verified", "match", "rejected", "mismatch", "inconclusive"):
         styled.highlight_regex(rf"(?<=verdict: ){name}\b", VERDICT_STYLE[name])
     styled.highlight_words(["MISMATCH"], "bold magenta")
     styled.highlight_words(["INCONCLUSIVE"], "bold yellow")

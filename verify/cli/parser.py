@@ -4,6 +4,8 @@ argv normalization (a bare program means `check`). verify.cli.commands runs what
 from __future__ import annotations
 
 import argparse
+import difflib
+import os
 import sys
 
 from verify_reducer import __version__
@@ -239,6 +241,22 @@ def max_memory(args) -> int | None:
         return args.max_memory
     physical = physical_memory()
     return None if physical is None else physical // 2
+
+
+def mistyped_command(argv: list[str]) -> str | None:
+    """Why the first word is a mistyped command rather than a program (`chek prog.py`),
+    or None. A bare program means `check PROG` (normalize_argv), so a typo would be read
+    as a file name and reported as a missing file: a word that is no file, has no
+    extension or folder, and is close to a command is a typo instead."""
+    first = next((a for a in argv if a == "-" or not a.startswith("-")), None)
+    if first is None or first in SUBCOMMANDS or first == "-" or os.path.exists(first) \
+            or os.sep in first or "." in first:
+        return None
+    close = difflib.get_close_matches(first, SUBCOMMANDS, n=1, cutoff=0.6)
+    if not close:
+        return None
+    return (f"unknown command {first!r}: did you mean {close[0]!r}? (commands: "
+            f"{', '.join(SUBCOMMANDS)}; a program is a file, and {first!r} is none)")
 
 
 def normalize_argv(argv: list[str]) -> list[str]:

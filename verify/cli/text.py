@@ -7,7 +7,7 @@ from collections import Counter
 
 import numpy as np
 
-from verify_reducer.spec.ir import ReducerFinalize, walk
+from verify_reducer.spec.ir import Alloc, ReducerFinalize, walk
 from verify_reducer.interp.accept import unjudged_reason
 
 from verify_reducer.verify.oracle import pipeline
@@ -30,6 +30,10 @@ def check_text(report: pipeline.CheckReport, verbose: bool = False) -> str:
     lines = [f"{report.loaded.path}: {func.name} (grid {grid}, {k.threads} threads, "
              f"{finalizes} finalize site{'s' * (finalizes != 1)})"]
     lines.append(f"  verify         {'ok' if not errors else f'{errors} error(s)'}")
+    if not any(isinstance(s, Alloc) and s.buffer.is_reducer for s in walk(k.body)):
+        # "verified" must not read as an exactly-once proof that had nothing to prove
+        lines.append("  reducers       none: no deferred reduction, so no exactly-once claim; "
+                     "verified says the lowerings agree with the interpreter")
     for op in report.reducer_ops:
         lines.append(f"  reducer op     {op.name} ({op.dtype}, line {op.line}): laws "
                      f"{tally_text(op.laws)}")

@@ -197,3 +197,55 @@ def test_an_inconclusive_comparison_fails_never_passes(session):
     assert "inconclusive: 1 element(s) could not be judged" in text
     assert "out[0] = " in text and "not judged, its bound is infinite" in text
     assert "verdict: inconclusive" in text and "verdict: match" not in text
+
+
+def test_the_fixture_and_the_marker_read_paths_from_the_test_file(session):
+    """Regression (issue 29): the fixture read relative paths from the folder pytest was
+    started in, the marker from the test file's; both read from the test file's now, so
+    a suite answers the same from anywhere."""
+    session.syspathinsert()                   # vrp_backends, from the test in suite/
+    sub = session.path / "suite"
+    sub.mkdir()
+    shutil.copytree(session.path / "progs", sub / "kernels")
+    (sub / "test_vrp_where.py").write_text('''
+import pytest
+from vrp_backends import honest
+
+@pytest.mark.reducer_backend(honest, programs="kernels/minimal_v2.py")
+def test_marked(reducer_case):
+    assert reducer_case.path.parent.name == "kernels"
+
+def test_fixture(reducer_oracle):
+    reducer_oracle.assert_matches("kernels/gemv_pipelined.py", honest)
+    ins = reducer_oracle.witness_inputs("kernels/minimal_v2.py")
+    assert list(ins) == ["x", "out"]
+    assert [p.name for p in reducer_oracle.programs("kernels")] == \\
+        ["gemv_pipelined.py", "minimal_v2.py"]
+''')
+    result = run(session, str(sub))           # started from the session's root
+    result.assert_outcomes(passed=2)
+
+
+def test_a_backend_breaking_the_contract_fails_with_one_line(session):
+    """Regression (issue 29): a backend returning an output the kernel does not have
+    showed a traceback through the plugin; it fails with the oracle's reason now."""
+    session.makepyfile(test_vrp_contract='''
+        import pytest
+        from vrp_backends import honest
+
+        def misnamed(program, inputs):
+            out = honest(program, inputs)
+            out["not_there"] = out.pop("out")
+            return out
+
+        @pytest.mark.reducer_backend(misnamed, programs="progs/minimal_v2.py")
+        def test_marked(reducer_case):
+            pass
+
+        def test_fixture(reducer_oracle):
+            reducer_oracle.assert_matches("progs/minimal_v2.py", misnamed)
+    ''')
+    result = run(session)
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*minimal_v2.py: OutputsError: no tensor named not_there*"])
+    assert "pytest_plugin.py" not in result.stdout.str()

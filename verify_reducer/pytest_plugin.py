@@ -34,6 +34,14 @@ The fixture `reducer_oracle` offers the API with pytest-style assertions:
         report = reducer_oracle.assert_matches("kernels/gemv.py", my_backend)
         reducer_oracle.assert_matches(prog, {"y": y}, inputs=ins)  # outputs as given
 
+A relative program path is read from the test file's folder, by the marker and the
+fixture alike (`reducer_oracle.programs(...)`, `assert_matches("kernels/gemv.py", ...)`),
+so a suite gives the same answer from whatever folder pytest is started in.
+
+A backend that breaks the oracle's contract (an output it does not have, one of another
+shape, inputs the oracle cannot make) fails its test with the oracle's one-line reason,
+never with a traceback through this plugin.
+
 The oracle is imported on first use only: loading the plugin costs nothing."""
 from __future__ import annotations
 
@@ -46,6 +54,8 @@ from typing import Any
 import pytest
 
 MARKER = "reducer_backend"
+# the oracle's functions whose first argument is a program (a path, source or Program)
+PROGRAM_FIRST = ("load", "witness", "witness_inputs", "reference", "compare", "check")
 CASE_FIXTURE = "reducer_case"
 
 
@@ -193,8 +203,23 @@ def pytest_runtest_call(item) -> None:
         report = case.report
     except oracle.ProgramRejected as exc:
         pytest.skip(f"the oracle rejects {case.path}: it has no reference\n{exc}")
+    except contract_errors() as exc:
+        fail_contract(case.path, exc)
     if not report.ok:
         fail(report)
+
+
+def contract_errors() -> tuple[type[Exception], ...]:
+    """The oracle's errors about its arguments: the program, the inputs, the outputs a
+    backend returned (OutputsError and InputError are ValueErrors of their own)."""
+    from verify_reducer import oracle
+    return oracle.OracleError, oracle.OutputsError, oracle.InputError
+
+
+def fail_contract(program, exc) -> None:
+    """Fail a test whose backend or arguments broke the oracle's contract, with the
+    oracle's reason and no traceback (the plugin's frames say nothing to the user)."""
+    pytest.fail(f"{program}: {type(exc).__name__}: {exc}", pytrace=False)
 
 
 def fail(report) -> None:
@@ -208,42 +233,68 @@ def fail(report) -> None:
 
 class Oracle:
     """The `reducer_oracle` fixture: verify_reducer.oracle with assertions that fail a
-    test with the report."""
+    test with the report; relative program paths are read from `base`, the requesting
+    test file's folder (as the marker reads them)."""
+
+    def __init__(self, base: Path | None = None):
+        self.base = base if base is not None else Path.cwd()
 
     def __getattr__(self, name: str):
         from verify_reducer import oracle
-        if name in oracle.__all__:
-            return getattr(oracle, name)
-        raise AttributeError(name)
+        if name not in oracle.__all__:
+            raise AttributeError(name)
+        found = getattr(oracle, name)
+        if name not in PROGRAM_FIRST:
+            return found
 
-    @staticmethod
-    def programs(where="examples", base: str | os.PathLike | None = None) -> list[Path]:
+        def reading_from_base(program, *args, **kwargs):
+            return found(self._resolve(program), *args, **kwargs)
+        reading_from_base.__doc__ = found.__doc__
+        return reading_from_base
+
+    def _resolve(self, program):
+        return self.base / program if _relative_path(program) else program
+
+    def programs(self, where="examples", base: str | os.PathLike | None = None) -> list[Path]:
         """The program files a `programs=` value names (relative to base, default the
-        current folder)."""
-        return resolve_programs(where, Path(base) if base is not None else Path.cwd())
+        test file's folder)."""
+        return resolve_programs(where, Path(base) if base is not None else self.base)
 
-    @staticmethod
-    def assert_matches(program, backend_or_outputs, inputs=None, *, params=None,
+    def assert_matches(self, program, backend_or_outputs, inputs=None, *, params=None,
                        **options):
         """Judge a backend (a callable, or a built-in's name) run on the inputs, or the
         outputs given as a mapping computed from them; pytest.fail with the report on a
-        mismatch or an inconclusive comparison. params: a factory's parameters (as
+        mismatch or an inconclusive comparison, and with the oracle's reason when the
+        backend or the arguments break its contract. params: a factory's parameters (as
         oracle.load takes them). Returns the report."""
         from verify_reducer import oracle
-        if params is not None:
-            program = oracle.load(program, params=params)
-        if isinstance(backend_or_outputs, str):
-            backend_or_outputs = oracle.backend(backend_or_outputs)
-        if callable(backend_or_outputs):
-            report = oracle.check(program, backend_or_outputs, inputs, **options)
-        else:
-            report = oracle.compare(program, backend_or_outputs, inputs, **options)
+        program = self._resolve(program)
+        try:
+            if params is not None:
+                program = oracle.load(program, params=params)
+            if isinstance(backend_or_outputs, str):
+                backend_or_outputs = oracle.backend(backend_or_outputs)
+            if callable(backend_or_outputs):
+                report = oracle.check(program, backend_or_outputs, inputs, **options)
+            else:
+                report = oracle.compare(program, backend_or_outputs, inputs, **options)
+        except contract_errors() as exc:
+            fail_contract(program, exc)
         if not report.ok:
             fail(report)
         return report
 
 
-@pytest.fixture(scope="session")
-def reducer_oracle() -> Oracle:
-    """verify_reducer.oracle plus `assert_matches` and `programs` (see Oracle)."""
-    return Oracle()
+def _relative_path(program) -> bool:
+    """Whether program is a relative file path (not a Program, not source text: the
+    oracle reads text with a newline or `prim_func` in it as source)."""
+    if isinstance(program, str) and ("\n" in program or "prim_func" in program):
+        return False
+    return isinstance(program, (str, os.PathLike)) and not Path(program).is_absolute()
+
+
+@pytest.fixture
+def reducer_oracle(request) -> Oracle:
+    """verify_reducer.oracle plus `assert_matches` and `programs` (see Oracle), reading
+    relative paths from the requesting test file's folder."""
+    return Oracle(Path(request.path).parent)

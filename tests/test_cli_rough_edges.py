@@ -112,3 +112,31 @@ def test_a_kernel_without_reducers_says_no_exactly_once_claim_was_made(capsys):
     assert "reducers       none: no deferred reduction, so no exactly-once claim" in out
     _, out, _ = cli(capsys, "check", MINIMAL)
     assert "reducers       none" not in out
+
+
+HEAVY = ("numpy", "z3", "rich", "networkx", "ml_dtypes")
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["check", "--help"],
+                                  ["emit", "-h"]])
+def test_version_and_help_load_nothing_heavy(argv):
+    """`--version` and `--help` are answered by the entry point from the parser alone:
+    none of numpy, z3, rich, networkx or ml_dtypes is imported (issue 29: they took a
+    second; the time itself is benchmarks/cli_latency.py's to measure)."""
+    import subprocess
+    import sys
+    probe = ("import sys\nfrom verify_reducer.verify.cli.entry import main\n"
+             f"try:\n    main({argv!r})\nexcept SystemExit as e:\n    code = e.code\n"
+             f"heavy = sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))\n"
+             "print('HEAVY', heavy, 'EXIT', code, file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60)
+    assert "HEAVY [] EXIT 0" in done.stderr, done.stderr
+    assert ("verify-reducer" in done.stdout) and ("usage:" in done.stdout or
+                                                 argv == ["--version"])
+
+
+def test_the_entry_point_runs_every_other_command(capsys):
+    from verify_reducer.verify.cli.entry import main as entry
+    assert entry(["check", MINIMAL, "-q"]) == 0
+    assert capsys.readouterr().out == f"{MINIMAL}: verified\n"

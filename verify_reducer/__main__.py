@@ -1,6 +1,6 @@
 """`python -m verify_reducer ...` is the `verify-reducer` command."""
 import sys
 
-from verify_reducer.verify.cli.commands import main
+from verify_reducer.verify.cli.entry import main
 
 sys.exit(main())

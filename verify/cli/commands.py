@@ -42,6 +42,7 @@ from verify_reducer.verify.oracle.cost import estimate
 from verify_reducer.spec.frontend.family import DirectiveError, parse_cli
 from verify_reducer.spec.frontend.factories import ParamError, parse_param_flags
 from verify_reducer.verify.oracle.pipeline import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
+from verify_reducer.verify.oracle.exit_codes import EXIT_INTERRUPTED
 from verify_reducer.verify.cli.parser import mistyped_command, FUZZ_BACKENDS, build_parser, max_memory, normalize_argv, tilelang_config
 
 def _given_inputs(path: str | None, args, loaded=None) -> dict[str, np.ndarray] | None:
@@ -441,10 +442,6 @@ def cmd_fuzz(args) -> int:
 
 COMMANDS = {"check": cmd_check, "run": cmd_run, "emit": cmd_emit, "fuzz": cmd_fuzz,
             "compare": cli_compare.cmd_compare}
-
-
-# the shell's code for a command ended by SIGINT (128 + 2)
-EXIT_INTERRUPTED = 130
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,5 @@
-"""`verify-reducer compare PROG --outputs THEIRS.npz [--inputs IN.npz|witness|seeded]`:
+"""`verify-reducer compare PROG --outputs THEIRS.npz [--inputs IN.npz|witness|seeded]`
+(its flags are verify.cli.parser's):
 another backend's outputs judged against the oracle. Exit 0 when every output is exact
 or within its bound, 3 on a mismatch (the report lists the mismatching elements), 5 when
 nothing is refuted but some element cannot be judged (its bound is infinite or admits
@@ -15,7 +16,7 @@ import numpy as np
 
 from verify_reducer.spec.diagnostics import DiagnosticError
 
-from verify_reducer.verify.cli import parser as cli_parser    # (it imports this module too)
+from verify_reducer.verify.cli import parser as cli_parser
 from verify_reducer.verify.cli.batch import print_json
 from verify_reducer.verify.oracle import inputs as inputs_mod
 from verify_reducer.verify.oracle import judge
@@ -25,25 +26,6 @@ from verify_reducer.verify.oracle.witness import witness
 
 # `--inputs` keywords (anything else is an .npz path)
 INPUT_KEYWORDS = judge.INPUT_KINDS
-INPUTS_HELP = (".npz of inputs keyed by parameter name, or `witness` (inputs under which "
-               "every contribution shows in the exact result), or `seeded`")
-
-
-def add_parser(sub, common, natural) -> None:
-    """Register `compare` (common: the program/--func/--json arguments of cli.py)."""
-    p = sub.add_parser("compare", help="judge another backend's outputs (.npz) against "
-                       "the oracle")
-    common(p)
-    p.add_argument("--outputs", required=True, metavar="THEIRS.npz",
-                   help="the backend's outputs, keyed by parameter name (at least every "
-                        "tensor the kernel writes)")
-    p.add_argument("--inputs", default="witness", metavar="IN.npz|witness|seeded",
-                   help="the inputs the outputs were computed from (default: witness; "
-                        "an .npz leaves the rest to the `# input:` lines and --seed, as "
-                        "`run` does)")
-    p.add_argument("--seed", type=natural, default=0,
-                   help="seed of the witness or of generated inputs")
-    cli_parser.memory_flag(p)
 
 
 def keyword_inputs(keyword: str, args) -> dict[str, np.ndarray] | None:

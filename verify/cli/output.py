@@ -17,7 +17,6 @@ from verify_reducer.verify.cli import json_doc as cli_json
 from verify_reducer.verify.oracle.pipeline import EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from verify_reducer.verify.cli.report import diagnostics_text
 
-COLOR_MODES = ("auto", "always", "never")
 
 # Several programs exit with the worst of their codes, worst first: an internal error
 # (ours) or a usage error (a program that was not judged at all: the summary is

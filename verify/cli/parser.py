@@ -8,18 +8,20 @@ import difflib
 import os
 import sys
 
+# Only the standard library and light modules of ours: `--version` and `--help` are
+# answered from this module alone (verify.cli.entry), before numpy, z3 or rich load.
+# What a flag's parser needs beyond that is imported when the flag is parsed.
 from verify_reducer import __version__
-from verify_reducer.codegen.tilelang_backend import parse_config_assignment
-from verify_reducer.verify.fuzzing.campaign import MINIMIZE_BUDGET
-from verify_reducer.verify.cli import compare as cli_compare
-from verify_reducer.verify.cli.output import COLOR_MODES
-from verify_reducer.verify.oracle.cost import parse_size, physical_memory
-from verify_reducer.verify.oracle.pipeline import EXIT_USAGE, UsageError
+from verify_reducer.verify.fuzzing import MINIMIZE_BUDGET
+from verify_reducer.verify.oracle.exit_codes import EXIT_USAGE, UsageError
 
 SUBCOMMANDS = ("check", "run", "emit", "fuzz", "compare")
 BACKENDS = ("interp", "sim", "cuda", "tilelang")
 EMITS = ("ir", "layout", "plan", "threads", "smt2", "cuda", "svg")
 PLANS = ("auto", "canonical", "fast", "legacy")
+COLOR_MODES = ("auto", "always", "never")
+INPUTS_HELP = (".npz of inputs keyed by parameter name, or `witness` (inputs under which "
+               "every contribution shows in the exact result), or `seeded`")
 # what each `fuzz --backend` runs every program on
 FUZZ_BACKENDS = {"sim": ("sim",), "nvcc": ("sim", "nvcc"), "cuda": ("sim", "cuda"),
                  "tilelang": ("sim", "tilelang")}
@@ -63,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     common(p)
     param_flag(p)
     p.add_argument("--seed", type=_natural, default=0, help="seed of generated inputs")
-    p.add_argument("--inputs", help=cli_compare.INPUTS_HELP)
+    p.add_argument("--inputs", help=INPUTS_HELP)
     p.add_argument("--blocks", type=_blocks_flag, default=None, metavar="all|N",
                    help="blocks to run: all, or the block classes plus N random blocks "
                         "(default: the classes plus 2, when blocks are proved "
@@ -89,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "GPU, then compares with the interpreter")
     p.add_argument("--plan", choices=PLANS, default="auto",
                    help="physical plan for sim/cuda (default auto: fast where proved)")
-    p.add_argument("--inputs", help=cli_compare.INPUTS_HELP)
+    p.add_argument("--inputs", help=INPUTS_HELP)
     p.add_argument("--output", help="write every tensor parameter after the run to this "
                    ".npz (.npz is appended when missing)")
     p.add_argument("--no-verify", action="store_true",
@@ -128,7 +130,19 @@ def build_parser() -> argparse.ArgumentParser:
     json_flags(p)
     output_flags(p)
 
-    cli_compare.add_parser(sub, common, _natural)
+    p = sub.add_parser("compare", help="judge another backend's outputs (.npz) against "
+                       "the oracle")
+    common(p)
+    p.add_argument("--outputs", required=True, metavar="THEIRS.npz",
+                   help="the backend's outputs, keyed by parameter name (at least every "
+                        "tensor the kernel writes)")
+    p.add_argument("--inputs", default="witness", metavar="IN.npz|witness|seeded",
+                   help="the inputs the outputs were computed from (default: witness; "
+                        "an .npz leaves the rest to the `# input:` lines and --seed, as "
+                        "`run` does)")
+    p.add_argument("--seed", type=_natural, default=0,
+                   help="seed of the witness or of generated inputs")
+    memory_flag(p)
 
     p = sub.add_parser("emit", help="print an intermediate form")
     common(p)
@@ -170,7 +184,7 @@ def output_flags(p) -> None:
     """--color, -q and -v: how much is said, and in colour or not."""
     p.add_argument("--color", choices=COLOR_MODES, default="auto",
                    help="colour the report and diagnostics: auto (a terminal, unless "
-                        "NO_COLOR is set), always or never")
+                        "NO_COLOR is set; any stream if FORCE_COLOR is), always or never")
     amount = p.add_mutually_exclusive_group()
     amount.add_argument("-q", "--quiet", action="store_true",
                         help="only each program's verdict and the summary")
@@ -179,6 +193,7 @@ def output_flags(p) -> None:
 
 
 def _config_flag(text: str) -> tuple[str, str]:
+    from verify_reducer.codegen.tilelang_backend import parse_config_assignment
     try:
         return parse_config_assignment(text)
     except ValueError as exc:
@@ -220,6 +235,7 @@ def _blocks_flag(text: str) -> str | int:
 
 def _size_flag(text: str) -> int:
     """A byte count of at least 1 (`1e999` and `inf` overflow: refused like `x`)."""
+    from verify_reducer.verify.oracle.cost import parse_size
     try:
         size = parse_size(text)
     except (ValueError, OverflowError):
@@ -237,6 +253,7 @@ def memory_flag(p) -> None:
 
 
 def max_memory(args) -> int | None:
+    from verify_reducer.verify.oracle.cost import physical_memory
     if args.max_memory is not None:
         return args.max_memory
     physical = physical_memory()

@@ -6,3 +6,7 @@ sites) -> model (the description's own expected result, numpy) -> judge (`check 
 all` plus the expected result, then nvcc, the GPU or TileLang (tilelang_target): an
 outcome and its signature) -> minimize (delta debugging over descriptions) -> campaign
 (inline, process pool or Dask; corpus and resume; TileLang's bug reports)."""
+
+# checks one finding's minimization may spend (the default of `fuzz --minimize-budget`;
+# here, not in campaign, so that the command line's parser reads it without the fuzzer)
+MINIMIZE_BUDGET = 60

@@ -22,6 +22,7 @@ import numpy as np
 from verify_reducer.codegen.tilelang_backend import TileLangSetup
 
 from verify_reducer.verify.cli import outputs
+from verify_reducer.verify.fuzzing import MINIMIZE_BUDGET
 from verify_reducer.verify.fuzzing.bugreport import BugReport, save_report
 from verify_reducer.verify.oracle.pipeline import UsageError
 from verify_reducer.verify.oracle.pipeline import UsageError
@@ -33,7 +34,6 @@ from verify_reducer.verify.fuzzing.minimize import minimize
 from verify_reducer.verify.fuzzing.outcome import Outcome
 from verify_reducer.verify.fuzzing.tilelang_target import bug_report, prepare_setup
 
-MINIMIZE_BUDGET = 60          # checks one finding's minimization may spend
 IN_FLIGHT_PER_JOB = 2         # cases submitted ahead per worker (the rest are drawn later)
 
 

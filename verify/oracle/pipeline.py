@@ -38,14 +38,10 @@ from verify_reducer.verify.oracle.cost import Estimate, estimate
 from verify_reducer.verify.epochs.checker import check_func
 from verify_reducer.verify.oracle.expect import ExpectationSyntaxError, parse_expectation
 
-EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_MISMATCH, EXIT_INTERNAL = 0, 1, 2, 3, 4
-# Some compared element could not be judged (its bound is infinite or admits every
-# value, docs/semantics.md §9): nothing refuted, nothing verified either.
-EXIT_INCONCLUSIVE = 5
-
-
-class UsageError(Exception):
-    """Bad flags, an unreadable file, an unknown function: exit 2."""
+# the exit codes and the usage error live in a light module the parser imports too
+from verify_reducer.verify.oracle.exit_codes import (  # noqa: F401  (re-exported)
+    EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
+    UsageError)
 
 
 class OutputsError(ValueError):

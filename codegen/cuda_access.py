@@ -21,9 +21,9 @@ from verify_reducer.spec import addressing
 from verify_reducer.spec.indexexpr import IndexExpr, Var
 from verify_reducer.spec.layout import Layout
 from .cuda_exprs import ADD, ATOM, C
-from .cuda_layouts import S
+from .lower.cells import FLAT, REP, S
 
-FLAT, REP, TERM = "$flat", "$rep", "$term"
+TERM = "$term"
 LANE = "$lane"                       # the element of a run of a vectorized copy
 
 # A logical index: an integer IndexExpr when it is affine in known variables, else the

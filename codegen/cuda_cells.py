@@ -1,34 +1,24 @@
-"""The loop over the executing thread's cells of a layout, the frame every placed
-statement renders in: each (thread, slot) computes its iteration (and replica) from the
-layout's inverse (codegen.cuda_layouts), as digit formulas or constant tables; unused
-cells are guarded off. A mixin of codegen.cuda_stmts.KernelBody, with the C blocks the
-cells open.
+"""The loop over the executing thread's cells of a layout, printed: the frame every placed
+statement renders in. What the loop is — each (thread, slot)'s iteration and replica from
+the layout's inverse (digit formulas or constant tables), the guard on unused cells, and
+whether the slot loop is unrolled — is codegen.lower.cells.CellLoop, decided there; this
+module prints it. A mixin of codegen.cuda_stmts.KernelBody, with the C blocks the cells
+open.
 
-A cell loop's slots are unrolled, so that a register slot that follows the loop's layout is
-a constant in each copy. A slot known only at run time is a select over the whole array
-(codegen.cuda_access), and unrolled, each copy repeats that select: a loop of 256 slots
-over a 64-slot partial expands into 32 K selects, and nvcc takes minutes or crashes.
-`SELECT_LIMIT` bounds that expansion: past it the loop is rendered again, rolled.
-"""
+The one thing measured here is the run-time register selects the printed body makes per
+slot (`select_count`): the statement printers decide those accesses as they render
+(codegen.cuda_access), and codegen.lower.cells decides from their count whether the slot
+loop is rolled (codegen.cuda_stmts renders the loop again when it is)."""
 from __future__ import annotations
 
 import re
 from contextlib import contextmanager
 
-from verify_reducer.spec.indexexpr import IndexExpr, Var
 from verify_reducer.spec.layout import Layout
 
-from .cuda_access import FLAT, LANE, REP, Frame, render_index
-from .cuda_layouts import S, T, Inverse, inverse_of, table_literal, table_type
-
-
-# Run-time register selects (array slots × accesses) an unrolled cell loop may expand
-# into. Measured with nvcc 13.0 for sm_90 on tests/programs/valid/fuzz_row_split_windows.py
-# as it rendered before its loops had windows: two loops of 98 K selects each crashed nvcc
-# after two and a half minutes (docs/compiler-bugs/cicc-13.0-select-chain-crash.md), the
-# same two at 65 K (an affine cell inverse instead of the table) took a minute; the 8 K of
-# canonical_batched_in_place.py compile in under four seconds.
-SELECT_LIMIT = 8192
+from .cuda_access import LANE, Frame, render_index
+from .lower import cells as lowering
+from .lower.cells import FLAT, REP, S, T, CellLoop
 
 SELECT = re.compile(r"\breducer_(?:get|set)\((\w+),")
 
@@ -39,26 +29,37 @@ def select_count(lines: list[str], slots_of: dict[str, int]) -> int:
     return sum(slots_of.get(m.group(1), 1) for line in lines for m in SELECT.finditer(line))
 
 
+def table_literal(values: tuple[int, ...]) -> str:
+    """A C initializer list, 16 values a line."""
+    rows = [", ".join(str(v) for v in values[i:i + 16]) for i in range(0, len(values), 16)]
+    return "{\n    " + ",\n    ".join(rows) + "}"
+
+
+def table_type(values: tuple[int, ...]) -> str:
+    return "short" if max(values, default=0) < 2 ** 15 else "int"
+
+
 class CellLoops:
     """Slot loops and C blocks for codegen.cuda_stmts.KernelBody (its out, names, var,
     tables, declared and register_slots: the length of every register array)."""
 
-    # the selects the last cell loop expands into (unrolled: per slot, times its slots)
+    # the run-time register selects of one slot of the last cell loop's body
     last_selects = 0
 
     @contextmanager
     def cells(self, layout: Layout, frame: Frame, used_vars: set[str] | None = None,
-              with_replica: bool = False, rolled: str | None = None):
-        """A loop over the executing thread's slots of layout; yields the frame in
-        which the layout's index variables name the cell's logical iteration. With
-        `rolled` (the reason, for the comment) the slot loop is not unrolled and every
-        register slot that depends on it is a run-time select."""
-        inverse = inverse_of(layout)
-        slots = layout.slots_per_thread
-        ranges = {T: (0, layout.count - 1), S: (0, slots - 1)}
+              with_replica: bool = False, loop: CellLoop | None = None):
+        """The cell loop of layout (`loop`, or codegen.lower.cells.cell_loop's), printed;
+        yields the frame in which the layout's index variables name the cell's logical
+        iteration. A rolled loop's register slots that depend on the slot are run-time
+        selects."""
+        loop = lowering.cell_loop(layout) if loop is None else loop
+        slots = loop.slots
+        ranges = loop.ranges
         thread = "tid" if layout.offset == 0 else f"tid - {layout.offset}"
         c_names = {T: thread, S: "slot", FLAT: "flat", REP: "rep"}
         wanted = set(layout.index_vars) if used_vars is None else used_vars
+        rolled = loop.rolled
         unrolled = frame.unrolled if rolled is None or slots == 1 else frozenset({LANE})
         start = len(self.out.lines)
         if slots > 1:
@@ -70,16 +71,16 @@ class CellLoops:
             header = ""                      # a block of its own: its names stay local
         with self.maybe_block(header):
             declarations: dict[str, str] = {}
-            if inverse.table is not None:
-                loop_vars, extra, declarations = self._table_cells(layout, inverse, frame,
-                                                                   c_names)
-                ranges.update(extra)
-            else:
-                loop_vars = dict(zip(layout.index_vars, inverse.indices))
-                if inverse.replica is not None:
-                    loop_vars[layout.rep_var] = inverse.replica
             inner = frame.inner(layout, {}, ranges, c_names, unrolled)
-            guard = self._cell_guard(layout, inverse, inner)
+            loop_vars = dict(zip(layout.index_vars, loop.indices))
+            if loop.replica is not None:
+                loop_vars[layout.rep_var] = loop.replica
+            if loop.tables is not None:
+                cell = render_index(loop.cell, inner, self.var).text
+                self.out.line(f"const int flat = {self._flat_table(loop)}[{cell}];")
+                if layout.replicate > 1:
+                    declarations["rep"] = f"{self.tables[layout]}_rep[{cell}]"
+            guard = " && ".join(self._bound(bound, inner) for bound in loop.guard)
             ranges.update((v, (0, e - 1)) for v, e in zip(layout.index_vars, layout.shape))
             with self.maybe_block(f"if ({guard})" if guard else None):
                 for name in layout.index_vars:
@@ -88,17 +89,16 @@ class CellLoops:
                                                                     self.var).text
                         c_names[name] = self.var(name)
                 if with_replica and layout.replicate > 1:
-                    if inverse.table is None:
+                    if loop.tables is None:
                         declarations["rep"] = render_index(loop_vars[layout.rep_var], inner,
                                                            self.var).text
                     c_names[layout.rep_var] = "rep"
                 body_start = len(self.out.lines)
                 yield frame.inner(layout, loop_vars, ranges, c_names, unrolled)
                 if "rep" in self._declare_used(body_start, declarations) and \
-                        inverse.table is not None:
-                    self._rep_table(layout, inverse)
-        selects = select_count(self.out.lines[start:], self.register_slots)
-        self.last_selects = selects * (slots if S in unrolled else 1)
+                        loop.tables is not None:
+                    self._rep_table(loop)
+        self.last_selects = select_count(self.out.lines[start:], self.register_slots)
 
     @contextmanager
     def maybe_block(self, header: str | None):
@@ -113,58 +113,39 @@ class CellLoops:
                 yield
                 self.declared.pop()
 
-    def _table_cells(self, layout: Layout, inverse: Inverse, frame: Frame, c_names):
-        """The inverse as constant tables indexed by the cell: flat index and replica."""
+    def _flat_table(self, loop: CellLoop) -> str:
+        """The name of the loop's flat-index table, declared with the layout's first loop."""
+        layout = loop.layout
         stem = self.tables.get(layout)
-        flat_table, _ = inverse.table
         if stem is None:
             stem = self.names.get(("table", layout), f"layout{len(self.tables)}")
             self.tables[layout] = stem
+            flat = loop.tables.flat
             self.table_text.append(
                 f"// {layout.describe()}: the flat index (-1: unused) of each cell "
                 f"slot*{layout.count} + thread\n"
-                f"__device__ const {table_type(flat_table)} {stem}_flat"
-                f"[{len(flat_table)}] = {table_literal(flat_table)};")
-        cell = render_index(inverse.cell(), frame.inner(layout, {}, inverse.ranges, c_names),
-                            self.var).text
-        self.out.line(f"const int flat = {stem}_flat[{cell}];")
-        loop_vars: dict[str, IndexExpr] = {}
-        stride = layout.size
-        flat = Var(FLAT)
-        for name, extent in zip(layout.index_vars, layout.shape):
-            stride //= extent
-            loop_vars[name] = (flat // stride) % extent
-        declarations = {}
-        if layout.replicate > 1:
-            loop_vars[layout.rep_var] = Var(REP)
-            declarations["rep"] = f"{stem}_rep[{cell}]"
-        return loop_vars, {FLAT: (0, layout.size - 1), REP: (0, layout.replicate - 1)}, \
-            declarations
+                f"__device__ const {table_type(flat)} {stem}_flat"
+                f"[{len(flat)}] = {table_literal(flat)};")
+        return f"{stem}_flat"
 
-    def _rep_table(self, layout: Layout, inverse: Inverse) -> None:
+    def _rep_table(self, loop: CellLoop) -> None:
         """The replica table of a tabled layout, declared once and only where a cell loop
         reads it (nvcc warns of a table no one reads)."""
+        layout = loop.layout
         if layout in self.rep_tables:
             return
         self.rep_tables.add(layout)
-        rep_table = inverse.table[1]
+        replica = loop.tables.replica
         self.table_text.append(
             f"// {layout.describe()}: the replica of each cell slot*{layout.count} + thread\n"
-            f"__device__ const {table_type(rep_table)} {self.tables[layout]}_rep"
-            f"[{len(rep_table)}] = {table_literal(rep_table)};")
+            f"__device__ const {table_type(replica)} {self.tables[layout]}_rep"
+            f"[{len(replica)}] = {table_literal(replica)};")
 
-    def _cell_guard(self, layout: Layout, inverse: Inverse, frame: Frame) -> str | None:
-        if inverse.table is not None:
-            return "flat >= 0"
-        window = inverse.window
-        if window is not None:
-            index = render_index(window.index, frame, self.var).text
-            bounds = ([f"{index} >= {window.low}"] if window.low > 0 else []) + \
-                ([f"{index} < {window.high}"] if window.high < window.wide else [])
-            return " && ".join(bounds)
-        if inverse.used is None:
-            return None
-        return f"{render_index(inverse.cell(), frame, self.var).text} < {inverse.used}"
+    def _bound(self, bound, frame: Frame) -> str:
+        """A test of the cell guard as C."""
+        index = render_index(bound.expr, frame, self.var).text
+        return " && ".join(([f"{index} >= {bound.low}"] if bound.low is not None else []) +
+                           ([f"{index} < {bound.high}"] if bound.high is not None else []))
 
     def _declare_used(self, at: int, declarations: dict[str, str]) -> set[str]:
         """Declare, before line `at`, the cell variables the lines after it use; returns

@@ -17,7 +17,9 @@ from verify_reducer.spec.physical import PhysicalPlan
 
 from . import cuda_collectives as collectives
 from .cuda_access import Frame, Index, Place, flat_offset, register_place
-from .cuda_cells import SELECT_LIMIT, CellLoops
+from .cuda_cells import CellLoops
+from .lower import cells as cells_lowering
+from .lower.cells import CellLoop
 from .cuda_copies import render_copy, render_fill
 from .cuda_exprs import ADD, C, ExprRenderer
 from .cuda_warp import WarpExprRenderer
@@ -202,22 +204,22 @@ class KernelBody(CellLoops):
         layout = layout.rename(names) if layout.index_vars != names else layout
         one_writer = stmt in self.plan.one_writer_loops
         self.fence(stmt, "before")
-        def cell_loop(rolled: str | None = None) -> None:
+        def render_cells(loop: CellLoop) -> None:
             with self.cells(layout, frame, used, with_replica=needs_rep or one_writer,
-                            rolled=rolled) as inner, \
+                            loop=loop) as inner, \
                     self.maybe_block("if (rep == 0)" if one_writer else None):
                 self.declared.append(set())
                 self.body(stmt.body, inner)
                 self.declared.pop()
 
         start = len(self.out.lines)
-        cell_loop()
-        if self.last_selects > SELECT_LIMIT:
-            # rendered again, rolled: the same statements, each select once per iteration
+        render_cells(cells_lowering.cell_loop(layout))
+        # the lowering decides from the body's selects whether the loop is rolled; if
+        # so, it is rendered again: the same statements, each select once per iteration
+        loop = cells_lowering.cell_loop(layout, self.last_selects)
+        if loop.rolled is not None:
             del self.out.lines[start:]
-            cell_loop(f"unrolling its {layout.slots_per_thread} slots would expand its "
-                      f"run-time register slots into {self.last_selects} selects (limit "
-                      f"{SELECT_LIMIT})")
+            render_cells(loop)
         self.fence(stmt, "after")
 
     def _store(self, stmt: ir.Store, frame: Frame) -> None:

@@ -13,19 +13,23 @@ from verify_reducer.spec import ir
 from verify_reducer.spec.warp import is_warp_call
 from verify_reducer.spec.addressing import affine, border_guards
 from verify_reducer.spec.dtypes import INT64
+from verify_reducer.spec.layout import Layout
 from verify_reducer.spec.physical import FinalizePlan, PhysicalPlan, SitePlan
+from verify_reducer.codegen.lower import cells as cells_lowering
 
 from .accounting import iteration_hashes
-from .registers import tables
+from .sim_cells import Cells, run_cells
 from .sim_copies import Moves
 from .values import ITER, REP, SLOT, THREAD, Val
 
 
 @dataclass(frozen=True)
 class LoopLanes:
-    """A T.Parallel's lanes, the same in every block: one per used (thread, slot)."""
+    """A T.Parallel's lanes, the same in every block: one per (thread, slot) its cell
+    loop runs, and what the check of that loop against the layout found."""
     threads: np.ndarray                 # absolute
     env: dict[str, Val]                 # THREAD, SLOT, ITER, REP and the loop variables
+    cells: Cells
 
 
 class PlanStatics:
@@ -63,6 +67,8 @@ class PlanStatics:
             for fplan in rplan.finalizes:
                 self.finals[fplan.finalize] = fplan
         self.loop_cache: dict[ir.ParallelFor, LoopLanes] = {}
+        # each layout's cell loop (codegen.lower.cells), executed: by layout value
+        self.cell_runs: dict[Layout, Cells] = {}
         self.copy_cache: dict[ir.Copy, tuple] = {}
         self.copy_vars: dict[ir.Copy, tuple[str, ...] | None] = {}
         self.moves: dict[tuple, Moves] = {}
@@ -132,19 +138,26 @@ class PlanStatics:
             self.copy_vars[stmt] = tuple(sorted(names))
         return self.copy_vars[stmt]
 
+    def cells(self, layout: Layout) -> Cells:
+        """The cells the kernel's loop over layout runs (its CellLoop, executed and
+        checked: interp.sim_cells), once per layout value."""
+        found = self.cell_runs.get(layout)
+        if found is None:
+            found = self.cell_runs[layout] = run_cells(cells_lowering.cell_loop(layout))
+        return found
+
     def loop_lanes(self, loop: ir.ParallelFor) -> LoopLanes:
         found = self.loop_cache.get(loop)
         if found is not None:
             return found
         layout = self.layouts.loops[loop]
-        tab = tables(layout)
-        threads = tab.pair_thread + layout.offset
-        env = {THREAD: Val(threads, INT64), SLOT: Val(tab.pair_slot, INT64),
-               ITER: Val(tab.pair_index, INT64), REP: Val(tab.pair_replica, INT64)}
-        coords = np.unravel_index(tab.pair_index, loop.extents)
-        for var, c in zip(loop.vars, coords):
+        cells = self.cells(layout)
+        threads = cells.thread + layout.offset
+        env = {THREAD: Val(threads, INT64), SLOT: Val(cells.slot, INT64),
+               ITER: Val(cells.index, INT64), REP: Val(cells.replica, INT64)}
+        for var, c in zip(loop.vars, cells.coords):
             env[var.name] = Val(var.dtype.quantize(c), var.dtype)
-        made = LoopLanes(threads, env)
+        made = LoopLanes(threads, env, cells)
         self.loop_cache[loop] = made
         return made
 

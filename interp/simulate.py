@@ -44,6 +44,7 @@ from .evaluate import convert, operand, serial_iterations, stored
 from .memory import Window, WindowArray, kernel_inputs
 from .registers import LocalBuffer, Registers, tables
 from .runs import BodyRuns, blocks_to_run
+from .sim_cells import report_cells
 from .sim_copies import CopyExecution, in_box, outside_message
 from .sim_memory import MemoryAccess
 from .sim_partials import Partials
@@ -232,6 +233,10 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
             raise DiagnosticError(error(
                 "R100", "a T.Parallel nested in a T.Parallel is not supported by the "
                 "simulator", stmt.span))
+        findings = self.s.loop_lanes(stmt).cells.findings
+        if findings:        # the kernel's cell loop disagrees with the loop's layout
+            report_cells(self.report, self.s.loop_lanes(stmt).cells,
+                         f"T.Parallel({', '.join(map(str, stmt.extents))})", stmt.span)
         outer, env = self.loop_env(stmt, lanes.env[THREAD].v)
         env = dict(env)
         for name, val in lanes.env.items():

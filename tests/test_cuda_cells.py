@@ -1,7 +1,7 @@
 """Cell loops as C: a loop over part of a row inverts through the row's full window with a
-guard (codegen.cuda_layouts.Window), so its slots stay constants; a cell loop's slots are
+guard (codegen.lower.cells.Window), so its slots stay constants; a cell loop's slots are
 unrolled unless its run-time register selects would expand past
-codegen.cuda_cells.SELECT_LIMIT (nvcc took minutes, or crashed, on such kernels); the
+codegen.lower.cells.SELECT_LIMIT (nvcc took minutes, or crashed, on such kernels); the
 replica table of a tabled layout is declared only where a loop reads it (nvcc warns of a
 table no one reads). tests/test_cuda_compile.py compiles every program's kernel, the
 rolled ones included, and the GPU suite runs them."""
@@ -14,8 +14,9 @@ import pytest
 
 from cuda_env import ROOT, plan
 from verify_reducer.codegen.cuda import render
-from verify_reducer.codegen.cuda_cells import SELECT_LIMIT, select_count
-from verify_reducer.codegen.cuda_layouts import inverse_of
+from verify_reducer.codegen.cuda_cells import select_count
+from verify_reducer.codegen.lower.cells import SELECT_LIMIT
+from verify_reducer.codegen.lower.cells import inverse_of
 from verify_reducer.spec.indexexpr import Var
 from verify_reducer.spec.layout import Layout
 

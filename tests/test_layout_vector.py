@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from verify_reducer.codegen.cuda_layouts import inverse_of
+from verify_reducer.codegen.lower.cells import inverse_of
 from verify_reducer.codegen.layout import infer_layouts
 from verify_reducer.codegen.layout_rules import project
 from verify_reducer.codegen.plan import plan_func

@@ -8,7 +8,7 @@
 # output in every thread (neither loop's projection kept the other's contributions). Each
 # access was a select over a whole register array, and unrolled over 256 slots a loop
 # expanded into 98 K selects. Now (1) the cell inverse is the inverse of the row's full
-# window, 64 x 128, with a guard on k (codegen.cuda_layouts.Window), (2) the storage is the
+# window, 64 x 128, with a guard on k (codegen.lower.cells.Window), (2) the storage is the
 # projection widened to 8 replicas, which keeps both loops (codegen.storage.widened): every
 # slot is a constant after unrolling and the kernel compiles in about a second; and (3) a
 # cell loop that would still pass codegen.cuda_cells.SELECT_LIMIT is rendered rolled

@@ -32,9 +32,9 @@ from verify_reducer.spec import ir
 from verify_reducer.spec.physical import Pipeline, PhysicalPlan
 
 from .cuda_access import Frame
-from .cuda_copies import region_element, run_start
+from .lower.copies import region_element, run_start
 from .plan_text import pipeline_summary
-from .cuda_vector import copy_runs
+from .lower.copies import copy_runs
 from .layout_copy import vector_elements
 
 

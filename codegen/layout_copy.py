@@ -12,7 +12,7 @@ The rule (plain data, decided from the copy's regions and dtypes alone):
   consecutive slots `(c div P)*V + flat mod V`; with fewer runs than participants the
   threads `>= runs` sit the copy out. A thread's run is then V consecutive elements in
   both memories, which the renderer moves with one 128-bit access where it can prove
-  the addresses 16-byte aligned (codegen.cuda_vector), else element by element.
+  the addresses 16-byte aligned (codegen.lower.copies), else element by element.
 - otherwise the **default partition** of the copy's extents (docs/design.md §5;
   replicas take no part in the write: replica 0 moves each element)."""
 from __future__ import annotations
@@ -20,12 +20,11 @@ from __future__ import annotations
 import math
 
 from verify_reducer.spec import ir
-from verify_reducer.spec.dtypes import DType
 from verify_reducer.spec.indexexpr import floordiv, mod
 from verify_reducer.spec.layout import (Layout, default_partition, flat_index, fresh_rep, index_names,
                          vectorized_partition)
 
-VECTOR_BYTES = 16
+from .lower.copies import vector_elements
 
 COOPERATIVE = ("global", "shared")
 
@@ -34,14 +33,6 @@ def is_cooperative(stmt: ir.Copy) -> bool:
     """A copy between global and shared memory: every participant helps, nobody owns."""
     return all(r.buffer.scope in COOPERATIVE and not r.buffer.is_reducer
                for r in (stmt.src, stmt.dst))
-
-
-def vector_elements(dtype: DType) -> int:
-    """Elements of dtype in one 128-bit access (1: no vector of this dtype)."""
-    size = dtype.bits // 8
-    if dtype.bits % 8 or size < 1 or VECTOR_BYTES % size:
-        return 1
-    return VECTOR_BYTES // size
 
 
 def run_length(stmt: ir.Copy) -> int:

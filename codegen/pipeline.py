@@ -50,7 +50,7 @@ from verify_reducer.spec.dtypes import INT32
 from verify_reducer.spec.physical import Pipeline, StagedRead
 from verify_reducer.spec.target import Target
 
-from .cuda_vector import copy_runs
+from .lower.copies import copy_runs
 from .layout import LayoutMap
 from .layout_copy import cooperative_layout
 

@@ -1,9 +1,11 @@
-"""The simulator's copies (T.copy): which lane moves which element, at the addresses
-the kernel computes (spec.addressing), border-guarded where the kernel tests and R505
-where an address leaves its buffer; derived once per pair of region starts and cached.
-A copy without a layout moves its elements whole, but its shared-memory accesses are
-tracked as the renderer's partition makes them (its barriers are the plan's, passed by
-interp.simulate). A mixin of interp.simulate's block: it reads and writes the block's memory through
+"""The simulator's copies (T.copy), executing the copy's lowering
+(codegen.lower.copies.CopyMoves, the one the CUDA renderer prints): the partition's
+thread moves each element, replica 0 alone stores where the lowering says one writer,
+the lowered border tests drop reads and writes, and an address that leaves its buffer
+untested is R505. Every copy moves by its threads, so shared-memory race tracking and
+register ownership follow the kernel's accesses (its barriers are the plan's, passed by
+interp.simulate). Derived once per pair of region starts and cached. A mixin of
+interp.simulate's block: it reads and writes the block's memory through
 interp.sim_memory's checked accessors."""
 from __future__ import annotations
 
@@ -11,14 +13,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from verify_reducer.codegen.lower import copies as lowered
 from verify_reducer.spec import ir
 from verify_reducer.spec.addressing import flat_offset, region_indices
 from verify_reducer.spec.diagnostics import DiagnosticError, error
 from verify_reducer.spec.source import Span
 
 from .evaluate import convert, operand
-from verify_reducer.spec.layout import default_partition
-
 from .registers import tables
 from .values import ITER, Lanes, Val
 
@@ -30,7 +31,7 @@ MOVES_CACHE_LANES = 1 << 21                    # about 100 MB of cached copy mov
 class Moves:
     """What one T.copy moves at one pair of region starts, derived once: a pipelined
     copy meets the same few starts in every block and every simulation of the plan."""
-    threads: np.ndarray | None        # absolute thread per lane (None: cooperative)
+    threads: np.ndarray               # absolute thread per lane
     src: np.ndarray                   # flat source position per lane
     src_outside: np.ndarray | None    # lanes reading past a global tensor's border
     dst_lanes: np.ndarray | None      # the lanes that store (None: all of them)
@@ -68,11 +69,12 @@ class CopyExecution:
             self._first = (lanes, Lanes(1, env, lanes.parallel))
         return self._first[1]
 
-    def region_flat(self, stmt: ir.Stmt, region: ir.Region, starts: list[int], loop_shape,
-                    e: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    def region_flat(self, region: ir.Region, starts: list[int], loop_shape, e: np.ndarray,
+                    guards) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """(flat offset, guarded, beyond) of the elements that iterations e (flat over
         loop_shape) touch, computed as the kernel computes them (spec.addressing):
-        `guarded` elements fail a border test of a global tensor (read as 0, not
+        `guarded` elements fail a lowered border test (guards, per dimension) of a
+        global tensor (read as 0, not
         written: TileLang's rule); `beyond` ones (None: none) pass every test the kernel
         makes yet lie outside the buffer (R505: the kernel would touch another
         allocation; the caller makes no such access). Guarded offsets are clamped so
@@ -90,8 +92,7 @@ class CopyExecution:
                  for ix in region_indices(starts, region.extents, loop_shape, loop)]
         guarded = np.zeros(len(e), dtype=bool)
         if buffer.scope == "global":
-            for ix, extent, (low, high) in zip(index, buffer.shape,
-                                               self.s.guards(stmt, region, loop_shape)):
+            for ix, extent, (low, high) in zip(index, buffer.shape, guards):
                 if low:
                     guarded |= ix < 0
                 if high:
@@ -103,35 +104,21 @@ class CopyExecution:
             flat = np.where(guarded, np.clip(flat, 0, buffer.size - 1), flat)
         return flat, guarded, (beyond if beyond.any() else None)
 
-    def copy_pairs(self, stmt: ir.Copy, starts: dict) -> tuple | None:
-        """(absolute thread, replica, iteration, the iterations' shape) of every lane
-        of the copy: by the copy's layout in the LayoutMap (a fragment side's, or the
-        cooperative partition of a shared↔global copy — 16-byte runs where
-        codegen.layout_copy allows); for a finalized reducer side, by the reducer's
-        storage; None when there is neither."""
+    def lowered_copy(self, stmt: ir.Copy) -> tuple:
+        """(the copy's lowering, absolute thread, replica and iteration of each of its
+        partition's (thread, slot) pairs), once per plan."""
         found = self.s.copy_cache.get(stmt)
         if found is not None:
             return found
-        layout = self.s.layouts.copies.get(stmt)
-        if layout is not None:
-            tab = tables(layout)
-            pairs = (tab.pair_thread + layout.offset, tab.pair_replica, tab.pair_index,
-                     layout.shape)
-            self.s.copy_cache[stmt] = pairs
-            return pairs
-        for region in (stmt.src, stmt.dst):
-            if region.buffer.is_reducer:
-                regs = self.registers(region.buffer, stmt.span)
-                tab = regs.tables
-                coords = np.unravel_index(tab.pair_index, region.buffer.shape)
-                rel = [c - s for c, s in zip(coords, starts[region])]
-                keep = np.ones(len(tab.pair_index), dtype=bool)
-                for r, extent in zip(rel, region.extents):
-                    keep &= (r >= 0) & (r < extent)
-                e = np.ravel_multi_index(tuple(r[keep] for r in rel), region.extents)
-                return (tab.pair_thread[keep] + regs.layout.offset,
-                        tab.pair_replica[keep], e, tuple(region.extents))
-        return None
+        try:
+            moves = lowered.lower_copy(self.s.plan, stmt, self.s.layouts.participants[stmt])
+        except lowered.Unlowerable as e:
+            raise DiagnosticError(error("R100", str(e), stmt.span)) from None
+        tab = tables(moves.partition)
+        found = (moves, tab.pair_thread + moves.partition.offset, tab.pair_replica,
+                 tab.pair_index)
+        self.s.copy_cache[stmt] = found
+        return found
 
     def _copy(self, stmt: ir.Copy, lanes: Lanes):
         src, dst = stmt.src.buffer, stmt.dst.buffer
@@ -154,44 +141,23 @@ class CopyExecution:
             # outside the block's window of the tensor
             values[kept] = self.k.globals[src][moves.src[kept]]
         elif moves.src_outside is None:
-            values = self.read_on_chip(src, moves.threads, moves.src, stmt.span, stmt)
+            values = self.read_on_chip(src, moves.threads, moves.src, stmt.span)
         else:                                      # R505 lanes: not read, 0
             kept = np.setdiff1d(np.arange(len(moves.src)), moves.src_outside)
             values = np.zeros(len(moves.src), dtype=src.dtype.np)
-            values[kept] = self.read_on_chip(
-                src, None if moves.threads is None else moves.threads[kept],
-                moves.src[kept], stmt.span, stmt, kept)
+            values[kept] = self.read_on_chip(src, moves.threads[kept], moves.src[kept],
+                                             stmt.span)
         values = convert(Val(values, src.dtype), dst.dtype).v
         if moves.dst_lanes is not None:
             values = values[moves.dst_lanes]
         self.write(dst, moves.dst_threads, moves.dst, values, stmt.span)
-        if dst.scope == "shared" and moves.threads is None:
-            lane_threads = self.partition_threads(stmt)
-            kept = lane_threads if moves.dst_lanes is None else lane_threads[moves.dst_lanes]
-            self.track_writes(dst, kept, moves.dst, stmt.span)
 
-    def read_on_chip(self, buffer: ir.Buffer, threads, flat: np.ndarray, span: Span,
-                     stmt: ir.Copy, lanes: np.ndarray | None = None):
-        """A copy's reads of a shared buffer or a fragment; threads None: a copy without
-        a layout, whose lanes (all, or those of `lanes`) read by the renderer's
-        partition."""
+    def read_on_chip(self, buffer: ir.Buffer, threads: np.ndarray, flat: np.ndarray,
+                     span: Span):
+        """A copy's reads of a shared buffer or a fragment by the moving threads."""
         if buffer.scope == "shared":
-            if threads is None:
-                threads = self.partition_threads(stmt)
-                threads = threads if lanes is None else threads[lanes]
             return self.read_shared(buffer, flat, span, threads)
         return self.read_registers(buffer, threads, flat, span)
-
-    def partition_threads(self, stmt: ir.Copy) -> np.ndarray:
-        """The thread that moves each element of a copy without a layout (its replica 0
-        in the participants' partition, codegen.cuda_copies' fallback)."""
-        offset, count = self.s.layouts.participants[stmt]
-        layout = default_partition(tuple(stmt.dst.extents), count, offset)
-        tab = tables(layout)
-        first = tab.pair_replica == 0
-        threads = np.empty(int(np.prod(layout.shape)), dtype=np.int64)
-        threads[tab.pair_index[first]] = tab.pair_thread[first] + layout.offset
-        return threads
 
     def copy_moves(self, stmt: ir.Copy, lanes: Lanes) -> Moves:
         """The copy's moves at the current starts, memoized on the values of the
@@ -216,18 +182,14 @@ class CopyExecution:
 
     def derive_moves(self, stmt: ir.Copy, lanes: Lanes) -> Moves:
         src, dst = stmt.src, stmt.dst
-        starts = {src: self.starts(src, lanes), dst: self.starts(dst, lanes)}
-        pairs = self.copy_pairs(stmt, starts)
-        if pairs is None:
-            threads, replica = None, None
-            shape = tuple(dst.extents)
-            e = np.arange(int(np.prod(shape)))
-        else:
-            threads, replica, e, shape = pairs
-        s_flat, s_guarded, s_beyond = self.region_flat(stmt, src, starts[src], shape, e)
-        d_flat, d_guarded, d_beyond = self.region_flat(stmt, dst, starts[dst], shape, e)
+        lowering, threads, replica, e = self.lowered_copy(stmt)
+        shape = lowering.partition.shape
+        s_flat, s_guarded, s_beyond = self.region_flat(src, self.starts(src, lanes), shape,
+                                                       e, lowering.src_guards)
+        d_flat, d_guarded, d_beyond = self.region_flat(dst, self.starts(dst, lanes), shape,
+                                                       e, lowering.dst_guards)
         writers = ~d_guarded
-        if dst.buffer.scope in ("global", "shared") and threads is not None:
+        if lowering.one_writer:
             writers &= replica == 0          # one write per element, by replica 0
         faults = []
         skipped = s_guarded
@@ -245,7 +207,7 @@ class CopyExecution:
                           threads, tuple(faults))
         keep = np.flatnonzero(writers)
         return Moves(threads, s_flat, outside, keep, _window(dst.buffer, d_flat[keep]),
-                      None if threads is None else threads[keep], tuple(faults))
+                      threads[keep], tuple(faults))
 
 
 def _window(buffer: ir.Buffer, flat: np.ndarray) -> np.ndarray | slice:

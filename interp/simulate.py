@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from verify_reducer.codegen.lower import copies as lowered
 from verify_reducer.spec import ir
 from verify_reducer.spec.diagnostics import Diagnostic, DiagnosticError, error
 from verify_reducer.spec.dtypes import BOOL, INT64
@@ -314,18 +315,19 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
                                  value[lane_of[threads[inside]]], stmt.span)
             return
         e = np.arange(int(np.prod(region.extents)))
-        flat, guarded, beyond = self.region_flat(stmt, region, starts, region.extents, e)
+        participants = self.s.layouts.participants[stmt]
+        moves = lowered.lower_fill(self.s.plan, stmt, participants)   # the kernel's fill
+        flat, guarded, beyond = self.region_flat(region, starts, region.extents, e,
+                                                 moves.guards)
         inside = ~guarded
         if beyond is not None:
-            offset, count = self.s.layouts.participants[stmt]
+            offset, count = participants
             fault = outside_message("write", region.buffer, flat, beyond, offset + e % count)
             self.report.add("R505", fault + self.block_text, stmt.span, key="fill")
             inside &= ~beyond
         if buffer.scope == "shared":
-            # every holder of the renderer's partition writes its elements
-            offset, count = self.s.layouts.participants[stmt]
-            self.track_partition(buffer, default_partition(tuple(region.extents), count,
-                                                           offset), flat, inside, stmt.span)
+            # every holder of the lowered partition writes its elements
+            self.track_partition(buffer, moves.partition, flat, inside, stmt.span)
         if buffer.scope == "local":
             for lane, thread in enumerate(lanes.env[THREAD].v):
                 self.write(buffer, np.full(int(inside.sum()), thread), flat[inside],

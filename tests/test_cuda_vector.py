@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from cuda_env import ROOT, load, plan, planners
-from verify_reducer.codegen.cuda_vector import multiple_of, runs_of
+from verify_reducer.codegen.lower.copies import multiple_of, runs_of
 from verify_reducer.codegen.layout import infer_layouts
 from verify_reducer.codegen.layout_copy import run_partition
 from verify_reducer.spec import ir

@@ -162,12 +162,12 @@ def test_copy_layout_overrunning_a_fragment_is_r505_not_a_crash():
 def test_unguarded_global_read_past_the_tensor_is_r505(monkeypatch):
     """A kernel that tests none of the tensor's borders (the guard decision planted to
     say no test is needed) reads x[-4] in block 0: R505, not TileLang's guarded 0."""
-    import verify_reducer.interp.sim_statics as statics_module
+    import verify_reducer.codegen.lower.copies as lowered     # where copies take their guards
     from pathlib import Path
     source = (Path(__file__).parent / "programs/valid/copy_start_below_zero.py").read_text()
     func, plan = _program(source, "copy_start_below_zero.py")
     assert _codes(func, plan)[0] == []                       # guarded: in bounds
-    monkeypatch.setattr(statics_module, "border_guards",
+    monkeypatch.setattr(lowered, "border_guards",
                         lambda region, starts, shape, ranges:
                         tuple((False, False) for _ in region.buffer.shape))
     func, plan = _program(source, "copy_start_below_zero.py")    # fresh per-plan caches

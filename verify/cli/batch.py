@@ -21,7 +21,9 @@ from verify_reducer.verify.cli import json_doc as cli_json
 from verify_reducer.verify.cli import outputs
 from verify_reducer.verify.oracle import inputs as inputs_mod
 from verify_reducer.verify.oracle import pipeline
+from verify_reducer.verify.cli.junit import junit_xml
 from verify_reducer.verify.cli.output import Output, worst
+from verify_reducer.verify.cli.sarif import sarif_text
 from verify_reducer.verify.oracle.pipeline import EXIT_INTERNAL, EXIT_REJECTED, EXIT_USAGE, UsageError
 
 STDIN_LABEL = "<stdin>"
@@ -98,7 +100,12 @@ def json_file_writable(args) -> bool:
 
 def deliver_json(args, doc: dict, code: int) -> int:
     """Print the document, or write it to --json-file; code, or 2 when that fails."""
-    text = cli_json.dumps(doc)
+    return deliver_text(args, cli_json.dumps(doc), code)
+
+
+def deliver_text(args, text: str, code: int) -> int:
+    """Print a machine document, or write it to --json-file; code, or 2 when that
+    fails."""
     if not getattr(args, "json_file", None):
         print(text, flush=True)
         return code
@@ -117,6 +124,11 @@ def first_error(diagnostics) -> str:
         if d.is_error:
             return d.code + (f" at {d.span.line}:{d.span.col}" if d.span else "")
     return ""
+
+
+# `check --format` documents made from the programs' JSON documents (text and json are
+# the ordinary report and the JSON document)
+DOCUMENT_FORMATS = {"sarif": sarif_text, "junit": junit_xml}
 
 
 def run_programs(args, command: Callable[[argparse.Namespace], int]) -> int:
@@ -147,6 +159,9 @@ def run_programs(args, command: Callable[[argparse.Namespace], int]) -> int:
     code = worst(codes)
     if out.json:
         docs, out.documents = out.documents, None
+        made = DOCUMENT_FORMATS.get(getattr(args, "format", "json"))
+        if made is not None:
+            return deliver_text(args, made(docs, code), code)
         doc = {"command": args.command, "programs": docs,
                "summary": cli_json.summary_json(args.command, codes, code)} \
             if batch else docs[0]

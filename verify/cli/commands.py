@@ -460,8 +460,10 @@ def _main(argv: list[str]) -> int:
     if typo is not None:
         parser.error(typo)                   # exit 2 with the usage line
     args = parser.parse_args(normalize_argv(argv))
-    if getattr(args, "json_file", None):
-        args.json = True
+    if getattr(args, "format", "text") == "text" and getattr(args, "json", False):
+        args.format = "json"
+    if getattr(args, "json_file", None) or getattr(args, "format", "text") != "text":
+        args.json = True       # sarif and junit are made from the JSON documents
     args.ui = Output.from_args(args)
     with numpy_warnings_kept() as kept:
         code = _dispatch(args)

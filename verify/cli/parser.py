@@ -20,6 +20,7 @@ BACKENDS = ("interp", "sim", "cuda", "tilelang")
 EMITS = ("ir", "layout", "plan", "threads", "smt2", "cuda", "svg")
 PLANS = ("auto", "canonical", "fast", "legacy")
 COLOR_MODES = ("auto", "always", "never")
+FORMATS = ("text", "json", "sarif", "junit")
 INPUTS_HELP = (".npz of inputs keyed by parameter name, or `witness` (inputs under which "
                "every contribution shows in the exact result), or `seeded`")
 # what each `fuzz --backend` runs every program on
@@ -63,6 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check", help="parse, verify, interpret and compare (the default)")
     common(p)
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="the report: text (default), json (as --json), sarif (SARIF "
+                        "2.1.0 for code scanning) or junit (JUnit XML for CI), one "
+                        "document for every program; --json-file FILE writes it to FILE")
     param_flag(p)
     p.add_argument("--seed", type=_natural, default=0, help="seed of generated inputs")
     p.add_argument("--inputs", help=INPUTS_HELP)
@@ -177,7 +182,7 @@ def json_flags(p) -> None:
                    help="print one JSON document (docs/schema/) instead of the report")
     p.add_argument("--json-file", metavar="FILE",
                    help="write the JSON document to FILE (implies --json; --json=FILE "
-                        "is the same)")
+                        "is the same; with check --format sarif|junit, that document)")
 
 
 def output_flags(p) -> None:

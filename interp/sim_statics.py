@@ -11,7 +11,6 @@ import numpy as np
 
 from verify_reducer.spec import ir
 from verify_reducer.spec.warp import is_warp_call
-from verify_reducer.spec.addressing import affine, border_guards
 from verify_reducer.spec.dtypes import INT64
 from verify_reducer.spec.layout import Layout
 from verify_reducer.spec.physical import FinalizePlan, PhysicalPlan, SitePlan
@@ -69,6 +68,7 @@ class PlanStatics:
         self.loop_cache: dict[ir.ParallelFor, LoopLanes] = {}
         # each layout's cell loop (codegen.lower.cells), executed: by layout value
         self.cell_runs: dict[Layout, Cells] = {}
+        # each copy's lowering and its partition's pairs (interp.sim_copies.lowered_copy)
         self.copy_cache: dict[ir.Copy, tuple] = {}
         self.copy_vars: dict[ir.Copy, tuple[str, ...] | None] = {}
         self.moves: dict[tuple, Moves] = {}
@@ -79,26 +79,9 @@ class PlanStatics:
         self.flat_memo: dict = {}
         self.uniform_memo: dict = {}
         self.vars_of: dict[ir.Expr, tuple[str, ...] | None] = {}
-        self.scopes = plan.statement_ranges()
-        self.guards_memo: dict[tuple, tuple] = {}
         # the workspace words each publication combines, per (publication, outputs
         # array): interp.sim_reducers.publish_addresses
         self.publish_memo: dict[tuple, tuple] = {}
-
-    def guards(self, stmt: ir.Stmt, region: ir.Region, loop_shape) -> tuple:
-        """The border tests the kernel makes on a global region's elements
-        (spec.addressing.border_guards, as the renderer asks it); a start that is no
-        affine expression is tested on both sides of every dimension."""
-        key = (stmt, region, tuple(loop_shape))
-        found = self.guards_memo.get(key)
-        if found is None:
-            starts = tuple(affine(e) for e in region.starts)
-            if any(e is None for e in starts):
-                found = tuple((True, True) for _ in region.buffer.shape)
-            else:
-                found = border_guards(region, starts, loop_shape, self.scopes[stmt])
-            self.guards_memo[key] = found
-        return found
 
     def pure_vars(self, expr: ir.Expr) -> tuple[str, ...] | None:
         """The variables expr reads, or None if it reads memory or the thread."""

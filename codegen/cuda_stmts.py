@@ -21,6 +21,8 @@ from .cuda_cells import CellLoops
 from .lower import cells as cells_lowering
 from .lower.cells import CellLoop
 from .cuda_copies import render_copy, render_fill
+from .cuda_gemm import render_gemm
+from .lower.gemm import lower_gemm
 from .cuda_exprs import ADD, C, ExprRenderer
 from .cuda_warp import WarpExprRenderer
 from .cuda_pipeline import plain_reason, render_pipeline
@@ -241,6 +243,9 @@ class KernelBody(CellLoops):
 
     def _reduce(self, stmt: ir.Reduce, frame: Frame) -> None:
         render_reduce(self, stmt, frame)
+
+    def _gemm(self, stmt: ir.Gemm, frame: Frame) -> None:
+        render_gemm(self, stmt, lower_gemm(self.plan, stmt), frame)
 
     def _reducerinit(self, stmt: ir.ReducerInit, frame: Frame) -> None:
         collectives.init(self, stmt, frame)

@@ -69,6 +69,7 @@ from verify_reducer.spec.indexexpr import Var
 from verify_reducer.spec.layout import (Layout, default_partition, fully_replicated, index_names,
                          vectorized_partition)
 from verify_reducer.spec.source import Span
+from .lower.gemm import accumulator_layout, warp_partition
 from .layout_copy import cooperative_layout, is_cooperative
 from .layout_access import (Access, Scope, bind_let, memory_accesses, region_access,
                             serial_scope, stmt_accesses)
@@ -124,7 +125,7 @@ class _Op:
     """A statement that places or uses fragments: a T.Parallel loop, a copy (a loop over
     its destination region), a reduction, or a statement outside T.Parallel (one
     iteration run by every participant)."""
-    kind: str                               # "loop" | "copy" | "reduce" | "scalar"
+    kind: str                               # "loop" | "copy" | "reduce" | "gemm" | "scalar"
     node: ir.Stmt
     participants: tuple[int, int]
     shape: tuple[int, ...] = ()
@@ -134,6 +135,7 @@ class _Op:
     memory: list[Access] = field(default_factory=list)  # every buffer, for the vector width
     layout: Layout | None = None
     source: Access | None = None            # the access the loop layout follows
+    fixed: Layout | None = None             # a gemm's accumulator layout (strict)
 
     @property
     def head(self) -> str:
@@ -144,6 +146,8 @@ class _Op:
             return "T.copy"
         if self.kind == "reduce":
             return f"T.reduce_{self.node.kind}"
+        if self.kind == "gemm":
+            return "T.gemm"
         return "the statement"
 
     @property
@@ -153,6 +157,8 @@ class _Op:
     def buffers(self) -> list[ir.Buffer]:
         if self.kind == "reduce":
             return [b for b in (self.node.src, self.node.dst) if b.scope == "fragment"]
+        if self.kind == "gemm":
+            return [self.node.c]
         return [a.buffer for a in self.accesses]
 
 
@@ -263,6 +269,8 @@ class _Inference:
         elif isinstance(stmt, ir.Reduce):
             if stmt.src.scope == "fragment":
                 self.ops.append(_Op("reduce", stmt, scope.participants))
+        elif isinstance(stmt, ir.Gemm):
+            self.gemm(stmt, scope)
         elif isinstance(stmt, ir.WarpGroup):
             self.block(stmt.body, scope.child(participants=self.warp_groups(stmt, scope)))
         elif isinstance(stmt, ir.SerialFor):
@@ -300,6 +308,29 @@ class _Inference:
                 "outside every grid"))
             return scope.participants
         return offset, count
+
+    def gemm(self, stmt: ir.Gemm, scope: Scope) -> None:
+        """A gemm's accumulator takes the mma layout of its warp split (codegen.lower.gemm:
+        TileLang's strict level, placed before any other op of its component). Operands
+        in fragments (TileLang's gemm_rs/sr/rr) have no physical plan here yet."""
+        for operand in (stmt.a, stmt.b):
+            if operand.scope == "fragment":
+                self.diagnostics.append(error(
+                    "R101", f"T.gemm reading the fragment {operand.name}: the physical plan "
+                    f"(layouts, simulator, CUDA) takes shared operands only so far "
+                    f"(docs/limits.md); copy it into shared memory, or run the interpreter "
+                    f"alone (`run --interp`)", stmt.span))
+                return
+        offset, count = scope.participants
+        m, n, _ = stmt.mnk
+        split = warp_partition(stmt.policy, m, n, count // 32) if count % 32 == 0 else \
+            f"T.gemm runs on {count} threads, not a whole number of warps"
+        if isinstance(split, str):
+            self.diagnostics.append(error("R102", split, stmt.span))
+            return
+        bound_cells(max(m * n, count), f"the accumulator {stmt.c.name}", stmt.span)
+        self.ops.append(_Op("gemm", stmt, scope.participants, (m, n), index_names(2),
+                            fixed=accumulator_layout(m, n, *split, offset)))
 
     def scalar(self, stmt: ir.Stmt, scope: Scope) -> None:
         accesses = list(stmt_accesses(stmt, scope))
@@ -419,6 +450,9 @@ class _Inference:
             self.result.sources.pop(buffer, None)
             self.placed_by.pop(buffer, None)
         self.queue.clear()
+        for op in ops:                   # TileLang's strict level: a gemm's accumulator
+            if op.kind == "gemm":
+                self.infer(op, free=True)
         self.infer(root, free=True)
         self.propagate(ops)
         for buffer in self.buffers(ops):
@@ -468,6 +502,11 @@ class _Inference:
         fragments it touches."""
         if op.kind == "reduce":
             self.infer_reduce(op, free)
+            return
+        if op.kind == "gemm":
+            op.layout = op.fixed
+            if not self.placed(op.node.c):
+                self.place(op.node.c, op.fixed, op.node.span, op)
             return
         if op.kind == "scalar":
             if free or all(self.placed(a.buffer) for a in op.accesses):
@@ -587,6 +626,8 @@ class _Inference:
     def check(self, op: _Op) -> list[Diagnostic]:
         if op.kind == "reduce":
             return self.check_reduce(op)
+        if op.kind == "gemm":
+            return self.check_gemm(op)
         found = []
         for access in op.accesses:
             if access is op.source:
@@ -641,6 +682,17 @@ class _Inference:
         return Counterexample(("fragment", buffer.name), caption,
                               ((mismatch.element, "holder"),), thread,
                               layout=frag, also=(loop,))
+
+    def check_gemm(self, op: _Op) -> list[Diagnostic]:
+        """The accumulator must hold the layout of this gemm's warp split (two gemms
+        with different policies or thread ranges cannot share one)."""
+        c = op.node.c
+        if self.result.fragments[c] == op.layout:
+            return []
+        return [self.conflict(f"{op.what} needs {c.name} as {op.layout.describe()}; "
+                              f"{self.placement(c)}", op.node.span, self.placed_note(c),
+                              no_picture="two whole layouts of the accumulator differ; "
+                              "the message names both")]
 
     def check_reduce(self, op: _Op) -> list[Diagnostic]:
         node = op.node

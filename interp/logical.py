@@ -27,6 +27,7 @@ from . import bounds as B
 from .epochs import ReducerState
 from .evaluate import convert, indices_of, operand, reads_thread, serial_iterations
 from .exact import combine
+from .gemm import run_gemm
 from .memory import Storage, Window, WindowStorage, check_race, kernel_inputs, unallocated
 from .private import Diverges, PrivateStorage, ThreadCopies, diverging_read
 from .warp import ORIGIN
@@ -435,6 +436,9 @@ class Block:
         flat = np.ravel_multi_index(tuple(clipped), shape) if len(shape) else \
             np.zeros(coords.shape[1], dtype=np.int64)
         return flat, inside
+
+    def _gemm(self, stmt: ir.Gemm, lanes: Lanes):
+        run_gemm(self, stmt, lanes)          # interp.gemm: c (+)= a·b, exact products
 
     # ------------------------------------------------------------------ reducers
 

@@ -47,6 +47,7 @@ from .registers import LocalBuffer, Registers, tables
 from .runs import BodyRuns, blocks_to_run
 from .sim_cells import report_cells
 from .sim_copies import CopyExecution, in_box, outside_message
+from .sim_gemm import GemmExecution
 from .sim_memory import MemoryAccess
 from .sim_partials import Partials
 from .sim_pipeline import PipelineExecution
@@ -118,7 +119,8 @@ def _global_arrays(func: ir.PrimFunc, inputs: dict[str, np.ndarray],
 
 # ============================================================================ a block
 
-class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution):
+class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution,
+             GemmExecution):
     def __init__(self, kernel: _Kernel, block: tuple[int, ...]):
         self.k = kernel
         self.s = kernel.static

@@ -344,6 +344,36 @@ class Reduce:
     nan_propagate: bool = False      # a NaN term makes the result NaN (spec.ops.reduce_monoid)
 
 
+GEMM_POLICIES = ("Square", "FullRow", "FullCol")     # TileLang's GemmWarpPolicy, in its order
+
+
+@node
+class Gemm:
+    """T.gemm(a, b, c, transpose_A, transpose_B, policy, clear_accum): the matrix product
+    c (+)= op(a)·op(b), op the transpose where asked (a is M×K, or K×M transposed; b is
+    K×N, or N×K transposed; c is M×N). Each output is a sum of its old value (none when
+    clear_accum holds) and K exact products, rounded as any float sum
+    (docs/semantics.md §13). policy only chooses how warps split c (the layout,
+    codegen.layout's gemm rule); k_pack and wg_wait do not change the meaning."""
+    a: Buffer
+    b: Buffer
+    c: Buffer
+    transpose_a: bool
+    transpose_b: bool
+    policy: str
+    clear_accum: "Expr"              # a bool expression (TileLang allows `k == 0`)
+    span: Span
+
+    def __post_init__(self):
+        assert self.policy in GEMM_POLICIES, self.policy
+
+    @property
+    def mnk(self) -> tuple[int, int, int]:
+        m, n = self.c.shape
+        k = self.a.shape[0] if self.transpose_a else self.a.shape[1]
+        return m, n, k
+
+
 @node
 class WarpGroup:
     """`with T.ws(g0, ...)`: the body runs on warp groups g (threads [128g, 128g+128))."""
@@ -353,7 +383,7 @@ class WarpGroup:
 
 
 Stmt = Union[Alloc, Let, Alias, ParallelFor, SerialFor, If, Store, Copy, Fill, ReducerInit,
-             ReducerUpdate, ReducerFinalize, Reduce, WarpGroup]
+             ReducerUpdate, ReducerFinalize, Reduce, Gemm, WarpGroup]
 Body = tuple[Stmt, ...]
 
 # ----------------------------------------------------------------------------- kernels
@@ -423,6 +453,8 @@ def written_buffers(stmt: Stmt) -> set[Buffer]:
         return {stmt.region.buffer}
     if isinstance(stmt, Reduce):
         return {stmt.dst}
+    if isinstance(stmt, Gemm):
+        return {stmt.c}
     if isinstance(stmt, ReducerFinalize) and stmt.dst is not None:
         return {stmt.dst}
     return set()
@@ -451,6 +483,8 @@ def stmt_exprs(stmt: Stmt) -> Iterator[Expr]:
             yield stmt.seed
         if stmt.fill_value is not None:
             yield stmt.fill_value
+    elif isinstance(stmt, Gemm):
+        yield stmt.clear_accum
 
 
 def subexprs(expr: Expr) -> Iterator[Expr]:

@@ -11,6 +11,7 @@ from .ir import (Alias, Alloc, Binary, Call, Cast, Compare, Const, Copy, Expr, F
                  Kernel, Let, Load, Logical, ParallelFor, PrimFunc, Program, Reduce,
                  ReducerFinalize, ReducerInit, ReducerUpdate, Region, Select, SerialFor,
                  Stmt, Store, ThreadBinding, Unary, Var, WarpGroup, walk)
+from .ir import Gemm
 from . import user_ops as uo
 from .ops import reducer_monoid
 from .reinterpret import NAME as REINTERPRET
@@ -187,7 +188,22 @@ def _simple(s: Stmt) -> str:
         # TileLang's reduce_abssum has no `clear` (it always clears)
         clear = "" if s.kind == "abssum" else f", clear={s.clear}"
         return f"T.reduce_{s.kind}({s.src.name}, {s.dst.name}, dim={s.dim}{clear})"
+    if isinstance(s, Gemm):
+        return _gemm(s)
     raise TypeError(f"cannot print {type(s).__name__}")
+
+
+def _gemm(s: Gemm) -> str:
+    args = [s.a.name, s.b.name, s.c.name]
+    if s.transpose_a:
+        args.append("transpose_A=True")
+    if s.transpose_b:
+        args.append("transpose_B=True")
+    if s.policy != "Square":
+        args.append(f"policy=T.GemmWarpPolicy.{s.policy}")
+    if not (isinstance(s.clear_accum, Const) and s.clear_accum.value is False):
+        args.append(f"clear_accum={format_expr(s.clear_accum)}")
+    return f"T.gemm({', '.join(args)})"
 
 
 def _alloc(s: Alloc) -> str:

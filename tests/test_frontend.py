@@ -629,7 +629,7 @@ def test_diagnostics_point_at_the_construct_and_several_are_collected():
                 f = T.alloc_fragment((8,), "float24")
                 for j in T.Parallel(8):
                     f[j] = x[j] + mystery
-                T.gemm(f, f, f)
+                T.wgmma_gemm(f, f, f)
     """)
     with pytest.raises(DiagnosticError) as info:
         parse_source(source)

@@ -21,6 +21,8 @@ from verify_reducer.spec import ir
 from verify_reducer.spec.physical import PhysicalPlan
 from verify_reducer.spec.printer import headline
 
+from . import gemm
+
 INDENT = "    "
 
 
@@ -84,11 +86,20 @@ def _finalizes(plan: PhysicalPlan) -> Iterator[Lowered]:
                           f"{publish}")
 
 
+def _gemms(plan: PhysicalPlan) -> Iterator[Lowered]:
+    """Each gemm's accumulator slots and operand reads (codegen.lower.gemm)."""
+    for stmt in ir.walk(plan.func.kernel.body):
+        if isinstance(stmt, ir.Gemm):
+            decision = gemm.lower_gemm(plan, stmt)
+            yield Lowered(stmt, "gemm", decision, decision.describe())
+
+
 LOWERINGS: list[tuple[str, Lowering]] = [
     ("barrier", _barriers),
     ("one writer", _one_writer),
     ("update", _reducer_sites),
     ("finalize", _finalizes),
+    ("gemm", _gemms),
 ]
 
 

@@ -28,6 +28,7 @@ from .reducers import (augassign_to_reducer, finalize_reducer, implicit_inits,
 from .sizes import (check_elements, check_expr_depth, check_stages, check_trip_count,
                     constant_trip_count)
 from .tile_ops import lower_copy, lower_fill, lower_reduce
+from .gemm import lower_gemm
 
 # calls that only tune performance; they change nothing we model
 # physical choices that never change a value: a swizzle, register allocation, and a
@@ -118,6 +119,8 @@ def lower_call_stmt(ctx: FuncContext, call: ast.Call) -> list[Stmt]:
         return lower_fill(ctx, call, clear=name == "clear")
     if name.startswith("reduce_") and name[len("reduce_"):] in REDUCE_KINDS:
         return lower_reduce(ctx, call, name[len("reduce_"):])
+    if name == "gemm":
+        return lower_gemm(ctx, call)
     if name == "reducer_init":
         return reducer_init(ctx, call)
     if name == "reducer_update":

@@ -8,4 +8,4 @@ def main(a: T.Tensor((16, 16), T.float16), b: T.Tensor((16, 16), T.float16)):
         a_s = T.alloc_shared((16, 16), T.float16)
         b_s = T.alloc_shared((16, 16), T.float16)
         c = T.alloc_fragment((16, 16), T.float32)
-        T.gemm(a_s, b_s, c)
+        T.wgmma_gemm(a_s, b_s, c)

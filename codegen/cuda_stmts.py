@@ -21,6 +21,8 @@ from .cuda_cells import CellLoops
 from .lower import cells as cells_lowering
 from .lower.cells import CellLoop
 from .cuda_copies import render_copy, render_fill
+from .cuda_atomics import render_atomic
+from .lower import atomics as atomics_lowering
 from .cuda_gemm import render_gemm
 from .lower.gemm import lower_gemm
 from .cuda_exprs import ADD, C, ExprRenderer
@@ -205,6 +207,7 @@ class KernelBody(CellLoops):
                         for s in ir.walk(stmt.body))
         layout = layout.rename(names) if layout.index_vars != names else layout
         one_writer = stmt in self.plan.one_writer_loops
+        needs_rep = needs_rep or atomics_lowering.guards_replica(self.plan, stmt)
         self.fence(stmt, "before")
         def render_cells(loop: CellLoop) -> None:
             with self.cells(layout, frame, used, with_replica=needs_rep or one_writer,
@@ -246,6 +249,9 @@ class KernelBody(CellLoops):
 
     def _gemm(self, stmt: ir.Gemm, frame: Frame) -> None:
         render_gemm(self, stmt, lower_gemm(self.plan, stmt), frame)
+
+    def _atomicupdate(self, stmt: ir.AtomicUpdate, frame: Frame) -> None:
+        render_atomic(self, stmt, atomics_lowering.issue_of(self.plan, stmt), frame)
 
     def _reducerinit(self, stmt: ir.ReducerInit, frame: Frame) -> None:
         collectives.init(self, stmt, frame)

@@ -49,6 +49,7 @@ class _Walk:
         self.threads = plan.func.kernel.threads
         self.found: list[BodyBarrier] = []
         self.divergent = 0                           # depth of thread-dependent ifs
+        self.thread_names: set[str] = set()          # Let names that hold a thread index
         self.in_parallel = False     # inside a T.Parallel, which is fenced as a whole
         self.owners = {fp.barrier_id: rp.participants for rp in plan.reducers
                        for fp in rp.finalizes}
@@ -77,8 +78,10 @@ class _Walk:
             self.stmt(stmt, participants)
 
     def stmt(self, stmt: ir.Stmt, participants: tuple[int, int]) -> None:
+        if isinstance(stmt, ir.Let) and self.reads_thread(stmt.value):
+            self.thread_names.add(stmt.var.name)     # `tk = T.get_thread_binding(1)`
         if isinstance(stmt, ir.If):
-            divergent = any(isinstance(s, ir.ThreadBinding) for s in ir.subexprs(stmt.cond))
+            divergent = self.reads_thread(stmt.cond)
             self.divergent += divergent
             self.body(stmt.then, participants)
             self.body(stmt.orelse, participants)
@@ -105,8 +108,8 @@ class _Walk:
             self.in_parallel = False
             if shared:
                 self.fence(stmt, "after", participants, "the shared writes are visible")
-        elif isinstance(stmt, ir.Store) and stmt.buffer.scope == "shared" and \
-                not self.in_parallel:
+        elif isinstance(stmt, (ir.Store, ir.AtomicUpdate)) and \
+                stmt.buffer.scope == "shared" and not self.in_parallel:
             # every participant runs it (TileLang's ThreadSync fences it the same way)
             self.fence(stmt, "before", participants,
                        "earlier readers of shared memory are done")
@@ -126,6 +129,11 @@ class _Walk:
             name = stmt.dst.name
             self.fence(stmt, "before", participants, f"earlier readers of {name} are done")
             self.fence(stmt, "after", participants, f"{name} is visible")
+
+    def reads_thread(self, expr: ir.Expr) -> bool:
+        return any(isinstance(s, ir.ThreadBinding) or
+                   (isinstance(s, ir.Var) and s.name in self.thread_names)
+                   for s in ir.subexprs(expr))
 
     def reduce(self, stmt: ir.Reduce, participants: tuple[int, int]) -> None:
         """codegen.cuda_reduce's shared memory: a fragment source's rows, or a shared
@@ -178,7 +186,7 @@ def one_writer_loops(plan: PhysicalPlan) -> tuple[ir.ParallelFor, ...]:
 
 def writes_shared(body: ir.Body) -> bool:
     for stmt in ir.walk(body):
-        if isinstance(stmt, ir.Store) and stmt.buffer.scope == "shared":
+        if isinstance(stmt, (ir.Store, ir.AtomicUpdate)) and stmt.buffer.scope == "shared":
             return True
         if isinstance(stmt, ir.Copy) and stmt.dst.buffer.scope == "shared":
             return True

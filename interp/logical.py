@@ -24,6 +24,7 @@ from verify_reducer.spec.ops import OP_ALIASES, REDUCE_KINDS, reduce_monoid
 from verify_reducer.spec.source import Span
 
 from . import bounds as B
+from .atomics import apply_atomic
 from .epochs import ReducerState
 from .evaluate import convert, indices_of, operand, reads_thread, serial_iterations
 from .exact import combine
@@ -359,6 +360,19 @@ class Block:
         keys = storage.race_keys(flat) if isinstance(storage, ThreadCopies) else flat
         check_race(storage, keys, val, stmt.span)
         storage.write(flat, val)
+        if moved:
+            storage.uncertain_everywhere()
+
+    def _atomicupdate(self, stmt: ir.AtomicUpdate, lanes: Lanes):
+        """docs/semantics.md §12 (interp.atomics). Outside a T.Parallel every thread that
+        reaches an atomic issues it, as TileLang's CUDA does: one contribution each."""
+        if not lanes.parallel:
+            lanes = self._per_thread(lanes)
+        storage = self.writable(stmt.buffer, stmt.span, "an atomic", "R205", lanes)
+        idx, moved = indices_of(stmt.indices, lanes, self)
+        flat = storage.flat(idx, stmt.span)
+        value = _taint(operand(stmt.value, stmt.buffer.dtype, lanes, self), lanes)
+        apply_atomic(storage, stmt.op, flat, value, stmt.span, self.stmt_span)
         if moved:
             storage.uncertain_everywhere()
 

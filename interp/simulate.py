@@ -52,6 +52,7 @@ from .sim_memory import MemoryAccess
 from .sim_partials import Partials
 from .sim_pipeline import PipelineExecution
 from .sim_reducers import FinalizeSummary, ReducerExecution
+from .sim_atomics import AtomicExecution
 from .sim_statics import PlanStatics
 from .shared import Clock, SharedBuffer
 from .values import ITER, REP, THREAD, Lanes, Val
@@ -120,7 +121,7 @@ def _global_arrays(func: ir.PrimFunc, inputs: dict[str, np.ndarray],
 # ============================================================================ a block
 
 class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution,
-             GemmExecution):
+             AtomicExecution, GemmExecution):
     def __init__(self, kernel: _Kernel, block: tuple[int, ...]):
         self.k = kernel
         self.s = kernel.static

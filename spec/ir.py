@@ -374,6 +374,28 @@ class Gemm:
         return m, n, k
 
 
+ATOMIC_OPS = {"atomic_add": "sum", "atomic_max": "max", "atomic_min": "min"}
+MEMORY_ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
+
+
+@node
+class AtomicUpdate:
+    """T.atomic_add / atomic_max / atomic_min(buffer[indices], value): `value`, converted
+    to the buffer's dtype, combined into one element by `op` (a monoid name: "sum", "max",
+    "min") as an indivisible read-modify-write. Every execution is one contribution, in
+    whatever order the hardware applies them (docs/semantics.md §12). memory_order is
+    kept as written (None: TileLang's default, relaxed); it orders nothing we model."""
+    buffer: Buffer
+    indices: tuple[Expr, ...]
+    value: Expr
+    op: str
+    memory_order: str | None
+    span: Span
+
+    def __post_init__(self):
+        assert self.op in ATOMIC_OPS.values(), self.op
+
+
 @node
 class WarpGroup:
     """`with T.ws(g0, ...)`: the body runs on warp groups g (threads [128g, 128g+128))."""
@@ -383,7 +405,7 @@ class WarpGroup:
 
 
 Stmt = Union[Alloc, Let, Alias, ParallelFor, SerialFor, If, Store, Copy, Fill, ReducerInit,
-             ReducerUpdate, ReducerFinalize, Reduce, Gemm, WarpGroup]
+             ReducerUpdate, ReducerFinalize, Reduce, AtomicUpdate, Gemm, WarpGroup]
 Body = tuple[Stmt, ...]
 
 # ----------------------------------------------------------------------------- kernels
@@ -445,7 +467,7 @@ def walk(body: Body) -> Iterator[Stmt]:
 
 def written_buffers(stmt: Stmt) -> set[Buffer]:
     """The buffers a statement itself writes (not those of nested bodies)."""
-    if isinstance(stmt, Store):
+    if isinstance(stmt, (Store, AtomicUpdate)):
         return {stmt.buffer}
     if isinstance(stmt, Copy):
         return {stmt.dst.buffer}
@@ -469,7 +491,7 @@ def stmt_exprs(stmt: Stmt) -> Iterator[Expr]:
         yield stmt.stop
     elif isinstance(stmt, If):
         yield stmt.cond
-    elif isinstance(stmt, (Store, ReducerUpdate)):
+    elif isinstance(stmt, (Store, ReducerUpdate, AtomicUpdate)):
         yield from stmt.indices
         yield stmt.value
     elif isinstance(stmt, Copy):

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import math
 
-from .ir import (Alias, Alloc, Binary, Call, Cast, Compare, Const, Copy, Expr, Fill, If,
-                 Kernel, Let, Load, Logical, ParallelFor, PrimFunc, Program, Reduce,
-                 ReducerFinalize, ReducerInit, ReducerUpdate, Region, Select, SerialFor,
-                 Stmt, Store, ThreadBinding, Unary, Var, WarpGroup, walk)
+from .ir import (ATOMIC_OPS, Alias, Alloc, AtomicUpdate, Binary, Call, Cast, Compare, Const,
+                 Copy, Expr, Fill, If, Kernel, Let, Load, Logical, ParallelFor, PrimFunc,
+                 Program, Reduce, ReducerFinalize, ReducerInit, ReducerUpdate, Region, Select,
+                 SerialFor, Stmt, Store, ThreadBinding, Unary, Var, WarpGroup, walk)
 from .ir import Gemm
 from . import user_ops as uo
 from .ops import reducer_monoid
@@ -176,6 +176,10 @@ def _simple(s: Stmt) -> str:
         return f"{_access(s.buffer.name, s.indices)} = {format_expr(s.value)}"
     if isinstance(s, Copy):
         return f"T.copy({_region(s.src)}, {_region(s.dst)})"
+    if isinstance(s, AtomicUpdate):
+        name = {v: k for k, v in ATOMIC_OPS.items()}[s.op]
+        order = "" if s.memory_order is None else f", memory_order={s.memory_order!r}"
+        return f"T.{name}({_access(s.buffer.name, s.indices)}, {format_expr(s.value)}{order})"
     if isinstance(s, Fill):
         return f"T.fill({_region(s.region)}, {format_expr(s.value)})"
     if isinstance(s, ReducerInit):

@@ -8,8 +8,8 @@ import ast
 
 from ..diagnostics import error
 from ..dtypes import INT32
-from ..ir import (Alias, Binary, Buffer, Const, If, Let, Load, ParallelFor, SerialFor,
-                  Stmt, Store, Var, WarpGroup, stmt_exprs, subexprs, walk)
+from ..ir import (ATOMIC_OPS, Alias, Binary, Buffer, Const, If, Let, Load, ParallelFor,
+                  SerialFor, Stmt, Store, Var, WarpGroup, stmt_exprs, subexprs, walk)
 from ..printer import format_expr
 from ..ops import REDUCE_KINDS
 from ..source import Span
@@ -28,6 +28,7 @@ from .reducers import (augassign_to_reducer, finalize_reducer, implicit_inits,
 from .sizes import (check_elements, check_expr_depth, check_stages, check_trip_count,
                     constant_trip_count)
 from .tile_ops import lower_copy, lower_fill, lower_reduce
+from .atomics import lower_atomic
 from .gemm import lower_gemm
 
 # calls that only tune performance; they change nothing we model
@@ -127,6 +128,8 @@ def lower_call_stmt(ctx: FuncContext, call: ast.Call) -> list[Stmt]:
         return reducer_update(ctx, call)
     if name == "finalize_reducer":
         return finalize_reducer(ctx, call)
+    if name in ATOMIC_OPS:
+        return lower_atomic(ctx, call, name)
     if name in _HINT_CALLS:
         return []
     if name in SCOPES:

@@ -4,8 +4,8 @@
 # constructs: factory, factory-param-without-default, atomic_add, copy-slice
 # blocked-by: factory-param-without-default
 # expect: error R102 at 15
-# bound-blocked-by: atomic_add
-# bound: error R101 at 24
+# bound-blocked-by: none
+# bound: ok
 import tilelang.testing
 import tilelang.layout
 import tilelang.language as T

@@ -4,8 +4,8 @@
 # constructs: factory, factory-param-without-default, eager-jit, threads-tuple, get_thread_binding(dim), alloc_local, astype, atomic_add
 # blocked-by: factory-param-without-default
 # expect: error R102 at 18
-# bound-blocked-by: atomic_add
-# bound: error R101 at 47
+# bound-blocked-by: none
+# bound: ok
 import tilelang as tl
 import tilelang.language as T
 from tilelang import jit

@@ -202,10 +202,24 @@ def _layernorm_bwd(i):
     c1 = fsum_rows(dx_hat * x_hat).astype(F32) * inv_d
     c2 = fsum_rows(dx_hat).astype(F32) * inv_d
     dx = r[:, None] * (dx_hat - c2[:, None] - x_hat * c1[:, None])
-    dgamma = np.array([math.fsum(col) for col in f64(dy * x_hat).T])
-    dbeta = np.array([math.fsum(col) for col in f64(dy).T])
+    # each block accumulates its blk_m rows in float32, in row order (a fragment's `+=`),
+    # then adds its partial atomically: the partials are summed exactly here (the
+    # atomics' order is free; the interpreter's bound covers it)
+    dgamma = _block_partials_sum(dy * x_hat, blk_m=32)
+    dbeta = _block_partials_sum(dy, blk_m=32)
     return {"DX": f64(round_bf16(dx)), "DGamma": f64(i["DGamma"]) + dgamma,
             "DBeta": f64(i["DBeta"]) + dbeta}
+
+
+def _block_partials_sum(rows, blk_m):
+    """Σ over blocks (exact) of each block's float32 running sum of its blk_m rows."""
+    partials = []
+    for start in range(0, rows.shape[0], blk_m):
+        acc = np.zeros(rows.shape[1], F32)
+        for row in rows[start:start + blk_m]:
+            acc = acc + row.astype(F32)
+        partials.append(acc)
+    return np.array([math.fsum(col) for col in f64(np.stack(partials)).T])
 
 
 def _layernorm_bwd_inputs(rng, n=64, d=512):

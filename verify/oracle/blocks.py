@@ -89,6 +89,11 @@ def _stmt_accesses(stmt: ir.Stmt, ctx: Context, out: list[Access]) -> None:
         return b is not None and b.scope == "global"
     if isinstance(stmt, ir.Store) and glob(stmt.buffer):
         out.append(Access(stmt.buffer, True, stmt.span, ctx, indices=stmt.indices))
+    elif isinstance(stmt, ir.AtomicUpdate) and glob(stmt.buffer):
+        # a read-modify-write: blocks that meet in one element are not independent, so
+        # every block that contributes to it runs (docs/design.md §24)
+        out.append(Access(stmt.buffer, True, stmt.span, ctx, indices=stmt.indices))
+        out.append(Access(stmt.buffer, False, stmt.span, ctx, indices=stmt.indices))
     elif isinstance(stmt, ir.Copy):
         for region, write in ((stmt.src, False), (stmt.dst, True)):
             if glob(region.buffer):

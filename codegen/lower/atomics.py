@@ -1,0 +1,130 @@
+"""Atomics in the thread program: which thread issues which contribution of a
+T.atomic_add / atomic_max / atomic_min, and with which instruction.
+
+    issue = atomic_issue(plan, stmt)     # an AtomicIssue, plain data
+    issue.describe()                     # one line for `emit --what threads`
+    atomic_lowering(plan)                # (stmt, AtomicIssue) for every atomic
+
+Contract. Decided here, once:
+
+- *who issues* (the one-writer rule): an atomic inside a T.Parallel is issued once per
+  logical iteration — by replica 0 of the loop's layout when the layout replicates, as
+  the canonical plan guards reducer updates (codegen.plan_sites); every other replica
+  holds the same iteration and must not add it again (the RFC's 16× bug, moved to the
+  grid). Outside a T.Parallel every thread that reaches the atomic issues it (TileLang's
+  meaning, which the interpreter shares: docs/semantics.md §12);
+- *the instruction*: CUDA's native read-modify-write for the destination dtype on sm_90
+  (`atomicAdd` on float, double, half, __nv_bfloat16, 32- and 64-bit integers; `atomicMax`
+  / `atomicMin` on 32- and 64-bit integers), with the operand type the call takes
+  (`unsigned long long` for a 64-bit integer add: two's complement adds alike). A dtype
+  with no native instruction is `native=None` and its reason, which the renderer reports
+  as unsupported;
+- *the ordering*: `relaxed` (and no memory_order, TileLang's default) is the bare
+  instruction; an acquire side gets a `__threadfence()` after it, a release side one
+  before — stronger than the C++ order asks, never weaker.
+
+Consumed by interp.sim_atomics (executes: which lanes issue, one contribution each) and
+codegen.cuda_atomics (prints: the guard, the call, the fences). Neither decides any of
+it again. Imports only spec (tests/test_layering.py)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from verify_reducer.spec import ir
+from verify_reducer.spec.physical import PhysicalPlan
+
+_FUNCTION = {"sum": "atomicAdd", "max": "atomicMax", "min": "atomicMin"}
+_FLOAT_ADD = ("float16", "bfloat16", "float32", "float64")
+_INTS = {"int32": "int", "uint32": "unsigned int", "int64": "long long",
+         "uint64": "unsigned long long"}
+_ACQUIRE = ("consume", "acquire", "acq_rel", "seq_cst")
+_RELEASE = ("release", "acq_rel", "seq_cst")
+
+
+@dataclass(frozen=True)
+class AtomicIssue:
+    """What the thread program does for one atomic statement."""
+    stmt: ir.AtomicUpdate
+    in_loop: bool                  # inside a T.Parallel (else: every reaching thread)
+    replicas: int                  # the loop layout's replication (1 outside a loop)
+    guard_replica: int | None      # the one replica that issues; None: every lane
+    function: str | None           # the CUDA function; None: no native instruction
+    operand_type: str | None       # the C type of the call's pointer target and operand
+    fence_before: bool
+    fence_after: bool
+    unsupported: str | None = None  # why function is None
+
+    def describe(self) -> str:
+        who = ("every thread that reaches it issues one contribution" if not self.in_loop
+               else "each iteration issued once" + (
+                   f" by replica {self.guard_replica} of the loop's {self.replicas} "
+                   f"replicas" if self.guard_replica is not None else ""))
+        how = self.unsupported if self.function is None else \
+            f"{self.function} on {self.operand_type}"
+        fences = [f for f, on in (("__threadfence() before", self.fence_before),
+                                  ("__threadfence() after", self.fence_after)) if on]
+        return f"{self.stmt.buffer.name}: {who}; {how}" + \
+            (f"; {', '.join(fences)}" if fences else "")
+
+
+def atomic_issue(plan: PhysicalPlan, stmt: ir.AtomicUpdate,
+                 loop: ir.ParallelFor | None) -> AtomicIssue:
+    """The decision for stmt, whose innermost enclosing T.Parallel is loop (or None)."""
+    replicas = plan.layouts.loop(loop).replicate if loop is not None else 1
+    function, operand, why = _instruction(stmt.op, stmt.buffer.dtype.name)
+    order = stmt.memory_order or "relaxed"
+    return AtomicIssue(stmt, loop is not None, replicas, 0 if replicas > 1 else None,
+                       function, operand, order in _RELEASE, order in _ACQUIRE, why)
+
+
+def _instruction(op: str, dtype: str) -> tuple[str | None, str | None, str | None]:
+    if op == "sum" and dtype in _FLOAT_ADD:
+        return _FUNCTION[op], {"float16": "half", "bfloat16": "__nv_bfloat16",
+                               "float32": "float", "float64": "double"}[dtype], None
+    if dtype in _INTS:
+        operand = "unsigned long long" if op == "sum" and dtype == "int64" else _INTS[dtype]
+        return _FUNCTION[op], operand, None
+    return None, None, (f"no native {_FUNCTION[op]} for {dtype} on sm_90 (CUDA has "
+                        f"{'float, double, half, bfloat16 and ' if op == 'sum' else ''}"
+                        f"32/64-bit integer forms)")
+
+
+def atomic_lowering(plan: PhysicalPlan) -> Iterator[tuple[ir.AtomicUpdate, AtomicIssue]]:
+    """Every atomic of the kernel with its decision, in source order."""
+    def visit(body: ir.Body, loop: ir.ParallelFor | None):
+        for stmt in body:
+            if isinstance(stmt, ir.AtomicUpdate):
+                yield stmt, atomic_issue(plan, stmt, loop)
+            inner = stmt if isinstance(stmt, ir.ParallelFor) else loop
+            for sub in ir.children(stmt):
+                yield from visit(sub, inner)
+    yield from visit(plan.func.kernel.body, None)
+
+
+def guards_replica(plan: PhysicalPlan, loop: ir.ParallelFor) -> bool:
+    """Whether an atomic directly in loop's body is issued by one replica only (the
+    renderer then declares the replica index in the loop's cells)."""
+    return bool(loop.extents) and plan.layouts.loop(loop).replicate > 1 and \
+        any(isinstance(s, ir.AtomicUpdate) for s in ir.walk(loop.body))
+
+
+def issues(plan: PhysicalPlan) -> dict[ir.AtomicUpdate, AtomicIssue]:
+    """Every atomic's decision, keyed by statement (what both executors look up)."""
+    return dict(atomic_lowering(plan))
+
+
+_RECENT: list[tuple[PhysicalPlan, dict]] = []      # the last plans' tables (a plan is
+_RECENT_PLANS = 4                                  # unhashable: looked up by identity)
+
+
+def issue_of(plan: PhysicalPlan, stmt: ir.AtomicUpdate) -> AtomicIssue:
+    """stmt's decision, the plan's table made once and kept for the few plans in use
+    (a renderer and a simulator each look it up per statement)."""
+    for held, table in _RECENT:
+        if held is plan:
+            return table[stmt]
+    table = issues(plan)
+    _RECENT.insert(0, (plan, table))
+    del _RECENT[_RECENT_PLANS:]
+    return table[stmt]

@@ -1,0 +1,127 @@
+"""T.atomic_add / T.atomic_max / T.atomic_min, as TileLang 0.1.x spells them
+(tilelang/language/atomic.py):
+
+- the element form `T.atomic_add(dst[i, j], value)`: one read-modify-write of one element
+  of a global or shared buffer, by every thread (or T.Parallel iteration) that runs it;
+- the tile form `T.atomic_add(dst_region, src_region)`: TileLang lowers it to a parallel
+  loop of element atomics over the regions' common extents (AtomicAddNode's SIMT loop),
+  and so do we: a T.Parallel of AtomicUpdate, the regions resolved as T.copy's are
+  (spec.frontend.regions: a point takes the other side's extents);
+- `memory_order=` one of C++'s six names (TileLang's _MEMORY_ORDER_ID_MAP), kept on the
+  node; `use_tma=` and `annotations=` choose TileLang's code only and are ignored;
+- `return_prev=True` (the previous value, an expression) is refused by name: R100.
+
+A destination in a fragment, a local buffer or a reducer is R102: an atomic update of
+a thread's own register orders nothing (write `+=`, or a reducer)."""
+from __future__ import annotations
+
+import ast
+
+from ..dtypes import INT32
+from ..ir import (ATOMIC_OPS, MEMORY_ORDERS, AtomicUpdate, Binary, Buffer, Load,
+                  ParallelFor, Var)
+from ..source import Span
+from .constants import NotConstant
+from .context import FuncContext
+from .errors import shape_error, unsupported
+from .exprs import buffer_named, call_args, index_nodes, lower_expr, lower_point
+from .promotion import fits, is_weak
+from .regions import lower_region_arg, resolve_copy
+
+_PARAMS = ("dst", "value", "memory_order", "return_prev", "use_tma", "annotations")
+_SCOPES = ("global", "shared")
+
+
+def lower_atomic(ctx: FuncContext, call: ast.Call, name: str) -> list:
+    what = f"T.{name}"
+    args = call_args(call, _PARAMS, 2, what)
+    if "return_prev" in args and _flag(ctx, args["return_prev"], what, "return_prev"):
+        unsupported(f"{what}(..., return_prev=True), the previous value, is not "
+                    f"supported: an atomic is a statement here", args["return_prev"])
+    order = _memory_order(ctx, args.get("memory_order"), what)
+    dst, value = args["dst"], args["value"]
+    op = ATOMIC_OPS[name]
+    if _is_point(dst) and not _is_region(value, ctx):
+        return [_element(ctx, dst, lower_expr(ctx, value), op, order, Span.of(call), what)]
+    return [_tile(ctx, dst, value, op, order, Span.of(call), what)]
+
+
+def _element(ctx: FuncContext, dst: ast.Subscript, value, op: str, order: str | None,
+             span: Span, what: str) -> AtomicUpdate:
+    buffer = buffer_named(ctx, dst.value)
+    _check_destination(buffer, dst, what)
+    indices = lower_point(ctx, buffer, dst)
+    if is_weak(value) and not fits(value.value, buffer.dtype):
+        shape_error(f"{what}: the constant {value.value} does not fit in {buffer.dtype}, "
+                    f"the dtype of `{buffer.name}`", dst)
+    return AtomicUpdate(buffer, indices, value, op, order, span)
+
+
+def _tile(ctx: FuncContext, dst: ast.AST, value: ast.AST, op: str, order: str | None,
+          span: Span, what: str) -> ParallelFor:
+    """The tile form as TileLang lowers it: one element atomic per element of the
+    regions' common (non-1) extents, a T.Parallel over them."""
+    if not _is_region(value, ctx):
+        shape_error(f"{what} of a region needs a buffer or a region as its value, got "
+                    f"`{ast.unparse(value)}`", value)
+    src_region, dst_region = resolve_copy(lower_region_arg(ctx, value),
+                                          lower_region_arg(ctx, dst), dst)
+    _check_destination(dst_region.buffer, dst, what)
+    loop_dims = [k for k, e in enumerate(dst_region.extents) if e != 1]
+    src_dims = [k for k, e in enumerate(src_region.extents) if e != 1]
+    names = [ctx.fresh_name(f"atomic_i{k}") for k in range(len(loop_dims))]
+    loop_vars = tuple(Var(n, span, INT32) for n in names)
+    dst_ix = _shifted(dst_region.starts, loop_dims, loop_vars, span)
+    src_ix = _shifted(src_region.starts, src_dims, loop_vars, span)
+    body = AtomicUpdate(dst_region.buffer, dst_ix, Load(src_region.buffer, src_ix, span),
+                        op, order, span)
+    extents = tuple(dst_region.extents[k] for k in loop_dims)
+    return ParallelFor(loop_vars, extents, (body,), span)
+
+
+def _shifted(starts, dims: list[int], loop_vars, span: Span) -> tuple:
+    out = list(starts)
+    for var, k in zip(loop_vars, dims):
+        out[k] = Binary("+", out[k], var, INT32, span)
+    return tuple(out)
+
+
+def _check_destination(buffer, node: ast.AST, what: str) -> None:
+    if buffer.is_reducer or buffer.scope not in _SCOPES:
+        scope = "reducer" if buffer.is_reducer else buffer.scope
+        shape_error(f"{what} into the {scope} buffer `{buffer.name}`: an atomic updates "
+                    f"global or shared memory (a thread's own registers need no atomic: "
+                    f"write `+=`, or use a reducer)", node)
+
+
+def _is_point(node: ast.AST) -> bool:
+    """`buf[i, j]` with no slice: the element form's destination."""
+    return isinstance(node, ast.Subscript) and \
+        not any(isinstance(n, ast.Slice) for n in index_nodes(node))
+
+
+def _is_region(node: ast.AST, ctx: FuncContext) -> bool:
+    """A bare buffer name or a sliced subscript: something with extents."""
+    if isinstance(node, ast.Subscript):
+        return any(isinstance(n, ast.Slice) for n in index_nodes(node))
+    return isinstance(node, ast.Name) and isinstance(ctx.lookup(node.id), Buffer)
+
+
+def _flag(ctx: FuncContext, node: ast.AST, what: str, name: str) -> bool:
+    try:
+        folded = ctx.folder.fold(node)
+    except NotConstant:
+        folded = None
+    if not isinstance(folded, bool):
+        shape_error(f"{what}: {name} must be True or False, got `{ast.unparse(node)}`", node)
+    return folded
+
+
+def _memory_order(ctx: FuncContext, node: ast.AST | None, what: str) -> str | None:
+    if node is None or (isinstance(node, ast.Constant) and node.value is None):
+        return None
+    order = node.value if isinstance(node, ast.Constant) else None
+    if order not in MEMORY_ORDERS:
+        shape_error(f"{what}: memory_order must be one of {', '.join(MEMORY_ORDERS)}, "
+                    f"got `{ast.unparse(node)}`", node)
+    return order

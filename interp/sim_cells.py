@@ -164,16 +164,18 @@ THREAD_ROLE = {"missing": "stale", "twice": "unheld", "misplaced": "unheld",
                "outside": "unheld"}
 
 
-def report_cells(report, cells: Cells, head: str, span) -> None:
+def report_cells(report, cells: Cells, head: str, span, carried: bool = False) -> None:
     """Each finding of a statement's cell loop (head: the statement as its grid names it,
-    `T.Parallel(64, 93)`) into the run's violations, with its counterexample drawn on
-    the loop's grid."""
+    `T.Parallel(64, 93)`, `T.reduce_sum`) into the run's violations, with its
+    counterexample drawn on the loop's grid — the plan's, or, `carried`, the layout's
+    own (a statement's cells that are no T.Parallel of the plan)."""
     layout = cells.loop.layout
     for f in cells.findings:
         thread = f.thread + layout.offset
         elements = () if f.what == "outside" else ((f.iteration, "iteration"),)
         drawn = Counterexample(("loop", head, span.line),
                                f"thread {thread}, slot {f.slot}: iteration {f.iteration}",
-                               elements, ((thread, THREAD_ROLE[f.what]),))
+                               elements, ((thread, THREAD_ROLE[f.what]),),
+                               layout=layout if carried else None)
         report.add(f.code, f"{f.message}; its layout is {layout.describe()}", span,
                    key=("cells", f.what), counterexample=drawn)

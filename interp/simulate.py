@@ -376,12 +376,20 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution,
         else:
             offset, count = self.s.layouts.participants[stmt]
             layout = default_partition(dst.shape, count, offset)
-        tab = tables(layout)
-        threads, outputs = tab.pair_thread + layout.offset, tab.pair_index
+        cells = self.placed(layout, stmt, f"T.reduce_{stmt.kind}")
+        threads, outputs = cells.thread + layout.offset, cells.index
         if dst.scope != "fragment" and not stmt.clear:
-            first = tab.pair_replica == 0
+            first = cells.replica == 0
             threads, outputs = threads[first], outputs[first]
         return threads, outputs
+
+    def placed(self, layout, stmt: ir.Stmt, head: str):
+        """The cells of the kernel's loop over layout for stmt (interp.sim_cells: the
+        CellLoop executed), its disagreements with the layout reported."""
+        cells = self.s.cells(layout)
+        if cells.findings:
+            report_cells(self.report, cells, head, stmt.span, carried=True)
+        return cells
 
     def through_rows(self, stmt: ir.Reduce, writers: np.ndarray, rows: np.ndarray,
                      lanes: Lanes) -> None:
@@ -453,12 +461,10 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution,
                                    acc)
             self.write(dst, holders, outputs, acc[outputs], stmt.span)
             return
-        regs = self.registers(dst, stmt.span)
-        tab = regs.tables
-        threads = tab.pair_thread + regs.layout.offset
-        result = acc[tab.pair_index]
+        threads, outputs = self.output_holders(stmt)       # every holder, every replica
+        result = acc[outputs]
         if not stmt.clear:
-            old = self.read_registers(dst, threads, tab.pair_index, stmt.span)
+            old = self.read_registers(dst, threads, outputs, stmt.span)
             result = mono.combine(dtype, old, result)
-        self.write_registers(dst, threads, tab.pair_index, result, stmt.span)
+        self.write_registers(dst, threads, outputs, result, stmt.span)
 

@@ -63,9 +63,10 @@ class Access:
     ctx: Context
     indices: tuple[ir.Expr, ...] | None = None
     region: ir.Region | None = None
+    atomic: bool = False             # a T.atomic_* read-modify-write
 
     def describe(self) -> str:
-        verb = "write" if self.write else "read"
+        verb = "atomic update" if self.atomic else "write" if self.write else "read"
         return f"the {verb} of {self.buffer.name} at line {self.span.line}"
 
 
@@ -92,8 +93,10 @@ def _stmt_accesses(stmt: ir.Stmt, ctx: Context, out: list[Access]) -> None:
     elif isinstance(stmt, ir.AtomicUpdate) and glob(stmt.buffer):
         # a read-modify-write: blocks that meet in one element are not independent, so
         # every block that contributes to it runs (docs/design.md §24)
-        out.append(Access(stmt.buffer, True, stmt.span, ctx, indices=stmt.indices))
-        out.append(Access(stmt.buffer, False, stmt.span, ctx, indices=stmt.indices))
+        out.append(Access(stmt.buffer, True, stmt.span, ctx, indices=stmt.indices,
+                          atomic=True))
+        out.append(Access(stmt.buffer, False, stmt.span, ctx, indices=stmt.indices,
+                          atomic=True))
     elif isinstance(stmt, ir.Copy):
         for region, write in ((stmt.src, False), (stmt.dst, True)):
             if glob(region.buffer):

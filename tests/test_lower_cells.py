@@ -48,7 +48,7 @@ def _plant(monkeypatch, plan, line: int, change):
     targets = {layout, layout.rename(tuple(v.name for v in loop.vars))}
     real = lowering.cell_loop
 
-    def planted(of, selects=0):
+    def planted(of, selects=None):
         found = real(of, selects)
         return change(found) if of in targets else found
     monkeypatch.setattr(lowering, "cell_loop", planted)
@@ -189,7 +189,7 @@ def test_a_wrong_digit_at_a_reduce_destination_is_caught(monkeypatch):
     layout = next(l for b, l in plan.layouts.fragments.items() if b.name == "rs")
     assert cell_loop(layout).replica == t % 8
     real = lowering.cell_loop
-    monkeypatch.setattr(lowering, "cell_loop", lambda of, selects=0: replace(
+    monkeypatch.setattr(lowering, "cell_loop", lambda of, selects=None: replace(
         real(of, selects), replica=t % 4) if of == layout else real(of, selects))
     found = [d for d in _violations(func, plan) if "cell loop" in d.message]
     diag = next(d for d in found if d.code == "R503" and d.span.line == 32)
@@ -246,10 +246,20 @@ def test_the_rolled_decision_is_made_from_slots_and_selects():
 def test_describe_says_what_the_loop_decided():
     windows = Layout((64, 93), ("i", "k"), 8 * (Var("i") % 4) + Var("k") // 16,
                      16 * (Var("i") // 4) + Var("k") % 16, 32)
-    text = cell_loop(windows).describe()
-    assert "256 slots per thread of 32, inverse by a window; unrolled" in text
+    text = cell_loop(windows, 0).describe()
+    assert "256 slots per thread of 32, inverse by a window; unrolled\n" in text
+    assert "; unrolled unless its body's run-time register selects, times 256, pass " \
+        "8192" in cell_loop(windows).describe()
     assert "i = t // 8 + 4*(s // 16)" in text and "k = 16*(t % 8) + s % 16" in text
     assert "guard: 16*(t % 8) + s % 16 < 93" in text
+
+
+def test_the_thread_program_gets_every_loop_s_cells():
+    func, plan = _program(TABLED)
+    found = list(lowering.loop_cells(plan))
+    assert [loop.span.line for loop, _ in found] == [31, 40]
+    assert all(c == cell_loop(plan.layouts.loops[loop]) for loop, c in found)
+    assert found[1][1].tables is not None and "inverse by tables" in found[1][1].describe()
 
 
 @pytest.mark.parametrize("extent, shift", [(93, 0), (35, 93), (13, 0), (128, 0)])

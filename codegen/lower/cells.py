@@ -46,9 +46,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Iterator
 
 import numpy as np
 
+from verify_reducer.spec import ir
 from verify_reducer.spec.indexexpr import Const, IndexExpr, Var, floordiv, mod
 from verify_reducer.spec.layout import Layout
 
@@ -321,7 +323,8 @@ class CellLoop:
     for an unreplicated layout), expressions over t and s — or, with `tables`, over
     FLAT and REP, the tables' entries at the cell `cell`. Only the cells that pass every
     Bound of `guard` run. `rolled` is why the slot loop is not unrolled (None: it is);
-    `selects` the run-time register selects the unrolled loop would expand into."""
+    `selects` the run-time register selects the unrolled loop would expand into (None:
+    not yet counted — the body's selects are known once it prints)."""
     layout: Layout
     slots: int
     cell: IndexExpr
@@ -331,7 +334,7 @@ class CellLoop:
     tables: CellTables | None = None
     window: Window | None = None
     rolled: str | None = None
-    selects: int = 0
+    selects: int | None = None
 
     @property
     def ranges(self) -> dict[str, tuple[int, int]]:
@@ -349,7 +352,10 @@ class CellLoop:
         head = (f"cells of {layout.describe()}: {self.slots} slot"
                 f"{'s' if self.slots != 1 else ''} per thread of {layout.count}, "
                 f"inverse by {kind}")
-        if self.slots > 1:
+        if self.slots > 1 and self.selects is None:
+            head += (f"; unrolled unless its body's run-time register selects, times "
+                     f"{self.slots}, pass {SELECT_LIMIT}")
+        elif self.slots > 1:
             head += "; " + (f"rolled ({self.rolled})" if self.rolled else "unrolled")
         lines = [head]
         if self.tables is not None:
@@ -364,15 +370,15 @@ class CellLoop:
                          .replace(REP, "rep") for line in lines)
 
 
-def cell_loop(layout: Layout, selects: int = 0) -> CellLoop:
+def cell_loop(layout: Layout, selects: int | None = None) -> CellLoop:
     """The cell loop of layout. `selects`: the run-time register selects of one slot of
-    the body (as printed, codegen.cuda_cells counts them); past SELECT_LIMIT, times the
-    slots, the loop is rolled."""
+    the body (as printed, codegen.cuda_cells counts them; None: not counted yet, the
+    loop unrolled); past SELECT_LIMIT, times the slots, the loop is rolled."""
     inverse = inverse_of(layout)
     slots = layout.slots_per_thread
-    expansion = selects * slots
+    expansion = None if selects is None else selects * slots
     rolled = None
-    if slots > 1 and expansion > SELECT_LIMIT:
+    if slots > 1 and expansion is not None and expansion > SELECT_LIMIT:
         rolled = (f"unrolling its {slots} slots would expand its run-time register slots "
                   f"into {expansion} selects (limit {SELECT_LIMIT})")
     cell = inverse.cell()
@@ -398,3 +404,13 @@ def cell_loop(layout: Layout, selects: int = 0) -> CellLoop:
         guard = (Bound(cell, None, inverse.used),)
     return CellLoop(layout, slots, cell, inverse.indices, inverse.replica, guard,
                     window=window, rolled=rolled, selects=expansion)
+
+
+def loop_cells(plan) -> Iterator[tuple[ir.ParallelFor, CellLoop]]:
+    """(loop, its CellLoop) for every T.Parallel of the plan (its LayoutMap's loops), in
+    kernel order, for the thread program (codegen.lower.program); whether a loop is
+    rolled is decided once its body's selects are counted, as the renderer prints it."""
+    loops = plan.layouts.loops
+    for stmt in ir.walk(plan.func.kernel.body):
+        if isinstance(stmt, ir.ParallelFor) and stmt in loops:
+            yield stmt, cell_loop(loops[stmt])

@@ -1,4 +1,4 @@
-"""T.gemm in the logical interpreter (docs/semantics.md §13): c (+)= op(a)·op(b).
+"""T.gemm in the logical interpreter (docs/semantics.md §9.1): c (+)= op(a)·op(b).
 
 Each output c[i, j] is one sum: its old value (the seed; none when clear_accum holds)
 and the K products a[i, k]·b[k, j]. A product of two float16 / bfloat16 / float8 values

@@ -353,7 +353,7 @@ class Gemm:
     c (+)= op(a)·op(b), op the transpose where asked (a is M×K, or K×M transposed; b is
     K×N, or N×K transposed; c is M×N). Each output is a sum of its old value (none when
     clear_accum holds) and K exact products, rounded as any float sum
-    (docs/semantics.md §13). policy only chooses how warps split c (the layout,
+    (docs/semantics.md §9.1). policy only chooses how warps split c (the layout,
     codegen.layout's gemm rule); k_pack and wg_wait do not change the meaning."""
     a: Buffer
     b: Buffer

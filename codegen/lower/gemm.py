@@ -21,7 +21,7 @@ float32 (a product of float16/bfloat16/float8 operands is exact there; the add r
 float32, and into a float16 accumulator once more, as TileLang's half arithmetic does —
 the interpreter's bound admits that second rounding), int32 in int32 with wrap-around.
 Every such chain is one order of the sum the interpreter bounds (interp.gemm,
-docs/semantics.md §13)."""
+docs/semantics.md §9.1)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

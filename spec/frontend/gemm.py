@@ -26,7 +26,7 @@ from ..ir import GEMM_POLICIES, Buffer, Const, Gemm
 from ..source import Span
 from .constants import NotConstant
 from .context import FuncContext
-from .errors import shape_error, unsupported
+from .errors import shape_error, unknown
 from .exprs import buffer_named, call_args, lower_expr
 
 _PARAMS = ("A", "B", "C", "transpose_A", "transpose_B", "policy", "clear_accum", "k_pack",
@@ -46,7 +46,7 @@ def lower_gemm(ctx: FuncContext, call: ast.Call) -> list[Gemm]:
     args = call_args(call, _PARAMS, 3, "T.gemm")
     for name in ("mbar", "annotations"):
         if name in args:
-            unsupported(f"T.gemm(..., {name}=...) is not supported: it picks a Blackwell "
+            unknown(f"T.gemm(..., {name}=...) is not supported: it picks a Blackwell "
                         f"instruction or a code-generation option we do not model",
                         args[name])
     a, b, c = (_operand(ctx, args[p], p) for p in ("A", "B", "C"))
@@ -64,7 +64,7 @@ def lower_gemm(ctx: FuncContext, call: ast.Call) -> list[Gemm]:
     _check_dtypes(a, b, c, call)
     _positive(ctx, args.get("k_pack"), "k_pack")
     if "wg_wait" in args and ctx.folder.fold_int(args["wg_wait"], "wg_wait") != 0:
-        unsupported("T.gemm(..., wg_wait=...) other than 0 leaves a Hopper wgmma in flight "
+        unknown("T.gemm(..., wg_wait=...) other than 0 leaves a Hopper wgmma in flight "
                     "after the statement, which we do not model", args["wg_wait"])
     span = Span.of(call)
     policy = _policy(ctx, args.get("policy"))

@@ -1,7 +1,7 @@
 # expect: ok
 #
 # float16 × float16 into a float16 accumulator (TileLang's mma takes it): the products
-# are rounded into float16 by the accumulation, which the bound admits (§13); two gemms
+# are rounded into float16 by the accumulation, which the bound admits (docs/semantics.md §9.1); two gemms
 # accumulate into one C, the second on top of the first.
 import tilelang.language as T
 

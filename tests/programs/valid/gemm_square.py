@@ -2,7 +2,7 @@
 #
 # T.gemm of float16 tiles into a float32 accumulator, the layout TileLang's mma path
 # gives C under GemmWarpPolicy.Square (2×2 warps for 64×64 on 4 warps): every product
-# exact, each output one sum of 32 products rounded once (docs/semantics.md §13).
+# exact, each output one sum of 32 products rounded once (docs/semantics.md §9.1).
 import tilelang.language as T
 
 

@@ -1,0 +1,287 @@
+"""T.gemm (issue 28): the frontend's refusals, the interpreter's exact meaning and bound,
+TileLang's warp split and accumulator layout, the thread program the simulator executes
+and the CUDA prints, a planted layout fault the simulator catches, and the GPU runs."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from verify_reducer.codegen.lower import gemm as lowered
+from verify_reducer.interp.accept import within_bound
+from verify_reducer.interp.logical import run
+from verify_reducer.spec.diagnostics import DiagnosticError
+from verify_reducer.spec.frontend import parse_file, parse_source
+from verify_reducer.spec.indexexpr import Var, floordiv, mod
+from verify_reducer.spec.layout import Layout, index_names
+
+ROOT = Path(__file__).resolve().parent.parent
+VALID = ROOT / "tests" / "programs" / "valid"
+GEMM_PROGRAMS = sorted(VALID.glob("gemm_*.py"))
+
+
+def _kernel(body: str, a="(32, 16), T.float16", b="(16, 32), T.float16",
+            c="(32, 32), T.float32", threads=128) -> str:
+    return "import tilelang.language as T\n\n\n" + textwrap.dedent(f"""\
+        @T.prim_func
+        def main(x: T.Tensor((32, 16), T.float16)):
+            with T.Kernel(1, threads={threads}) as bx:
+                a_s = T.alloc_shared({a})
+                b_s = T.alloc_shared({b})
+                acc = T.alloc_fragment({c})
+                loc = T.alloc_local((32, 32), T.float32)
+        """) + textwrap.indent(textwrap.dedent(body), " " * 8)
+
+
+# ----------------------------------------------------------------------------- frontend
+
+@pytest.mark.parametrize("body, kw, code, words", [
+    ("T.gemm(a_s, b_s, acc)", {"b": "(32, 32), T.float16"}, "R102", "K sizes differ"),
+    ("T.gemm(a_s, b_s, acc, transpose_B=True)", {}, "R102", "K sizes differ"),
+    ("T.gemm(a_s, b_s, acc)", {"b": "(16, 16), T.float16"}, "R102", "N sizes differ"),
+    ("T.gemm(a_s, b_s, acc, transpose_A=True)", {"a": "(16, 16), T.float16"}, "R102",
+     "M sizes differ"),
+    ("T.gemm(a_s, b_s, acc)", {"c": "(32, 32), T.float16", "a": "(32, 16), T.bfloat16",
+                               "b": "(16, 32), T.bfloat16"}, "R102", "bfloat16"),
+    ("T.gemm(a_s, b_s, acc)", {"a": "(32, 16), T.float32", "b": "(16, 32), T.float32"},
+     "R102", "float32 × float32"),
+    ("T.gemm(a_s, b_s, loc)", {}, "R102", "accumulates into a fragment"),
+    ("T.gemm(x, b_s, acc)", {}, "R102", "shared or fragment"),
+    ("T.gemm(a_s, b_s, acc, wg_wait=1)", {}, "R101", "wg_wait"),
+    ("T.gemm(a_s, b_s, acc, mbar=a_s)", {}, "R101", "mbar"),
+    ("T.gemm(a_s, b_s, acc, policy=7)", {}, "R102", "policy"),
+    ("T.gemm(a_s, b_s, acc, transpose_A=bx)", {}, "R102", "constant bool"),
+    ("T.gemm(a_s, b_s, acc, k_pack=0)", {}, "R102", "k_pack"),
+    ("T.gemm(a_s, b_s, acc, clear_accum=2)", {}, "R102", "clear_accum"),
+    ("T.wgmma_gemm(a_s, b_s, acc)", {}, "R101", "wgmma_gemm"),
+])
+def test_frontend_refuses_with_a_diagnostic(body, kw, code, words):
+    with pytest.raises(DiagnosticError) as info:
+        parse_source(_kernel(body, **kw))
+    (d,) = info.value.diagnostics
+    assert d.code == code and words in d.message, d.message
+    assert d.span.line >= 10
+
+
+def test_frontend_reads_policy_and_clear_accum():
+    func = parse_source(_kernel("""\
+        for k in T.serial(2):
+            T.gemm(a_s, b_s, acc, policy=T.GemmWarpPolicy.FullCol, clear_accum=(k == 0))
+        T.gemm(a_s, b_s, acc, False, False, 1, True, 1, 0)
+    """)).func()
+    first = func.kernel.body[-2].body[0]
+    second = func.kernel.body[-1]
+    assert (first.policy, second.policy) == ("FullCol", "FullRow")
+    assert first.clear_accum.dtype.name == "bool" and second.clear_accum.value is True
+    assert first.mnk == (32, 32, 16)
+
+
+# ----------------------------------------------------------------------------- meaning
+
+def _operands(dtype, rng, m=32, n=32, k=16):
+    a = rng.standard_normal((m, k)) * 4
+    b = rng.standard_normal((k, n)) * 4
+    return a.astype(dtype), b.astype(dtype)
+
+
+def _run_gemm(a, b, c_dtype, a_dtype, seed_c=None, transpose_b=False):
+    m, k = a.shape
+    n = b.shape[0] if transpose_b else b.shape[1]
+    clear = seed_c is None
+    src = "import tilelang.language as T\n\n\n" + textwrap.dedent(f"""\
+        @T.prim_func
+        def main(a: T.Tensor({a.shape}, T.{a_dtype}), b: T.Tensor({b.shape}, T.{a_dtype}),
+                 c: T.Tensor(({m}, {n}), T.{c_dtype})):
+            with T.Kernel(1, threads=128) as bx:
+                a_s = T.alloc_shared({a.shape}, T.{a_dtype})
+                b_s = T.alloc_shared({b.shape}, T.{a_dtype})
+                acc = T.alloc_fragment(({m}, {n}), T.{c_dtype})
+                T.copy(a, a_s)
+                T.copy(b, b_s)
+                T.copy(c, acc)
+                T.gemm(a_s, b_s, acc, transpose_B={transpose_b}, clear_accum={clear})
+                T.copy(acc, c)
+    """)
+    func = parse_source(src).func()
+    c0 = np.zeros((m, n)) if seed_c is None else seed_c
+    result = run(func, {"a": a, "b": b, "c": c0.astype(np.dtype(c_dtype)
+                                                     if c_dtype != "bfloat16" else np.float32)})
+    return result.outputs["c"], result.bounds["c"]
+
+
+@pytest.mark.parametrize("a_dtype, c_dtype", [("float16", "float32"), ("bfloat16", "float32"),
+                                              ("float8_e4m3fn", "float32"),
+                                              ("float16", "float16")])
+def test_interpreter_is_the_exact_sum_rounded_once(a_dtype, c_dtype):
+    from verify_reducer.spec.dtypes import DTYPES
+    rng = np.random.default_rng(1)
+    dt = DTYPES[a_dtype]
+    a = dt.quantize(rng.standard_normal((32, 16)) * 4)
+    b = dt.quantize(rng.standard_normal((16, 32)) * 4)
+    seed = DTYPES[c_dtype].quantize(rng.standard_normal((32, 32)))
+    got, bound = _run_gemm(a, b, c_dtype, a_dtype, seed_c=seed)
+    exact = seed.astype(np.float64) + a.astype(np.float64) @ b.astype(np.float64)
+    want = DTYPES[c_dtype].quantize(exact)
+    # the reference is the exact sum rounded once (ties aside, which random data avoids)
+    assert np.array_equal(got.astype(np.float64), want.astype(np.float64))
+    assert (bound > 0).any() and np.isfinite(bound).all()
+    # a plain k-order accumulation in the accumulator's dtype is within the bound
+    plain = seed.astype(np.float32)
+    for k in range(16):
+        plain = DTYPES[c_dtype].quantize(
+            plain + a[:, k:k + 1].astype(np.float32) * b[k:k + 1, :].astype(np.float32))
+    assert within_bound(plain.astype(got.dtype), got, bound).all()
+
+
+def test_int8_accumulates_exactly_into_int32_and_wraps():
+    a = np.full((32, 16), -128, np.int8)
+    b = np.full((16, 32), -128, np.int8)
+    seed = np.full((32, 32), 2 ** 31 - 1, np.int64).astype(np.int32)
+    got, bound = _run_gemm(a, b, "int32", "int8", seed_c=seed)
+    want = ((2 ** 31 - 1 + 16 * 128 * 128 + 2 ** 31) % 2 ** 32) - 2 ** 31
+    assert (got == want).all() and (bound == 0).all()
+
+
+def test_transposed_operand_and_clear_accum():
+    rng = np.random.default_rng(2)
+    a = rng.integers(-8, 8, (32, 16)).astype(np.float16)
+    b_t = rng.integers(-8, 8, (32, 16)).astype(np.float16)
+    got, bound = _run_gemm(a, b_t, "float32", "float16", transpose_b=True)
+    # small integers: every order is exact (bound 0), the result is the integer product
+    assert np.array_equal(got, (a.astype(np.int64) @ b_t.T.astype(np.int64)))
+    assert (bound == 0).all()
+
+
+def test_gemm_inside_parallel_is_refused():
+    from verify_reducer.verify.oracle import pipeline
+    src = _kernel("""\
+        for i in T.Parallel(4):
+            T.gemm(a_s, b_s, acc)
+    """)
+    with pytest.raises(DiagnosticError):
+        run(parse_source(src).func(), {"x": np.zeros((32, 16), np.float16)})
+    assert pipeline is not None
+
+
+# ----------------------------------------------------------------------------- layouts
+
+@pytest.mark.parametrize("policy, m, n, warps, split", [
+    ("Square", 64, 64, 4, (2, 2)), ("Square", 128, 64, 4, (2, 2)),
+    ("Square", 128, 128, 8, (2, 4)), ("FullRow", 128, 128, 4, (4, 1)),
+    ("FullRow", 32, 64, 4, (2, 2)), ("FullCol", 64, 128, 8, (1, 8)),
+    ("FullCol", 64, 16, 4, (2, 2)), ("Square", 16, 8, 1, (1, 1)),
+])
+def test_warp_partition_as_tilelang(policy, m, n, warps, split):
+    assert lowered.warp_partition(policy, m, n, warps) == split
+
+
+def test_warp_partition_refuses_what_tilelang_refuses():
+    assert "cannot be split" in lowered.warp_partition("Square", 48, 8, 4)
+    assert "cannot be split" in lowered.warp_partition("FullRow", 24, 64, 1)
+
+
+@pytest.mark.parametrize("m, n, warps, policy", [(64, 64, 4, "Square"),
+                                                 (128, 64, 4, "FullRow"),
+                                                 (64, 128, 8, "FullCol"), (16, 8, 1, "Square")])
+def test_accumulator_layout_is_the_m16n8_tile_and_the_lowering_inverts_it(m, n, warps, policy):
+    wm, wn = lowered.warp_partition(policy, m, n, warps)
+    layout = lowered.accumulator_layout(m, n, wm, wn, 0)
+    threads, slots = layout.threads_of()[0], layout.slots_of()
+    assert len(set(zip(threads.tolist(), slots.tolist()))) == m * n
+    assert layout.slots_per_thread == m * n // (32 * warps)
+    # the m16n8 C fragment of PTX: lane l holds rows l/4 and l/4 + 8, columns 2(l%4)+{0,1}
+    i, j = layout.all_indices()
+    first = (i < 16) & (j < 8)
+    assert np.array_equal(threads[first] % 32, 4 * (i[first] % 8) + j[first] // 2)
+    assert np.array_equal(slots[first], j[first] % 2 + 2 * (i[first] // 8))
+
+
+def _plan(path: Path, planner: str = "canonical"):
+    from verify_reducer.codegen.plan import plan_func
+    return plan_func(parse_file(str(path)).func(), planner)
+
+
+def test_lowering_inverts_the_placed_layout_and_describes_it():
+    physical = _plan(VALID / "gemm_row_max.py")
+    stmt = next(s for s in __import__("verify_reducer.spec.ir", fromlist=["walk"]).walk(
+        physical.func.kernel.body) if type(s).__name__ == "Gemm")
+    low = lowered.lower_gemm(physical, stmt)
+    layout = physical.layouts.fragments[stmt.c]
+    t = np.repeat(np.arange(128), low.slots)
+    s = np.tile(np.arange(low.slots), 128)
+    rows = low.row.evaluate({"t": t, "s": s})
+    cols = low.col.evaluate({"t": t, "s": s})
+    assert np.array_equal(layout.threads_of((rows, cols))[0], t)
+    assert np.array_equal(layout.slots_of((rows, cols)), s)
+    assert "4×1 warps" in low.describe() and "in float32" in low.describe()
+
+
+# ----------------------------------------------------------------------------- pipeline
+
+@pytest.mark.parametrize("path", GEMM_PROGRAMS, ids=lambda p: p.name)
+def test_simulator_agrees_with_the_interpreter(path):
+    from verify_reducer.verify.oracle import pipeline
+    report = pipeline.check(str(path), blocks="all")
+    assert report.exit_code == pipeline.EXIT_OK, [d.message for d in report.diagnostics]
+
+
+def test_thread_program_and_cuda_print_the_lowering():
+    from verify_reducer.codegen.cuda import render
+    from verify_reducer.codegen.lower.program import lower
+    physical = _plan(VALID / "gemm_pipelined_clear.py")
+    text = lower(physical).describe()
+    assert "| gemm: mma m16n8k16 accumulator: 1×4 warps" in text
+    cuda = render(physical).source
+    assert "for (int gemm_s = 0; gemm_s < 16; ++gemm_s)" in cuda
+    assert "const bool gemm_clear = ko == 0;" in cuda or "gemm_clear = (ko == 0)" in cuda
+    assert "gemm_acc = gemm_acc + (__half2float(a_s[" in cuda
+
+
+def _swapped_rows_layout(m, n, wm, wn, offset):
+    """A planted fault: TileLang's accumulator layout with rows 2r and 2r + 1 of every 8
+    exchanged among the lanes (still one holder per element, so inference accepts it)."""
+    i, j = (Var(x) for x in index_names(2))
+    right = lowered.accumulator_layout(m, n, wm, wn, offset)
+    swapped = mod(i, 8) + 1 - mod(i, 2) * 2
+    lane = swapped * 4 + floordiv(mod(j, 8), 2)
+    warp = floordiv(mod(i, 16 * wm), 16) + floordiv(mod(j, 8 * wn), 8) * wm
+    return Layout(right.shape, right.index_vars, lane + warp * 32, right.slot, right.count,
+                  1, offset)
+
+
+def test_planted_wrong_accumulator_layout_is_caught_with_a_counterexample(monkeypatch):
+    from verify_reducer.codegen import layout as layout_mod
+    from verify_reducer.interp.simulate import simulate
+    from verify_reducer.verify.oracle.inputs import prepare
+    monkeypatch.setattr(layout_mod, "accumulator_layout", _swapped_rows_layout)
+    physical = _plan(VALID / "gemm_row_max.py")
+    result = simulate(physical, prepare(physical.func, seed=0))
+    held = [d for d in result.violations if d.code == "R300"]
+    assert held, [d.message for d in result.violations]
+    d = held[0]
+    assert "does not hold" in d.message and d.span.line == 20
+    assert d.counterexample is not None and d.counterexample.grid == ("fragment", "s")
+
+
+# ----------------------------------------------------------------------------- GPU
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("planner", ["canonical", "fast"])
+@pytest.mark.parametrize("path", GEMM_PROGRAMS, ids=lambda p: p.name)
+def test_gpu_cuda_matches_the_interpreter(path, planner):
+    from cuda_env import gpu_problem, plan
+    problem = gpu_problem()
+    if problem is not None:
+        pytest.skip(problem)
+    from verify_reducer.codegen.runner import run_cuda
+    from verify_reducer.verify.oracle.inputs import prepare
+    physical = plan(path, planner)
+    inputs = prepare(physical.func, seed=0)
+    reference = run(physical.func, inputs)
+    got = run_cuda(physical, inputs)
+    for name, want in reference.outputs.items():
+        ok = within_bound(np.asarray(got[name]).astype(want.dtype), want,
+                          reference.bounds[name])
+        assert ok.all(), f"{name}: {int((~ok).sum())} of {ok.size} elements differ"

@@ -1,5 +1,6 @@
-"""A pipelined `T.Pipelined` loop as CUDA (the schedule is spec.physical.Pipeline's,
-decided by codegen.pipeline; interp.simulate executes the same one).
+"""A pipelined `T.Pipelined` loop as CUDA: the events of its cp.async schedule
+(codegen.lower.pipeline.AsyncSchedule, which interp.sim_pipeline executes), printed in
+order; this module decides none of them. For the usual schedule:
 
     // prologue: iterations 0 .. ahead-1 issue their tiles, one commit group each
     for (ko = start; ko < stop; ++ko) {
@@ -11,27 +12,18 @@ decided by codegen.pipeline; interp.simulate executes the same one).
       __syncthreads();              // every read of the stage is done before a refill
     }
 
-or, with `refill_after` (the stage released as soon as it has been read; ahead = stages):
-
-    for (ko = start; ko < stop; ++ko) {
-      wait until at most `pending` groups are outstanding; __syncthreads();
-      the body up to and including refill_after, reading stage (ko - start) % stages;
-      __syncthreads();              // every read of the stage is done
-      if (ko + ahead < stop) issue iteration ko + ahead into that stage; commit;
-      the rest of the body, with `stages` tiles in flight
-    }
-
-A tile goes out as one cp.async of 16 bytes per run of the copy's layout (the runs
-codegen.cuda_vector proves aligned), into the stage's copy of the shared buffer at
-element offset stage * buffer.size. A staged read's tile goes out the same way, into its
-stage buffer; where its copy stands, the body reads the fragment from that stage.
-The barriers are the plan's (codegen.plan_barriers places them as drawn above)."""
+A tile goes out as one cp.async of 16 bytes per run of the copy's layout, into the
+stage's copy of the shared buffer at element offset stage * buffer.size. A staged
+read's tile goes out the same way, into its stage buffer; where its copy stands, the
+body reads the fragment from that stage. The barriers are the plan's."""
 from __future__ import annotations
 
 from verify_reducer.spec import ir
 from verify_reducer.spec.physical import Pipeline, PhysicalPlan
 
 from .cuda_access import Frame
+from .lower.pipeline import (Advance, AsyncSchedule, Commit, EnterStage, Fence, Issue,
+                             LeaveStage, Prefetch, Run, Wait, lower_pipeline)
 from .lower.copies import region_element, run_start
 from .plan_text import pipeline_summary
 from .lower.copies import copy_runs
@@ -45,106 +37,118 @@ def plain_reason(plan: PhysicalPlan, loop: ir.SerialFor) -> str:
 
 
 def render_pipeline(body, pipe: Pipeline, frame: Frame) -> None:
+    schedule = lower_pipeline(body.plan, pipe)
     loop = pipe.loop
-    start, stop = int(loop.start.value), int(loop.stop.value)
     var = body.var(loop.var.name)
     ctype = loop.var.dtype.c_name
     body.out.comment(f"line {loop.span.line}: T.Pipelined (num_stages={pipe.stages}) as a "
                      f"software pipeline: {pipeline_summary(pipe)}")
-    body.fence(loop, "before")
-    for i in range(pipe.ahead if pipe.issues else 0):
-        body.out.comment(f"prologue: the tiles of iteration {i}")
-        if start + i < stop:
-            with body.maybe_block(""):
-                _issue(body, pipe, frame, f"{start + i}", ctype)
-        body.out.line("reducer_cp_async_commit();")
-    if pipe.prefetched:
-        body.out.comment("prologue: the registers of iteration 0")
-        with body.maybe_block(""):
-            _prefetch(body, pipe, frame, f"{start}", ctype)
-    early = pipe.refill_after is not None
-    with body.maybe_block(f"for ({ctype} {var} = {start}; {var} < {stop}; ++{var})"):
-        if pipe.issues:
-            if not early:
-                _refill(body, pipe, frame, var, ctype, stop)
-            body.out.line(f"reducer_cp_async_wait<{pipe.pending}>();")
-            body.fence(loop, "landed")
-        previous = dict(body.stage_base)
-        _stage_bases(body, pipe, var, "stage")
-        for stmt in loop.body:
-            if stmt in pipe.copies:
-                continue                  # issued ahead
-            if stmt in pipe.prefetched:
-                _advance(body, pipe, stmt, frame, f"{var} + 1", ctype, stop)
-            else:
-                body.stmt(pipe.stand_in(stmt), frame)
-            if stmt is pipe.refill_after:
-                body.fence(loop, "refill")
-                _refill(body, pipe, frame, var, ctype, stop)
-        body.stage_base = previous
-        body.fence(loop, "released")
+    printer = _Printer(body, schedule, frame, ctype)
+    printer.events(schedule.prologue)
+    with body.maybe_block(f"for ({ctype} {var} = {schedule.start}; {var} < {schedule.stop}; "
+                          f"++{var})"):
+        printer.events(schedule.iteration)
+    printer.events(schedule.epilogue)
 
 
-def _refill(body, pipe: Pipeline, frame: Frame, var: str, ctype: str, stop: int) -> None:
-    """Iteration var + ahead's tiles issued, then this iteration's commit group."""
-    with body.maybe_block(f"if ({var} + {pipe.ahead} < {stop})"):
-        _issue(body, pipe, frame, f"{var} + {pipe.ahead}", ctype)
-    body.out.line("reducer_cp_async_commit();")
+class _Printer:
+    """The events of one schedule as C, into body (codegen.cuda_stmts.KernelBody)."""
 
+    def __init__(self, body, schedule: AsyncSchedule, frame: Frame, ctype: str):
+        self.body, self.schedule, self.frame, self.ctype = body, schedule, frame, ctype
+        self.names = {schedule.loop.var.name: body.var(schedule.loop.var.name)}
+        self.saved: list[dict] = []
 
-def _prefetch(body, pipe: Pipeline, frame: Frame, iteration: str, ctype: str,
-              copies=None) -> None:
-    """The prefetched copies of one iteration (`iteration`, C text) into the `_next`
-    registers."""
-    loop = pipe.loop
-    ahead = f"{body.var(loop.var.name)}_next"
-    body.out.line(f"const {ctype} {ahead} = {iteration};")
-    previous = dict(body.redirected), dict(body.rebound)
-    body.rebound[loop.var.name] = ahead
-    for copy in copies or pipe.prefetched:
-        body.redirected[copy.dst.buffer] = body.next_tile(copy.dst.buffer)
-        body.stmt(copy, frame)
-    body.redirected, body.rebound = previous
+    def c(self, iteration) -> str:
+        return iteration.to_c(self.names)
 
+    def events(self, events) -> None:
+        body = self.body
+        for event in events:
+            kind = event.__class__
+            if kind is Fence:
+                body.fence(event.barrier.stmt, event.barrier.where)
+            elif kind is Issue:
+                self.issue(event)
+            elif kind is Commit:
+                body.out.line("reducer_cp_async_commit();")
+            elif kind is Wait:
+                body.out.line(f"reducer_cp_async_wait<{event.pending}>();")
+            elif kind is EnterStage:
+                self.saved.append(dict(body.stage_base))
+                self.stage_bases(self.c(event.iteration), "stage")
+            elif kind is LeaveStage:
+                body.stage_base = self.saved.pop()
+            elif kind is Run:
+                body.stmt(event.stmt, self.frame)
+            elif kind is Prefetch:
+                body.out.comment(f"prologue: the registers of iteration "
+                                 f"{event.iteration.value - self.schedule.start}")
+                with body.maybe_block(""):
+                    self.prefetch(event)
+            elif kind is Advance:
+                self.advance(event)
+            # Drained: the kernel waits for nothing after the loop (the simulator
+            # checks that nothing is in flight there)
 
-def _advance(body, pipe: Pipeline, copy: ir.Copy, frame: Frame, following: str,
-             ctype: str, stop: int) -> None:
-    """Where a prefetched copy stands: its registers, loaded an iteration ago, move into
-    the fragment, and the next iteration's load goes out."""
-    dst = copy.dst.buffer
-    name, spare = body.buffer(dst), body.next_tile(dst)
-    slots = body.layouts.fragment(dst).slots_per_thread
-    body.out.comment(f"line {copy.span.line}: T.copy {copy.src.buffer.name} -> {dst.name}, "
-                     f"loaded an iteration ago into {spare}")
-    body.out.line("#pragma unroll")
-    with body.maybe_block(f"for (int slot = 0; slot < {slots}; ++slot)"):
-        body.out.line(f"{name}[slot] = {spare}[slot];")
-    with body.maybe_block(f"if ({following} < {stop})"):
-        _prefetch(body, pipe, frame, following, ctype, (copy,))
+    def issue(self, event: Issue) -> None:
+        """The copies of one later iteration into its stage."""
+        body = self.body
+        if event.ordinal is not None:
+            body.out.comment(f"prologue: the tiles of iteration {event.ordinal}")
+        if event.empty:
+            return
+        guard = f"if ({self.c(event.iteration)} < {self.schedule.stop})" if event.guarded \
+            else ""
+        with body.maybe_block(guard):
+            ahead = f"{self.names[self.schedule.loop.var.name]}_ahead"
+            body.out.line(f"const {self.ctype} {ahead} = {self.c(event.iteration)};")
+            previous = dict(body.stage_base), dict(body.rebound)
+            body.rebound[self.schedule.loop.var.name] = ahead
+            self.stage_bases(ahead, "fill")
+            for copy in event.copies:
+                _async_copy(body, copy, self.frame)
+            body.stage_base, body.rebound = previous
 
+    def stage_bases(self, iteration: str, role: str) -> None:
+        """Declares `<buffer>_<role>`, the element offset of iteration's stage (the
+        schedule's stage_offset) of every staged buffer, and makes the buffers'
+        accesses use it."""
+        body, s = self.body, self.schedule
+        for buffer in s.buffers:
+            base = f"{body.buffer(buffer)}_{role}"
+            body.out.line(f"const int {base} = (({iteration} - {s.start}) % {s.stages}) * "
+                          f"{buffer.size};")
+            body.stage_base[buffer] = base
 
-def _stage_bases(body, pipe: Pipeline, iteration: str, role: str) -> None:
-    """Declares `<buffer>_<role>`, the element offset of iteration's stage of every
-    staged buffer, and makes the buffers' accesses use it."""
-    start = int(pipe.loop.start.value)
-    for buffer in pipe.buffers:
-        base = f"{body.buffer(buffer)}_{role}"
-        body.out.line(f"const int {base} = (({iteration} - {start}) % {pipe.stages}) * "
-                      f"{buffer.size};")
-        body.stage_base[buffer] = base
+    def prefetch(self, event: Prefetch) -> None:
+        """The prefetched copies of one iteration into the `_next` registers."""
+        body = self.body
+        name = self.schedule.loop.var.name
+        ahead = f"{self.names[name]}_next"
+        body.out.line(f"const {self.ctype} {ahead} = {self.c(event.iteration)};")
+        previous = dict(body.redirected), dict(body.rebound)
+        body.rebound[name] = ahead
+        for copy in event.copies:
+            body.redirected[copy.dst.buffer] = body.next_tile(copy.dst.buffer)
+            body.stmt(copy, self.frame)
+        body.redirected, body.rebound = previous
 
-
-def _issue(body, pipe: Pipeline, frame: Frame, iteration: str, ctype: str) -> None:
-    """The copies of one later iteration (`iteration`, C text) into its stage."""
-    loop = pipe.loop
-    ahead = f"{body.var(loop.var.name)}_ahead"
-    body.out.line(f"const {ctype} {ahead} = {iteration};")
-    previous = dict(body.stage_base), dict(body.rebound)
-    body.rebound[loop.var.name] = ahead
-    _stage_bases(body, pipe, ahead, "fill")
-    for copy in pipe.issues:
-        _async_copy(body, copy, frame)
-    body.stage_base, body.rebound = previous
+    def advance(self, event: Advance) -> None:
+        """Where a prefetched copy stands: its registers, loaded an iteration ago, move
+        into the fragment, and the next iteration's load goes out."""
+        body, copy = self.body, event.copy
+        dst = copy.dst.buffer
+        name, spare = body.buffer(dst), body.next_tile(dst)
+        slots = body.layouts.fragment(dst).slots_per_thread
+        body.out.comment(f"line {copy.span.line}: T.copy {copy.src.buffer.name} -> "
+                         f"{dst.name}, loaded an iteration ago into {spare}")
+        body.out.line("#pragma unroll")
+        with body.maybe_block(f"for (int slot = 0; slot < {slots}; ++slot)"):
+            body.out.line(f"{name}[slot] = {spare}[slot];")
+        with body.maybe_block(f"if ({self.c(event.prefetch.iteration)} < "
+                              f"{self.schedule.stop})"):
+            self.prefetch(event.prefetch)
 
 
 def _async_copy(body, copy: ir.Copy, frame: Frame) -> None:

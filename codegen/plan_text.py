@@ -221,6 +221,7 @@ def plan_json(plan: PhysicalPlan, ptxas=None) -> dict:
         "planner": plan.planner,
         "reducers": [_reducer_json(r) for r in plan.reducers],
         "pipelines": [_pipeline_json(p) for p in plan.pipelines],
+        "barriers": [_barrier_json(b) for b in plan.barriers.items],
         "resources": resources_json(plan.resources) if plan.resources else None,
         "notes": [d.to_json() for d in plan.notes],
     }
@@ -239,6 +240,16 @@ def _pipeline_json(pipe: Pipeline) -> dict:
                               "dst": s.copy.dst.buffer.name, "buffer": s.buffer.name,
                               "elements": s.buffer.size} for s in pipe.staged_reads],
             "plain": pipe.plain or None}
+
+
+def _barrier_json(b) -> dict:
+    """One barrier of the kernel body (codegen.plan_barriers), as barriers_text prints
+    it: id 0 is __syncthreads, 1..15 a named barrier, None none left."""
+    offset, count = b.participants
+    return {"line": b.stmt.span.line, "statement": type(b.stmt).__name__,
+            "where": b.where, "participants": {"offset": offset, "count": count},
+            "id": b.id, "arrivals": b.arrivals,
+            "why": b.why.replace("{rows}", "its rows")}
 
 
 def _copies_json(copies) -> list[dict]:

@@ -202,5 +202,43 @@ class SharedBuffer:
         self.written = np.zeros(size, dtype=bool)
         self.races = RaceTracker(size, clock.threads, clock)
         # per element, the asynchronous copies (a pipeline's cp.async) that will write
-        # it and have not landed
+        # it and have not landed; `outstanding` the copies themselves (an empty list:
+        # no check needed), to name the copy a race is with
         self.pending = np.zeros(size, dtype=np.int32)
+        self.outstanding: list[InFlight] = []
+
+    def issue(self, flat, threads: np.ndarray | None, time: int) -> "InFlight":
+        """A cp.async to elements flat (by threads[i] each, None: unnamed) at clock
+        time; it is outstanding until `land`."""
+        self.pending[flat] += 1
+        found = InFlight(flat, threads, time)
+        self.outstanding.append(found)
+        return found
+
+    def land(self, copy: "InFlight") -> None:
+        self.pending[copy.flat] -= 1
+        self.outstanding.remove(copy)
+
+    def in_flight(self, flat) -> tuple[int, "InFlight", int, int] | None:
+        """(i, copy, address, j): the first position i of flat (an array or a slice)
+        whose address an outstanding cp.async `copy` has yet to write, as its element
+        j; None when there is none."""
+        pending = self.pending[flat]
+        if not pending.any():
+            return None
+        i = int(np.argmax(pending > 0))
+        address = flat.start + i if isinstance(flat, slice) else int(np.ravel(flat)[i])
+        for copy in reversed(self.outstanding):           # the newest that writes it
+            positions = _positions(copy.flat)
+            hit = np.flatnonzero(positions == address)
+            if len(hit):
+                return i, copy, address, int(hit[0])
+        raise AssertionError("a pending element without an outstanding copy")
+
+
+@dataclass(eq=False)
+class InFlight:
+    """One cp.async's elements, issued at clock `time` by threads[i] to flat[i]."""
+    flat: object
+    threads: np.ndarray | None
+    time: int

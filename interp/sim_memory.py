@@ -163,13 +163,6 @@ class MemoryAccess:
         stage = self.stage_of.get(buffer)
         if stage is not None:                    # a pipeline's stage of the buffer
             flat = flat + stage
-            in_flight = sb.pending[flat] > 0
-            if in_flight.any():
-                self.report.add("R504", f"shared-memory race: read of "
-                                f"{self.element(buffer, logical[in_flight][0])} (stage "
-                                f"{stage // buffer.size}) before the cp.async that writes "
-                                f"it completed" + self.block_text, span,
-                                key="pipeline-stage")
         written = sb.written[flat]
         if not written.all():
             missing = ~written
@@ -178,6 +171,8 @@ class MemoryAccess:
                             "uninitialized)", span, key=buffer)
         if threads.shape != flat.shape:
             threads = np.broadcast_to(threads, flat.shape)
+        if sb.outstanding:
+            self.async_race(buffer, sb, flat, threads, "reads", span)
         self.clock.note(span)
         race = sb.races.read(threads, flat)
         if race is not None:
@@ -232,10 +227,32 @@ class MemoryAccess:
         if np.ndim(threads) != 1:
             shape = (flat.stop - flat.start,) if isinstance(flat, slice) else np.shape(flat)
             threads = np.broadcast_to(threads, shape).reshape(-1)
+        if sb.outstanding:
+            self.async_race(buffer, sb, addrs, threads, "writes", span)
         self.clock.note(span)
         race = sb.races.write(threads, addrs)
         if race is not None:
             self.shared_race(buffer, race, span)
+
+    def async_race(self, buffer: ir.Buffer, sb: SharedBuffer, flat, threads: np.ndarray,
+                   verb: str, span: Span) -> None:
+        """R504 when threads[i] reads or writes an element flat[i] that a cp.async still
+        has to write (the wait_group that completes it not reached): names both."""
+        found = sb.in_flight(flat)
+        if found is None:
+            return
+        i, copy, address, j = found
+        stage, element = divmod(address, buffer.size)
+        staged = f" (stage {stage})" if len(sb.values) > buffer.size else ""
+        who = "a thread" if copy.threads is None else \
+            f"thread {int(np.ravel(copy.threads)[j])}"
+        line = self.clock.spans[copy.time].line
+        thread = int(np.ravel(threads)[i])
+        self.report.add("R504", f"shared-memory race on {self.element(buffer, element)}"
+                        f"{staged}: {who} writes it at line {line} (a cp.async) and thread "
+                        f"{thread} {verb} it at line {span.line}, before the cp.async that "
+                        f"writes it completed (no wait_group for it in between)"
+                        + self.block_text, span, key=("pipeline-stage", verb))
 
     def shared_race(self, buffer: ir.Buffer, race, span: Span, where: str = "") -> None:
         """R504 naming both accesses: their threads, statements and the element (of

@@ -1,42 +1,45 @@
-"""The simulator's pipelined `T.Pipelined` loops (spec.physical.Pipeline), executed in
-the schedule the plan gives and the renderer emits (codegen.cuda_pipeline):
+"""The simulator's pipelined `T.Pipelined` loops: the events of the loop's cp.async
+schedule (codegen.lower.pipeline.AsyncSchedule, the one codegen.cuda_pipeline prints),
+executed in order:
 
-- the tiles of iteration j are issued when the plan says (the first `ahead` before the
-  loop, then iteration i issues i + ahead: at its top, or right after `refill_after`
-  when the plan releases the stage early): their source is read then, their
-  destination elements (in stage j % stages of the shared buffer) become *pending*
-  (counted: two copies in flight to one element are two);
-- each iteration commits one group (empty past the end) and then completes every group
-  but the newest `pending`: their values land, as the wait returns;
-- the rest of the body runs with the staged buffers read at their stage's offset; a read
-  of a pending element (a stage read before its copy completed) is R504;
-- a prefetched copy of iteration j runs (into a second register array of its fragment)
-  before the loop for j = 0, else where the copy stands in iteration j - 1; where it
-  stands in iteration j, that array's registers move into the fragment;
-- a staged read's tile is issued with the staged copies (into its stage buffer, which
-  the pipeline allocates: no statement of the program does), and where its copy stands
-  the fragment is read from the stage (a read before the tile landed is R504 too);
-- the plan's barriers of the loop are passed where the renderer prints them: after the
-  wait ("landed"), after refill_after ("refill"), at the iteration's end ("released");
-  a tile's writes are checked for races when issued (a cp.async may write at once) and
-  stamped again when they land (what follows is ordered against the landing; a write
-  by another thread while the tile is in flight is not checked).
+- Issue: the tiles of an iteration (none past the end) go out: their source is read
+  then, their destination elements (in the iteration's stage of the shared buffer)
+  become *pending* (counted: two copies in flight to one element are two) and remember
+  the issuing thread and statement; Commit closes this thread's open group;
+- Wait: every group but the newest `pending` completes: their values land;
+- EnterStage / LeaveStage: the body between them reads the staged buffers at the
+  iteration's stage; a read of a pending element (a stage read before its cp.async
+  completed), or a write into one (an ordinary store racing a cp.async in flight), is
+  R504 naming both accesses (interp.sim_memory);
+- Prefetch: a copy of a later iteration (none past the end) into a second register
+  array of its fragment; Advance: that array's registers move into the fragment;
+- Run: a body statement (a staged read's stand-in reads its fragment from the stage);
+- Fence: the plan's barrier, passed; a tile's writes are checked for races when issued
+  (a cp.async may write at once) and stamped again when they land (what follows is
+  ordered against the landing);
+- Drained: nothing may be in flight after the loop (R504 otherwise, and it lands).
 
 A mixin of interp.simulate's block, like interp.sim_copies."""
 from __future__ import annotations
 
 import copy as copy_module
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
+from verify_reducer.codegen.lower import pipeline as lowered
 from verify_reducer.spec import ir
+from verify_reducer.spec.indexexpr import IndexExpr
 from verify_reducer.spec.physical import Pipeline
 
 from .evaluate import convert, serial_iterations
 from .registers import Registers
-from .shared import SharedBuffer
+from .shared import InFlight, SharedBuffer
 from .values import Lanes, Val
+
+# each plan's schedules, lowered once per pipeline (the statics die with their plan)
+_SCHEDULES: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionary()
 
 
 @dataclass
@@ -47,71 +50,147 @@ class _Issued:
     flat: np.ndarray
     values: np.ndarray
     copy: ir.Copy
+    in_flight: InFlight
+
+
+@dataclass(frozen=True)
+class _Evaluated:
+    """A schedule with its iterations evaluated once, for every iteration of the loop
+    (numpy over the loop variable): per iteration expression, its value and its stage
+    (the schedule's stage_index at that value) at each position of the loop."""
+    schedule: lowered.AsyncSchedule
+    values: dict
+    stages: dict
+
+    @staticmethod
+    def of(schedule: lowered.AsyncSchedule) -> "_Evaluated":
+        counter = np.arange(schedule.start, max(schedule.stop, schedule.start + 1))
+        values, stages = {}, {}
+        for event in schedule.prologue + schedule.iteration:
+            if isinstance(event, lowered.Advance):
+                event = event.prefetch
+            iteration = getattr(event, "iteration", None)
+            if iteration is None or iteration in values:
+                continue
+            value = np.broadcast_to(iteration.evaluate({schedule.loop.var.name: counter}),
+                                    counter.shape)
+            values[iteration] = value.tolist()
+            stages[iteration] = np.broadcast_to(schedule.stage_index.evaluate(
+                {lowered.ITERATION: value}), counter.shape).tolist()
+        return _Evaluated(schedule, values, stages)
+
+
+class _Run:
+    """The state of one execution of a schedule: the iterations, the groups, the spare
+    register arrays of the prefetched copies, the current iteration."""
+
+    def __init__(self, evaluated: _Evaluated, iterations: list[Lanes]):
+        self.schedule = evaluated.schedule
+        self.evaluated = evaluated
+        self.iterations = iterations
+        self.position = 0                        # of the current iteration of the loop
+        self.groups: list[list[_Issued]] = []    # committed, oldest first
+        self.open: list[_Issued] = []            # issued, not yet committed
+        self.spare: dict[ir.Copy, Registers | None] = {}
+        self.stage_of: dict | None = None        # the block's, while a stage is entered
+
+    def index(self, iteration: IndexExpr) -> int:
+        """The iteration's position among the loop's iterations (counted from 0)."""
+        return self.evaluated.values[iteration][self.position] - self.schedule.start
+
+    def stage(self, iteration: IndexExpr) -> int:
+        """The iteration's stage."""
+        return self.evaluated.stages[iteration][self.position]
 
 
 class PipelineExecution:
     """Pipelined loops for interp.simulate._Block."""
 
+    def schedule_of(self, pipe: Pipeline) -> _Evaluated:
+        found = _SCHEDULES.setdefault(self.s, {})
+        evaluated = found.get(pipe)
+        if evaluated is None:
+            evaluated = found[pipe] = _Evaluated.of(lowered.lower_pipeline(self.s.plan, pipe))
+        return evaluated
+
     def run_pipeline(self, pipe: Pipeline, lanes: Lanes) -> None:
         loop = pipe.loop
-        iterations = list(self.body_runs.count(loop, serial_iterations(loop, lanes, self)))
-        groups: list[list[_Issued]] = []           # committed, oldest first
-        # the plan's barriers of the loop's iterations (None where it has none)
-        landed, refill, released = (self.s.plan.barriers.at(loop, where)
-                                    for where in ("landed", "refill", "released"))
+        evaluated = self.schedule_of(pipe)
+        schedule = evaluated.schedule
+        run = _Run(evaluated, list(self.body_runs.count(
+            loop, serial_iterations(loop, lanes, self))))
         self.iter_names.append(loop.var.name)
         for staged in pipe.staged_reads:       # fresh, never written storage
             self.shared[staged.buffer] = SharedBuffer(pipe.stages * staged.buffer.size,
                                                       staged.buffer.dtype.np, self.clock)
         try:
-            for j in range(pipe.ahead if pipe.issues else 0):
-                groups.append(self._issue(pipe, iterations, j))
-            spare = {c: self._prefetch(c, iterations, 0, None) for c in pipe.prefetched}
-            early = pipe.refill_after is not None
-            for i, bound in enumerate(iterations):
-                if pipe.issues:
-                    if not early:
-                        groups.append(self._issue(pipe, iterations, i + pipe.ahead))
-                    self.clock.tick()
-                    while len(groups) > pipe.pending:     # the wait
-                        self._land(groups.pop(0))
-                if landed is not None:
-                    self.pass_barrier(landed, bound)
-                previous = dict(self.stage_of)
-                self.stage_of.update((b, (i % pipe.stages) * b.size) for b in pipe.buffers)
-                for stmt in loop.body:
-                    if bound.n > 0 and stmt in spare:
-                        self._move(stmt, spare[stmt])
-                        spare[stmt] = self._prefetch(stmt, iterations, i + 1, spare[stmt])
-                    elif bound.n > 0 and stmt not in pipe.copies:    # staged: issued ahead
-                        bound = self.step(pipe.stand_in(stmt), bound)
-                    if stmt is pipe.refill_after:      # the stage just read, refilled
-                        if refill is not None:
-                            self.pass_barrier(refill, bound)
-                        groups.append(self._issue(pipe, iterations, i + pipe.ahead))
-                if released is not None:
-                    self.pass_barrier(released, bound)
-                self.stage_of = previous
+            self._events(schedule.prologue, run, lanes)
+            for i, bound in enumerate(run.iterations):
+                run.position = i
+                self._events(schedule.iteration, run, bound)
         finally:
             self.iter_names.pop()
-        # what is still in flight after the loop should be empty (issued past the end):
-        # the kernel never waits for it
-        left = [item for group in groups for item in group]
-        if left:
-            self.report.add("R504", f"shared-memory race: the pipeline ends with copies "
-                            f"into {left[0].buffer.name} still in flight; they land "
-                            f"after the loop, unordered with what follows" + self.block_text,
-                            loop.span, key="pipeline-tail")
-            for group in groups:
-                self._land(group)
+            if run.stage_of is not None:
+                self.stage_of = run.stage_of
+        self._events(schedule.epilogue, run, lanes)
 
-    def _issue(self, pipe: Pipeline, iterations: list[Lanes], j: int) -> list[_Issued]:
-        """The copies of iteration j (none past the end), into stage j % stages."""
-        if j >= len(iterations):
+    def _events(self, events, run: _Run, bound: Lanes) -> None:
+        """Executes events with the lanes `bound` (an iteration's, the loop's outside)."""
+        for event in events:
+            kind = event.__class__
+            if kind is lowered.Run:
+                if bound.n > 0:
+                    bound = self.step(event.stmt, bound)
+            elif kind is lowered.Issue:
+                if not event.empty:
+                    run.open += self._issue(run, event)
+            elif kind is lowered.Commit:
+                run.groups.append(run.open)
+                run.open = []
+            elif kind is lowered.Wait:
+                self.clock.tick()
+                while len(run.groups) > event.pending:
+                    self._land(run.groups.pop(0))
+            elif kind is lowered.Fence:
+                self.pass_barrier(event.barrier, bound)
+            elif kind is lowered.EnterStage:
+                run.stage_of = dict(self.stage_of)
+                stage = run.stage(event.iteration)
+                self.stage_of.update((b, stage * b.size) for b in run.schedule.buffers)
+            elif kind is lowered.LeaveStage:
+                self.stage_of, run.stage_of = run.stage_of, None
+            elif kind is lowered.Prefetch:
+                self._prefetch_all(run, event)
+            elif kind is lowered.Advance:
+                if bound.n > 0:
+                    self._move(event.copy, run.spare[event.copy])
+                    self._prefetch_all(run, event.prefetch)
+            elif kind is lowered.Drained:
+                self._drained(run)
+
+    def _drained(self, run: _Run) -> None:
+        """What is still in flight after the loop should be empty (issued past the
+        end): the kernel never waits for it."""
+        left = [item for group in run.groups + [run.open] for item in group]
+        if not left:
+            return
+        self.report.add("R504", f"shared-memory race: the pipeline ends with copies "
+                        f"into {left[0].buffer.name} still in flight; they land "
+                        f"after the loop, unordered with what follows" + self.block_text,
+                        run.schedule.loop.span, key="pipeline-tail")
+        for group in run.groups + [run.open]:
+            self._land(group)
+        run.groups, run.open = [], []
+
+    def _issue(self, run: _Run, event: lowered.Issue) -> list[_Issued]:
+        """The copies of the event's iteration (none past the end), into its stage."""
+        j = run.index(event.iteration)
+        if j >= len(run.iterations):
             return []
-        lanes = iterations[j]
+        lanes = run.iterations[j]
+        stage = run.stage(event.iteration)
         issued = []
-        for copy in pipe.issues:
+        for copy in event.copies:
             self.clock.tick()
             moves = self.copy_moves(copy, lanes)
             for fault in moves.faults:
@@ -123,16 +202,23 @@ class PipelineExecution:
             values = convert(Val(self.k.globals[src][moves.src], src.dtype), dst.dtype).v
             if moves.dst_lanes is not None:
                 values = values[moves.dst_lanes]
-            stage = (j % pipe.stages) * dst.size
-            flat = slice(moves.dst.start + stage, moves.dst.stop + stage) \
-                if isinstance(moves.dst, slice) else moves.dst + stage
-            self.shared_buffer(dst, copy.span).pending[flat] += 1
+            offset = stage * dst.size
+            flat = slice(moves.dst.start + offset, moves.dst.stop + offset) \
+                if isinstance(moves.dst, slice) else moves.dst + offset
+            sb = self.shared_buffer(dst, copy.span)
             if moves.dst_threads is not None:
                 # the cp.async may write as soon as it is issued: ordered after every
-                # earlier reader of the stage, or a race
-                self.track_writes(dst, moves.dst_threads, flat, copy.span)
-            issued.append(_Issued(dst, moves.dst_threads, flat, values, copy))
+                # earlier access of the stage, or a race
+                self.track_writes(dst, moves.dst_threads, flat, copy.span, sb)
+            self.clock.note(copy.span)
+            in_flight = sb.issue(flat, moves.dst_threads, self.clock.now)
+            issued.append(_Issued(dst, moves.dst_threads, flat, values, copy, in_flight))
         return issued
+
+    def _prefetch_all(self, run: _Run, event: lowered.Prefetch) -> None:
+        j = run.index(event.iteration)
+        for copy in event.copies:
+            run.spare[copy] = self._prefetch(copy, run.iterations, j, run.spare.get(copy))
 
     def _prefetch(self, copy: ir.Copy, iterations: list[Lanes], j: int,
                   spare: Registers | None) -> Registers | None:
@@ -162,7 +248,7 @@ class PipelineExecution:
         for item in group:
             self.clock.tick()                  # each copy's accesses are a step of their own
             sb = self.shared_buffer(item.buffer, item.copy.span)
-            sb.pending[item.flat] -= 1
+            sb.land(item.in_flight)
             self.write(item.buffer, None, item.flat, item.values, item.copy.span)
             if item.threads is not None:        # checked at its issue; done now
                 self.clock.note(item.copy.span)

@@ -278,9 +278,12 @@ class ReducerExecution:
             return
         if dst.scope == "fragment":
             self.write_registers(dst, threads, outputs, values, stmt.span)
+        elif dst.scope == "shared":
+            # storage replica 0 writes each output (codegen.cuda_collectives): ordered
+            # after every earlier access of another thread, or a race (R504)
+            self.write(dst, threads, outputs, values, stmt.span)
         else:
             self.write(dst, None, outputs, values, stmt.span)
-
 
 
 def entered_picture(event, lane: int, slots: int, copy_thread: int,

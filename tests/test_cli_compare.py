@@ -142,7 +142,7 @@ def test_run_inputs_witness_is_the_witness(tmp_path, capsys):
 
 def test_check_inputs_witness(capsys):
     code, out, _ = run_cli(capsys, "check", GEMV, "--inputs", "witness", "--blocks", "all",
-                           "--json")
+                           "--json", "--values")
     doc = json.loads(out)
     assert code == 0 and doc["verdict"] == "verified"
     want = oracle.reference(GEMV).outputs["y"].tolist()

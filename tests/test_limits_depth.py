@@ -138,7 +138,7 @@ def test_a_300_let_chain_on_the_thread_index(tmp_path, capsys):
     lines.append("        y[t299 - 299] = t299")
     path = tmp_path / "lets.py"
     path.write_text("\n".join(lines) + "\n")
-    code, out = _cli(capsys, "run", str(path), "--json")
+    code, out = _cli(capsys, "run", str(path), "--json", "--values")
     assert code == 0, out
     assert json.loads(out)["outputs"]["y"]["values"] == list(range(299, 299 + 128))
     assert _cli(capsys, "check", str(path))[0] == 0

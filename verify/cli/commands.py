@@ -89,7 +89,7 @@ def cmd_check(args) -> int:
     notes = inputs_mod.special_values(report.loaded.given(given)) \
         if report.reference is not None else []
     args.detail = first_error(report.diagnostics)
-    doc = cli_json.check_json(args.program, report) if args.json else None
+    doc = cli_json.check_json(args.program, report, args.values) if args.json else None
     cli_html.add_section(args, report, source, start, doc)     # --html reuses doc
     if args.json:
         _print_json({**doc, "input_notes": notes}, args)
@@ -217,11 +217,13 @@ def _report_run(args, loaded, run: pipeline.BackendRun, notes: list[str],
                "verdict": cli_json.verdict("run", code), "exit_code": code,
                "verified": not args.no_verify, "input_notes": notes,
                "output_file": output,
-               "outputs": {n: cli_json.array_json(v) for n, v in run.outputs.items()},
+               "outputs": {n: cli_json.array_json(v, args.values)
+                           for n, v in run.outputs.items()},
                "violations": [d.to_json() for d in run.violations],
                "notes": [d.to_json() for d in run.notes]}
         if run.bounds is not None:
-            doc["bounds"] = {n: cli_json.array_json(b) for n, b in run.bounds.items()}
+            doc["bounds"] = {n: cli_json.array_json(b, args.values)
+                             for n, b in run.bounds.items()}
         if comparisons is not None:
             doc["comparisons"] = cli_json.comparisons_json({pipeline.run_label(run):
                                                             comparisons})
@@ -299,7 +301,8 @@ def _report_tilelang_failure(args, loaded, reference, failed, facts: dict) -> in
                      "backend": "tilelang", "plan": None, "verdict": "mismatch",
                      "exit_code": EXIT_MISMATCH,
                      "tilelang_error": {"stage": failed.stage, "message": failed.detail},
-                     "expected": {n: cli_json.array_json(v) for n, v in reference.outputs.items()},
+                     "expected": {n: cli_json.array_json(v, args.values)
+                                  for n, v in reference.outputs.items()},
                      **facts}, args)
         return EXIT_MISMATCH
     out = args.ui

@@ -9,6 +9,7 @@ non-finite float is written as the string "nan", "inf" or "-inf" wherever a numb
 stand: output values, bounds, a comparison's got/expected/bound."""
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
@@ -67,8 +68,28 @@ def dumps(doc: dict) -> str:
     return json.dumps(jsonable(document(doc)), indent=2, allow_nan=False)
 
 
-def array_json(array: np.ndarray) -> dict:
-    return {"shape": list(array.shape), "dtype": str(array.dtype), "values": array.tolist()}
+# a tensor over this many elements is summarized unless --values asks for every value
+# (a 1024² GEMV's document with every block was 26.8 MB of inputs, one number a line)
+SUMMARY_ELEMENTS = 64
+HEAD = 8
+
+
+def array_json(array: np.ndarray, full: bool = False) -> dict:
+    """A tensor: its shape, dtype and values; past SUMMARY_ELEMENTS (unless full) its
+    element count, its first HEAD values (row-major) and the digest of all of them."""
+    doc = {"shape": list(array.shape), "dtype": str(array.dtype)}
+    if full or array.size <= SUMMARY_ELEMENTS:
+        doc["values"] = array.tolist()
+        return doc
+    doc.update(elements=int(array.size), head=array.reshape(-1)[:HEAD].tolist(),
+               digest=array_digest(array))
+    return doc
+
+
+def array_digest(array: np.ndarray) -> str:
+    """`sha256:HEX` of the array's bytes in row-major order in its dtype (numpy's
+    `np.ascontiguousarray(a).tobytes()`): equal digests, equal tensors, bit for bit."""
+    return "sha256:" + hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()
 
 
 def comparison_json(c) -> dict:
@@ -95,8 +116,9 @@ def finding_json(f: Finding) -> dict:
             "path": f.path, "original": f.original, "report": f.report or None}
 
 
-def check_json(program: str, report) -> dict:
-    """`check`'s document for one program (pipeline.CheckReport)."""
+def check_json(program: str, report, full_values: bool = False) -> dict:
+    """`check`'s document for one program (pipeline.CheckReport); full_values: every
+    tensor's values (--values), else large ones summarized (array_json)."""
     doc = {"command": "check", "program": program,
            "func": report.loaded.func.name if report.loaded else None,
            "verdict": report.verdict, "exit_code": report.exit_code, "seed": report.seed,
@@ -105,7 +127,8 @@ def check_json(program: str, report) -> dict:
         doc["finalized"] = [{"reducer": e.reducer, "line": e.span.line if e.span else None,
                              "block": list(e.block), "contributions": int(e.counts.sum())}
                             for e in report.reference.epochs]
-        doc["outputs"] = {n: array_json(v) for n, v in report.reference.outputs.items()}
+        doc["outputs"] = {n: array_json(v, full_values)
+                          for n, v in report.reference.outputs.items()}
     doc["resources"] = resources_json(report.resources) if report.resources else None
     if report.selection is not None:
         doc["blocks"] = report.selection.to_json()

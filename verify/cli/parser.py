@@ -183,6 +183,10 @@ def json_flags(p) -> None:
     p.add_argument("--json-file", metavar="FILE",
                    help="write the JSON document to FILE (implies --json; --json=FILE "
                         "is the same; with check --format sarif|junit, that document)")
+    p.add_argument("--values", action="store_true",
+                   help="with --json: every tensor's values in full (default: a tensor "
+                        "over 64 elements is its shape, dtype, first 8 values and a "
+                        "sha256 digest)")
 
 
 def output_flags(p) -> None:

@@ -250,7 +250,7 @@ class Probe:
 
     def job(self) -> Job:
         """The probe as one campaign job: each step's JSON is kept for judge()."""
-        given = ("--inputs", "{dir}/in.npz", "--json")
+        given = ("--inputs", "{dir}/in.npz", "--json", "--values")    # judged value by value
         steps = [("run", "{prog}", "--backend", "interp", *given),
                  ("check", "{prog}", *given)]
         files = [("in.npz", self.npz(self.inputs))]

@@ -1,0 +1,295 @@
+"""T.atomic_add / atomic_max / atomic_min (issue 27): the frontend's forms and refusals,
+the interpreter's meaning (every contribution once, in any order; the bound of a float
+chain rounded at every step), the thread program's decision (who issues, which
+instruction) as the simulator executes it and the CUDA prints it, planted faults the
+simulator catches (a replicated atomic: R503 with its count; a guard that leaves an
+iteration out: R502), the race of a plain read with another block's atomics (R504), and
+the GPU runs of the atomic programs in both plans."""
+from __future__ import annotations
+
+import dataclasses
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from verify_reducer.codegen.lower import atomics as lowered
+from verify_reducer.interp.accept import within_bound
+from verify_reducer.interp.logical import run
+from verify_reducer.spec import ir
+from verify_reducer.spec.diagnostics import DiagnosticError
+from verify_reducer.spec.dtypes import DTYPES
+from verify_reducer.spec.frontend import parse_source
+
+ROOT = Path(__file__).resolve().parent.parent
+VALID = ROOT / "tests" / "programs" / "valid"
+ATOMIC_PROGRAMS = sorted(VALID.glob("atomic_*.py"))
+
+
+def _kernel(body: str, out="(32,), T.float32", threads=128, grid=8) -> str:
+    return "import tilelang.language as T\n\n\n" + textwrap.dedent(f"""\
+        @T.prim_func
+        def main(X: T.Tensor(({grid}, 32), T.float32), Out: T.Tensor({out})):
+            with T.Kernel({grid}, threads={threads}) as bx:
+                frag = T.alloc_fragment((32,), T.float32)
+                sh = T.alloc_shared((32,), T.float32)
+        """) + textwrap.indent(textwrap.dedent(body), " " * 8)
+
+
+def _func(source: str) -> ir.PrimFunc:
+    return parse_source(source, "<test>").func()
+
+
+def _plan(source: str, planner: str = "canonical"):
+    from verify_reducer.codegen.plan import plan_func
+    return plan_func(_func(source), planner)
+
+
+# ----------------------------------------------------------------------------- frontend
+
+def test_element_form_keeps_op_and_memory_order():
+    func = _func(_kernel("""\
+        for j in T.Parallel(32):
+            T.atomic_add(Out[j], X[bx, j], memory_order="release")
+            T.atomic_max(Out[j], X[bx, j])
+            T.atomic_min(Out[j], 1.5)
+        """))
+    atomics = [s for s in ir.walk(func.kernel.body) if isinstance(s, ir.AtomicUpdate)]
+    assert [(a.op, a.memory_order) for a in atomics] == \
+        [("sum", "release"), ("max", None), ("min", None)]
+
+
+def test_tile_form_is_a_parallel_loop_of_element_atomics():
+    func = _func(_kernel("""\
+        T.copy(X[bx, 0:32], sh)
+        T.atomic_add(Out[0:32], sh)
+        """))
+    loop = func.kernel.body[-1]
+    assert isinstance(loop, ir.ParallelFor) and loop.extents == (32,)
+    (atomic,) = loop.body
+    assert isinstance(atomic, ir.AtomicUpdate) and atomic.buffer.name == "Out"
+    assert isinstance(atomic.value, ir.Load) and atomic.value.buffer.name == "sh"
+
+
+@pytest.mark.parametrize("body, code, words", [
+    ("T.atomic_add(Out[0], X[bx, 0], return_prev=True)", "R100", "return_prev"),
+    ("T.atomic_add(Out[0], X[bx, 0], memory_order='sequential')", "R102", "memory_order"),
+    ("T.atomic_add(frag[0], X[bx, 0])", "R102", "fragment buffer `frag`"),
+    ("T.atomic_add(Out[0:32], 1.0)", "R102", "needs a buffer or a region"),
+    ("T.atomic_add(Out[0:16], sh)", "R102", "extents do not match"),
+    ("T.atomic_addx2(Out[0], X[bx, 0])", "R101", "atomic_addx2"),
+    ("T.atomic_add(Out[0])", "R102", "missing the argument `value`"),
+])
+def test_frontend_refuses_with_a_diagnostic(body, code, words):
+    with pytest.raises(DiagnosticError) as refused:
+        _func(_kernel(body))
+    d = refused.value.diagnostics[0]
+    assert d.code == code and words in d.message, d.message
+
+
+# ----------------------------------------------------------------------------- meaning
+
+def _chain(values: np.ndarray, start, dtype) -> float:
+    """One order of the hardware: a chain of atomics, each step rounded into dtype."""
+    acc = dtype.quantize(np.array([start], dtype=np.float64))
+    for v in values:
+        acc = dtype.quantize(acc.astype(np.float64) + float(v))
+    return float(acc[0])
+
+
+@pytest.mark.parametrize("dtype_name", ["float16", "bfloat16", "float32"])
+def test_every_order_of_the_rounded_chain_is_within_the_bound(dtype_name):
+    dtype = DTYPES[dtype_name]
+    grid = 24
+    source = f"""import tilelang.language as T
+
+
+@T.prim_func
+def main(X: T.Tensor(({grid}, 4), T.{dtype_name}), Out: T.Tensor((4,), T.{dtype_name})):
+    with T.Kernel({grid}, threads=32) as bx:
+        for j in T.Parallel(4):
+            T.atomic_add(Out[j], X[bx, j])
+"""
+    rng = np.random.default_rng(7)
+    x = dtype.quantize(rng.standard_normal((grid, 4)) * 3)
+    out0 = dtype.quantize(rng.standard_normal(4))
+    result = run(_func(source), {"X": x, "Out": out0})
+    got, bound = result.outputs["Out"], result.bounds["Out"]
+    assert (bound > 0).all()          # a float chain is not exact in general: bounded
+    for trial in range(20):
+        order = rng.permutation(grid)
+        chained = np.array([_chain(x[order, j], out0[j], dtype) for j in range(4)])
+        assert within_bound(chained.astype(got.dtype), got, bound).all(), (trial, chained)
+
+
+def test_integers_are_exact_and_wrap_in_any_order():
+    source = """import tilelang.language as T
+
+
+@T.prim_func
+def main(X: T.Tensor((4, 8), T.int32), Out: T.Tensor((8,), T.int32),
+         Big: T.Tensor((8,), T.int32)):
+    with T.Kernel(4, threads=32) as bx:
+        for j in T.Parallel(8):
+            T.atomic_add(Out[j], X[bx, j])
+            T.atomic_max(Big[j], X[bx, j])
+"""
+    x = np.array([[2**30] * 8, [2**30] * 8, [-5] * 8, [7] * 8], dtype=np.int32)
+    result = run(_func(source), {"X": x, "Out": np.zeros(8, np.int32),
+                                 "Big": np.full(8, -1, np.int32)})
+    wrapped = np.int32(np.int64(2**31 + 2) - 2**32)
+    assert (result.outputs["Out"] == wrapped).all()
+    assert (result.outputs["Big"] == 2**30).all()
+    assert not result.bounds["Out"].any()
+
+
+def test_a_plain_store_between_atomics_starts_a_new_chain():
+    source = _kernel("""\
+        for j in T.Parallel(32):
+            T.atomic_add(Out[j], X[bx, j])
+        if bx == 3:
+            for j in T.Parallel(32):
+                Out[j] = 100.0
+        """, grid=8)
+    x = np.ones((8, 32), np.float32)
+    result = run(_func(source), {"X": x, "Out": np.zeros(32, np.float32)})
+    # blocks run in order here: 4 contributions, then 100, then 4 more
+    assert (result.outputs["Out"] == 104.0).all()
+
+
+def test_atomics_outside_a_parallel_are_one_per_thread():
+    source = _kernel("T.atomic_add(Out[0], 1.0)", threads=64, grid=2)
+    result = run(_func(source), {"X": np.zeros((2, 32), np.float32),
+                                 "Out": np.zeros(32, np.float32)})
+    assert result.outputs["Out"][0] == 128.0
+
+
+# ----------------------------------------------------------------------------- lowering
+
+REPLICATED = _kernel("""\
+    for j in T.Parallel(32):
+        T.atomic_add(Out[j], X[bx, j])
+    """)
+
+
+def test_replica_zero_issues_in_a_replicated_loop_and_the_cuda_prints_it():
+    from verify_reducer.codegen.cuda import render
+    physical = _plan(REPLICATED)
+    ((stmt, issue),) = lowered.atomic_lowering(physical)
+    assert (issue.replicas, issue.guard_replica, issue.function) == (4, 0, "atomicAdd")
+    assert "by replica 0 of the loop's 4 replicas" in issue.describe()
+    cuda = render(physical).source
+    assert "if (rep == 0) {" in cuda and "atomicAdd(&Out[j], X[32*bx + j]);" in cuda
+
+
+@pytest.mark.parametrize("op, dtype, function, operand", [
+    ("atomic_add", "float16", "atomicAdd", "half"),
+    ("atomic_add", "bfloat16", "atomicAdd", "__nv_bfloat16"),
+    ("atomic_add", "int64", "atomicAdd", "unsigned long long"),
+    ("atomic_max", "int64", "atomicMax", "long long"),
+    ("atomic_min", "uint32", "atomicMin", "unsigned int"),
+    ("atomic_max", "float32", None, None),
+    ("atomic_add", "int8", None, None),
+])
+def test_the_native_instruction_per_dtype(op, dtype, function, operand):
+    got = lowered._instruction(ir.ATOMIC_OPS[op], dtype)
+    assert got[:2] == (function, operand)
+    assert (got[2] is None) == (function is not None)
+
+
+def test_no_native_instruction_is_refused_by_the_renderer():
+    from verify_reducer.codegen.cuda import render
+    from verify_reducer.codegen.cuda_unsupported import Unsupported
+    physical = _plan(_kernel("""\
+        for j in T.Parallel(32):
+            T.atomic_max(Out[j], X[bx, j])
+        """))
+    with pytest.raises(Unsupported, match="no native atomicMax for float32"):
+        render(physical)
+
+
+def test_memory_order_fences_and_int64_operand_are_printed():
+    from verify_reducer.codegen.cuda import render
+    source = _kernel("""\
+        for j in T.Parallel(32):
+            T.atomic_add(Out[j], 1, memory_order="acq_rel")
+        """, out="(32,), T.int64", threads=32)
+    cuda = render(_plan(source)).source
+    assert "__threadfence();\n" in cuda
+    assert "atomicAdd(reinterpret_cast<unsigned long long*>(&Out[" in cuda
+
+
+# ----------------------------------------------------------------------------- faults
+
+def _simulate(physical, seed=0):
+    from verify_reducer.interp.simulate import simulate
+    from verify_reducer.verify.oracle.inputs import prepare
+    return simulate(physical, prepare(physical.func, seed=seed))
+
+
+def _planted(monkeypatch, **change):
+    from verify_reducer.interp import sim_atomics
+    real = sim_atomics.issue_of
+    monkeypatch.setattr(sim_atomics, "issue_of",
+                        lambda plan, stmt: dataclasses.replace(real(plan, stmt), **change))
+
+
+def test_the_planned_atomics_account_exactly_once():
+    assert _simulate(_plan(REPLICATED)).violations == []
+
+
+def test_planted_replicated_atomic_is_r503_with_its_count(monkeypatch):
+    _planted(monkeypatch, guard_replica=None)         # every replica issues: 4×
+    result = _simulate(_plan(REPLICATED))
+    found = [d for d in result.violations if d.code == "R503"]
+    assert found, [d.message for d in result.violations]
+    message = found[0].message
+    assert "applied 4 times" in message and "iteration (j=0)" in message
+    assert "Out[0]" in message and found[0].span.line == 10
+
+
+def test_planted_guard_that_leaves_iterations_out_is_r502(monkeypatch):
+    _planted(monkeypatch, guard_replica=7)            # no replica 7: nobody issues
+    result = _simulate(_plan(REPLICATED))
+    found = [d for d in result.violations if d.code == "R502"]
+    assert found and "never applied" in found[0].message
+
+
+def test_stale_read_of_an_atomically_updated_element_is_r504():
+    from verify_reducer.verify.oracle import pipeline
+    path = ROOT / "tests" / "programs" / "races" / "atomic_stale_read.py"
+    report = pipeline.check(str(path))
+    (race,) = [d for d in report.diagnostics if d.code == "R504"]
+    assert "the atomic update of Out at line 15" in race.message
+    assert "the read of Out at line 17" in race.message and "block" in race.message
+    assert race.notes[0].span.line == 15
+
+
+def test_blocks_meeting_through_atomics_all_run():
+    from verify_reducer.verify.oracle import blocks
+    func = _func(REPLICATED)
+    independence = blocks.prove_independent(func, blocks.global_accesses(func))
+    assert not independence.proved and "atomic update of Out" in independence.reason
+
+
+# ----------------------------------------------------------------------------- GPU
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("planner", ["canonical", "fast"])
+@pytest.mark.parametrize("path", ATOMIC_PROGRAMS, ids=lambda p: p.name)
+def test_gpu_cuda_matches_the_interpreter(path, planner):
+    from cuda_env import gpu_problem, plan
+    problem = gpu_problem()
+    if problem is not None:
+        pytest.skip(problem)
+    from verify_reducer.codegen.runner import run_cuda
+    from verify_reducer.verify.oracle.inputs import prepare
+    physical = plan(path, planner)
+    inputs = prepare(physical.func, seed=0)
+    reference = run(physical.func, {k: v.copy() for k, v in inputs.items()})
+    got = run_cuda(physical, {k: v.copy() for k, v in inputs.items()})
+    for name, want in reference.outputs.items():
+        ok = within_bound(np.asarray(got[name]).astype(want.dtype), want,
+                          reference.bounds[name])
+        assert ok.all(), f"{name}: {int((~ok).sum())} of {ok.size} elements differ"

@@ -4,8 +4,8 @@
 # constructs: factory, factory-param-without-default, eager-jit, gemm, T.Pipelined
 # blocked-by: factory-param-without-default
 # expect: error R102 at 14
-# bound-blocked-by: gemm
-# bound: error R101 at 30
+# bound-blocked-by: none
+# bound: ok
 import tilelang
 import tilelang.language as T
 

@@ -3,10 +3,9 @@
 # changed: nothing (the rest of the file, torch and test code, dropped)
 # constructs: factory, factory-param-without-default, eager-jit, atomic_add, gemm, T.Pipelined
 # blocked-by: factory-param-without-default
-# expect: error R102 at 15
-# bound-blocked-by: gemm, atomic_add
-# bound: error R101 at 32
-# bound: error R101 at 34
+# expect: error R102 at 14
+# bound-blocked-by: none
+# bound: ok
 import tilelang
 import tilelang.language as T
 

@@ -181,6 +181,9 @@ def test_replica_zero_issues_in_a_replicated_loop_and_the_cuda_prints_it():
     assert "by replica 0 of the loop's 4 replicas" in issue.describe()
     cuda = render(physical).source
     assert "if (rep == 0) {" in cuda and "atomicAdd(&Out[j], X[32*bx + j]);" in cuda
+    from verify_reducer.codegen.lower.program import lower
+    assert "| atomic: Out: each iteration issued once by replica 0" in \
+        lower(physical).describe()
 
 
 @pytest.mark.parametrize("op, dtype, function, operand", [

@@ -21,7 +21,7 @@ from verify_reducer.spec import ir
 from verify_reducer.spec.physical import PhysicalPlan
 from verify_reducer.spec.printer import headline
 
-from . import gemm
+from . import atomics, gemm
 
 INDENT = "    "
 
@@ -94,12 +94,19 @@ def _gemms(plan: PhysicalPlan) -> Iterator[Lowered]:
             yield Lowered(stmt, "gemm", decision, decision.describe())
 
 
+def _atomics(plan: PhysicalPlan) -> Iterator[Lowered]:
+    """Each atomic's issuers and instruction (codegen.lower.atomics)."""
+    for stmt, issue in atomics.atomic_lowering(plan):
+        yield Lowered(stmt, "atomic", issue, issue.describe())
+
+
 LOWERINGS: list[tuple[str, Lowering]] = [
     ("barrier", _barriers),
     ("one writer", _one_writer),
     ("update", _reducer_sites),
     ("finalize", _finalizes),
     ("gemm", _gemms),
+    ("atomic", _atomics),
 ]
 
 

@@ -19,8 +19,8 @@ union), so an equal value written back is no loss.
 
 Ledgers live on the destination's Storage (a global tensor's lasts the whole run, so the
 blocks of a launch meet in it: a split-K output is the exact sum of every block's
-contribution); `counts` say how many contributions each element received, for the
-oracle's accounting (docs/design.md §24)."""
+contribution); `counts` say how many contributions each element's chain holds
+(docs/design.md §25)."""
 from __future__ import annotations
 
 import numpy as np
@@ -92,14 +92,6 @@ class Ledger:
                 setattr(self, name, grown)
             self.elements = merged
         return np.searchsorted(self.elements, touched)
-
-    def count(self, flat: np.ndarray) -> np.ndarray:
-        """Contributions of the current chain of each element of flat (0 where none)."""
-        slot = np.searchsorted(self.elements, flat)
-        slot = np.minimum(slot, max(len(self.elements) - 1, 0))
-        hit = (len(self.elements) > 0) & (self.elements[slot] == flat) \
-            if len(self.elements) else np.zeros(len(flat), dtype=bool)
-        return np.where(hit, self.counts[slot] if len(self.elements) else 0, 0)
 
     def _forget(self, elements: np.ndarray) -> None:
         keep = ~np.isin(self.flat, elements)

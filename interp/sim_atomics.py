@@ -3,7 +3,7 @@ atomic_max / atomic_min (codegen.lower.atomics.AtomicIssue) executed, lane by la
 
 Who issues is the lowering's: inside a T.Parallel the lanes of the replica it names
 (every lane when it names none), outside one every thread that reaches the statement.
-Accounting (docs/design.md §24): inside a T.Parallel each logical iteration the lanes
+Accounting (docs/design.md §25): inside a T.Parallel each logical iteration the lanes
 hold must be issued exactly once — an iteration issued by several lanes is R503 (its
 contribution, the element and how many times: the RFC's replicated update, moved to the
 grid), one the guard leaves out is R502. Outside a loop each thread's execution is its

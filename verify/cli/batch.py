@@ -24,6 +24,7 @@ from verify_reducer.verify.oracle import pipeline
 from verify_reducer.verify.cli.junit import junit_xml
 from verify_reducer.verify.cli.output import Output, worst
 from verify_reducer.verify.cli.sarif import sarif_text
+from verify_reducer.verify.cli.workers import Judged, job_count, judge_in_workers
 from verify_reducer.verify.oracle.pipeline import EXIT_INTERNAL, EXIT_REJECTED, EXIT_USAGE, UsageError
 
 STDIN_LABEL = "<stdin>"
@@ -134,28 +135,22 @@ DOCUMENT_FORMATS = {"sarif": sarif_text, "junit": junit_xml}
 def run_programs(args, command: Callable[[argparse.Namespace], int]) -> int:
     """command(pargs) for each program, guarded (pargs: args with `program`, `source`
     and `detail` set), then the summary; the worst exit code. With --json the documents
-    of several programs make one: {command, programs: [...], summary}."""
+    of several programs make one: {command, programs: [...], summary}. With --jobs N
+    the programs run in N worker processes (verify.cli.workers), their output printed
+    in order."""
     out = args.ui
     batch = is_batch(args.programs)
     if not json_file_writable(args):
         return EXIT_USAGE
     if out.json:
         out.documents = []
+    programs = expand_programs(args.programs)
     codes: list[int] = []
-    for program in expand_programs(args.programs):
-        pargs = argparse.Namespace(**vars(args))
-        pargs.program, pargs.source, pargs.detail = program.label, program.source, ""
-        if batch and not out.json and not out.quiet and args.command != "check":
-            out.out(f"==> {program.label} <==")
-        mark = len(out.documents) if out.documents is not None else 0
-        code = report_usage(pargs, program.problem) if program.problem else \
-            guarded(pargs, command)
-        if out.documents is not None:       # one document per program: the last said
-            del out.documents[mark:-1]
-        codes.append(code)
+    for program, judged in _judge_each(args, command, programs):
+        codes.append(judged.code)
         if out.quiet and not out.json:
-            out.verdict_line(program.label, cli_json.verdict(args.command, code),
-                             pargs.detail)
+            out.verdict_line(program.label, cli_json.verdict(args.command, judged.code),
+                             judged.detail)
     code = worst(codes)
     if out.json:
         docs, out.documents = out.documents, None
@@ -169,6 +164,48 @@ def run_programs(args, command: Callable[[argparse.Namespace], int]) -> int:
     if batch:
         out.summary(args.command, codes, code)
     return code
+
+
+def _judge_each(args, command, programs: list[Program]):
+    """(program, Judged) in order: here, printing as it goes, or in --jobs workers,
+    whose captured output is printed here as each program's turn comes."""
+    out = args.ui
+    batch = is_batch(args.programs)
+
+    def pargs_of(program: Program) -> argparse.Namespace:
+        pargs = argparse.Namespace(**vars(args))
+        pargs.program, pargs.source, pargs.detail = program.label, program.source, ""
+        pargs.problem = program.problem
+        return pargs
+
+    def header(program: Program) -> None:
+        if batch and not out.json and not out.quiet and args.command != "check":
+            out.out(f"==> {program.label} <==")
+
+    jobs = min(job_count(args), len(programs))
+    if jobs <= 1:
+        for program in programs:
+            pargs = pargs_of(program)
+            header(program)
+            mark = len(out.documents) if out.documents is not None else 0
+            code = report_usage(pargs, program.problem) if program.problem else \
+                guarded(pargs, command)
+            if out.documents is not None:       # one document per program: the last said
+                del out.documents[mark:-1]
+            yield program, Judged(code, pargs.detail)
+        return
+    for program, judged in zip(programs, judge_in_workers(pargs_of, command, programs,
+                                                          jobs)):
+        header(program)
+        sys.stdout.write(judged.stdout)
+        sys.stderr.write(judged.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if out.documents is not None and judged.documents:
+            out.documents.append(judged.documents[-1])
+        if getattr(args, "html_sections", None) is not None:
+            args.html_sections.extend(judged.html_sections)
+        yield program, judged
 
 
 # ------------------------------------------------------------------------- sources and paths

@@ -64,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check", help="parse, verify, interpret and compare (the default)")
     common(p)
+    p.add_argument("--jobs", "-j", type=_natural, default=1, metavar="N",
+                   help="check N programs at a time, each in a worker process (0: one "
+                        "per core); the output is printed in the programs' order")
     p.add_argument("--format", choices=FORMATS, default="text",
                    help="the report: text (default), json (as --json), sarif (SARIF "
                         "2.1.0 for code scanning) or junit (JUnit XML for CI), one "

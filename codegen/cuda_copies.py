@@ -1,12 +1,14 @@
-"""T.copy and T.fill as CUDA, placed by the plan's layouts.
+"""T.copy and T.fill as CUDA: the printer of codegen.lower.copies' CopyMoves and
+FillMoves, deciding none of them (docs/design.md §13.2).
 
-Copies loop over their layout (LayoutMap.copies: a fragment side's, or the cooperative
-partition of a global/shared copy, codegen.layout_copy), with border guards on global
-tensors: reads outside give 0, writes outside are dropped (the interpreter's rule).
-Where a thread moves runs of 16 contiguous, provably aligned bytes, each run is one
-128-bit access (codegen.cuda_vector). A copy or fill that writes shared memory is fenced
-by the plan's barriers before (readers of the old contents are done) and after (the new
-contents are visible): codegen.plan_barriers decides them. `body` is the codegen.cuda_stmts.KernelBody rendering the kernel."""
+A copy loops over the cells of its lowered partition (or of its vector runs: one
+128-bit access per run, codegen.cuda_vector's C type), under the lowered tests: replica
+0 only where memory takes one write per element, and the border tests of global sides
+(a read outside gives 0, a write outside is dropped). Hoisted starts become C locals
+declared before the loop. A copy or fill that writes shared memory is fenced by the
+plan's barriers before (readers of the old contents are done) and after (the new
+contents are visible): codegen.plan_barriers decides them. `body` is the
+codegen.cuda_stmts.KernelBody rendering the kernel."""
 from __future__ import annotations
 
 from typing import Callable
@@ -130,13 +132,13 @@ def render_fill(body, stmt: ir.Fill, frame: Frame) -> None:
     value = body.exprs(frame).operand(stmt.value, buffer.dtype).text
     body.out.comment(f"line {stmt.span.line}: T.fill {buffer.name}")
     moves = _lowered(lowered.lower_fill, body, stmt, frame)
+    if moves.refused:
+        raise Unsupported(moves.refused)
     if moves.partition is None:
         with body.maybe_block(f"for (int element = 0; element < {buffer.size}; "
                                f"++element)"):
             body.out.line(f"{body.buffer(buffer)}[element] = {value};")
         return
-    if moves.refused:
-        raise Unsupported(moves.refused)
     body.fence(stmt, "before")
     with body.cells(moves.partition, frame) as inner:
         if moves.in_region:

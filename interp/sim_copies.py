@@ -15,7 +15,7 @@ import numpy as np
 
 from verify_reducer.codegen.lower import copies as lowered
 from verify_reducer.spec import ir
-from verify_reducer.spec.addressing import flat_offset, region_indices
+from verify_reducer.spec.addressing import flat_offset
 from verify_reducer.spec.diagnostics import DiagnosticError, error
 from verify_reducer.spec.source import Span
 
@@ -69,17 +69,18 @@ class CopyExecution:
             self._first = (lanes, Lanes(1, env, lanes.parallel))
         return self._first[1]
 
-    def region_flat(self, region: ir.Region, starts: list[int], loop_shape, e: np.ndarray,
-                    guards) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """(flat offset, guarded, beyond) of the elements that iterations e (flat over
-        loop_shape) touch, computed as the kernel computes them (spec.addressing):
-        `guarded` elements fail a lowered border test (guards, per dimension) of a
-        global tensor (read as 0, not
-        written: TileLang's rule); `beyond` ones (None: none) pass every test the kernel
-        makes yet lie outside the buffer (R505: the kernel would touch another
-        allocation; the caller makes no such access). Guarded offsets are clamped so
-        the caller may still gather. The region itself must lie inside a non-global
-        buffer (the logical rule, R102)."""
+    def region_flat(self, region: ir.Region, starts: list[int], index, env: dict,
+                    n: int, guards) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """(flat offset, guarded, beyond) of n elements of region at the lowered index
+        expressions `index` (one per dimension of the buffer) evaluated over env (the
+        partition's index variables per element, the uniform names they read): the
+        addresses the kernel computes. `guarded` elements fail a lowered border test
+        (guards, per dimension) of a global tensor (read as 0, not written: TileLang's
+        rule); `beyond` ones (None: none) pass every test the kernel makes yet lie
+        outside the buffer (R505: the kernel would touch another allocation; the caller
+        makes no such access). Guarded offsets are clamped so the caller may still
+        gather. The region itself (at starts, its start values) must lie inside a
+        non-global buffer (the logical rule, R102)."""
         buffer = region.buffer
         if buffer.scope != "global":
             for s, extent, size in zip(starts, region.extents, buffer.shape):
@@ -87,22 +88,35 @@ class CopyExecution:
                     raise DiagnosticError(error(
                         "R102", f"region {starts} + {list(region.extents)} is out of "
                         f"bounds of {buffer.name} {list(buffer.shape)}", region.span))
-        loop = np.unravel_index(e, tuple(loop_shape))
-        index = [np.broadcast_to(np.asarray(ix, dtype=np.int64), e.shape)
-                 for ix in region_indices(starts, region.extents, loop_shape, loop)]
-        guarded = np.zeros(len(e), dtype=bool)
+        index = [np.broadcast_to(ix.evaluate(env), (n,)) for ix in index]
+        guarded = np.zeros(n, dtype=bool)
         if buffer.scope == "global":
             for ix, extent, (low, high) in zip(index, buffer.shape, guards):
                 if low:
                     guarded |= ix < 0
                 if high:
                     guarded |= ix >= extent
-        flat = flat_offset(buffer.shape, index) if index else np.zeros(len(e), np.int64)
+        flat = flat_offset(buffer.shape, index) if index else np.zeros(n, np.int64)
         flat = np.asarray(flat, dtype=np.int64)
         beyond = ~guarded & ((flat < 0) | (flat >= buffer.size))
         if guarded.any() or beyond.any():
             flat = np.where(guarded, np.clip(flat, 0, buffer.size - 1), flat)
         return flat, guarded, (beyond if beyond.any() else None)
+
+    def index_env(self, loop: tuple[str, ...], shape, hoisted, index, e: np.ndarray,
+                  lanes: Lanes) -> dict:
+        """The values the lowered index expressions read for iterations e (flat over
+        shape) of their element loop: the loop's variables per iteration, each hoisted
+        start's value, the uniform names the starts read (block indices, serial loop
+        variables, integer names a Let binds)."""
+        env = dict(zip(loop, np.unravel_index(e, tuple(shape))))
+        for start in hoisted:
+            env[start.name] = self.uniform_int(start.value, lanes)
+        for ix in index:
+            for name in ix.free_vars():
+                if name not in env:
+                    env[name] = int(lanes.env[name].v[0])
+        return env
 
     def lowered_copy(self, stmt: ir.Copy) -> tuple:
         """(the copy's lowering, absolute thread, replica and iteration of each of its
@@ -110,13 +124,19 @@ class CopyExecution:
         found = self.s.copy_cache.get(stmt)
         if found is not None:
             return found
+        offset, count = self.s.layouts.participants[stmt]
         try:
-            moves = lowered.lower_copy(self.s.plan, stmt, self.s.layouts.participants[stmt])
+            moves = lowered.lower_copy(self.s.plan, stmt, (offset, count))
         except lowered.Unlowerable as e:
             raise DiagnosticError(error("R100", str(e), stmt.span)) from None
         tab = tables(moves.partition)
-        found = (moves, tab.pair_thread + moves.partition.offset, tab.pair_replica,
-                 tab.pair_index)
+        threads = tab.pair_thread + moves.partition.offset
+        found = (moves, threads, tab.pair_replica, tab.pair_index)
+        runs = (threads >= offset) & (threads < offset + count)
+        if not runs.all():
+            # a thread that does not run the statement moves nothing: its elements
+            # stay unmoved, as on the GPU (a later read finds them unwritten)
+            found = (moves, threads[runs], tab.pair_replica[runs], tab.pair_index[runs])
         self.s.copy_cache[stmt] = found
         return found
 
@@ -183,11 +203,15 @@ class CopyExecution:
     def derive_moves(self, stmt: ir.Copy, lanes: Lanes) -> Moves:
         src, dst = stmt.src, stmt.dst
         lowering, threads, replica, e = self.lowered_copy(stmt)
-        shape = lowering.partition.shape
-        s_flat, s_guarded, s_beyond = self.region_flat(src, self.starts(src, lanes), shape,
-                                                       e, lowering.src_guards)
-        d_flat, d_guarded, d_beyond = self.region_flat(dst, self.starts(dst, lanes), shape,
-                                                       e, lowering.dst_guards)
+        partition = lowering.partition
+        env = self.index_env(partition.index_vars, partition.shape, lowering.hoisted,
+                             lowering.src_index + lowering.dst_index, e, lanes)
+        s_flat, s_guarded, s_beyond = self.region_flat(
+            src, self.starts(src, lanes), lowering.src_index, env, len(e),
+            lowering.src_guards)
+        d_flat, d_guarded, d_beyond = self.region_flat(
+            dst, self.starts(dst, lanes), lowering.dst_index, env, len(e),
+            lowering.dst_guards)
         writers = ~d_guarded
         if lowering.one_writer:
             writers &= replica == 0          # one write per element, by replica 0

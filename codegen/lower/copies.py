@@ -76,7 +76,7 @@ class Unlowerable(ValueError):
 class HoistedStart:
     """A region start evaluated once per thread before the copy, read by the index
     expressions as the variable `name`."""
-    side: str                          # "src" | "dst"
+    side: str                          # "src" | "dst" (a fill's: "region")
     dim: int
     value: ir.Expr
     name: str
@@ -136,28 +136,37 @@ class CopyMoves:
 
 @dataclass(frozen=True)
 class FillMoves:
-    """One T.fill, lowered: `partition` None for a local buffer (every thread writes its
-    own copy of every element); a fragment's own layout (every holder writes, over the
-    whole buffer; `in_region` when the region is not all of it); else the participants'
-    default partition of the region (every holder writes: the value is uniform)."""
+    """One T.fill, lowered. `partition`: None for a local buffer (every thread writes its
+    own copy of every element of the region, which must be the whole buffer); a
+    fragment's own layout (every holder writes, over the whole buffer; `in_region` when
+    the region is not all of it); else the participants' default partition of the region
+    (every holder writes: the value is uniform). `index`: the buffer element of each
+    iteration of the element loop (`loop`: the partition's index variables, or the
+    region's for a local buffer) over `shape`."""
     stmt: ir.Fill
     partition: Layout | None
     source: str                        # "local" | "fragment layout" | "participants"
-    index: tuple[IndexExpr, ...]       # the buffer element, over partition.index_vars
+    loop: tuple[str, ...]
+    shape: tuple[int, ...]
+    index: tuple[IndexExpr, ...]
     in_region: bool                    # the fragment's elements are tested against the region
     guards: Guards                     # the region's border tests (global)
+    hoisted: tuple[HoistedStart, ...] = ()   # starts that are not affine (see refused)
     refused: str = ""                  # why the printer cannot lower it ("" when it can)
 
     def describe(self) -> str:
         stmt = self.stmt
         head = f"line {stmt.span.line}: T.fill {stmt.region.buffer.name}"
         if self.partition is None:
-            return f"{head}: every thread fills its own copy"
-        text = f"{head}, partition from the {self.source}: {self.partition.describe()}"
+            text = f"{head}: every thread fills its own copy"
+        else:
+            text = f"{head}, partition from the {self.source}: {self.partition.describe()}"
         if self.in_region:
             text += "\n  holders test the region"
-        if any(any(g) for g in self.guards):
-            text += f"\n  border tests: {self.guards}"
+        tests = [f"dim {d}: {' and '.join(t for t, on in zip(('>= 0', '< extent'), g) if on)}"
+                 for d, g in enumerate(self.guards) if any(g)]
+        if tests:
+            text += f"\n  border tests: {'; '.join(tests)}"
         return text + (f"\n  refused: {self.refused}" if self.refused else "")
 
 
@@ -269,28 +278,33 @@ def lower_fill(plan, stmt: ir.Fill, participants: tuple[int, int]) -> FillMoves:
 def _lower_fill(plan, stmt: ir.Fill, participants, ranges) -> FillMoves:
     region = stmt.region
     buffer = region.buffer
-    if buffer.scope == "local":
-        return FillMoves(stmt, None, "local", (), False, ())
+    extents = tuple(region.extents)
+    whole = extents == buffer.shape and \
+        all(isinstance(s, ir.Const) and s.value == 0 for s in region.starts)
     if buffer.scope == "fragment":
         layout = plan.layouts.fragments[buffer]
-        whole = tuple(region.extents) == buffer.shape and \
-            all(isinstance(s, ir.Const) and s.value == 0 for s in region.starts)
-        return FillMoves(stmt, layout, "fragment layout",
+        return FillMoves(stmt, layout, "fragment layout", layout.index_vars, layout.shape,
                          tuple(Var(n) for n in layout.index_vars), not whole,
                          tuple((False, False) for _ in buffer.shape))
-    offset, count = participants
-    layout = default_partition(tuple(region.extents), count, offset)
-    starts = tuple(affine(s) for s in region.starts)
-    if any(s is None for s in starts):
-        # the printer has no hoisting for fills; the simulator tests every dimension
-        return FillMoves(stmt, layout, "participants", (), False,
-                         tuple((True, True) for _ in buffer.shape),
-                         refused=f"line {region.span.line}: a region start of "
-                                 f"{buffer.name} that is not an integer affine expression")
-    loop = tuple(Var(n) for n in layout.index_vars)
-    return FillMoves(stmt, layout, "participants",
-                     region_indices(starts, region.extents, layout.shape, loop), False,
-                     border_guards(region, starts, layout.shape, ranges))
+    layout, source, loop = None, "local", index_names(len(extents))
+    if buffer.scope != "local":
+        offset, count = participants
+        layout, source = default_partition(extents, count, offset), "participants"
+        loop = layout.index_vars
+    hoisted = tuple(HoistedStart("region", d, start, f"$fill_start{d}")
+                    for d, start in enumerate(region.starts) if affine(start) is None)
+    starts = _starts(region, hoisted, "region")
+    index = region_indices(starts, extents, extents, tuple(Var(n) for n in loop))
+    # the printer hoists no fill's start and fills a local buffer whole: such fills are
+    # refused there; the simulator runs them (a start evaluated once, tested both sides)
+    refused = ""
+    if hoisted:
+        refused = (f"line {region.span.line}: a region start of {buffer.name} that is "
+                   f"not an integer affine expression")
+    elif layout is None and not whole:
+        refused = f"line {region.span.line}: a T.fill of part of local buffer {buffer.name}"
+    return FillMoves(stmt, layout, source, loop, extents, index, False,
+                     border_guards(region, starts, extents, ranges), hoisted, refused)
 
 
 # ------------------------------------------------------------------ vector runs

@@ -12,8 +12,8 @@ order; this module decides none of them. For the usual schedule:
       __syncthreads();              // every read of the stage is done before a refill
     }
 
-A tile goes out as one cp.async of 16 bytes per run of the copy's layout, into the
-stage's copy of the shared buffer at element offset stage * buffer.size. A staged
+A tile goes out as one cp.async of 16 bytes per run of the copy's lowered vector
+(codegen.lower.copies), into the stage's copy of the shared buffer at element offset stage * buffer.size. A staged
 read's tile goes out the same way, into its stage buffer; where its copy stands, the
 body reads the fragment from that stage. The barriers are the plan's."""
 from __future__ import annotations
@@ -24,10 +24,8 @@ from verify_reducer.spec.physical import Pipeline, PhysicalPlan
 from .cuda_access import Frame
 from .lower.pipeline import (Advance, AsyncSchedule, Commit, EnterStage, Fence, Issue,
                              LeaveStage, Prefetch, Run, Wait, lower_pipeline)
-from .lower.copies import region_element, run_start
+from .lower.copies import lower_copy
 from .plan_text import pipeline_summary
-from .lower.copies import copy_runs
-from .layout_copy import vector_elements
 
 
 def plain_reason(plan: PhysicalPlan, loop: ir.SerialFor) -> str:
@@ -152,19 +150,16 @@ class _Printer:
 
 
 def _async_copy(body, copy: ir.Copy, frame: Frame) -> None:
-    layout = body.layouts.copies[copy]
-    runs = copy_runs(copy, layout, body.scopes[copy])
-    assert runs is not None, "codegen.pipeline stages only copies of 16-byte runs"
-    v = vector_elements(copy.dst.buffer.dtype)
-    one_writer = layout.replicate > 1
+    """One staged copy as cp.async of 16 bytes per run of its lowered vector
+    (codegen.lower.copies: the partition, its runs and the one writer are the copy's)."""
+    moves = lower_copy(body.plan, copy, frame.participants)
+    run = moves.vector
+    assert run is not None, "codegen.pipeline stages only copies of 16-byte runs"
     body.out.comment(f"line {copy.span.line}: T.copy {copy.src.buffer.name} -> "
-                     f"{copy.dst.buffer.name} as cp.async of {v} elements: "
-                     f"{layout.describe()}")
-    first = run_start(runs, v)
-    with body.cells(runs, frame, with_replica=one_writer) as inner:
-        src = body.element(copy.src.buffer, region_element(copy.src, layout.shape, first),
-                           inner).text
-        dst = body.place(copy.dst.buffer, region_element(copy.dst, layout.shape, first),
-                         inner).read.text
-        with body.maybe_block("if (rep == 0)" if one_writer else None):
+                     f"{copy.dst.buffer.name} as cp.async of {run.elements} elements: "
+                     f"{moves.partition.describe()}")
+    with body.cells(run.runs, frame, with_replica=moves.one_writer) as inner:
+        src = body.element(copy.src.buffer, run.src_index, inner).text
+        dst = body.place(copy.dst.buffer, run.dst_index, inner).read.text
+        with body.maybe_block("if (rep == 0)" if moves.one_writer else None):
             body.out.line(f"reducer_cp_async16(&{dst}, &{src});")

@@ -44,12 +44,10 @@ _SCHEDULES: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionar
 
 @dataclass
 class _Issued:
-    """One copy's elements in flight: they land when their group completes."""
-    buffer: ir.Buffer
-    threads: np.ndarray | None
-    flat: np.ndarray
-    values: np.ndarray
+    """One copy's elements in flight (in_flight: where, by which threads): they land,
+    with these values, when their group completes."""
     copy: ir.Copy
+    values: np.ndarray
     in_flight: InFlight
 
 
@@ -92,7 +90,7 @@ class _Run:
         self.groups: list[list[_Issued]] = []    # committed, oldest first
         self.open: list[_Issued] = []            # issued, not yet committed
         self.spare: dict[ir.Copy, Registers | None] = {}
-        self.stage_of: dict | None = None        # the block's, while a stage is entered
+        self.outer: dict | None = None   # the block's stage_of before EnterStage
 
     def index(self, iteration: IndexExpr) -> int:
         """The iteration's position among the loop's iterations (counted from 0)."""
@@ -130,8 +128,8 @@ class PipelineExecution:
                 self._events(schedule.iteration, run, bound)
         finally:
             self.iter_names.pop()
-            if run.stage_of is not None:
-                self.stage_of = run.stage_of
+            if run.outer is not None:
+                self.stage_of = run.outer
         self._events(schedule.epilogue, run, lanes)
 
     def _events(self, events, run: _Run, bound: Lanes) -> None:
@@ -154,11 +152,11 @@ class PipelineExecution:
             elif kind is lowered.Fence:
                 self.pass_barrier(event.barrier, bound)
             elif kind is lowered.EnterStage:
-                run.stage_of = dict(self.stage_of)
+                run.outer = dict(self.stage_of)
                 stage = run.stage(event.iteration)
                 self.stage_of.update((b, stage * b.size) for b in run.schedule.buffers)
             elif kind is lowered.LeaveStage:
-                self.stage_of, run.stage_of = run.stage_of, None
+                self.stage_of, run.outer = run.outer, None
             elif kind is lowered.Prefetch:
                 self._prefetch_all(run, event)
             elif kind is lowered.Advance:
@@ -175,7 +173,7 @@ class PipelineExecution:
         if not left:
             return
         self.report.add("R504", f"shared-memory race: the pipeline ends with copies "
-                        f"into {left[0].buffer.name} still in flight; they land "
+                        f"into {left[0].copy.dst.buffer.name} still in flight; they land "
                         f"after the loop, unordered with what follows" + self.block_text,
                         run.schedule.loop.span, key="pipeline-tail")
         for group in run.groups + [run.open]:
@@ -212,7 +210,7 @@ class PipelineExecution:
                 self.track_writes(dst, moves.dst_threads, flat, copy.span, sb)
             self.clock.note(copy.span)
             in_flight = sb.issue(flat, moves.dst_threads, self.clock.now)
-            issued.append(_Issued(dst, moves.dst_threads, flat, values, copy, in_flight))
+            issued.append(_Issued(copy, values, in_flight))
         return issued
 
     def _prefetch_all(self, run: _Run, event: lowered.Prefetch) -> None:
@@ -247,9 +245,10 @@ class PipelineExecution:
     def _land(self, group: list[_Issued]) -> None:
         for item in group:
             self.clock.tick()                  # each copy's accesses are a step of their own
-            sb = self.shared_buffer(item.buffer, item.copy.span)
-            sb.land(item.in_flight)
-            self.write(item.buffer, None, item.flat, item.values, item.copy.span)
-            if item.threads is not None:        # checked at its issue; done now
-                self.clock.note(item.copy.span)
-                sb.races.landed(item.threads, item.flat)
+            dst, span, copy = item.copy.dst.buffer, item.copy.span, item.in_flight
+            sb = self.shared_buffer(dst, span)
+            sb.land(copy)
+            self.write(dst, None, copy.flat, item.values, span)
+            if copy.threads is not None:        # checked at its issue; done now
+                self.clock.note(span)
+                sb.races.landed(copy.threads, copy.flat)

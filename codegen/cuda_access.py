@@ -22,9 +22,9 @@ from verify_reducer.spec.indexexpr import IndexExpr, Var
 from verify_reducer.spec.layout import Layout
 from .cuda_exprs import ADD, ATOM, C
 from .lower.cells import FLAT, REP, S
+from .lower.copies import LANE          # the element of a run of a vectorized copy
 
 TERM = "$term"
-LANE = "$lane"                       # the element of a run of a vectorized copy
 
 # A logical index: an integer IndexExpr when it is affine in known variables, else the
 # C text of the expression (a data-dependent index).

@@ -169,3 +169,16 @@ def test_every_event_kind_is_printed_and_executed():
     for kind in kinds:
         assert kind.__name__ in printer, kind
         assert f"lowered.{kind.__name__}" in runner, kind
+
+
+def test_the_printer_has_no_partition_or_schedule_of_its_own():
+    """cuda_pipeline reads a staged copy's runs from the copy's lowering and the order
+    of events from the schedule: no layout, run or stage arithmetic of its own."""
+    import inspect
+    from verify_reducer.codegen import cuda_pipeline
+    source = inspect.getsource(cuda_pipeline)
+    code = source.split('"""', 2)[2]             # past the module docstring
+    for decided_elsewhere in ("copy_runs", "layouts.copies", "vector_elements",
+                              "pipe.ahead", "pipe.pending", "pipe.refill_after",
+                              "pipe.issues", "pipe.copies", "pipe.prefetched", " range("):
+        assert decided_elsewhere not in code, decided_elsewhere

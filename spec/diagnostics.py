@@ -14,6 +14,7 @@ CODES: dict[str, str] = {
     "R101": "unknown name or unsupported T. call",
     "R102": "shape, arity or dtype error in an ordinary statement",
     "R110": "bad size-family directive",
+    "R111": "bad or stale suppression comment",
     "R200": "reducer read before finalize",
     "R201": "update after finalize",
     "R202": "contributions never finalized",

@@ -24,6 +24,7 @@ from verify_reducer.verify.fuzzing.tilelang_target import prepare_setup
 
 from verify_reducer.verify.fuzzing import bugreport
 from verify_reducer.verify.cli import json_doc as cli_json
+from verify_reducer.verify.cli import config as cli_config
 from verify_reducer.verify.cli import compare as cli_compare
 from verify_reducer.verify.cli import html as cli_html
 from verify_reducer.verify.oracle import inputs as inputs_mod
@@ -43,7 +44,7 @@ from verify_reducer.spec.frontend.family import DirectiveError, parse_cli
 from verify_reducer.spec.frontend.factories import ParamError, parse_param_flags
 from verify_reducer.verify.oracle.pipeline import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
 from verify_reducer.verify.oracle.exit_codes import EXIT_INTERRUPTED
-from verify_reducer.verify.cli.parser import mistyped_command, FUZZ_BACKENDS, build_parser, max_memory, normalize_argv, tilelang_config
+from verify_reducer.verify.cli.parser import flag_value, mistyped_command, FUZZ_BACKENDS, build_parser, max_memory, normalize_argv, tilelang_config
 
 def _given_inputs(path: str | None, args, loaded=None) -> dict[str, np.ndarray] | None:
     """--inputs: a keyword's inputs, or the .npz read against the program's parameters
@@ -82,7 +83,9 @@ def cmd_check(args) -> int:
     except DirectiveError as exc:
         raise UsageError(str(exc)) from None
     report = pipeline.check(args.program, args.func, args.seed, given, args.blocks,
-                            max_memory(args), _stdin_source(args), family, _params(args))
+                            max_memory(args), _stdin_source(args), family, _params(args),
+                            getattr(args, "config", cli_config.Config()).ignored_for(
+                                args.program))
     source = report.loaded.source if report.loaded else _safe_source(args)
     # generated values are finite: only the given ones (and `# input:` lines) can hold
     # NaN or inf, and materializing every input here would undo the block windows
@@ -463,6 +466,12 @@ def _main(argv: list[str]) -> int:
     if typo is not None:
         parser.error(typo)                   # exit 2 with the usage line
     args = parser.parse_args(normalize_argv(argv))
+    try:                          # [tool.verify-reducer]: flags argv did not give
+        args.config = cli_config.load()
+        cli_config.apply_flags(args, argv, args.config, flag_value)
+    except UsageError as exc:
+        print(f"verify-reducer: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     if getattr(args, "format", "text") == "text" and getattr(args, "json", False):
         args.format = "json"
     if getattr(args, "json_file", None) or getattr(args, "format", "text") != "text":

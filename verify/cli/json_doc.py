@@ -137,6 +137,7 @@ def check_json(program: str, report, full_values: bool = False) -> dict:
     doc["reducer_ops"] = [op.to_json() for op in report.reducer_ops]
     doc["epochs"] = [e.to_json() for e in report.epochs]
     doc["violations"] = [d.to_json() for d in report.violations]
+    doc["suppressed"] = [s.to_json() for s in report.suppressed]
     doc["comparisons"] = comparisons_json(report.comparisons)
     if report.family is not None:
         doc["family"] = report.family.to_json()

@@ -233,6 +233,24 @@ def tilelang_config(args) -> dict[str, str]:
     return config
 
 
+def flag_value(flag: str, text: str, where: str):
+    """A configuration file's value for flag, converted and checked as the command line
+    converts it (verify.cli.config); a bad one is a usage error naming where."""
+    convert = {"--seed": _natural, "--jobs": _natural, "--blocks": _blocks_flag,
+               "--max-memory": _size_flag, "--color": _color_flag}[flag]
+    try:
+        return convert(text)
+    except argparse.ArgumentTypeError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+
+
+def _color_flag(text: str) -> str:
+    if text not in COLOR_MODES:
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(COLOR_MODES)}, "
+                                         f"not {text!r}")
+    return text
+
+
 def _blocks_flag(text: str) -> str | int:
     if text == "all":
         return "all"

@@ -37,7 +37,8 @@ def sarif_log(documents: list[dict], exit_code: int) -> dict:
         if doc.get("verdict") in UNJUDGED:
             notifications.append(_notification(doc))
             continue
-        for finding in [*doc.get("diagnostics", []), *doc.get("violations", [])]:
+        for finding in [*doc.get("diagnostics", []), *doc.get("violations", []),
+                        *doc.get("suppressed", [])]:
             if finding.get("code") in CODES:
                 results.append(_result(doc["program"], finding))
     rules = [{"id": code, "name": _rule_name(CODES[code]),

@@ -60,6 +60,10 @@ def check_text(report: pipeline.CheckReport, verbose: bool = False) -> str:
         lines.append(f"  {label:<14} {comparison_status(comps)}")
     if report.family is not None:
         lines += family_text(report.family, verbose)
+    for s in report.suppressed:
+        at = f"{s.diagnostic.span.line}:{s.diagnostic.span.col}" if s.diagnostic.span else "-"
+        lines.append(f"  suppressed     {s.diagnostic.code} at {at} ({s.diagnostic.severity}): "
+                     f"{s.reason}")
     if report.exit_code == pipeline.EXIT_INCONCLUSIVE:
         lines.append("  not judged     on these inputs no bound can tell a right answer "
                      "from a wrong one there (docs/semantics.md §9); `--inputs witness` "

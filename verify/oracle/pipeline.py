@@ -38,6 +38,7 @@ from verify_reducer.verify.oracle import inputs as inputs_mod
 from verify_reducer.verify.oracle.cost import Estimate, estimate
 from verify_reducer.verify.epochs.checker import check_func
 from verify_reducer.verify.oracle.expect import ExpectationSyntaxError, parse_expectation
+from verify_reducer.verify.oracle import suppressions
 
 # the exit codes and the usage error live in a light module the parser imports too
 from verify_reducer.verify.oracle.exit_codes import (  # noqa: F401  (re-exported)
@@ -290,6 +291,9 @@ class CheckReport:
     plans: dict[str, PhysicalPlan] = field(default_factory=dict)   # simulated, by name
     family: "FamilyResult | None" = None   # the proofs for every size (verify.family.checker)
     reducer_ops: list[OpReport] = field(default_factory=list)   # declared ops' laws
+    # findings accepted by a suppression comment or the configuration, with the reason
+    # (verify.oracle.suppressions): reported, never dropped
+    suppressed: list = field(default_factory=list)
 
     @property
     def violations(self) -> list[Diagnostic]:
@@ -357,7 +361,8 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
           given: dict[str, np.ndarray] | None = None, blocks: str | int | None = None,
           max_memory: int | None = None, source: str | None = None,
           family: FamilyDecl | None = None,
-          params: dict[str, object] | None = None) -> CheckReport:
+          params: dict[str, object] | None = None,
+          ignored: dict[str, str] | None = None) -> CheckReport:
     """Parse, verify, then run the reference interpreter on seeded inputs and simulate
     every plan that applies, comparing each with the interpreter. Rejections come back as
     diagnostics and violations, not raises.
@@ -370,18 +375,34 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
     family: sizes and assumptions from the command line, added to the file's own
     `# for-all:`/`# assume:` lines; with any, the file's instance is checked and then
     the family is proved for every size (verify.family.checker).
-    params: the factory parameters bound (as `load` takes them)."""
+    params: the factory parameters bound (as `load` takes them).
+    ignored: codes the configuration accepts (code -> where it says so); they and the
+    source's suppression comments are applied last (verify.oracle.suppressions)."""
     try:
         loaded = load(path, func_name, source, meaningful=False, params=params)
     except DiagnosticError as err:
-        return CheckReport(None, err.diagnostics, seed=seed)
+        report = CheckReport(None, err.diagnostics, seed=seed)
+        suppressions.accept(report, _source_text(path, source), ignored or {})
+        return report
     report = check_loaded(loaded, seed, given, blocks, max_memory)
     from verify_reducer.verify.family.checker import check_family     # the family proofs call check_loaded again
     try:
         check_family(report, family, seed=seed, max_memory=max_memory)
     except DirectiveError as exc:
         raise UsageError(str(exc)) from None
+    suppressions.accept(report, loaded.source, ignored or {})
     return report
+
+
+def _source_text(path: str, source: str | None) -> str | None:
+    """The program's text for its suppression comments when it did not load (None when
+    it cannot be read or decoded: nothing to honour then)."""
+    if source is not None:
+        return source
+    try:
+        return read_source_file(path)
+    except (OSError, SourceDecodeError):
+        return None
 
 
 def check_loaded(loaded: Loaded, seed: int = 0, given: dict[str, np.ndarray] | None = None,

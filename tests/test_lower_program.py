@@ -63,3 +63,27 @@ def test_emit_threads_prints_the_program_and_its_json(capsys):
     assert_valid(doc)
     assert doc["what"] == "threads"
     assert {r["concern"] for r in doc["threads"]} >= {"barrier", "update", "finalize"}
+
+
+def test_the_program_holds_each_concerns_own_decisions():
+    """The cells, copies and pipeline under their statements are the very values the
+    two executors use (codegen.lower.cells/copies/pipeline), not a description."""
+    from verify_reducer.codegen.lower.cells import cell_loop
+    from verify_reducer.codegen.lower.copies import lower_copy
+    from verify_reducer.codegen.lower.pipeline import lower_pipeline
+    plan = _plan(PIPELINED)
+    program = lower(plan)
+    body = list(ir.walk(plan.func.kernel.body))
+    loop = next(s for s in body if isinstance(s, ir.ParallelFor))
+    assert program.of(loop, "cells") == cell_loop(plan.layouts.loops[loop])
+    for copy in (s for s in body if isinstance(s, ir.Copy)):
+        assert program.of(copy, "copy") == \
+            lower_copy(plan, copy, plan.layouts.participants[copy])
+    [pipe] = plan.pipelines
+    assert program.of(pipe.loop, "pipeline") == lower_pipeline(plan, pipe)
+
+
+def test_every_example_has_a_thread_program(capsys):
+    for path in sorted((ROOT / "examples").glob("*.py")):
+        assert main(["emit", "--what", "threads", str(path)]) == 0, path
+        assert capsys.readouterr().out.startswith("thread program of ")

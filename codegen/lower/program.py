@@ -21,7 +21,7 @@ from verify_reducer.spec import ir
 from verify_reducer.spec.physical import PhysicalPlan
 from verify_reducer.spec.printer import headline
 
-from . import atomics, gemm
+from . import atomics, cells, copies, gemm, pipeline
 
 INDENT = "    "
 
@@ -100,9 +100,44 @@ def _atomics(plan: PhysicalPlan) -> Iterator[Lowered]:
         yield Lowered(stmt, "atomic", issue, issue.describe())
 
 
+def _cell_loops(plan: PhysicalPlan) -> Iterator[Lowered]:
+    """Each T.Parallel's cells: which iteration each (thread, slot) runs
+    (codegen.lower.cells)."""
+    for loop, cells_of in cells.loop_cells(plan):
+        yield Lowered(loop, "cells", cells_of, cells_of.describe())
+
+
+def _copies_and_fills(plan: PhysicalPlan) -> Iterator[Lowered]:
+    """Each T.copy's and T.fill's partition, accesses and border tests
+    (codegen.lower.copies); a copy no thread program can move says why."""
+    participants = plan.layouts.participants
+    for stmt in ir.walk(plan.func.kernel.body):
+        if not isinstance(stmt, (ir.Copy, ir.Fill)) or stmt not in participants:
+            continue
+        lowering = copies.lower_copy if isinstance(stmt, ir.Copy) else copies.lower_fill
+        try:
+            moves = lowering(plan, stmt, participants[stmt])
+        except copies.Unlowerable as why:
+            yield Lowered(stmt, "copy", None, f"not lowered: {why}")
+            continue
+        yield Lowered(stmt, "copy" if isinstance(stmt, ir.Copy) else "fill", moves,
+                      moves.describe())
+
+
+def _pipelines(plan: PhysicalPlan) -> Iterator[Lowered]:
+    """Each pipelined loop's cp.async schedule (codegen.lower.pipeline)."""
+    for pipe in plan.pipelines:
+        if pipe.active:
+            schedule = pipeline.lower_pipeline(plan, pipe)
+            yield Lowered(pipe.loop, "pipeline", schedule, schedule.describe())
+
+
 LOWERINGS: list[tuple[str, Lowering]] = [
     ("barrier", _barriers),
     ("one writer", _one_writer),
+    ("pipeline", _pipelines),
+    ("cells", _cell_loops),
+    ("copy", _copies_and_fills),
     ("update", _reducer_sites),
     ("finalize", _finalizes),
     ("gemm", _gemms),
@@ -143,7 +178,9 @@ class ThreadProgram:
             pad = INDENT * depth
             lines.append(f"{stmt.span.line:>5}  {pad}{headline(stmt)}")
             for item in self.at(stmt):
-                lines.append(f"       {pad}  | {item.concern}: {item.text}")
+                first, *more = item.text.splitlines() or [""]
+                lines.append(f"       {pad}  | {item.concern}: {first}")
+                lines += [f"       {pad}  |   {line}" for line in more]
             for sub in ir.children(stmt):
                 self._body(sub, depth + 1, lines)
 

@@ -186,7 +186,7 @@ class Access:
 def global_accesses(kernel: ir.Kernel) -> list[Access]:
     out = []
     for stmt, ctx in statements(kernel):
-        if isinstance(stmt, ir.Store) and stmt.buffer.scope == "global":
+        if isinstance(stmt, (ir.Store, ir.AtomicUpdate)) and stmt.buffer.scope == "global":
             out.append(Access(stmt.buffer, stmt.indices, (), ctx, stmt.span, "writes"))
         for e in ir.stmt_exprs(stmt):
             for load, conds in loads_with_conditions(e):

@@ -104,6 +104,9 @@ def _provenance(func: ir.PrimFunc) -> dict[ir.Buffer, dict[str, bool]]:
             elif isinstance(stmt, ir.ReducerUpdate):
                 src, _ = of_expr(stmt.value)
                 changed |= flow(stmt.reducer, src, False)
+            elif isinstance(stmt, ir.AtomicUpdate):     # a sum (max, min) of the values
+                src, _ = of_expr(stmt.value)
+                changed |= flow(stmt.buffer, src, False)
             elif isinstance(stmt, ir.ReducerFinalize):
                 changed |= flow(stmt.dst or stmt.reducer, prov.get(stmt.reducer, {}), False)
     return prov
@@ -111,7 +114,7 @@ def _provenance(func: ir.PrimFunc) -> dict[ir.Buffer, dict[str, bool]]:
 
 def _index_exprs(stmt: ir.Stmt):
     """Expressions that pick elements or iterations (not values)."""
-    if isinstance(stmt, (ir.Store, ir.ReducerUpdate)):
+    if isinstance(stmt, (ir.Store, ir.ReducerUpdate, ir.AtomicUpdate)):
         yield from stmt.indices
     elif isinstance(stmt, ir.SerialFor):
         yield stmt.start

@@ -239,6 +239,28 @@ def test_thread_program_and_cuda_print_the_lowering():
     assert "gemm_acc = gemm_acc + (__half2float(a_s[" in cuda
 
 
+@pytest.mark.parametrize("body, kw, code, words", [
+    # 48 rows cannot be cut into 16-row tiles over 4 warps (TileLang's fatal error)
+    ("T.gemm(a_s, b_s, acc)", {"a": "(48, 16), T.float16", "b": "(16, 8), T.float16",
+                               "c": "(48, 8), T.float32"},
+     "R102", "cannot be split among 4 warp(s)"),
+    # a fragment operand (gemm_rs): the interpreter runs it, the plan refuses it by name
+    ("T.copy(a_s, f)\nT.gemm(f, b_s, acc)", {}, "R101", "reading the fragment f"),
+    # one accumulator, two warp splits
+    ("T.gemm(a_s, b_s, acc, policy=T.GemmWarpPolicy.FullRow)\n"
+     "T.gemm(a_s, b_s, acc, policy=T.GemmWarpPolicy.FullCol)", {}, "R300", "needs acc as"),
+])
+def test_the_plan_refuses_what_it_cannot_lay_out(tmp_path, body, kw, code, words):
+    from verify_reducer.verify.oracle import pipeline
+    src = _kernel("f = T.alloc_fragment((32, 16), T.float16)\n" + body, **kw)
+    path = tmp_path / "k.py"
+    path.write_text(src)
+    report = pipeline.check(str(path))
+    errors = [d for d in report.diagnostics if d.is_error]
+    assert [d.code for d in errors] == [code], [d.message for d in errors]
+    assert words in errors[0].message and errors[0].span.line >= 12
+
+
 def _swapped_rows_layout(m, n, wm, wn, offset):
     """A planted fault: TileLang's accumulator layout with rows 2r and 2r + 1 of every 8
     exchanged among the lanes (still one holder per element, so inference accepts it)."""

@@ -1,7 +1,8 @@
-# expect: error R111 at 15
+# expect: error R111 at 16
 #
 # A suppression comment must say why the finding is accepted: `ignore[R400]` alone is
-# R111 (the reason is mandatory), and the program is rejected until it gives one.
+# R111 (the reason is mandatory; found by `check`, after the epoch verifier, so not
+# under invalid/).
 import tilelang.language as T
 
 

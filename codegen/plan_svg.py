@@ -51,6 +51,16 @@ ROLE_COLOURS = {"holder": "#1a9850", "present": "#1a9850", "unheld": "#d7191c",
                 "entered": "#fdae61", "copy": "#d7191c"}
 
 
+NOTHING_TO_DRAW = ("the plan has nothing to draw: the pictures show fragments, reducers "
+                   "(storage, update sites, finalizes) and counterexamples, and this kernel "
+                   "has none of them (its loops read and write memory directly; `emit "
+                   "--what threads` shows what each thread does)")
+
+
+class NothingToDraw(ValueError):
+    """A plan without one layout to draw: an empty picture would say nothing."""
+
+
 class PictureTooLarge(ValueError):
     """A layout with more than MAX_CELLS (thread, slot) cells."""
 
@@ -153,6 +163,8 @@ def plan_svg(plan: PhysicalPlan | None, diagnostics=()) -> str:
     for d in diagnostics:
         if d.counterexample is not None:
             panels += counterexample_panels(plan, d.code, d.counterexample)
+    if not panels:
+        raise NothingToDraw(NOTHING_TO_DRAW)
     return stack(panels)
 
 

@@ -239,3 +239,16 @@ def test_the_carried_counterexamples_validate_against_the_schema(capsys):
     assert_valid(doc)
     [note] = [n for e in doc["epochs"] for n in e["notes"] if n["code"] == "R400"]
     assert note["counterexample"]["layout"] is not None
+
+
+def test_a_plan_with_nothing_to_draw_is_told_not_a_crash(capsys, tmp_path):
+    """Regression (issue 27's helper found it): a kernel with no fragment, reducer or
+    counterexample (atomics into global memory only) crashed `emit --what svg` with
+    max() of an empty sequence; it is a usage error saying why now, in both forms."""
+    pytest.importorskip("drawsvg")
+    from verify_reducer.verify.cli.commands import main
+    path = str(ROOT / "tests" / "programs" / "valid" / "atomic_add_half_rounds_each_step.py")
+    for extra in ([], ["--out", str(tmp_path) + "/"]):
+        assert main(["emit", "--what", "svg", path, *extra]) == 2
+        err = capsys.readouterr().err
+        assert "the plan has nothing to draw" in err and "internal error" not in err

@@ -40,7 +40,8 @@ def emit_svg(plan, out: str | None, program: str, diagnostics=(),
     diagnostics carry with their layouts are drawn (func names the kernel). protected:
     the run's input files, which no picture may replace (outputs.run_inputs)."""
     require_drawsvg(flag)
-    from verify_reducer.codegen.plan_svg import (PictureTooLarge, counterexample_pictures,
+    from verify_reducer.codegen.plan_svg import (NOTHING_TO_DRAW, NothingToDraw,
+                                                 PictureTooLarge, counterexample_pictures,
                                                  plan_pictures, plan_svg)
     diagnostics = (plan_notes(plan) if plan is not None else []) + list(diagnostics)
     func = plan.func.name if plan is not None else func
@@ -52,6 +53,8 @@ def emit_svg(plan, out: str | None, program: str, diagnostics=(),
             written = []
             pictures = plan_pictures(plan, diagnostics) if plan is not None else \
                 counterexample_pictures(None, diagnostics)
+            if not pictures:
+                raise NothingToDraw(NOTHING_TO_DRAW)
             for picture in pictures:
                 stem = os.path.splitext(os.path.basename(program))[0] or "stdin"
                 path = os.path.join(out, f"{stem}-{func}-{picture.name}.svg")
@@ -60,7 +63,7 @@ def emit_svg(plan, out: str | None, program: str, diagnostics=(),
             return "\n".join(written)
         outputs.write_text(flag, out, plan_svg(plan, diagnostics), protected)
         return out
-    except PictureTooLarge as exc:
+    except (PictureTooLarge, NothingToDraw) as exc:
         raise UsageError(f"{flag}: {exc}") from None
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from verify_reducer.spec import ir
 from verify_reducer.spec.dtypes import BOOL, DTYPES
 
+from verify_reducer.spec.indexexpr import mod
+
 from .cuda_access import Frame
 from .cuda_exprs import ADD, C, convert
 from .lower import gemm as lowered
@@ -36,13 +38,16 @@ def render_gemm(body, stmt: ir.Gemm, low: lowered.GemmLowering, frame: Frame) ->
                  "const int gemm_t = tid;")
         out.line("#pragma unroll")
         with body.maybe_block(f"for (int gemm_s = 0; gemm_s < {low.slots}; ++gemm_s)"):
-            out.line(f"const int gemm_row = {low.row.to_c(_NAMES)};")
+            if low.a_from is None:           # a shuffled A names its row by lane
+                out.line(f"const int gemm_row = {low.row.to_c(_NAMES)};")
             out.line(f"const int gemm_col = {low.col.to_c(_NAMES)};")
             old = convert(C(f"{acc}[gemm_s]"), c.dtype, work).text
             out.line(f"{work.c_name} gemm_acc = gemm_clear ? {work.c_name}(0) : {old};")
-            out.line("#pragma unroll 1")
+            # a shuffled A's register slot depends on k: unrolled, it is a constant
+            out.line("#pragma unroll 1" if low.a_from is None else "#pragma unroll")
             with body.maybe_block(f"for (int gemm_k = 0; gemm_k < {low.k}; ++gemm_k)"):
-                a = _operand(body, stmt.a, low.a_index, work)
+                a = _operand(body, stmt.a, low.a_index, work) if low.a_from is None \
+                    else _shuffled(body, stmt.a, low, work)
                 b = _operand(body, stmt.b, low.b_index, work)
                 out.line(f"gemm_acc = {_step(a, b, work, c)};")
             out.line(f"{acc}[gemm_s] = {convert(C('gemm_acc'), work, c.dtype).text};")
@@ -56,6 +61,17 @@ def _operand(body, buffer: ir.Buffer, index, work) -> str:
     if base is not None:
         flat = f"{base} + {flat}"
     return convert(C(f"{body.buffer(buffer)}[{flat}]"), buffer.dtype, work).text
+
+
+def _shuffled(body, buffer: ir.Buffer, low: lowered.GemmLowering, work) -> str:
+    """A in a fragment: the register the lowering names, from the lane of the warp that
+    holds it (every lane passes the same slot, so one __shfl_sync serves them all)."""
+    array = body.buffer(buffer)
+    body.register_slots[array] = body.layouts.fragment(buffer).slots_per_thread
+    source, slot = low.a_from
+    value = (f"__shfl_sync(0xffffffffu, {array}[{slot.to_c(_NAMES)}], "
+             f"{mod(source, lowered.WARP).to_c(_NAMES)})")
+    return convert(C(value), buffer.dtype, work).text
 
 
 def _step(a: str, b: str, work, c: ir.Buffer) -> str:

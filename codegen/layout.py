@@ -69,7 +69,7 @@ from verify_reducer.spec.indexexpr import Var
 from verify_reducer.spec.layout import (Layout, default_partition, fully_replicated, index_names,
                          vectorized_partition)
 from verify_reducer.spec.source import Span
-from .lower.gemm import accumulator_layout, warp_partition
+from .lower.gemm import accumulator_layout, operand_layout_a, warp_partition
 from .layout_copy import cooperative_layout, is_cooperative
 from .layout_access import (Access, Scope, bind_let, memory_accesses, region_access,
                             serial_scope, stmt_accesses)
@@ -135,7 +135,7 @@ class _Op:
     memory: list[Access] = field(default_factory=list)  # every buffer, for the vector width
     layout: Layout | None = None
     source: Access | None = None            # the access the loop layout follows
-    fixed: Layout | None = None             # a gemm's accumulator layout (strict)
+    fixed: tuple = ()                       # a gemm's (fragment, layout) pairs (strict)
 
     @property
     def head(self) -> str:
@@ -158,7 +158,7 @@ class _Op:
         if self.kind == "reduce":
             return [b for b in (self.node.src, self.node.dst) if b.scope == "fragment"]
         if self.kind == "gemm":
-            return [self.node.c]
+            return [buffer for buffer, _ in self.fixed]
         return [a.buffer for a in self.accesses]
 
 
@@ -310,17 +310,21 @@ class _Inference:
         return offset, count
 
     def gemm(self, stmt: ir.Gemm, scope: Scope) -> None:
-        """A gemm's accumulator takes the mma layout of its warp split (codegen.lower.gemm:
-        TileLang's strict level, placed before any other op of its component). Operands
-        in fragments (TileLang's gemm_rs/sr/rr) have no physical plan here yet."""
-        for operand in (stmt.a, stmt.b):
-            if operand.scope == "fragment":
-                self.diagnostics.append(error(
-                    "R101", f"T.gemm reading the fragment {operand.name}: the physical plan "
-                    f"(layouts, simulator, CUDA) takes shared operands only so far "
-                    f"(docs/limits.md); copy it into shared memory, or run the interpreter "
-                    f"alone (`run --interp`)", stmt.span))
-                return
+        """A gemm's accumulator takes the mma layout of its warp split, and a 16-bit A in
+        a fragment (TileLang's gemm_rs) the mma's A operand layout (codegen.lower.gemm:
+        TileLang's strict level, placed before any other op of its component). B in a
+        fragment, a transposed or 8-bit A in one have no physical plan here yet."""
+        a_fragment = stmt.a.scope == "fragment"
+        unplanned = stmt.b if stmt.b.scope == "fragment" else \
+            stmt.a if a_fragment and (stmt.transpose_a or stmt.a.dtype.bits != 16) else None
+        if unplanned is not None:
+            self.diagnostics.append(error(
+                "R101", f"T.gemm reading the fragment {unplanned.name}: the physical plan "
+                f"(layouts, simulator, CUDA) takes B from shared memory and A from shared "
+                f"memory or a 16-bit, untransposed fragment so far (docs/limits.md); copy "
+                f"it into shared memory, or run the interpreter alone (`run --interp`)",
+                stmt.span))
+            return
         offset, count = scope.participants
         m, n, _ = stmt.mnk
         split = warp_partition(stmt.policy, m, n, count // 32) if count % 32 == 0 else \
@@ -329,8 +333,19 @@ class _Inference:
             self.diagnostics.append(error("R102", split, stmt.span))
             return
         bound_cells(max(m * n, count), f"the accumulator {stmt.c.name}", stmt.span)
+        fixed = ((stmt.c, accumulator_layout(m, n, *split, offset)),)
+        if a_fragment:
+            k = stmt.mnk[2]
+            if k % 16:
+                self.diagnostics.append(error(
+                    "R102", f"T.gemm reading A from the fragment {stmt.a.name} needs K a "
+                    f"multiple of 16 (the mma's A tile), not {k}", stmt.span))
+                return
+            bound_cells(max(m * k * split[1], count), f"the operand {stmt.a.name}",
+                        stmt.span)
+            fixed += ((stmt.a, operand_layout_a(m, k, *split, offset)),)
         self.ops.append(_Op("gemm", stmt, scope.participants, (m, n), index_names(2),
-                            fixed=accumulator_layout(m, n, *split, offset)))
+                            fixed=fixed))
 
     def scalar(self, stmt: ir.Stmt, scope: Scope) -> None:
         accesses = list(stmt_accesses(stmt, scope))
@@ -504,9 +519,10 @@ class _Inference:
             self.infer_reduce(op, free)
             return
         if op.kind == "gemm":
-            op.layout = op.fixed
-            if not self.placed(op.node.c):
-                self.place(op.node.c, op.fixed, op.node.span, op)
+            op.layout = op.fixed[0][1]
+            for buffer, layout in op.fixed:
+                if not self.placed(buffer):
+                    self.place(buffer, layout, op.node.span, op)
             return
         if op.kind == "scalar":
             if free or all(self.placed(a.buffer) for a in op.accesses):
@@ -684,15 +700,14 @@ class _Inference:
                               layout=frag, also=(loop,))
 
     def check_gemm(self, op: _Op) -> list[Diagnostic]:
-        """The accumulator must hold the layout of this gemm's warp split (two gemms
-        with different policies or thread ranges cannot share one)."""
-        c = op.node.c
-        if self.result.fragments[c] == op.layout:
-            return []
-        return [self.conflict(f"{op.what} needs {c.name} as {op.layout.describe()}; "
-                              f"{self.placement(c)}", op.node.span, self.placed_note(c),
-                              no_picture="two whole layouts of the accumulator differ; "
-                              "the message names both")]
+        """The accumulator (and a fragment A) must hold the layout of this gemm's warp
+        split (two gemms with different policies or thread ranges cannot share one)."""
+        return [self.conflict(f"{op.what} needs {buffer.name} as {layout.describe()}; "
+                              f"{self.placement(buffer)}", op.node.span,
+                              self.placed_note(buffer),
+                              no_picture="two whole layouts of the fragment differ; the "
+                              "message names both")
+                for buffer, layout in op.fixed if self.result.fragments[buffer] != layout]
 
     def check_reduce(self, op: _Op) -> list[Diagnostic]:
         node = op.node

@@ -53,8 +53,15 @@ class GemmExecution:
                             (len(t), low.k))
         b = np.broadcast_to(low.b_index.evaluate({"col": col[:, None], lowered.K: k}),
                             (len(t), low.k))
+        source = None
+        if low.a_from is not None:       # A in a fragment: the lanes shuffled from
+            at = {lowered.THREAD: t[:, None], lowered.SLOT: s[:, None], lowered.K: k}
+            source = tuple(np.ascontiguousarray(np.broadcast_to(e.evaluate(at),
+                                                                (len(t), low.k)))
+                           for e in low.a_from)
+            source = (source[0] + offset, source[1])
         found = (low, t + offset, row * low.n + col, np.ascontiguousarray(a),
-                 np.ascontiguousarray(b))
+                 np.ascontiguousarray(b), source)
         cache[stmt] = found
         return found
 
@@ -62,7 +69,7 @@ class GemmExecution:
         if ITER in lanes.env:
             raise DiagnosticError(error(
                 "R100", "a T.gemm inside a T.Parallel is not supported", stmt.span))
-        low, threads, flat, a_at, b_at = self.lowered_gemm(stmt)
+        low, threads, flat, a_at, b_at, source = self.lowered_gemm(stmt)
         arrived = lanes.env[THREAD].v
         offset, count = low.participants
         if len(arrived) != count:
@@ -73,6 +80,7 @@ class GemmExecution:
                             key=("gemm", stmt))
             keep = np.isin(threads, arrived)
             threads, flat, a_at, b_at = threads[keep], flat[keep], a_at[keep], b_at[keep]
+            source = None if source is None else (source[0][keep], source[1][keep])
         c = stmt.c
         clear = operand(stmt.clear_accum, BOOL, lanes, self).v
         if clear.any() != clear.all():
@@ -83,7 +91,8 @@ class GemmExecution:
             acc = np.zeros(len(threads), dtype=work)
         else:
             acc = self.read_registers(c, threads, flat, stmt.span).astype(work)
-        a = self.gemm_operand(stmt.a, threads, a_at, stmt).astype(work)
+        a = (self.gemm_operand(stmt.a, threads, a_at, stmt) if source is None else
+             self.gemm_shuffled(stmt.a, source, a_at, stmt)).astype(work)
         b = self.gemm_operand(stmt.b, threads, b_at, stmt).astype(work)
         with np.errstate(all="ignore"):
             for k in range(low.k):        # k order, rounded into C at every step
@@ -99,3 +108,25 @@ class GemmExecution:
         values = self.read_shared(buffer, pairs % buffer.size, stmt.span,
                                   pairs // buffer.size)
         return values[inverse].reshape(at.shape)
+
+    def gemm_shuffled(self, buffer: ir.Buffer, source, at: np.ndarray,
+                      stmt: ir.Gemm) -> np.ndarray:
+        """A in a fragment: each lane's element k comes from the register the lowering
+        names — source thread and slot — read through the checked register accessor (the
+        source must hold the element: R300 otherwise); the slot must be the one the
+        fragment's layout keeps the element in, or the shuffle reads another value."""
+        threads, slots = source
+        values = self.read_registers(buffer, threads.reshape(-1), at.reshape(-1),
+                                     stmt.span)
+        layout = self.s.layouts.fragments[buffer]
+        want = layout.slots_of(np.unravel_index(at.reshape(-1), buffer.shape))
+        wrong = want != slots.reshape(-1)
+        if wrong.any():
+            i = int(np.argmax(wrong))
+            self.report.add("R300", f"the warp shuffle of T.gemm reads slot "
+                            f"{int(slots.reshape(-1)[i])} of thread "
+                            f"{int(threads.reshape(-1)[i])} for "
+                            f"{self.element(buffer, at.reshape(-1)[i])}, which "
+                            f"{buffer.name}'s layout keeps in slot {int(want[i])} "
+                            f"({layout.describe()})", stmt.span, key=("gemm-slot", stmt))
+        return values.reshape(at.shape)

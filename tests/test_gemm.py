@@ -244,8 +244,12 @@ def test_thread_program_and_cuda_print_the_lowering():
     ("T.gemm(a_s, b_s, acc)", {"a": "(48, 16), T.float16", "b": "(16, 8), T.float16",
                                "c": "(48, 8), T.float32"},
      "R102", "cannot be split among 4 warp(s)"),
-    # a fragment operand (gemm_rs): the interpreter runs it, the plan refuses it by name
-    ("T.copy(a_s, f)\nT.gemm(f, b_s, acc)", {}, "R101", "reading the fragment f"),
+    # B in a fragment (gemm_sr): the interpreter runs it, the plan refuses it by name
+    ("g = T.alloc_fragment((16, 32), T.float16)\nT.copy(b_s, g)\nT.gemm(a_s, g, acc)", {},
+     "R101", "reading the fragment g"),
+    # A in a fragment needs whole 16-wide k tiles
+    ("h = T.alloc_fragment((32, 8), T.float16)\nT.gemm(h, b_s, acc)",
+     {"b": "(8, 32), T.float16"}, "R102", "K a multiple of 16"),
     # one accumulator, two warp splits
     ("T.gemm(a_s, b_s, acc, policy=T.GemmWarpPolicy.FullRow)\n"
      "T.gemm(a_s, b_s, acc, policy=T.GemmWarpPolicy.FullCol)", {}, "R300", "needs acc as"),
@@ -259,6 +263,42 @@ def test_the_plan_refuses_what_it_cannot_lay_out(tmp_path, body, kw, code, words
     errors = [d for d in report.diagnostics if d.is_error]
     assert [d.code for d in errors] == [code], [d.message for d in errors]
     assert words in errors[0].message and errors[0].span.line >= 12
+
+
+def test_a_fragment_layout_is_tilelang_gemm_rs_and_shuffles_stay_in_the_quad():
+    for m, k, wm, wn in [(64, 64, 4, 1), (64, 32, 2, 2), (128, 64, 4, 2)]:
+        layout = lowered.operand_layout_a(m, k, wm, wn, 0)
+        assert layout.replicate == wn and layout.slots_per_thread == m * k // (32 * wm)
+        threads, slots = layout.threads_of(), layout.slots_of()
+        i, j = layout.all_indices()
+        first = (i < 16) & (j < 16)
+        # PTX's m16n8k16 A fragment: lane l holds rows l/4, l/4 + 8, columns 2(l%4) + {0, 1}
+        # and the same + 8, in registers a0..a7 in that order
+        assert np.array_equal(threads[0][first] % 32, 4 * (i[first] % 8) + (j[first] % 8) // 2)
+        assert np.array_equal(slots[first], j[first] % 2 + 2 * (i[first] // 8)
+                              + 4 * (j[first] // 8))
+
+
+def test_planted_wrong_shuffle_slot_is_caught(monkeypatch):
+    import dataclasses
+    from verify_reducer.interp.simulate import simulate
+    from verify_reducer.verify.oracle.inputs import prepare
+    real = lowered.lower_gemm
+
+    def wrong_slot(plan, stmt):
+        low = real(plan, stmt)
+        if low.a_from is None:
+            return low
+        source, slot = low.a_from
+        kk = Var(lowered.K)
+        return dataclasses.replace(low, a_from=(source, slot + 1 - mod(kk, 2) * 2))
+
+    monkeypatch.setattr(lowered, "lower_gemm", wrong_slot)
+    physical = _plan(VALID / "gemm_fragment_a.py")
+    result = simulate(physical, prepare(physical.func, seed=0))
+    found = [d for d in result.violations if "warp shuffle" in d.message]
+    assert found and found[0].code == "R300" and found[0].span.line == 33, \
+        [d.message for d in result.violations]
 
 
 def _swapped_rows_layout(m, n, wm, wn, offset):

@@ -86,6 +86,24 @@ def accumulator_layout(m: int, n: int, wm: int, wn: int, offset: int) -> Layout:
                   1, offset)
 
 
+def operand_layout_a(m: int, k: int, wm: int, wn: int, offset: int) -> Layout:
+    """MakeGemmFragmentA for 16-bit A in a fragment, not transposed (TileLang's gemm_rs):
+    in each 16×16 tile of A a lane holds the elements the m16n8k16 A operand gives it —
+    (i, j) in lane 4·(i mod 8) + (j mod 8)/2 at slot (j mod 2) + 2·((i mod 16)/8) +
+    4·((j mod 16)/8) — warps over 16-row tiles as for C, replicated over the warps that
+    split N (each needs the same rows), and the tiles a warp owns on the slot axis in
+    steps of 8, rows first."""
+    i, j = (Var(x) for x in index_names(2))
+    rep = Var("rep")
+    tiles_m = m // (TILE_M * wm)
+    lane = mod(i, 8) * 4 + floordiv(mod(j, 8), 2)
+    warp = floordiv(mod(i, TILE_M * wm), TILE_M) + rep * wm
+    slot = mod(j, 2) + floordiv(mod(i, TILE_M), 8) * 2 + floordiv(mod(j, 16), 8) * 4 \
+        + (floordiv(i, TILE_M * wm) + floordiv(j, 16) * tiles_m) * 8
+    return Layout((m, k), index_names(2), lane + warp * WARP, slot, WARP * wm * wn, wn,
+                  offset)
+
+
 @dataclass(frozen=True)
 class GemmLowering:
     stmt: ir.Gemm
@@ -100,14 +118,20 @@ class GemmLowering:
     a_index: IndexExpr              # flat position in A, over "row" and K
     b_index: IndexExpr              # flat position in B, over K and "col"
     work: str                       # the dtype each multiply-add is computed in
+    # A in a fragment: the thread (over THREAD, K) whose register holds A[row, k] for
+    # slot s of thread t — in t's own warp and quad, so a warp shuffle reaches it — and
+    # that register's slot (over SLOT, K), the same for every lane of the warp
+    a_from: tuple[IndexExpr, IndexExpr] | None = None
 
     def describe(self) -> str:
         wm, wn = self.warps
+        shuffle = "" if self.a_from is None else \
+            (f"; A from thread {self.a_from[0]}'s slot {self.a_from[1]} (a warp shuffle)")
         return (f"mma m16n8k16 accumulator: {wm}×{wn} warps, {self.slots} slot(s) per "
                 f"thread, slot s of thread t holds {self.stmt.c.name}[{self.row}, "
                 f"{self.col}]; k = 0..{self.k - 1} in order: acc += "
                 f"{self.stmt.a.name}[{self.a_index}] * {self.stmt.b.name}[{self.b_index}] "
-                f"in {self.work}")
+                f"in {self.work}{shuffle}")
 
 
 def lower_gemm(plan, stmt: ir.Gemm) -> GemmLowering:
@@ -134,6 +158,12 @@ def lower_gemm(plan, stmt: ir.Gemm) -> GemmLowering:
     r, c, kk = Var("row"), Var("col"), Var(K)
     a_index = kk * m + r if stmt.transpose_a else r * k + kk
     b_index = c * k + kk if stmt.transpose_b else kk * n + c
+    a_from = None
+    if stmt.a.scope == "fragment":
+        source = warp * WARP + floordiv(lane, 4) * 4 + floordiv(mod(kk, 8), 2)
+        slot = mod(kk, 2) + floordiv(tile, 2) * 2 + floordiv(mod(kk, 16), 8) * 4 \
+            + (mod(group, tiles_m) + floordiv(kk, 16) * tiles_m) * 8
+        a_from = (source, slot)
     slots = m * n // count
     return GemmLowering(stmt, m, n, k, (wm, wn), (offset, count), slots,
-                        row, col, a_index, b_index, WORK[stmt.c.dtype.name])
+                        row, col, a_index, b_index, WORK[stmt.c.dtype.name], a_from)

@@ -4,8 +4,8 @@
 # constructs: factory, factory-param-without-default, T.infinity, gemm, T.if_then_else, T.exp2, T.log2, reduce_sum, reduce_max, reduce-clear-false, copy-slice, buffer.dtype, T.Pipelined, if-on-param
 # blocked-by: factory-param-without-default
 # expect: error R102 at 19
-# bound-blocked-by: gemm
-# bound: error R101 at 73
+# bound-blocked-by: none
+# bound: ok
 import tilelang
 import tilelang.language as T
 

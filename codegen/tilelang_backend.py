@@ -17,8 +17,13 @@ and float8 kept in float32, spec.dtypes) and travel as torch CUDA tensors of the
 parameter's dtype (float8 as its bit patterns viewed as torch.float8_e4m3fn /
 torch.float8_e5m2, so no conversion of torch's stands between the values and the kernel).
 The kernel is compiled with `tilelang.compile(func, out_idx=None, target="cuda",
-pass_configs=...)` (all parameters are inputs, written in place), called with the tensors
-in TileLang's parameter order, and every parameter is copied back.
+pass_configs=..., compile_flags=COMPILE_FLAGS)` (all parameters are inputs, written in
+place), called with the tensors in TileLang's parameter order, and every parameter is
+copied back. COMPILE_FLAGS is `-fmad=false`, as our own kernels are compiled: the
+reference's floats round after every operation (docs/semantics.md §8), and nvcc's
+default contracts `a * b + c` into one fused rounding, which a chain of multiply-adds
+carries past the reference's bound (TileLang's LayerNorm backward, 2026-12-03: DGamma off
+in 124 of 512 elements by up to 9.2e-5 with contraction; equal without).
 
 Pass configs (`--tilelang-config KEY=VALUE`) reach TileLang's PassContext as they would
 from Python (`{"tl.reducer_force_baseline": True}`): `prepare` checks every key against
@@ -63,6 +68,9 @@ import numpy as np
 
 from verify_reducer.spec.dtypes import DType, float8_bits, float8_from_bits
 from verify_reducer.spec.ir import PrimFunc
+
+# nvcc flags TileLang compiles with: no fused multiply-add, as our kernels (module doc)
+COMPILE_FLAGS = ("-fmad=false",)
 
 
 class TileLangUnavailable(RuntimeError):
@@ -126,7 +134,8 @@ def run_tilelang(path: str, func: PrimFunc, inputs: dict[str, np.ndarray],
         prim_func = find_prim_func(module, func.name, _prim_func_types())
         try:
             kernel = tilelang.compile(prim_func, out_idx=None, target="cuda",
-                                      pass_configs=dict(pass_configs or {}) or None)
+                                      pass_configs=dict(pass_configs or {}) or None,
+                                      compile_flags=list(COMPILE_FLAGS))
         except Exception as exc:
             raise TileLangFailed("compile", exc) from exc
         tensors = {p.name: _to_torch(torch, inputs[p.name], p) for p in func.params}

@@ -72,9 +72,9 @@ class _Jit:
     """`@tilelang.jit`: lazy (the function returns a prim_func) unless the test declared
     the function eager (fake.eager[name]: its tensors' dtypes and its outputs)."""
 
-    def __init__(self, fake, fn, out_idx, pass_configs):
+    def __init__(self, fake, fn, out_idx, pass_configs, compile_flags=None):
         self.fake, self.fn, self.out_idx = fake, fn, out_idx
-        self.pass_configs = pass_configs
+        self.pass_configs, self.compile_flags = pass_configs, compile_flags
         self.signature = inspect.signature(fn)
 
     def get_tir(self, **kwargs):
@@ -91,10 +91,12 @@ class _Jit:
         if self.fn.__name__ in self.fake.eager:
             prim_func = self.get_tir(**kwargs)
             kernel = self.fake.compile(prim_func, out_idx=prim_func.out_idx,
-                                       pass_configs=self.pass_configs)
+                                       pass_configs=self.pass_configs,
+                                       compile_flags=self.compile_flags)
             return kernel(*[v for v in kwargs.values() if isinstance(v, _Tensor)])
         return self.fake.compile(self.fn(**kwargs), out_idx=self.out_idx,
-                                 pass_configs=self.pass_configs)
+                                 pass_configs=self.pass_configs,
+                                 compile_flags=self.compile_flags)
 
 
 class CorpusFake(FakeTileLang):
@@ -111,18 +113,19 @@ class CorpusFake(FakeTileLang):
         for name in [*DTYPES, "float", "half"]:
             setattr(language, name, lookup(name).name)
 
-        def jit(fn=None, *, out_idx=None, pass_configs=None, **_):
+        def jit(fn=None, *, out_idx=None, pass_configs=None, compile_flags=None, **_):
             def wrap(f):
-                return _Jit(self, f, out_idx, pass_configs)
+                return _Jit(self, f, out_idx, pass_configs, compile_flags)
             return wrap(fn) if fn is not None else wrap
         tilelang.jit, tilelang.compile = jit, self.compile
         for sub in ("testing", "layout"):
             monkeypatch.setitem(sys.modules, f"tilelang.{sub}", types.ModuleType(sub))
         monkeypatch.setattr(tilelang_backend, "_prim_func_types", lambda: (_PrimFunc,))
 
-    def compile(self, prim_func, out_idx=None, target=None, pass_configs=None, **_):
+    def compile(self, prim_func, out_idx=None, target=None, pass_configs=None,
+                compile_flags=None, **_):
         self.compiled.append({"out_idx": out_idx, "target": target,
-                              "pass_configs": pass_configs})
+                              "pass_configs": pass_configs, "compile_flags": compile_flags})
         if self.fail_at == "compile":
             raise self.failure
         return _Kernel(self, prim_func, out_idx)
@@ -141,7 +144,8 @@ def test_a_module_level_prim_func_equal_to_the_reference(monkeypatch):
     assert (row.outcome, row.result, row.judged) == ("equal", "equal", "exact")
     assert (row.today, row.bound, row.tilelang) == ("ok", "—", "0.1.15")
     assert row.detail == ["equal B"]
-    assert fake.compiled == [{"out_idx": None, "target": "cuda", "pass_configs": None}]
+    assert fake.compiled == [{"out_idx": None, "target": "cuda", "pass_configs": None,
+                              "compile_flags": ["-fmad=false"]}]
     assert fake.ran[0]["A"].shape == (16, 64) and fake.ran[0]["A"].dtype == np.float32
 
 
@@ -191,15 +195,18 @@ def test_a_plain_factory_is_called_with_the_headers_params(monkeypatch):
     assert fake.ran[0]["A"].shape == (32, 64) and fake.ran[0]["A"].dtype == np.float16
 
 
-def test_a_refused_lazy_jit_factory_runs_and_is_judged_with_tolerance(monkeypatch):
+def test_a_lazy_jit_factory_is_called_with_the_headers_params(monkeypatch):
+    """atomic_add_3d: a lazy @tilelang.jit, refused as written (its parameters have no
+    defaults) and verified bound, so TileLang's answer is judged exactly."""
     fake = CorpusFake(respond=lambda a: {"B": a["B"] + a["A"].sum(axis=0)})
     fake.install(monkeypatch)
     row = _row("atomic_add_3d")
-    assert (row.today, row.bound) == ("refused: factory-param-without-default",
-                                      "refused: atomic_add")
-    assert (row.outcome, row.judged) == ("equal", "tolerance"), row.result
+    assert (row.today, row.bound) == ("refused: factory-param-without-default", "ok")
+    assert (row.outcome, row.judged) == ("equal", "exact"), row.result
     assert fake.calls == [dict(K=4, M=64, N=64, block_M=32, block_N=32, dtype="float32")]
     assert fake.ran[0]["A"].shape == (4, 64, 64)
+    # compiled as the reference rounds: no fused multiply-add (docs/semantics.md §8)
+    assert fake.compiled[0]["compile_flags"] == ["-fmad=false"]
 
 
 def _gemm_fake(respond) -> CorpusFake:
@@ -213,16 +220,15 @@ def test_an_eager_jit_gets_tensors_and_returns_its_outputs(monkeypatch):
     fake = _gemm_fake(lambda a: {"C": a["A"].astype(np.float32) @ a["B"].astype(np.float32)})
     fake.install(monkeypatch)
     row = _row("gemm")
-    assert (row.today, row.bound) == ("refused: factory-param-without-default",
-                                      "refused: gemm")
-    assert (row.outcome, row.judged) == ("equal", "tolerance"), row.result
+    assert (row.today, row.bound) == ("refused: factory-param-without-default", "ok")
+    assert (row.outcome, row.judged) == ("equal", "exact"), row.result
     # the sizes M, N, K come from the tensors, not as arguments
     assert fake.calls == [dict(block_M=128, block_N=128, block_K=32)]
     assert [n for n in fake.ran[0]] == ["A", "B", "C"]
     assert fake.ran[0]["A"].dtype == np.float16 and fake.ran[0]["B"].shape == (256, 256)
 
 
-def test_an_eager_jits_wrong_output_is_outside_the_tolerance(monkeypatch):
+def test_an_eager_jits_wrong_output_is_outside_the_bound(monkeypatch):
     _gemm_fake(lambda a: {"C": a["A"].astype(np.float32) @ a["B"].astype(np.float32) + 1}) \
         .install(monkeypatch)
     row = _row("gemm")
@@ -296,11 +302,11 @@ def test_main_prints_the_sorted_table_and_the_summary_and_writes_json(
     assert printed[0] == "TileLang 0.1.15 on the upstream corpus (2 kernels)"
     rows = [line for line in printed if line.startswith("| ") and "kernel" not in line]
     assert rows == [
-        "| gemm | refused: factory-param-without-default | refused: gemm | run error: CUDA "
-        "error: misaligned | tolerance | 2.0 |",
+        "| gemm | refused: factory-param-without-default | ok | run error: CUDA "
+        "error: misaligned | exact | 2.0 |",
         "| rv2_max | ok | — | equal | exact | 2.0 |"]
     assert printed[-1] == ("TileLang equals the reference on 1 of 2; our check verifies "
-                           "1 (today) / 1 (bound)")
+                           "1 (today) / 2 (bound)")
     doc = json.loads(out.read_text())
     assert [r["kernel"] for r in doc["rows"]] == ["gemm", "rv2_max"]
     assert doc["tilelang"] == "0.1.15" and doc["summary"] == printed[-1]

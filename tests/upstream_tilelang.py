@@ -26,7 +26,9 @@ TILELANG_DISABLE_CACHE is set (every kernel compiled now, by this TileLang). Per
   holds the `with T.Kernel`, spec/frontend/eager.py) is called with torch tensors for
   its tensor parameters (annotated in its body) and returns its `T.empty` outputs in the
   order of its `return` statement.
-- pass configs: the header's `# tilelang-config:` (tests/test_upstream.tilelang_config),
+- compile flags: `-fmad=false` (tilelang_backend.COMPILE_FLAGS, after the kernel's own),
+  as our CUDA and the reference round; pass configs: the header's `# tilelang-config:`
+  (tests/test_upstream.tilelang_config),
   typed as `--tilelang-config` types them, over the `@tilelang.jit`'s own.
 - inputs: the reference's (tests/upstream/references.py), through our frontend's input
   preparation where it reads the kernel; each tensor in the dtype TileLang's prim_func
@@ -302,10 +304,14 @@ def run_kernel(path: Path, kind: Kind, values: dict[str, np.ndarray],
 def _jit_with(jit, pass_configs: dict[str, object]):
     """The @tilelang.jit object without an @autotune around it (the autotuner would try
     other configurations than the defaults our frontend reads), the header's pass
-    configs laid over its own."""
+    configs laid over its own, compiled with tilelang_backend.COMPILE_FLAGS (no fused
+    multiply-add, as the reference rounds) after its own flags."""
     jit = getattr(jit, "jit_impl", jit)
     if pass_configs:
         jit.pass_configs = {**dict(jit.pass_configs or {}), **pass_configs}
+    own = jit.compile_flags
+    own = [own] if isinstance(own, str) else list(own or [])
+    jit.compile_flags = own + list(tilelang_backend.COMPILE_FLAGS)
     return jit
 
 
@@ -331,7 +337,8 @@ def _run_prim_func(tilelang, torch, prim_func, values, pass_configs):
     _stage("compile")
     try:
         kernel = tilelang.compile(prim_func, out_idx=None, target="cuda",
-                                  pass_configs=dict(pass_configs) or None)
+                                  pass_configs=dict(pass_configs) or None,
+                                  compile_flags=list(tilelang_backend.COMPILE_FLAGS))
     except Exception as exc:
         raise Outcome("compile error", _message(exc)) from exc
     return _run_compiled(torch, kernel, prim_func, values)

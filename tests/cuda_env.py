@@ -84,6 +84,27 @@ def plan(path: Path, planner: str):
     return plan_func(func, planner)
 
 
+def cuda_within_the_interpreters_bound(path: Path, planner: str) -> None:
+    """Our CUDA under planner, on seed 0's inputs, lies within the logical interpreter's
+    bound for every output (skipped without a GPU; a refused fast plan skips)."""
+    import numpy as np
+    from verify_reducer.codegen.runner import run_cuda
+    from verify_reducer.interp.accept import within_bound
+    from verify_reducer.interp.logical import run
+    from verify_reducer.verify.oracle.inputs import prepare
+    problem = gpu_problem()
+    if problem is not None:
+        pytest.skip(problem)
+    physical = plan(path, planner)
+    inputs = prepare(physical.func, seed=0)
+    reference = run(physical.func, {k: v.copy() for k, v in inputs.items()})
+    got = run_cuda(physical, {k: v.copy() for k, v in inputs.items()})
+    for name, want in reference.outputs.items():
+        ok = within_bound(np.asarray(got[name]).astype(want.dtype), want,
+                          reference.bounds[name])
+        assert ok.all(), f"{name}: {int((~ok).sum())} of {ok.size} elements differ"
+
+
 def cases() -> list:
     return [pytest.param(path, planner, id=f"{case_id(path)}-{planner}")
             for path in PROGRAMS for planner in planners()]

@@ -10,7 +10,6 @@ file), 1 when the verifier rejects the program (there is no reference then).
 Also the `--inputs witness|seeded` keywords of check and run (verify.oracle.witness)."""
 from __future__ import annotations
 
-import json
 
 import numpy as np
 

@@ -197,7 +197,7 @@ class Layout:
         return self.describe()
 
     def to_json(self) -> dict:
-        """The layout as JSON (docs/schema/defs.schema.json `layout`): its expressions
+        """The layout as JSON (verify_reducer/schemas/defs.schema.json `layout`): its expressions
         as text, and describe()."""
         return {"shape": list(self.shape), "index_vars": list(self.index_vars),
                 "rep_var": self.rep_var, "thread": str(self.thread),

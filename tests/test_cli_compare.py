@@ -74,7 +74,7 @@ def test_compare_json(real, tmp_path, capsys):
     assert y["status"] == "mismatch" and y["listed"][0]["got"] == "nan"
     assert y["listed"][0]["index"] == [0]
     from test_cli_conventions import assert_valid
-    assert_valid(doc)                          # docs/schema/compare.schema.json
+    assert_valid(doc)                          # verify_reducer/schemas/compare.schema.json
 
 
 @pytest.mark.parametrize("what, message", [

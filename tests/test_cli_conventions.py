@@ -1,7 +1,7 @@
 """The CLI's conventions (issue 13): --version, several programs (files, directories,
 stdin) with one summary and the worst exit code, colour (NO_COLOR, --color), -q/-v,
 progress on long work, unwritable output paths as usage errors, and --json documents
-that follow the published schemas (docs/schema/) and stay strict JSON with NaN in them."""
+that follow the published schemas (verify_reducer/schemas/) and stay strict JSON with NaN in them."""
 from __future__ import annotations
 
 import errno
@@ -30,7 +30,7 @@ GEMV = str(ROOT / "examples" / "gemv_nondividing.py")
 MISSING_FINALIZE = str(ROOT / "tests" / "programs" / "invalid" / "r202_missing_finalize.py")
 NAN_PROGRAM = str(ROOT / "tests" / "programs" / "valid" / "nan_output_inf_minus_inf.py")
 ROW_MAX = str(ROOT / "tests" / "programs" / "valid" / "replicated_loop_row_max.py")
-SCHEMAS = ROOT / "docs" / "schema"
+SCHEMAS = ROOT / "verify_reducer" / "schemas"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
@@ -50,11 +50,8 @@ def strict_json(text: str) -> dict:
 
 
 def _validator(command: str):
-    schemas = {p.name.split(".")[0]: json.loads(p.read_text())
-               for p in SCHEMAS.glob("*.schema.json")}
-    registry = referencing.Registry().with_resources(
-        (s["$id"], referencing.Resource.from_contents(s)) for s in schemas.values())
-    return jsonschema.Draft202012Validator(schemas[command], registry=registry)
+    from verify_reducer.json_schemas import validator
+    return validator(command)
 
 
 def assert_valid(doc: dict) -> None:
@@ -494,3 +491,32 @@ def test_jsonable_writes_non_finite_numbers_as_strings():
     assert cli_json.jsonable(value) == {"a": [1.5, "nan", "inf", "-inf"], "b": "nan",
                                         "c": ["inf", 2], "d": 3, "e": None}
     assert strict_json(cli_json.dumps({"command": "check", "x": value}))["x"]["b"] == "nan"
+
+
+def test_every_reference_of_the_shipped_schemas_resolves():
+    """Regression (issue 29): the schemas shipped with the package, and every `$ref` in
+    them resolves through verify_reducer.json_schemas' registry (relative references to
+    defs.schema.json are unresolvable without it)."""
+    from verify_reducer import json_schemas
+    registry = json_schemas.registry()
+    refs = []
+
+    def walk(node, base):
+        if isinstance(node, dict):
+            if isinstance(node.get("$ref"), str):
+                refs.append((base, node["$ref"]))
+            for value in node.values():
+                walk(value, base)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value, base)
+    for name in json_schemas.NAMES:
+        doc = json_schemas.schema(name)
+        walk(doc, doc["$id"])
+    assert len(refs) > 50
+    for base, ref in refs:
+        registry.resolver(base_uri=base).lookup(ref)      # raises when unresolvable
+    toml = (ROOT / "pyproject.toml").read_text()
+    assert '"verify_reducer" = ["py.typed", "schemas/*.schema.json"]' in toml
+    assert sorted(p.name for p in SCHEMAS.glob("*.json")) == \
+        sorted(f"{n}.schema.json" for n in json_schemas.NAMES)

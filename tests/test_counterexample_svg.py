@@ -227,7 +227,7 @@ def test_an_omission_across_two_sites_draws_the_present_iteration_on_the_other_l
 
 def test_the_carried_counterexamples_validate_against_the_schema(capsys):
     """The R300's layouts (emit's rejection document) and the R400 on a candidate's
-    storage (check's document) are valid JSON of docs/schema."""
+    storage (check's document) are valid JSON of verify_reducer/schemas."""
     from test_cli_conventions import assert_valid
     layout = ROOT / "tests" / "programs" / "layout"
     for name in ("r300_stale_replica.py", "r300_index_no_layout_places.py"):

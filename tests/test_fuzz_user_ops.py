@@ -73,7 +73,7 @@ def test_cli_fuzz_user_ops(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["findings"] == [] and code == pipeline.EXIT_OK
     assert doc["user_ops"] == 1.0
-    assert_valid(doc)                          # docs/schema/fuzz.schema.json
+    assert_valid(doc)                          # verify_reducer/schemas/fuzz.schema.json
 
 
 @pytest.mark.parametrize("bad", ["1.5", "-0.1", "often"])

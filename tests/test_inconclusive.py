@@ -204,7 +204,7 @@ def test_check_of_several_files_exits_with_the_worst(capsys):
 
 
 def test_the_inconclusive_documents_follow_their_schemas(uniform_256, tmp_path, capsys):
-    """check, compare and a batch's summary, inconclusive, against docs/schema."""
+    """check, compare and a batch's summary, inconclusive, against verify_reducer/schemas."""
     conventions = pytest.importorskip("test_cli_conventions")
     wrong = _outputs(tmp_path, "out.npz", out=np.array([1000.0], np.float32))
     for argv in (("check", BF16_256, "--json"), ("check", OVERFLOW32, "--json"),

@@ -119,17 +119,12 @@ def test_plan_text_and_json_state_the_cap():
 
 
 def test_plan_json_with_an_occupancy_matches_the_schema():
-    jsonschema = pytest.importorskip("jsonschema")
-    from referencing import Registry, Resource
-    schemas = ROOT / "docs" / "schema"
-    registry = Registry().with_resources(
-        (p.name, Resource.from_contents(json.loads(p.read_text())))
-        for p in schemas.glob("*.json"))
-    defs = json.loads((schemas / "defs.schema.json").read_text())
-    validator = jsonschema.Draft202012Validator(
-        {"$ref": "defs.schema.json#/$defs/resources"}, registry=registry)
+    pytest.importorskip("jsonschema")
+    from verify_reducer.json_schemas import schema, validator
+    defs = schema("defs")
+    resources = validator("defs.schema.json#/$defs/resources")
     for plan in (_gemv(128, 128, 256), _plan(ROOT / "examples" / "minimal_rfc.py")):
-        validator.validate(plan_json(plan)["resources"])
+        resources.validate(plan_json(plan)["resources"])
     assert "occupancy" in defs["$defs"]["resources"]["required"]
 
 

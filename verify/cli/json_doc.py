@@ -1,4 +1,4 @@
-"""The `--json` documents: explicit, documented field names (docs/schema/), never a
+"""The `--json` documents: explicit, documented field names (verify_reducer/schemas/), never a
 dataclass dump, and strict JSON that any parser accepts.
 
 Every document starts with `schema_version`. It changes only when a field is renamed or

@@ -182,7 +182,7 @@ def param_flag(p) -> None:
 
 def json_flags(p) -> None:
     p.add_argument("--json", action="store_true",
-                   help="print one JSON document (docs/schema/) instead of the report")
+                   help="print one JSON document (verify_reducer/schemas/) instead of the report")
     p.add_argument("--json-file", metavar="FILE",
                    help="write the JSON document to FILE (implies --json; --json=FILE "
                         "is the same; with check --format sarif|junit, that document)")

@@ -300,7 +300,7 @@ class Report:
 
 def json_number(value):
     """A number for strict JSON (the one rule of every --json document and report,
-    docs/schema/defs.schema.json "number"): non-finite floats as the strings "nan",
+    verify_reducer/schemas/defs.schema.json "number"): non-finite floats as the strings "nan",
     "inf", "-inf"."""
     if isinstance(value, np.generic):
         value = value.item()

@@ -175,13 +175,7 @@ class FillMoves:
 def lower_copy(plan, stmt: ir.Copy, participants: tuple[int, int]) -> CopyMoves:
     """The copy's moves in plan (a spec.physical.PhysicalPlan), run by participants
     (offset, count); memoized per plan."""
-    memo = _memo(plan)
-    key = (stmt, tuple(participants))
-    found = memo.copies.get(key)
-    if found is None:
-        found = memo.copies[key] = _lower_copy(plan, stmt, tuple(participants),
-                                               memo.ranges[stmt])
-    return found
+    return _memoized(plan, "copies", stmt, participants, _lower_copy)
 
 
 def _lower_copy(plan, stmt, participants, ranges) -> CopyMoves:
@@ -266,13 +260,7 @@ def region_element(region: ir.Region, loop_shape: tuple[int, ...],
 
 def lower_fill(plan, stmt: ir.Fill, participants: tuple[int, int]) -> FillMoves:
     """The fill's moves in plan, run by participants (offset, count); memoized per plan."""
-    memo = _memo(plan)
-    key = (stmt, tuple(participants))
-    found = memo.fills.get(key)
-    if found is None:
-        found = memo.fills[key] = _lower_fill(plan, stmt, tuple(participants),
-                                              memo.ranges[stmt])
-    return found
+    return _memoized(plan, "fills", stmt, participants, _lower_fill)
 
 
 def _lower_fill(plan, stmt: ir.Fill, participants, ranges) -> FillMoves:
@@ -424,6 +412,17 @@ class _Memo:
 
 
 _MEMOS: dict[int, tuple[weakref.ref, _Memo]] = {}
+
+
+def _memoized(plan, table: str, stmt, participants, lower):
+    """lower(plan, stmt, participants, ranges), once per plan, statement and
+    participants (the plan's memo's `table`)."""
+    memo = _memo(plan)
+    found = getattr(memo, table)
+    key = (stmt, tuple(participants))
+    if key not in found:
+        found[key] = lower(plan, stmt, tuple(participants), memo.ranges[stmt])
+    return found[key]
 
 
 def _memo(plan) -> _Memo:

@@ -28,6 +28,7 @@ from .constants import NotConstant
 from .context import FuncContext
 from .errors import shape_error, unknown
 from .exprs import buffer_named, call_args, lower_expr
+from .tile_ops import constant_bool
 
 _PARAMS = ("A", "B", "C", "transpose_A", "transpose_B", "policy", "clear_accum", "k_pack",
            "wg_wait", "mbar", "annotations")
@@ -105,15 +106,7 @@ def _check_dtypes(a: Buffer, b: Buffer, c: Buffer, call: ast.Call) -> None:
 
 
 def _flag(ctx: FuncContext, node: ast.expr | None, what: str) -> bool:
-    if node is None:
-        return False
-    try:
-        value = ctx.folder.fold(node)
-    except NotConstant:
-        shape_error(f"T.gemm's `{what}` must be a constant bool", node)
-    if not isinstance(value, bool):
-        shape_error(f"T.gemm's `{what}` must be True or False, got {value!r}", node)
-    return value
+    return node is not None and constant_bool(ctx, node, f"T.gemm's `{what}`")
 
 
 def _positive(ctx: FuncContext, node: ast.expr | None, what: str) -> None:

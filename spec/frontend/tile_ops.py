@@ -57,8 +57,8 @@ def lower_reduce(ctx: FuncContext, call: ast.Call, kind: str) -> list[Stmt]:
     if kind in _NAN_KINDS:
         params += ("nan_propagate",)
     args = call_args(call, params, 2, what)
-    nan_propagate = "nan_propagate" in args and _constant_bool(
-        ctx, args["nan_propagate"], "nan_propagate")
+    nan_propagate = "nan_propagate" in args and constant_bool(
+        ctx, args["nan_propagate"], "`nan_propagate`")
     if "batch" in args:
         # how many outputs share one all-reduce's barriers: code generation only, the
         # values reduced are the same (TileLang checks only batch >= 1)
@@ -83,7 +83,7 @@ def lower_reduce(ctx: FuncContext, call: ast.Call, kind: str) -> list[Stmt]:
         shape_error(f"dim {dim} is out of range for the {rank}-D buffer `{src.name}`",
                     args.get("dim", call))
     dim %= rank
-    clear = _constant_bool(ctx, args["clear"], "clear") if "clear" in args else True
+    clear = constant_bool(ctx, args["clear"], "`clear`") if "clear" in args else True
     # the reduced dimension is removed (TileLang), or kept with extent 1
     dropped = src.shape[:dim] + src.shape[dim + 1:]
     kept = src.shape[:dim] + (1,) + src.shape[dim + 1:]
@@ -119,11 +119,13 @@ def check_local_reduce(what: str, src, dst, batch: int, args: dict, call: ast.Ca
 _NAN_KINDS = ("max", "min", "absmax")
 
 
-def _constant_bool(ctx: FuncContext, node: ast.expr, what: str) -> bool:
+def constant_bool(ctx: FuncContext, node: ast.expr, what: str) -> bool:
+    """A flag argument's value: a constant True or False, else R102 naming `what` (the
+    argument, as the message spells it: "`clear`", "T.gemm's `transpose_A`")."""
     try:
         value = ctx.folder.fold(node)
     except NotConstant:
-        shape_error(f"`{what}` must be a constant bool", node)
+        shape_error(f"{what} must be a constant bool", node)
     if not isinstance(value, bool):
-        shape_error(f"`{what}` must be True or False, got {value!r}", node)
+        shape_error(f"{what} must be True or False, got {value!r}", node)
     return value

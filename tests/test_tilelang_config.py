@@ -112,7 +112,7 @@ def test_the_flag_reaches_tilelang_compile(capsys, monkeypatch):
                            "--tilelang-config", "tl.config_index_bitwidth=64")
     assert code == 0, out
     assert fake.compiled == [{"out_idx": None, "target": "cuda", "pass_configs": {
-        BASELINE: True, "tl.config_index_bitwidth": 64}}]
+        BASELINE: True, "tl.config_index_bitwidth": 64}, "compile_flags": ["-fmad=false"]}]
     assert "tilelang == interpreter" in out
     assert ("tilelang 0.1.15; pass configs: tl.reducer_force_baseline=True, "
             "tl.config_index_bitwidth=64") in out

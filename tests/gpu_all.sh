@@ -15,6 +15,7 @@ mkdir -p "$out"
 logs=$(mktemp -d)
 # shellcheck disable=SC1091
 source .gpu/setup-device.sh > "$out/setup.log" 2>&1
+export VERIFY_NIGHTLY=1          # every program and every upstream kernel (tests/cuda_env.py)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >> "$out/setup.log" 2>&1
 start=$(date +%s)
 mapfile -t ids < <(python3 -m pytest -m gpu -q -p no:cacheprovider --collect-only 2>/dev/null | grep "::")

@@ -31,11 +31,12 @@ from pathlib import Path
 
 import pytest
 
-from cuda_env import ROOT, case_id, cases, nvcc, plan, planners, requires_nvcc
+from cuda_env import PROGRAMS, ROOT, case_id, cases, nvcc, plan, planners, requires_nvcc, \
+    sampled
 
 pytestmark = [pytest.mark.nvcc, requires_nvcc]
 
-CASES = cases()
+CASES = cases(sampled(PROGRAMS))       # every program at night (cuda_env.NIGHTLY)
 COMMAND = ("-arch=sm_90", "-cubin", "-fmad=false", "-Xptxas", "-v")
 BATCHES = 4                  # two at a time on two cores; a failure re-runs only its batch
 MINIMAL = ROOT / "examples" / "minimal_rfc.py"

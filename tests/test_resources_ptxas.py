@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import pytest
 
-from cuda_env import GEMV, PROGRAMS, TILINGS, case_id, requires_nvcc, tiling_source
+from cuda_env import GEMV, PROGRAMS, TILINGS, case_id, requires_nvcc, sampled, tiling_source
 
 pytestmark = [pytest.mark.nvcc, requires_nvcc]
 
@@ -27,7 +27,7 @@ BATCHES = 4
 
 def _programs() -> list[tuple[str, str, str]]:
     """(case stem, path for messages, source)."""
-    out = [(case_id(p), str(p), p.read_text()) for p in PROGRAMS]
+    out = [(case_id(p), str(p), p.read_text()) for p in sampled(PROGRAMS)]
     out += [(f"gemv_{m}x{k}_{t}", f"{GEMV} at {m}x{k}, {t} threads", tiling_source(m, k, t))
             for m, k, t in TILINGS]
     return out

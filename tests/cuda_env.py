@@ -24,7 +24,7 @@ PROGRAMS = sorted(ROOT.glob("examples/*.py")) + sorted(ROOT.glob("tests/programs
 # SAMPLE_EVERY-th test program (sorted by path, so the share is the same on every
 # machine and changes only as programs are added).
 NIGHTLY = os.environ.get("VERIFY_NIGHTLY") == "1"
-SAMPLE_EVERY = 5
+SAMPLE_EVERY = 6
 
 
 def sampled(paths: list[Path]) -> list[Path]:

@@ -1,5 +1,5 @@
 """Robustness: mangled programs (verify.fuzzing.mangle) get an answer, never an internal error
-or a hang. The corpus test runs a fixed corpus of 1,000 (VERIFY_ROBUSTNESS_CORPUS sets
+or a hang. The corpus test runs a fixed corpus of 800 (VERIFY_ROBUSTNESS_CORPUS sets
 another size: 2,000 nightly) round-robin through the campaign's five commands (the CLI's own code paths), two at a time (`pytest -m
 robustness` runs it alone); the unit tests pin
 the generator's determinism and the runner's classification, time limit and shrinking,
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SEEDS = seed_programs(ROOT)
 # the default suite's corpus (about 80 s on two cores); a nightly run sets
 # VERIFY_ROBUSTNESS_CORPUS=2000 or more (README, "Run the tests")
-CORPUS_SIZE = int(os.environ.get("VERIFY_ROBUSTNESS_CORPUS", "1000"))
+CORPUS_SIZE = int(os.environ.get("VERIFY_ROBUSTNESS_CORPUS", "800"))
 CORPUS_SEED = 0
 TIME_LIMIT_S = 60.0          # a program still running after this is a hang
 

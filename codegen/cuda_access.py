@@ -21,7 +21,7 @@ from verify_reducer.spec import addressing
 from verify_reducer.spec.indexexpr import IndexExpr, Var
 from verify_reducer.spec.layout import Layout
 from .cuda_exprs import ADD, ATOM, C
-from .lower.cells import FLAT, REP, S
+from .lower.cells import S
 from .lower.copies import LANE          # the element of a run of a vectorized copy
 
 TERM = "$term"

@@ -28,7 +28,7 @@ from typing import Callable
 import numpy as np
 
 from verify_reducer.spec import ir
-from verify_reducer.spec.dtypes import BOOL, FLOAT32, FLOAT64, INT64, DType
+from verify_reducer.spec.dtypes import BOOL, FLOAT32, INT64, DType
 from verify_reducer.spec.intrinsics import INTRINSICS
 from verify_reducer.spec.operators import (OPERATORS, UNARY_OPERATORS, ExprVisitor,
                                            cast_kind)

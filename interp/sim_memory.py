@@ -171,12 +171,7 @@ class MemoryAccess:
                             "uninitialized)", span, key=buffer)
         if threads.shape != flat.shape:
             threads = np.broadcast_to(threads, flat.shape)
-        if sb.outstanding:
-            self.async_race(buffer, sb, flat, threads, "reads", span)
-        self.clock.note(span)
-        race = sb.races.read(threads, flat)
-        if race is not None:
-            self.shared_race(buffer, race, span)
+        self.order_access(buffer, sb, threads, flat, "reads", span)
         return sb.values[flat]
 
     def read_local(self, buffer, threads, flat, span) -> np.ndarray:
@@ -227,12 +222,18 @@ class MemoryAccess:
         if np.ndim(threads) != 1:
             shape = (flat.stop - flat.start,) if isinstance(flat, slice) else np.shape(flat)
             threads = np.broadcast_to(threads, shape).reshape(-1)
+        self.order_access(buffer, sb, threads, addrs, "writes", span)
+
+    def order_access(self, buffer: ir.Buffer, sb: SharedBuffer, threads: np.ndarray, flat,
+                     verb: str, span: Span) -> None:
+        """threads[i] reads or writes (verb) shared element flat[i] at this step: R504 when
+        a cp.async has yet to write it, or when an earlier access of another thread is not
+        ordered before it."""
         if sb.outstanding:
-            self.async_race(buffer, sb, addrs, threads, "writes", span)
+            self.async_race(buffer, sb, flat, threads, verb, span)
         self.clock.note(span)
-        race = sb.races.write(threads, addrs)
-        if race is not None:
-            self.shared_race(buffer, race, span)
+        track = sb.races.read if verb == "reads" else sb.races.write
+        self.shared_race(buffer, track(threads, flat), span)
 
     def async_race(self, buffer: ir.Buffer, sb: SharedBuffer, flat, threads: np.ndarray,
                    verb: str, span: Span) -> None:

@@ -5,7 +5,6 @@ launch, and benchmarks/occupancy_sweep.py's dry run. The H200 figures the tests 
 those the GPU measured (docs/gpu-runs/2026-12-01-final-main.log)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from types import SimpleNamespace
 

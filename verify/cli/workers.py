@@ -34,7 +34,11 @@ class Judged:
 def job_count(args) -> int:
     """--jobs N (0: every core this process may use)."""
     jobs = getattr(args, "jobs", 1) or 0
-    return jobs if jobs > 0 else len(os.sched_getaffinity(0))
+    if jobs > 0:
+        return jobs
+    # the cores this process may use (Linux), else the machine's
+    usable = getattr(os, "sched_getaffinity", None)
+    return len(usable(0)) if usable is not None else (os.cpu_count() or 1)
 
 
 def judge_in_workers(pargs_of: Callable[[object], argparse.Namespace],

@@ -25,7 +25,6 @@ from verify_reducer.verify.cli import outputs
 from verify_reducer.verify.fuzzing import MINIMIZE_BUDGET
 from verify_reducer.verify.fuzzing.bugreport import BugReport, save_report
 from verify_reducer.verify.oracle.pipeline import UsageError
-from verify_reducer.verify.oracle.pipeline import UsageError
 from verify_reducer.verify.fuzzing import model
 from verify_reducer.verify.fuzzing.grammar import Kernel, draw
 from verify_reducer.verify.fuzzing.user_ops import swap

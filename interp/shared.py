@@ -65,10 +65,10 @@ class Clock:
 class RaceTracker:
     def __init__(self, words: int, threads: int, clock: Clock | None = None):
         self.clock = clock if clock is not None else Clock(threads)
-        self.write_thread = np.full(words, -1, dtype=np.int64)
-        self.write_time = np.full(words, -1, dtype=np.int64)
-        self.read_thread = np.full(words, -1, dtype=np.int64)
-        self.read_time = np.full(words, -1, dtype=np.int64)
+        # per word, the thread and time of its newest write and read (-1: none); one
+        # allocation for the four (a pipeline makes its staged buffers afresh per block)
+        (self.write_thread, self.write_time,
+         self.read_thread, self.read_time) = np.full((4, words), -1, dtype=np.int64)
         # the newest write and read of any word: older than the newest barrier of every
         # thread, no access since can race with them, and the check is skipped
         self.last_write = self.last_read = -1
@@ -201,36 +201,41 @@ class SharedBuffer:
         self.values = np.zeros(size, dtype=np_dtype)
         self.written = np.zeros(size, dtype=bool)
         self.races = RaceTracker(size, clock.threads, clock)
-        # per element, the asynchronous copies (a pipeline's cp.async) that will write
-        # it and have not landed; `outstanding` the copies themselves (an empty list:
-        # no check needed), to name the copy a race is with
-        self.pending = np.zeros(size, dtype=np.int32)
+        # the asynchronous copies (a pipeline's cp.async) issued into it that have not
+        # landed, oldest first (empty: no check needed)
         self.outstanding: list[InFlight] = []
 
-    def issue(self, flat, threads: np.ndarray | None, time: int) -> "InFlight":
+    def issue(self, flat, threads: np.ndarray | None, time: int,
+              window: tuple[int, int]) -> "InFlight":
         """A cp.async to elements flat (by threads[i] each, None: unnamed) at clock
-        time; it is outstanding until `land`."""
-        self.pending[flat] += 1
-        found = InFlight(flat, threads, time)
+        time, all inside window [lo, hi) (its stage); it is outstanding until `land`."""
+        found = InFlight(flat, threads, time, window)
         self.outstanding.append(found)
         return found
 
     def land(self, copy: "InFlight") -> None:
-        self.pending[copy.flat] -= 1
         self.outstanding.remove(copy)
 
-    def in_flight(self, flat) -> tuple[int, "InFlight", int, int] | None:
-        """(i, copy, address, j): the first position i of flat (an array or a slice)
-        whose address an outstanding cp.async `copy` has yet to write, as its element
-        j; None when there is none."""
-        pending = self.pending[flat]
-        if not pending.any():
+    def in_flight(self, flat, window: tuple[int, int]) -> tuple[int, "InFlight", int, int] | None:
+        """(i, copy, address, j): the first position i of flat (an array or a slice, all
+        inside window [lo, hi)) whose address an outstanding cp.async `copy` has yet to
+        write, as its element j; None when there is none. Hot: every shared access in a
+        pipeline asks, and a correct pipeline reads one stage while it fills another, so
+        the windows settle nearly every question without touching an element."""
+        lo, hi = window
+        near = [c for c in self.outstanding if c.window[0] < hi and lo < c.window[1]]
+        if not near:
             return None
-        i = int(np.argmax(pending > 0))
+        pending = np.zeros(len(self.values), dtype=bool)
+        for copy in near:
+            pending[copy.flat] = True
+        hits = pending[flat]
+        if not hits.any():
+            return None
+        i = int(np.argmax(hits))
         address = flat.start + i if isinstance(flat, slice) else int(np.ravel(flat)[i])
-        for copy in reversed(self.outstanding):           # the newest that writes it
-            positions = _positions(copy.flat)
-            hit = np.flatnonzero(positions == address)
+        for copy in reversed(near):                        # the newest that writes it
+            hit = np.flatnonzero(_positions(copy.flat) == address)
             if len(hit):
                 return i, copy, address, int(hit[0])
         raise AssertionError("a pending element without an outstanding copy")
@@ -242,3 +247,4 @@ class InFlight:
     flat: object
     threads: np.ndarray | None
     time: int
+    window: tuple[int, int]          # [lo, hi): the stage its elements lie in

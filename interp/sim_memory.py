@@ -171,7 +171,8 @@ class MemoryAccess:
                             "uninitialized)", span, key=buffer)
         if threads.shape != flat.shape:
             threads = np.broadcast_to(threads, flat.shape)
-        self.order_access(buffer, sb, threads, flat, "reads", span)
+        lo = stage or 0
+        self.order_access(buffer, sb, threads, flat, "reads", span, (lo, lo + buffer.size))
         return sb.values[flat]
 
     def read_local(self, buffer, threads, flat, span) -> np.ndarray:
@@ -211,7 +212,8 @@ class MemoryAccess:
             self.write_registers(buffer, threads, flat, values, span)
 
     def track_writes(self, buffer: ir.Buffer, threads: np.ndarray, flat, span: Span,
-                     sb: SharedBuffer | None = None) -> None:
+                     sb: SharedBuffer | None = None,
+                     window: tuple[int, int] | None = None) -> None:
         """threads[i] writes shared element flat[i] (flat a position array or a slice):
         ordered after every other thread's earlier access, or a race. A statement that
         writes values without naming their threads (every holder of an element writes
@@ -222,24 +224,28 @@ class MemoryAccess:
         if np.ndim(threads) != 1:
             shape = (flat.stop - flat.start,) if isinstance(flat, slice) else np.shape(flat)
             threads = np.broadcast_to(threads, shape).reshape(-1)
-        self.order_access(buffer, sb, threads, addrs, "writes", span)
+        self.order_access(buffer, sb, threads, addrs, "writes", span, window)
 
     def order_access(self, buffer: ir.Buffer, sb: SharedBuffer, threads: np.ndarray, flat,
-                     verb: str, span: Span) -> None:
+                     verb: str, span: Span, window: tuple[int, int] | None = None) -> None:
         """threads[i] reads or writes (verb) shared element flat[i] at this step: R504 when
         a cp.async has yet to write it, or when an earlier access of another thread is not
-        ordered before it."""
+        ordered before it. window: [lo, hi), where flat lies (a pipeline stage; None: the
+        whole buffer, every stage)."""
         if sb.outstanding:
-            self.async_race(buffer, sb, flat, threads, verb, span)
-        self.clock.note(span)
-        track = sb.races.read if verb == "reads" else sb.races.write
-        self.shared_race(buffer, track(threads, flat), span)
+            self.async_race(buffer, sb, flat, threads, verb, span,
+                            window or (0, len(sb.values)))
+        clock = self.clock
+        clock.spans[clock.now] = span              # Clock.note, inlined: every access
+        race = (sb.races.read if verb == "reads" else sb.races.write)(threads, flat)
+        if race is not None:
+            self.shared_race(buffer, race, span)
 
     def async_race(self, buffer: ir.Buffer, sb: SharedBuffer, flat, threads: np.ndarray,
-                   verb: str, span: Span) -> None:
+                   verb: str, span: Span, window: tuple[int, int]) -> None:
         """R504 when threads[i] reads or writes an element flat[i] that a cp.async still
         has to write (the wait_group that completes it not reached): names both."""
-        found = sb.in_flight(flat)
+        found = sb.in_flight(flat, window)
         if found is None:
             return
         i, copy, address, j = found

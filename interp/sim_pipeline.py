@@ -4,8 +4,8 @@ executed in order:
 
 - Issue: the tiles of an iteration (none past the end) go out: their source is read
   then, their destination elements (in the iteration's stage of the shared buffer)
-  become *pending* (counted: two copies in flight to one element are two) and remember
-  the issuing thread and statement; Commit closes this thread's open group;
+  become *pending* (the copy is outstanding in its stage's window until it lands) and
+  remember the issuing thread and statement; Commit closes this thread's open group;
 - Wait: every group but the newest `pending` completes: their values land;
 - EnterStage / LeaveStage: the body between them reads the staged buffers at the
   iteration's stage; a read of a pending element (a stage read before its cp.async
@@ -204,12 +204,13 @@ class PipelineExecution:
             flat = slice(moves.dst.start + offset, moves.dst.stop + offset) \
                 if isinstance(moves.dst, slice) else moves.dst + offset
             sb = self.shared_buffer(dst, copy.span)
+            window = (offset, offset + dst.size)
             if moves.dst_threads is not None:
                 # the cp.async may write as soon as it is issued: ordered after every
                 # earlier access of the stage, or a race
-                self.track_writes(dst, moves.dst_threads, flat, copy.span, sb)
+                self.track_writes(dst, moves.dst_threads, flat, copy.span, sb, window)
             self.clock.note(copy.span)
-            in_flight = sb.issue(flat, moves.dst_threads, self.clock.now)
+            in_flight = sb.issue(flat, moves.dst_threads, self.clock.now, window)
             issued.append(_Issued(copy, values, in_flight))
         return issued
 

@@ -120,6 +120,10 @@ def _global_arrays(func: ir.PrimFunc, inputs: dict[str, np.ndarray],
 
 # ============================================================================ a block
 
+# statement type -> the _Block method that runs it (`_parallelfor` for ir.ParallelFor)
+_RUNNERS: dict[type, object] = {}
+
+
 class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution,
              AtomicExecution, GemmExecution):
     def __init__(self, kernel: _Kernel, block: tuple[int, ...]):
@@ -173,14 +177,16 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution,
         """One statement, a step of the block's clock, between the plan's barriers
         before and after it; the lanes after it (a Let binds a name)."""
         self.clock.now += 1                        # Clock.tick, inlined: every statement
-        run = getattr(self, "_" + type(stmt).__name__.lower())
+        run = _RUNNERS.get(stmt.__class__)
+        if run is None:                            # _<statement type>, found once per type
+            run = _RUNNERS[stmt.__class__] = getattr(_Block, "_" + type(stmt).__name__.lower())
         fences = self.s.plan.barriers.around.get(stmt)
         if fences is None:
-            return run(stmt, lanes) or lanes
+            return run(self, stmt, lanes) or lanes
         before, after = fences
         if before is not None:
             self.pass_barrier(before, lanes)
-        lanes = run(stmt, lanes) or lanes
+        lanes = run(self, stmt, lanes) or lanes
         if after is not None:
             self.pass_barrier(after, lanes)
         return lanes

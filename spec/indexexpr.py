@@ -25,6 +25,8 @@ from typing import Mapping, Union
 
 import numpy as np
 
+from .hashing import hashed_once
+
 Ranges = Mapping[str, tuple[float, float]]      # name -> inclusive (lo, hi), may be ±inf
 
 
@@ -95,40 +97,47 @@ class IndexExpr:
         return _to_z3(self, vars, _z3_width(vars))
 
 
+@hashed_once
 @dataclass(frozen=True)
 class Const(IndexExpr):
     value: int
 
 
+@hashed_once
 @dataclass(frozen=True)
 class Var(IndexExpr):
     name: str
 
 
+@hashed_once
 @dataclass(frozen=True)
 class Add(IndexExpr):
     a: IndexExpr
     b: IndexExpr
 
 
+@hashed_once
 @dataclass(frozen=True)
 class Sub(IndexExpr):
     a: IndexExpr
     b: IndexExpr
 
 
+@hashed_once
 @dataclass(frozen=True)
 class Mul(IndexExpr):
     a: IndexExpr
     b: IndexExpr
 
 
+@hashed_once
 @dataclass(frozen=True)
 class FloorDiv(IndexExpr):
     a: IndexExpr
     c: int
 
 
+@hashed_once
 @dataclass(frozen=True)
 class Mod(IndexExpr):
     a: IndexExpr

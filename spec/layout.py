@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .hashing import hashed_once
 from .indexexpr import Const, IndexExpr, Var, as_expr, floordiv, mod
 
 REP = "rep"
@@ -53,6 +54,7 @@ def flat_index(shape: tuple[int, ...], index_vars: tuple[str, ...]) -> IndexExpr
     return flat
 
 
+@hashed_once
 @dataclass(frozen=True)
 class Layout:
     shape: tuple[int, ...]

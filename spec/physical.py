@@ -31,6 +31,7 @@ from typing import Union
 
 from .addressing import statement_ranges
 from .diagnostics import Diagnostic
+from .hashing import hashed_once
 from .indexexpr import IndexExpr
 from .ir import Buffer, Copy, PrimFunc, ReducerFinalize, ReducerUpdate, SerialFor, Stmt
 from .layout import Layout
@@ -185,6 +186,7 @@ class ReducerPlan:
     chosen_by: ChosenBy | None = field(default=None, compare=False)
 
 
+@hashed_once
 @dataclass(frozen=True)
 class Pipeline:
     """A `T.Pipelined(n, num_stages=stages)` loop run as a software pipeline

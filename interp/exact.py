@@ -35,11 +35,12 @@ is not judged (bound inf)."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
-from verify_reducer.spec.dtypes import DType
+from verify_reducer.spec.dtypes import DType, FLOAT64
 from verify_reducer.spec.ops import Monoid
 
 from .bounds import clean
@@ -130,11 +131,32 @@ def _groups(flat, values, size):
 
 
 def _float_sum(dtype, flat, values, bounds, size):
-    order, groups, n = _groups(flat, values, size)
-    s64 = np.zeros(size)
+    n = np.bincount(flat, minlength=size)
+    # Where float64 adds the terms exactly in every order (exact_sums at float64's
+    # precision: the terms are multiples of one power of two, their sums fit 53 bits —
+    # the common case of products of narrow floats), one vectorized sum is the exact
+    # sum; only the other outputs are summed one by one with math.fsum.
+    with np.errstate(all="ignore"):
+        s64 = np.bincount(flat, weights=values.astype(np.float64), minlength=size)
     residual = np.zeros(size)
-    for o, g in enumerate(groups):
+    grid = sum_grid(flat, values, size) if len(flat) else None
+    rest = np.flatnonzero(~exact_sums(FLOAT64, flat, values, None, size, grid))
+    if len(rest):
+        mine = np.zeros(size, dtype=bool)
+        mine[rest] = True
+        picked = mine[flat]
+        _, groups, _ = _groups(flat[picked], values[picked], size)
+        _fsum_each(s64, residual, rest, [groups[o] for o in rest])
+    result = round_once(s64, residual, dtype)
+    return result, _sum_bound(dtype, flat, values, bounds, size, n, result, grid)
+
+
+def _fsum_each(s64, residual, outputs, groups) -> None:
+    """The correctly rounded float64 sum of each group (and its residual's sign) into
+    s64 and residual at its output."""
+    for o, g in zip(outputs, groups):
         if len(g) == 0:
+            s64[o] = 0.0
             continue
         if len(g) == 1:
             s64[o] = g[0]
@@ -144,8 +166,6 @@ def _float_sum(dtype, flat, values, bounds, size):
                 s64[o] = float(np.sum(g))   # IEEE: inf + finite = inf, NaN wins
             continue
         s64[o], residual[o] = _fsum_with_residual(g.tolist())
-    result = round_once(s64, residual, dtype)
-    return result, _sum_bound(dtype, flat, values, bounds, size, n, result)
 
 
 # Sums of magnitudes are also formed scaled by 2^-_SHIFT, so that a float64 sum near
@@ -165,7 +185,7 @@ def _masses(flat, weights, size, count):
     return plain, scaled
 
 
-def _sum_bound(dtype, flat, values, bounds, size, n, result):
+def _sum_bound(dtype, flat, values, bounds, size, n, result, grid=None):
     """The bound of each float sum (docs/semantics.md §9): 0 where every order is exact,
     the γ bound, widened to reach an infinity that some order can overflow to, and inf
     where nothing can be judged (γ vacuous, both signs can overflow)."""
@@ -186,7 +206,8 @@ def _sum_bound(dtype, flat, values, bounds, size, n, result):
         up, down = _overflow_sides(dtype, flat, vf, b, size, n, g, abs_scaled)
     nonfinite_terms = np.bincount(flat, weights=(~finite_v).astype(np.float64),
                                   minlength=size) > 0
-    exact_alone = ((n <= 1) & (b_sum == 0)) | exact_sums(dtype, flat, values, bounds, size)
+    exact_alone = ((n <= 1) & (b_sum == 0)) | exact_sums(dtype, flat, values, bounds,
+                                                              size, grid)
     # an exact output has no rounding and no overflow in any order (exact_sums)
     bound = np.where(exact_alone, 0.0, _overflow_widened(dtype, r, bound, up, down))
     # IEEE on infinite terms: inf + finite = inf in any order, unless the finite terms
@@ -386,8 +407,41 @@ def _binary_parts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return odd, exp.astype(np.int64) - 53 + shift
 
 
+@dataclass(frozen=True)
+class SumGrid:
+    """What exact_sums needs of a sum's terms, whatever the dtype: per output, the least
+    exponent of any term's lowest set bit (`low`; a huge value when all are zero), the
+    sums of the positive terms and of the negative terms' magnitudes (float64), the
+    count, and whether a term is not finite. Made once per sum (`sum_grid`), asked at
+    several precisions."""
+    low: np.ndarray
+    positive: np.ndarray
+    negative: np.ndarray
+    count: np.ndarray
+    nonfinite: np.ndarray
+
+    _NONE = np.iinfo(np.int64).max
+
+
+def sum_grid(flat: np.ndarray, values: np.ndarray, size: int) -> SumGrid:
+    v = values.astype(np.float64)
+    finite = np.isfinite(v)
+    nonfinite = np.zeros(size, dtype=bool)
+    if not finite.all():
+        nonfinite[flat[~finite]] = True
+    vf = np.where(finite, v, 0.0)
+    odd, exp = _binary_parts(vf)
+    low = np.full(size, SumGrid._NONE, dtype=np.int64)
+    np.minimum.at(low, flat, np.where(odd > 0, exp, SumGrid._NONE))
+    with np.errstate(over="ignore"):
+        positive = np.bincount(flat, weights=np.maximum(vf, 0.0), minlength=size)
+        negative = np.bincount(flat, weights=np.maximum(-vf, 0.0), minlength=size)
+    return SumGrid(low, positive, negative, np.bincount(flat, minlength=size), nonfinite)
+
+
 def exact_sums(dtype: DType, flat: np.ndarray, values: np.ndarray,
-               bounds: np.ndarray | None, size: int) -> np.ndarray:
+               bounds: np.ndarray | None, size: int,
+               grid: SumGrid | None = None) -> np.ndarray:
     """Per output: whether its float sum is exact in every order (docs/semantics.md §9
     has the proof). It is when its terms are exact (bound 0), finite, all multiples of
     g = 2^e (e the least exponent of any term's lowest set bit), and the sum P of its
@@ -395,34 +449,26 @@ def exact_sums(dtype: DType, flat: np.ndarray, values: np.ndarray,
     max(P, N) ≤ 2^p·g (p the significand's bits) and ≤ the largest finite value. Every
     partial sum of every order is then the exact sum of a subset: a multiple m·g with
     −N ≤ m·g ≤ P, so |m| ≤ 2^p, which the dtype holds (g is at least the dtype's least
-    subnormal, since the terms are its values). No addition rounds, by induction."""
+    subnormal, since the terms are its values). No addition rounds, by induction.
+    grid: the terms' sum_grid, when the caller asks at several precisions."""
     out = np.ones(size, dtype=bool)
     if len(flat) == 0:
         return out
-    v = values.astype(np.float64)
-    finite = np.isfinite(v)
-    bad = ~finite if bounds is None else ~finite | (bounds != 0)
-    if bad.any():
-        out[np.unique(flat[bad])] = False
-    vf = np.where(finite, v, 0.0)
-    odd, exp = _binary_parts(vf)
-    big = np.iinfo(np.int64).max
-    low = np.full(size, big, dtype=np.int64)
-    np.minimum.at(low, flat, np.where(odd > 0, exp, big))
-    n = np.bincount(flat, minlength=size)
+    grid = grid or sum_grid(flat, values, size)
+    out &= ~grid.nonfinite
+    if bounds is not None and (bounds != 0).any():
+        out[flat[bounds != 0]] = False
     p = _precision(dtype)
     # The float64 sums are themselves rounded. Below float64's precision they need no
     # widening: while the exact partial stays ≤ 2^p·g < 2^53·g float64 adds multiples of
     # g exactly, and once it passes 2^p·g the rounded sum (monotone, 2^p·g a float64)
     # cannot fall back to it, so the test below decides the exact sum. float64 itself
     # widens by γ(n) at 2^-53.
-    widen = (1 + gamma(n, 2.0 ** -53)) * _SLACK if p >= 53 else 1.0
+    widen = (1 + gamma(grid.count, 2.0 ** -53)) * _SLACK if p >= 53 else 1.0
     with np.errstate(over="ignore"):
-        positive = np.bincount(flat, weights=np.maximum(vf, 0.0), minlength=size) * widen
-        negative = np.bincount(flat, weights=np.maximum(-vf, 0.0), minlength=size) * widen
-    side = np.maximum(positive, negative)
-    with np.errstate(over="ignore"):
-        fits = (low == big) | (side <= np.ldexp(1.0, np.minimum(low + p, 2000)))
+        side = np.maximum(grid.positive * widen, grid.negative * widen)
+        fits = (grid.low == SumGrid._NONE) | \
+            (side <= np.ldexp(1.0, np.minimum(grid.low + p, 2000)))
     return out & fits & (side <= float(dtype.finite_max))
 
 

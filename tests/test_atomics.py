@@ -269,11 +269,59 @@ def test_stale_read_of_an_atomically_updated_element_is_r504():
     assert race.notes[0].span.line == 15
 
 
-def test_blocks_meeting_through_atomics_all_run():
+def test_blocks_meeting_only_through_atomics_are_independent_up_to_their_order():
     from verify_reducer.verify.oracle import blocks
     func = _func(REPLICATED)
     independence = blocks.prove_independent(func, blocks.global_accesses(func))
-    assert not independence.proved and "atomic update of Out" in independence.reason
+    assert independence.proved and independence.commuting == ("Out",)
+    assert independence.to_json()["up_to_atomic_order"] == ["Out"]
+
+
+def test_atomics_of_two_monoids_into_one_tensor_are_not_independent():
+    from verify_reducer.verify.oracle import blocks
+    func = _func(_kernel("""\
+        for j in T.Parallel(32):
+            T.atomic_add(Out[j], X[bx, j])
+        for j in T.Parallel(32):
+            T.atomic_max(Out[j], X[bx, j])
+        """))
+    independence = blocks.prove_independent(func, blocks.global_accesses(func))
+    assert not independence.proved
+    assert "atomic update of Out at line 10" in independence.reason
+    assert "atomic update of Out at line 12" in independence.reason
+
+
+# Split-K over a grid far too large to run: 64 row tiles × 64 column tiles × split 8,
+# each block adding its partial tile into C atomically.
+SPLIT_K = """\
+import tilelang.language as T
+
+
+@T.prim_func
+def main(A: T.Tensor((4096, 4096), T.float16), B: T.Tensor((4096, 4096), T.float16),
+         C: T.Tensor((4096, 4096), T.float32)):
+    with T.Kernel(64, 64, 8, threads=128) as (bx, by, bz):
+        part = T.alloc_fragment((64, 64), T.float32)
+        T.clear(part)
+        for k in T.serial(8):
+            for i, j in T.Parallel(64, 64):
+                part[i, j] += T.cast(A[by * 64 + i, bz * 512 + k * 64 + j % 64], T.float32) * \\
+                    T.cast(B[bz * 512 + k * 64 + i % 64, bx * 64 + j], T.float32)
+        for i, j in T.Parallel(64, 64):
+            T.atomic_add(C[by * 64 + i, bx * 64 + j], part[i, j])
+"""
+
+
+def test_a_split_k_grid_is_checked_from_a_sample_of_its_blocks(tmp_path):
+    from verify_reducer.verify.oracle import pipeline
+    path = tmp_path / "split_k.py"
+    path.write_text(SPLIT_K)
+    report = pipeline.check(str(path))
+    assert report.exit_code == 0, [d.message for d in report.diagnostics]
+    selection = report.selection
+    assert selection.total == 64 * 64 * 8 and selection.independence.commuting == ("C",)
+    assert selection.blocks is not None and len(selection.blocks) < 16
+    assert all(not run.violations for run in report.runs)
 
 
 # ----------------------------------------------------------------------------- GPU

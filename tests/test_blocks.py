@@ -110,18 +110,51 @@ def test_a_loop_variable_only_a_guard_mentions_keeps_its_range():
     assert found.proved and found.reason is None
 
 
-def test_one_output_written_by_every_block_is_not_independent(tmp_path):
+def test_one_output_written_by_every_block_is_a_race(tmp_path):
+    """Every block stores its own sum into out[0]: which one remains depends on which
+    block runs last. Z3's model is a witness (every index is the expression itself), so
+    check rejects it before anything runs (the blocks used to run in order, last wins)."""
     path = write(tmp_path, SAME_OUTPUT)
     selection = blocks.select(func_of(path))
     assert not selection.independence.proved
-    reason = selection.independence.reason
-    assert reason == ("the write of out at line 13 and the write of out at line 13 both "
-                      "reach out[0] in block (0,) and block (1,)")
+    assert selection.independence.reason == (
+        "the write of out at line 13 and the write of out at line 13 both reach out[0] "
+        "in block (0,) and block (1,)")
+    report = pipeline.check(path)
+    assert report.exit_code == 1 and report.reference is None
+    (race,) = [d for d in report.diagnostics if d.is_error]
+    assert (race.code, race.span.line) == ("R504", 13)
+    assert race.message.endswith("which value remains depends on which block runs last "
+                                 "(blocks of one launch run in no order)")
+
+
+def test_a_read_modify_write_from_several_blocks_is_a_race(tmp_path):
+    rmw = SAME_OUTPUT.replace("out[0] = r[0]", "out[0] = out[0] + r[0]")
+    report = pipeline.check(write(tmp_path, rmw))
+    (race,) = [d for d in report.diagnostics if d.is_error]
+    assert race.code == "R504" and "a read-modify-write from several blocks: both " \
+        "blocks can read the element before either stores it, and one update is lost" \
+        in race.message
+    assert not race.notes                 # the read is inside the store it races with
+
+
+# Every block stores into out[perm[bx]]: a permutation keeps the blocks apart, but the
+# index is a loaded value, so Z3's model leans on a stand-in: no witness, no proof.
+PERMUTED = "# input: perm=[3, 1, 4, 0, 7, 5, 2, 6]\n" + SAME_OUTPUT.replace(
+    "out: T.Tensor((1,), T.float32)):",
+    "perm: T.Tensor((8,), T.int32), out: T.Tensor((8,), T.float32)):").replace(
+    "out[0] = r[0]", "out[perm[bx]] = r[0]")
+
+
+def test_a_loaded_index_is_not_proved_independent_and_every_block_runs(tmp_path):
+    path = write(tmp_path, PERMUTED)
+    selection = blocks.select(func_of(path))
+    assert not selection.independence.proved
     assert selection.blocks is None and selection.why_all == "independence not proved"
     report = pipeline.check(path)
     assert report.exit_code == 0
     assert len(report.reference.epochs) == 8          # every block ran
-    assert report.reference.outputs["out"].shape == (1,)
+    assert report.reference.outputs["out"].shape == (8,)
 
 
 def test_a_block_reading_what_another_writes_is_not_independent(tmp_path):
@@ -134,10 +167,10 @@ def test_a_block_reading_what_another_writes_is_not_independent(tmp_path):
 
 
 def test_not_proved_is_reported(tmp_path, capsys):
-    code, out, _ = cli(capsys, "check", write(tmp_path, SAME_OUTPUT))
+    code, out, _ = cli(capsys, "check", write(tmp_path, PERMUTED))
     assert code == 0
     assert "blocks         all 8; independence NOT proved: the write of out" in out
-    code, out, _ = cli(capsys, "check", write(tmp_path, SAME_OUTPUT), "--json")
+    code, out, _ = cli(capsys, "check", write(tmp_path, PERMUTED), "--json")
     doc = json.loads(out)
     assert doc["blocks"]["all"] and not doc["blocks"]["independence"]["proved"]
 
@@ -288,14 +321,19 @@ def windowed_equals_whole(path):
     loaded = pipeline.load(str(path))
     func = loaded.func
     accesses = blocks.global_accesses(func)
-    if not blocks.prove_independent(func, accesses).proved:
+    independence = blocks.prove_independent(func, accesses)
+    if not independence.proved:
         pytest.skip("blocks not proved independent: never run windowed")
+    # tensors blocks meet in through atomics: each block's contributions, together, are
+    # what the whole run added (checked after the loop)
+    atomic = {name: _atomic_op(func, name) for name in independence.commuting}
     values = loaded.inputs(0)
     plan = pipeline.make_plan(loaded, "auto")
     whole = logical.run(func, values)
     whole_sim = simulate(plan, values).outputs
     given = loaded.given()
     written = {p.name: np.zeros(p.shape, dtype=bool) for p in func.params}
+    combined: dict[str, np.ndarray] = {}
     for block in np.ndindex(*func.kernel.grid):
         windows = blocks.windows(func, accesses, block)
         boxes = {n: w.box for n, w in windows.items()}
@@ -309,6 +347,19 @@ def windowed_equals_whole(path):
             cut = tuple(slice(lo, hi) for lo, hi in box)
             mask = alone.written[name]
             assert np.array_equal(mask, sim.written[name])
+            if name in atomic:
+                # the simulated block's contributions are the interpreter's (a float
+                # sum's within the interpreter's bound: the order is the hardware's)
+                got, want = sim.outputs[name][mask], alone.outputs[name][mask]
+                if atomic[name] == "sum" and want.dtype.kind == "f":
+                    assert (np.abs(got.astype(np.float64) - want) <=
+                            alone.bounds[name][mask]).all()
+                else:
+                    assert np.array_equal(got, want)
+                _gather(atomic[name], combined, name, values[name], cut, mask,
+                        alone.outputs[name])
+                written[name][cut] |= mask
+                continue
             # (a NaN output, as inf + -inf gives, is the same answer on both sides)
             assert np.array_equal(alone.outputs[name][mask], whole.outputs[name][cut][mask],
                                   equal_nan=True)
@@ -320,6 +371,38 @@ def windowed_equals_whole(path):
     for p in func.params:                   # together the blocks wrote what changed
         changed = whole.outputs[p.name] != values[p.name]
         assert not (changed & ~written[p.name]).any()
+    for name, op in atomic.items():
+        expected, total = whole.outputs[name], combined.get(name, values[name])
+        if op == "sum" and expected.dtype.kind == "f":
+            # float sums in another order: within the whole run's rigorous bound
+            assert (np.abs(total - expected) <= whole.bounds[name] * 2 + 1e-6).all()
+        else:
+            assert np.array_equal(total.astype(expected.dtype), expected)
+
+
+def _atomic_op(func, name: str) -> str:
+    """The monoid of the atomic updates of the tensor called name."""
+    from verify_reducer.spec import ir
+    from verify_reducer.verify.epochs.scopes import statements
+    (op,) = {s.op for s, _ in statements(func.kernel)
+             if isinstance(s, ir.AtomicUpdate) and s.buffer.name == name}
+    return op
+
+
+def _gather(op: str, combined: dict, name: str, initial, cut, mask, alone) -> None:
+    """One block's contributions (its result where it wrote, against the initial
+    tensor) into combined[name]: sums add their deltas (in float64 or int64), max/min
+    take the extremum."""
+    if name not in combined:
+        combined[name] = initial.astype(np.float64 if initial.dtype.kind == "f"
+                                        else np.int64)
+    target = combined[name][cut]
+    if op == "sum":
+        target[mask] += alone[mask].astype(target.dtype) - initial[cut][mask]
+    else:
+        pick = np.maximum if op == "max" else np.minimum
+        target[mask] = pick(target[mask], alone[mask])
+    combined[name][cut] = target
 
 
 def test_a_sampled_check_compares_what_its_blocks_write(tmp_path, capsys):
@@ -433,7 +516,7 @@ def test_run_over_max_memory_is_refused_before_it_starts(tmp_path, capsys):
     assert "use `check`, which runs a sample of the blocks" in err
     code, _, err = cli(capsys, "check", path, "--max-memory", "1K", "--blocks", "all")
     assert code == 2 and "drop --blocks all" in err
-    code, _, err = cli(capsys, "check", write(tmp_path, SAME_OUTPUT), "--max-memory", "1K")
+    code, _, err = cli(capsys, "check", write(tmp_path, PERMUTED), "--max-memory", "1K")
     assert code == 2 and err.rstrip().endswith("raise --max-memory")
     for argv, message in ((("run", path, "--max-memory", "lots"), "a size like 512M"),
                           (("check", path, "--blocks", "some"), "all or a count")):

@@ -91,7 +91,10 @@ def blocks_text(report: pipeline.CheckReport) -> list[str]:
     sel = report.selection
     ind = sel.independence
     queries = f"{ind.queries} quer{'y' if ind.queries == 1 else 'ies'}, {ind.ms:.0f} ms"
-    proof = (f"independence proved ({queries})" if ind.proved
+    commuting = "" if not ind.commuting else \
+        f" up to the order of atomic updates of {', '.join(ind.commuting)}" + \
+        " (each block's contributions compared)"
+    proof = (f"independence proved{commuting} ({queries})" if ind.proved
              else f"independence NOT proved: {ind.reason}; every block runs")
     memory = f"memory estimate {report.estimate.describe()}" if report.estimate else ""
     if sel.total == 1:

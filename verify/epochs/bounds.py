@@ -195,6 +195,7 @@ class _Encoder:
         self.facts: list = []
         self.vars: dict[str, z3.ArithRef] = {}   # shown in counterexamples, by source name
         self._fresh = 0
+        self.dropped = 0             # conditions left out (not readable as integers)
 
     def fresh(self, dtype, hint: str = "v") -> z3.ArithRef:
         """An unconstrained value (a fragment element, a float): any value of its dtype."""
@@ -276,7 +277,16 @@ class _Encoder:
             c = self.cond(cond)
             if c is not None:
                 out.append(c if holds else z3.Not(c))
+            else:
+                self.dropped += 1
         return out
+
+    @property
+    def exact(self) -> bool:
+        """Whether every term so far is the expression itself: no value stood in for by
+        a fresh one (a load, a float, an operation without an encoding) and no condition
+        left out. Only then is a model a witness rather than a possibility."""
+        return self._fresh == 0 and self.dropped == 0
 
     def guards(self) -> list:
         """The enclosing `if` conditions of the context, as assumptions."""

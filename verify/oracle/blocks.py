@@ -63,7 +63,12 @@ class Access:
     ctx: Context
     indices: tuple[ir.Expr, ...] | None = None
     region: ir.Region | None = None
-    atomic: bool = False             # a T.atomic_* read-modify-write
+    atomic: str | None = None        # a T.atomic_* read-modify-write: its monoid ("sum")
+
+    def commutes_with(self, other: "Access") -> bool:
+        """Two atomic updates of one monoid: the element ends the same in either order
+        (a float sum within the reassociation bound every backend is judged by)."""
+        return self.atomic is not None and self.atomic == other.atomic
 
     def describe(self) -> str:
         verb = "atomic update" if self.atomic else "write" if self.write else "read"
@@ -91,12 +96,13 @@ def _stmt_accesses(stmt: ir.Stmt, ctx: Context, out: list[Access]) -> None:
     if isinstance(stmt, ir.Store) and glob(stmt.buffer):
         out.append(Access(stmt.buffer, True, stmt.span, ctx, indices=stmt.indices))
     elif isinstance(stmt, ir.AtomicUpdate) and glob(stmt.buffer):
-        # a read-modify-write: blocks that meet in one element are not independent, so
-        # every block that contributes to it runs (docs/design.md §24)
+        # a read-modify-write: blocks that meet in one element through updates of one
+        # monoid are independent up to their order; with anything else, not
+        # (docs/design.md §25)
         out.append(Access(stmt.buffer, True, stmt.span, ctx, indices=stmt.indices,
-                          atomic=True))
+                          atomic=stmt.op))
         out.append(Access(stmt.buffer, False, stmt.span, ctx, indices=stmt.indices,
-                          atomic=True))
+                          atomic=stmt.op))
     elif isinstance(stmt, ir.Copy):
         for region, write in ((stmt.src, False), (stmt.dst, True)):
             if glob(region.buffer):
@@ -121,26 +127,35 @@ class Independence:
     queries: int
     ms: float
     reason: str | None = None         # why not: the two accesses, and what Z3 said
+    # proved up to the order of atomic updates: the tensors blocks meet in only through
+    # atomics of one monoid (each block's contributions are then its own to compare)
+    commuting: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
         return {"proved": self.proved, "queries": self.queries, "ms": round(self.ms, 1),
-                "reason": self.reason}
+                "reason": self.reason, "up_to_atomic_order": list(self.commuting)}
 
 
 def prove_independent(func: ir.PrimFunc, accesses: list[Access]) -> Independence:
-    """Whether no two distinct blocks touch one element where either writes it."""
+    """Whether no two distinct blocks touch one element where either writes it, except
+    through atomic updates of one monoid (their order changes nothing: each block's
+    contributions are checked on their own)."""
     start = time.perf_counter()
     kernel = func.kernel
     if math.prod(kernel.grid) == 1:
         return Independence(True, 0, 0.0)
     queries = 0
+    commuting: dict[str, None] = {}
     for w in (a for a in accesses if a.write):
         for other in (a for a in accesses if a.buffer is w.buffer):
+            if w.commutes_with(other):
+                commuting[w.buffer.name] = None
+                continue
             queries += 1
-            verdict = _collision(kernel, w, other)
-            if verdict is not None:
-                return Independence(False, queries, _ms(start), verdict)
-    return Independence(True, queries, _ms(start))
+            meeting = collision(kernel, w, other)
+            if meeting is not None:
+                return Independence(False, queries, _ms(start), meeting.text)
+    return Independence(True, queries, _ms(start), commuting=tuple(commuting))
 
 
 def _ms(start: float) -> float:
@@ -148,9 +163,10 @@ def _ms(start: float) -> float:
 
 
 def _instance(kernel: ir.Kernel, access: Access):
-    """(constraints, element index terms, block index terms) of one access in one
+    """(constraints, element index terms, block index terms, exact) of one access in one
     symbolic block: its loop variables in range, its guards assumed, the element inside
-    the tensor (a copy's clipped elements are not accessed)."""
+    the tensor (a copy's clipped elements are not accessed); exact when no value was
+    stood in for and no guard left out (bounds._Encoder.exact)."""
     enc = _Encoder(access.ctx)
     block = [enc.term(v) for v in kernel.block_vars]
     shape = access.buffer.shape
@@ -167,7 +183,7 @@ def _instance(kernel: ir.Kernel, access: Access):
     guards = enc.guards()          # before the facts: it may add variables' ranges
     facts = list(enc.facts) + guards
     facts += [z3.And(t >= 0, t < n) for t, n in zip(index, shape)]
-    return facts, index, block
+    return facts, index, block, enc.exact
 
 
 def _renamed(parts: list, suffix: str) -> list:
@@ -180,9 +196,21 @@ def _renamed(parts: list, suffix: str) -> list:
     return [z3.substitute(t, *pairs) if pairs else t for t in parts]
 
 
-def _collision(kernel: ir.Kernel, w: Access, other: Access) -> str | None:
-    f1, i1, b1 = _instance(kernel, w)
-    f2, i2, b2 = _instance(kernel, other)
+@dataclass(frozen=True)
+class Meeting:
+    """Two accesses that may reach one element from two distinct blocks. `text` names
+    them, the element and the blocks (or says Z3 could not decide); `witness`: the
+    model is a real execution of both (decided, and both encodings exact), not only a
+    possibility the encoding's stand-ins allow."""
+    text: str
+    witness: bool
+
+
+def collision(kernel: ir.Kernel, w: Access, other: Access) -> Meeting | None:
+    """Whether w and other can reach one element from two distinct blocks (None: Z3
+    proved they cannot)."""
+    f1, i1, b1, exact1 = _instance(kernel, w)
+    f2, i2, b2, exact2 = _instance(kernel, other)
     n_f, n_i = len(f2), len(i2)
     renamed = _renamed(f2 + i2 + b2, "'")
     f2, i2, b2 = renamed[:n_f], renamed[n_f:n_f + n_i], renamed[n_f + n_i:]
@@ -195,7 +223,8 @@ def _collision(kernel: ir.Kernel, w: Access, other: Access) -> str | None:
         return None
     pair = f"{w.describe()} and {other.describe()}"
     if result == z3.unknown:
-        return f"Z3 could not decide whether {pair} stay apart across blocks"
+        return Meeting(f"Z3 could not decide whether {pair} stay apart across blocks",
+                       False)
     model = solver.model()
 
     def val(t):
@@ -207,7 +236,8 @@ def _collision(kernel: ir.Kernel, w: Access, other: Access) -> str | None:
         first, second = min(first, second), max(first, second)
     blocks = f"block {first} and block {second}"
     element = ", ".join(str(val(t)) for t in i1)
-    return f"{pair} both reach {w.buffer.name}[{element}] in {blocks}"
+    return Meeting(f"{pair} both reach {w.buffer.name}[{element}] in {blocks}",
+                   exact1 and exact2)
 
 
 # ============================================================================ footprints

@@ -33,7 +33,7 @@ from verify_reducer.interp.simulate import simulate
 from verify_reducer.spec.physical import PhysicalPlan, Resources
 
 from verify_reducer.verify.oracle import blocks as blocks_mod
-from verify_reducer.verify.oracle.atomic_races import atomic_races
+from verify_reducer.verify.oracle.block_races import block_races
 from verify_reducer.verify.oracle import inputs as inputs_mod
 from verify_reducer.verify.oracle.cost import Estimate, estimate
 from verify_reducer.verify.epochs.checker import check_func
@@ -149,7 +149,7 @@ def static_diagnostics(loaded: Loaded) -> list[Diagnostic]:
     """Everything the static checkers report about the function (errors and notes):
     the epoch verifier first; layouts only for a program whose epochs are sound (a
     broken epoch often breaks layout inference too, and one cause deserves one error)."""
-    diagnostics = check_func(loaded.func) + atomic_races(loaded.func)
+    diagnostics = check_func(loaded.func) + block_races(loaded.func)
     if any(d.is_error for d in diagnostics):
         return diagnostics
     try:

@@ -3,7 +3,7 @@
 # Every block adds its row into Out atomically, then reads Out back: another block's
 # contributions may or may not have landed by then, so Seen holds whichever partial sum
 # the read meets. The race is between two blocks (Z3 names the element and the blocks;
-# verify/oracle/atomic_races.py); the atomic update is the note.
+# verify/oracle/block_races.py); the atomic update is the note.
 import tilelang.language as T
 
 

@@ -73,7 +73,10 @@ def test_tile_form_is_a_parallel_loop_of_element_atomics():
 
 
 @pytest.mark.parametrize("body, code, words", [
-    ("T.atomic_add(Out[0], X[bx, 0], return_prev=True)", "R100", "return_prev"),
+    ("T.atomic_add(Out[0], X[bx, 0], return_prev=True)", "R100",
+     "depends on the order in which the other contributions"),
+    ("T.atomic_max(Out[0:32], sh, return_prev=True)", "R100", "TileLang refuses"),
+    ("T.atomic_add(Out[0], X[bx, 0], return_prev=1)", "R102", "True or False"),
     ("T.atomic_add(Out[0], X[bx, 0], memory_order='sequential')", "R102", "memory_order"),
     ("T.atomic_add(frag[0], X[bx, 0])", "R102", "fragment buffer `frag`"),
     ("T.atomic_add(Out[0:32], 1.0)", "R102", "needs a buffer or a region"),

@@ -9,7 +9,10 @@
   (spec.frontend.regions: a point takes the other side's extents);
 - `memory_order=` one of C++'s six names (TileLang's _MEMORY_ORDER_ID_MAP), kept on the
   node; `use_tma=` and `annotations=` choose TileLang's code only and are ignored;
-- `return_prev=True` (the previous value, an expression) is refused by name: R100.
+- `return_prev=True` (the previous value, an expression) is refused with the reason
+  (R100): it differs with the order the contributions land in, and the oracle judges by
+  one meaning for every order (docs/semantics.md §12); of a region, TileLang refuses it
+  too.
 
 A destination in a fragment, a local buffer or a reducer is R102: an atomic update of
 a thread's own register orders nothing (write `+=`, or a reducer)."""
@@ -35,15 +38,30 @@ _SCOPES = ("global", "shared")
 def lower_atomic(ctx: FuncContext, call: ast.Call, name: str) -> list:
     what = f"T.{name}"
     args = call_args(call, _PARAMS, 2, what)
-    if "return_prev" in args and _flag(ctx, args["return_prev"], what, "return_prev"):
-        unsupported(f"{what}(..., return_prev=True), the previous value, is not "
-                    f"supported: an atomic is a statement here", args["return_prev"])
     order = _memory_order(ctx, args.get("memory_order"), what)
     dst, value = args["dst"], args["value"]
+    element = _is_point(dst) and not _is_region(value, ctx)
+    if "return_prev" in args and _flag(ctx, args["return_prev"], what, "return_prev"):
+        _refuse_return_prev(what, element, args["return_prev"])
     op = ATOMIC_OPS[name]
-    if _is_point(dst) and not _is_region(value, ctx):
+    if element:
         return [_element(ctx, dst, lower_expr(ctx, value), op, order, Span.of(call), what)]
     return [_tile(ctx, dst, value, op, order, Span.of(call), what)]
+
+
+def _refuse_return_prev(what: str, element: bool, node: ast.AST) -> None:
+    """The previous value has no one meaning to judge (docs/semantics.md §12): it is the
+    element's value when this update lands, so it differs with the order in which the
+    launch's other contributions land; the tile form TileLang refuses itself."""
+    if not element:
+        unsupported(f"{what}(..., return_prev=True) of a region: TileLang refuses the "
+                    f"previous value of a tile-form atomic too (NotImplementedError); "
+                    f"write the element form", node)
+    unsupported(f"{what}(..., return_prev=True) is not supported: the previous value is "
+                f"the element's value when this update lands, which depends on the order "
+                f"in which the other contributions to it land; outputs are judged by one "
+                f"meaning for every order, and a value that differs by order has none "
+                f"(docs/semantics.md §12)", node)
 
 
 def _element(ctx: FuncContext, dst: ast.Subscript, value, op: str, order: str | None,

@@ -1,7 +1,9 @@
 # expect: error R100 at 12
 #
-# `return_prev=True` makes TileLang's atomic an expression (the previous value); here an
-# atomic is a statement, and the flag is refused by name.
+# `return_prev=True` makes TileLang's atomic an expression: the value y[0] held when this
+# update landed, which depends on the order the 32 contributions land in. Outputs are
+# judged by one meaning for every order, and this value has none: refused with the
+# reason (docs/semantics.md §12), never run under one guessed order.
 import tilelang.language as T
 
 

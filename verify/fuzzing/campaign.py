@@ -25,7 +25,7 @@ from verify_reducer.verify.cli import outputs
 from verify_reducer.verify.fuzzing import MINIMIZE_BUDGET
 from verify_reducer.verify.fuzzing.bugreport import BugReport, save_report
 from verify_reducer.verify.oracle.pipeline import UsageError
-from verify_reducer.verify.fuzzing import model
+from verify_reducer.verify.fuzzing import model, splitk
 from verify_reducer.verify.fuzzing.grammar import Kernel, draw
 from verify_reducer.verify.fuzzing.user_ops import swap
 from verify_reducer.verify.fuzzing.judge import INLINE_ELEMENTS, judge, program_text
@@ -59,25 +59,38 @@ class CaseResult:
     report: BugReport | None = None   # a TileLang finding's bug report, to be saved
 
 
-def kernel_of(seed: int, case: int, user_ops: float = 0.0) -> Kernel:
-    """Program case of seed; user_ops: the chance each eligible integer reducer declares
-    its op (verify.fuzzing.user_ops, drawn from a stream of its own: 0 changes nothing)."""
-    return swap(draw(np.random.default_rng([seed, case])), user_ops, [seed, case])
+# the program families a campaign draws from: the reducer kernels of verify.fuzzing.grammar,
+# or the split-K kernels of verify.fuzzing.splitk (reducers finalized, then atomics)
+FAMILIES = ("reducers", "splitk")
+
+
+def kernel_of(seed: int, case: int, user_ops: float = 0.0,
+              family: str = "reducers") -> Kernel | splitk.SplitK:
+    """Program case of seed in family; user_ops: the chance each eligible integer reducer
+    declares its op (verify.fuzzing.user_ops, drawn from a stream of its own: 0 changes
+    nothing; split-K kernels declare none)."""
+    rng = np.random.default_rng([seed, case])
+    if family == "splitk":
+        return splitk.draw(rng)
+    if family != "reducers":
+        raise ValueError(f"no program family {family!r} (one of {', '.join(FAMILIES)})")
+    return swap(draw(rng), user_ops, [seed, case])
 
 
 def run_case(seed: int, case: int, backends: tuple[str, ...] = ("sim",),
              budget: int = MINIMIZE_BUDGET,
-             tilelang: TileLangSetup | None = None, user_ops: float = 0.0) -> CaseResult:
-    k = kernel_of(seed, case, user_ops)
+             tilelang: TileLangSetup | None = None, user_ops: float = 0.0,
+             family: str = "reducers") -> CaseResult:
+    k = kernel_of(seed, case, user_ops, family)
     outcome = judge(k, backends, tilelang)
     if outcome is None:
         return CaseResult(seed, case, None)
 
     # the verdict on the last candidate the minimizer kept: the final program's (judged
     # once: a TileLang run is slow)
-    accepted: dict[Kernel, Outcome] = {}
+    accepted: dict[Kernel | splitk.SplitK, Outcome] = {}
 
-    def signature_of(candidate: Kernel):
+    def signature_of(candidate: Kernel | splitk.SplitK):
         found = judge(candidate, backends, tilelang)
         if found is not None and found.signature == outcome.signature:
             accepted.clear()
@@ -85,23 +98,25 @@ def run_case(seed: int, case: int, backends: tuple[str, ...] = ("sim",),
         return found.signature if found else None
     small = minimize(k, outcome.signature, signature_of, budget)
     final = accepted.get(small, outcome)
-    report = bug_report(final, outcome,
-                        f"case {case} of `verify-reducer fuzz --seed {seed}"
-                        f"{f' --user-ops {user_ops:g}' if user_ops else ''}`")
+    origin = f"case {case} of `verify-reducer fuzz --seed {seed}" \
+        f"{f' --user-ops {user_ops:g}' if user_ops else ''}`" if family == "reducers" else \
+        f"case {case} of seed {seed} of the {family} family " \
+        f"(`verify.fuzzing.campaign.fuzz(..., family={family!r})`)"
+    report = bug_report(final, outcome, origin)
     # TileLang's run stays here: only plain data goes back to the campaign
     final, outcome = replace(final, evidence=None), replace(outcome, evidence=None)
     return CaseResult(seed, case, final, _text(small, final), _text(k, outcome),
                       _sidecar(small), report)
 
 
-def _text(k: Kernel, outcome: Outcome) -> str:
+def _text(k: Kernel | splitk.SplitK, outcome: Outcome) -> str:
     given = model.inputs(k)
     summary = f"# fuzz finding ({outcome.kind} {outcome.code}, {outcome.stage}, " \
               f"{outcome.backend}): {outcome.summary}".replace("\n", " ")
     return summary + "\n" + program_text(k, given, model.expected(k, given))
 
 
-def _sidecar(k: Kernel) -> dict | None:
+def _sidecar(k: Kernel | splitk.SplitK) -> dict | None:
     given = model.inputs(k)
     want = model.expected(k, given)
     if sum(v.size for v in (*given.values(), *want.values())) <= INLINE_ELEMENTS:
@@ -115,7 +130,7 @@ def fuzz(count: int, seed: int, out_dir: str, backends: tuple[str, ...] = ("sim"
          progress=None, jobs: int = 1, scheduler: str | None = None,
          corpus: str | None = None, budget: int = MINIMIZE_BUDGET,
          meter=None, tilelang: TileLangSetup | None = None,
-         user_ops: float = 0.0) -> list[Finding]:
+         user_ops: float = 0.0, family: str = "reducers") -> list[Finding]:
     """Run cases 0..count-1 of seed in jobs processes (0: one per CPU) or on the Dask
     scheduler at that address; return every finding (the corpus's earlier ones
     included). progress(case, (kind, summary) | None) is called as each case finishes;
@@ -123,7 +138,10 @@ def fuzz(count: int, seed: int, out_dir: str, backends: tuple[str, ...] = ("sim"
     start(total, done, findings), step(findings) as each case finishes, close() at
     the end. tilelang: the setup of a
     campaign whose backends have "tilelang" (default: no pass configs); UsageError
-    before any program is drawn when TileLang cannot run here."""
+    before any program is drawn when TileLang cannot run here. family: the programs
+    drawn (FAMILIES); a corpus records one campaign, so resume it with the same family."""
+    if family not in FAMILIES:
+        raise UsageError(f"no program family {family!r} (one of {', '.join(FAMILIES)})")
     if "tilelang" in backends and tilelang is None:
         tilelang = prepare_setup()
     os.makedirs(out_dir, exist_ok=True)
@@ -136,7 +154,8 @@ def fuzz(count: int, seed: int, out_dir: str, backends: tuple[str, ...] = ("sim"
     if meter:
         meter.start(count, len(done), len(findings))
     try:
-        for result in _results(todo, left, seed, (backends, budget, tilelang, user_ops),
+        for result in _results(todo, left, seed, (backends, budget, tilelang, user_ops,
+                                                     family),
                                jobs, scheduler):
             finding = _save(result, out_dir) if result.outcome else None
             if finding:

@@ -15,7 +15,7 @@ from verify_reducer.codegen.cuda import Unsupported, render as render_cuda
 from verify_reducer.codegen.tilelang_backend import TileLangSetup
 
 from verify_reducer.verify.oracle import pipeline
-from verify_reducer.verify.fuzzing import model
+from verify_reducer.verify.fuzzing import model, splitk
 from verify_reducer.verify.fuzzing.grammar import Kernel
 from verify_reducer.verify.fuzzing.outcome import Outcome
 from verify_reducer.verify.fuzzing.program import render
@@ -27,7 +27,7 @@ STAGES = {"R1": "frontend", "R2": "verify", "R3": "layout", "R4": "plan", "R5": 
           "R506": "resources"}
 
 
-def program_text(k: Kernel, given: dict[str, np.ndarray],
+def program_text(k: Kernel | splitk.SplitK, given: dict[str, np.ndarray],
                  want: dict[str, np.ndarray]) -> str:
     """The program file: verdict, and inputs and expected results when they are small
     (a larger program's travel in its .npz sidecar)."""
@@ -35,7 +35,8 @@ def program_text(k: Kernel, given: dict[str, np.ndarray],
     if sum(v.size for v in (*given.values(), *want.values())) <= INLINE_ELEMENTS:
         header += [f"# input: {name}={_literal(v)}" for name, v in given.items()]
         header += [f"# expect: result {name}={_literal(v)}" for name, v in want.items()]
-    return "\n".join(header) + "\n" + render(k)
+    source = splitk.render(k) if isinstance(k, splitk.SplitK) else render(k)
+    return "\n".join(header) + "\n" + source
 
 
 def _literal(v: np.ndarray) -> str:
@@ -43,12 +44,12 @@ def _literal(v: np.ndarray) -> str:
     return repr(values).replace(" ", "")
 
 
-def judge(k: Kernel, backends: tuple[str, ...] = ("sim",),
+def judge(k: Kernel | splitk.SplitK, backends: tuple[str, ...] = ("sim",),
           tilelang: TileLangSetup | None = None) -> Outcome | None:
     """The kernel's finding, or None when every run agrees with the description.
     tilelang: the setup TileLang runs under when backends has "tilelang". A kernel that
     declares a reducer op skips TileLang, which refuses `T.reducer_op` (design §22)."""
-    if any(r.user_op is not None for r in k.reducers):
+    if isinstance(k, Kernel) and any(r.user_op is not None for r in k.reducers):
         backends = tuple(b for b in backends if b != "tilelang")
     given = model.inputs(k)
     want = model.expected(k, given)

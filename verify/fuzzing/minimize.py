@@ -1,27 +1,30 @@
 """Shrinking a finding: greedy delta debugging over the kernel description. Each step
 tries smaller variants (drop reducers, shrink the grid, one warp, tiles, rows and
 columns, a 1-D reducer, one update loop, plain contributions, no seed, batch, predicate,
-staging or warp group) and keeps the first one that still shows the same finding
-signature, until no variant does or the budget of checks is spent."""
+staging or warp group; a split-K kernel's own: verify.fuzzing.splitk.variants) and keeps
+the first one that still shows the same finding signature, until no variant does or the
+budget of checks is spent."""
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Callable, Iterator
 
+from verify_reducer.verify.fuzzing import splitk
 from verify_reducer.verify.fuzzing.grammar import Kernel, Reducer, _magnitude
 
 Signature = tuple[str, str, str, str]
 
 
-def minimize(k: Kernel, signature: Signature,
-             signature_of: Callable[[Kernel], Signature | None],
-             budget: int = 80) -> Kernel:
+def minimize(k: Kernel | splitk.SplitK, signature: Signature,
+             signature_of: Callable[[Kernel | splitk.SplitK], Signature | None],
+             budget: int = 80) -> Kernel | splitk.SplitK:
     """The smallest variant of k found that signature_of still maps to signature."""
     checks = 0
     progress = True
     while progress and checks < budget:
         progress = False
-        for candidate in _variants(k):
+        smaller = splitk.variants(k) if isinstance(k, splitk.SplitK) else _variants(k)
+        for candidate in smaller:
             if checks >= budget:
                 break
             checks += 1

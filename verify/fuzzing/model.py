@@ -1,13 +1,14 @@
 """The generator's own oracle: a kernel description's inputs and the outputs it must
 produce, computed with numpy over the description's update sites (never by our
-interpreter, which is one of the things under test)."""
+interpreter, which is one of the things under test). A split-K description carries its
+own model (verify.fuzzing.splitk)."""
 from __future__ import annotations
 
 import numpy as np
 
 from verify_reducer.spec.dtypes import lookup
 
-from verify_reducer.verify.fuzzing import user_ops
+from verify_reducer.verify.fuzzing import splitk, user_ops
 from verify_reducer.verify.fuzzing.expr import FLOATS, wrap
 from verify_reducer.verify.fuzzing.grammar import Kernel, Reducer
 from verify_reducer.verify.fuzzing.program import BLOCK_VARS, Site, input_shape, output_shape, sites, vector_shape
@@ -15,9 +16,11 @@ from verify_reducer.verify.fuzzing.program import BLOCK_VARS, Site, input_shape,
 INT_LIMITS = {"int32": (-2 ** 31, 2 ** 31 - 1), "uint32": (0, 2 ** 32 - 1)}
 
 
-def inputs(k: Kernel) -> dict[str, np.ndarray]:
+def inputs(k: Kernel | splitk.SplitK) -> dict[str, np.ndarray]:
     """Every input tensor: small integers in [-magnitude, magnitude] (unsigned: from 0;
     product reducers: ±1), stored in the input's dtype."""
+    if isinstance(k, splitk.SplitK):
+        return splitk.inputs(k)
     rng = np.random.default_rng(k.input_seed)
     out = {}
     for n, r in enumerate(k.reducers):
@@ -36,8 +39,11 @@ def _draw(rng, r: Reducer, shape) -> np.ndarray:
     return values.astype(lookup(r.in_dtype).np)
 
 
-def expected(k: Kernel, given: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def expected(k: Kernel | splitk.SplitK,
+             given: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Every output tensor the kernel writes, in its dtype's numpy storage."""
+    if isinstance(k, splitk.SplitK):
+        return splitk.expected(k, given)
     tensors = {name: np.asarray(v, dtype=np.float64) if v.dtype.kind == "f"
                else np.asarray(v, dtype=np.int64) for name, v in given.items()}
     outs = {f"o{n}": np.zeros(output_shape(k)) for n in range(len(k.reducers))}

@@ -358,7 +358,9 @@ class Block:
         flat = storage.flat(idx, stmt.span)
         val = _taint(operand(stmt.value, stmt.buffer.dtype, lanes, self), lanes)
         keys = storage.race_keys(flat) if isinstance(storage, ThreadCopies) else flat
-        check_race(storage, keys, val, stmt.span)
+        reads_itself = any(isinstance(e, ir.Load) and e.buffer is stmt.buffer
+                           for e in ir.subexprs(stmt.value))
+        check_race(storage, keys, val, stmt.span, reads_itself)
         storage.write(flat, val)
         if moved:
             storage.uncertain_everywhere()

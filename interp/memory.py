@@ -221,9 +221,11 @@ class WindowArray:
         return self.values.copy()
 
 
-def check_race(storage: Storage, flat: np.ndarray, val: Val, span: Span) -> None:
+def check_race(storage: Storage, flat: np.ndarray, val: Val, span: Span,
+               reads_itself: bool = False) -> None:
     """Two iterations of a T.Parallel that store different values to one element race:
-    the logical for-all has no order to pick a winner by."""
+    the logical for-all has no order to pick a winner by. reads_itself: the stored value
+    reads the destination (a read-modify-write, whose interleaving the message spells)."""
     if len(flat) < 2:
         return
     order = np.argsort(flat, kind="stable")
@@ -239,9 +241,14 @@ def check_race(storage: Storage, flat: np.ndarray, val: Val, span: Span) -> None
     clash = same_place & differ
     if clash.any():
         k = int(np.argmax(clash))
+        element = f"{storage.buffer.name}[{storage.point(int(f[k]))}]"
+        rmw = "" if not reads_itself else (
+            f"; a read-modify-write by several iterations: both read {element}, then "
+            f"both store it, and one update is lost (T.atomic_add makes each update "
+            f"indivisible)")
         raise DiagnosticError(error(
             "R102", f"iterations of the T.Parallel store different values ({b[k]} and "
-            f"{a[k]}) to {storage.buffer.name}[{storage.point(int(f[k]))}]: a race", span))
+            f"{a[k]}) to {element}: a race{rmw}", span))
 
 
 def kernel_inputs(func: PrimFunc, inputs: dict[str, np.ndarray],

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -159,6 +160,13 @@ def test_a_campaign_finds_the_replicated_atomic_minimized_and_grouped(tmp_path,
                                   "stage": "simulate", "backend": "sim/auto"}
     smallest = (tmp_path / group["representative"]).read_text()
     assert "threads=32" in smallest and "applied 32 times" in smallest
+
+
+def test_the_family_reaches_the_workers_of_a_pool(tmp_path, monkeypatch):
+    _replicated(monkeypatch)              # inherited by the forked workers
+    findings = fuzz(2, 5, str(tmp_path), family="splitk", jobs=2, budget=0)
+    assert [f.signature[1] for f in findings] == ["R503", "R503"]
+    assert all("atomic_" in Path(f.path).read_text() for f in findings)
 
 
 def test_planted_missing_tail_guard_on_the_atomic_is_out_of_bounds(tmp_path):

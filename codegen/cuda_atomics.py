@@ -6,7 +6,15 @@ fences of a memory order, and the native call on the element's address:
 
 A 64-bit integer add goes through `unsigned long long` (the lowering's operand type:
 two's complement adds alike). A destination dtype with no native instruction is
-refused with the lowering's reason (docs/limits.md). Nothing is decided here."""
+refused with the lowering's reason (docs/limits.md). A T.atomic_addxN (the unrolled
+loop over its lanes) is one vector instruction: each lane's value evaluated with the
+lane variable bound to it, then the call on the first lane's address —
+
+    { const int k = 0; v0 = A[...k...]; }  { const int k = 1; v1 = ...; }
+    { const int k = 0; atomicAdd(reinterpret_cast<half2*>(&B[...k...]), __halves2half2(v0, v1)); }
+
+(four 16-bit lanes: PTX's `atom.global.add.noftz.v4.f16`, TileLang's instruction).
+Nothing is decided here."""
 from __future__ import annotations
 
 from verify_reducer.spec import ir
@@ -39,3 +47,54 @@ def render_atomic(body, stmt: ir.AtomicUpdate, issue: AtomicIssue, frame: Frame)
         if issue.fence_after:
             body.out.line("__threadfence();")
     body.fence(stmt, "after")
+
+
+# how the lanes' values become the instruction's operand
+_PACK = {"half2": "__halves2half2", "__nv_bfloat162": "__halves2bfloat162",
+         "float2": "make_float2", "float4": "make_float4"}
+_BITS = {"float16": "__half_as_ushort", "bfloat16": "__bfloat16_as_ushort"}
+
+
+def render_vector_atomic(body, loop: ir.SerialFor, issue: AtomicIssue,
+                         frame: Frame) -> None:
+    stmt = issue.stmt
+    if issue.function is None:
+        raise Unsupported(f"line {stmt.span.line}: T.atomic_addx{issue.vector} into "
+                          f"{stmt.buffer.name}: {issue.unsupported}")
+    dtype = stmt.buffer.dtype
+    var = body.var(loop.var.name)
+    lane_type = loop.var.dtype.c_name
+    values = [body.names.get(("atomic_lane", stmt, k), f"{var}_v{k}")
+              for k in range(issue.vector)]
+    body.out.comment(f"line {stmt.span.line}: T.atomic_addx{issue.vector} into "
+                     f"{stmt.buffer.name}[...]: {issue.describe()}")
+    guard = f"if (rep == {issue.guard_replica})" if issue.guard_replica is not None \
+        else ""
+    body.fence(stmt, "before")
+    with body.maybe_block(guard):
+        body.out.line(f"{dtype.c_name} {', '.join(values)};")
+        for k, name in enumerate(values):
+            with body.out.block(""):
+                body.out.line(f"const {lane_type} {var} = {k};")
+                value = body.exprs(frame).operand(stmt.value, dtype).text
+                body.out.line(f"{name} = {value};")
+        with body.out.block(""):
+            body.out.line(f"const {lane_type} {var} = 0;")
+            place = body.place(stmt.buffer, stmt.indices, frame)
+            address = f"&{place.array}[{place.index.text}]"
+            old = body.names.get(("atomic_old", stmt), "atomic_old")
+            body.out.line(_vector_call(issue, dtype, address, values, old))
+    body.fence(stmt, "after")
+
+
+def _vector_call(issue: AtomicIssue, dtype, address: str, values: list[str],
+                 old: str) -> str:
+    """The call, or the PTX of four 16-bit lanes (its previous values unused)."""
+    if not issue.ptx:
+        return (f"{issue.function}(reinterpret_cast<{issue.operand_type}*>({address}), "
+                f"{_PACK[issue.operand_type]}({', '.join(values)}));")
+    bits = ", ".join(f'"h"({_BITS[dtype.name]}({v}))' for v in values)
+    outs = ", ".join(f'"=h"({old}[{k}])' for k in range(4))
+    return (f'{{ unsigned short {old}[4]; asm volatile("{issue.function} '
+            f'{{%0,%1,%2,%3}}, [%4], {{%5,%6,%7,%8}};" : {outs} : "l"({address}), {bits} '
+            f': "memory"); }}')

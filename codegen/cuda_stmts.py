@@ -21,7 +21,7 @@ from .cuda_cells import CellLoops
 from .lower import cells as cells_lowering
 from .lower.cells import CellLoop
 from .cuda_copies import render_copy, render_fill
-from .cuda_atomics import render_atomic
+from .cuda_atomics import render_atomic, render_vector_atomic
 from .lower import atomics as atomics_lowering
 from .cuda_gemm import render_gemm
 from .lower.gemm import lower_gemm
@@ -159,6 +159,11 @@ class KernelBody(CellLoops):
                 self.body(stmt.orelse, frame)
 
     def _serialfor(self, stmt: ir.SerialFor, frame: Frame) -> None:
+        lane = atomics_lowering.vector_lanes(stmt)
+        if lane is not None:               # T.atomic_addxN: one vector instruction
+            render_vector_atomic(self, stmt, atomics_lowering.issue_of(self.plan, lane),
+                                 frame)
+            return
         pipe = self.plan.pipeline(stmt)
         if pipe is not None:
             render_pipeline(self, pipe, frame)

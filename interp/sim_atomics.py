@@ -14,7 +14,9 @@ order, each step rounded into the destination's dtype (a `float16` atomic rounds
 every step); the interpreter's bound covers every order (interp.atomics). A shared
 destination's accesses join its race tracking as writes: atomics of one statement do
 not race with each other, but one not ordered by a barrier after another thread's plain
-store, or before its read, is R504 with both accesses. A mixin of
+store, or before its read, is R504 with both accesses. A T.atomic_addxN's lanes are
+element atomics, each accounted as above; its one instruction needs the address aligned
+to the lanes, or the GPU faults: R505 names the element and the thread. A mixin of
 interp.simulate's block."""
 from __future__ import annotations
 
@@ -42,6 +44,8 @@ class AtomicExecution:
         if lanes.n == 0:
             return
         flat = self.flat_of(stmt.buffer, self.indices(stmt.indices, lanes), stmt.span)
+        if issue.vector > 1:
+            self._check_aligned(stmt, issue, lanes, flat)
         values = stored(stmt.buffer.dtype, operand(stmt.value, stmt.buffer.dtype, lanes,
                                                    self).v)
         threads = lanes.env[THREAD].v
@@ -57,6 +61,25 @@ class AtomicExecution:
             self.track_writes(stmt.buffer, threads, flat, stmt.span, sb)
         else:
             _apply_in_order(self.k.globals[stmt.buffer], flat, values, stmt)
+
+    def _check_aligned(self, stmt: ir.AtomicUpdate, issue, lanes: Lanes,
+                       flat: np.ndarray) -> None:
+        """A T.atomic_addxN's one instruction needs its address aligned to its lanes:
+        lane k of it at an element offset ≡ k (mod n), a tensor's first element being
+        aligned (cudaMalloc's 256 bytes). Else the GPU faults (misaligned address): R505."""
+        lane = lanes.env[issue.lane_var].v
+        bad = flat % issue.vector != lane
+        if not bad.any():
+            return
+        k = int(np.argmax(bad))
+        first = int(flat[k]) - int(lane[k])
+        size = issue.vector * stmt.buffer.dtype.bits // 8
+        self.report.add(
+            "R505", f"misaligned vector atomic: T.atomic_addx{issue.vector} adds "
+            f"{issue.vector} lanes from {self.element(stmt.buffer, first)} (thread "
+            f"{int(lanes.env[THREAD].v[k])}), element offset {first}, not a multiple of "
+            f"{issue.vector}: the {issue.operand_type} instruction needs an address aligned "
+            f"to {size} bytes" + self.block_text, stmt.span, key="atomic-misaligned")
 
     def _account(self, stmt: ir.AtomicUpdate, lanes: Lanes, issuing: np.ndarray) -> None:
         """Every iteration the lanes hold issued exactly once (R503 / R502)."""

@@ -384,13 +384,17 @@ class AtomicUpdate:
     to the buffer's dtype, combined into one element by `op` (a monoid name: "sum", "max",
     "min") as an indivisible read-modify-write. Every execution is one contribution, in
     whatever order the hardware applies them (docs/semantics.md §12). memory_order is
-    kept as written (None: TileLang's default, relaxed); it orders nothing we model."""
+    kept as written (None: TileLang's default, relaxed); it orders nothing we model.
+    vector = n > 1: a lane of TileLang's `T.atomic_addx2/x4`, the one statement of an
+    unrolled loop over the n lanes (each lane an element atomic, as every analysis reads
+    it; codegen.lower.atomics issues the loop as one vector instruction)."""
     buffer: Buffer
     indices: tuple[Expr, ...]
     value: Expr
     op: str
     memory_order: str | None
     span: Span
+    vector: int = 1
 
     def __post_init__(self):
         assert self.op in ATOMIC_OPS.values(), self.op

@@ -19,6 +19,11 @@ Contract. Decided here, once:
   (`unsigned long long` for a 64-bit integer add: two's complement adds alike). A dtype
   with no native instruction is `native=None` and its reason, which the renderer reports
   as unsupported;
+- *vector lanes* (`T.atomic_addx2/x4`, an unrolled loop over the lanes of one element
+  atomic marked `vector`): the loop is one instruction — `atomicAdd` on `half2`,
+  `__nv_bfloat162`, `float2`, `float4`, or PTX's `atom.global.add.noftz.v4.f16/bf16` —
+  whose address must be aligned to the lanes (the first element's offset a multiple of
+  them), which the simulator checks;
 - *the ordering*: `relaxed` (and no memory_order, TileLang's default) is the bare
   instruction; an acquire side gets a `__threadfence()` after it, a release side one
   before — stronger than the C++ order asks, never weaker.
@@ -54,6 +59,13 @@ class AtomicIssue:
     fence_before: bool
     fence_after: bool
     unsupported: str | None = None  # why function is None
+    vector: int = 1                # T.atomic_addxN: the lanes one instruction adds
+    lane_var: str | None = None    # the unrolled loop's variable over those lanes
+
+    @property
+    def ptx(self) -> bool:
+        """The instruction is inline PTX (`atom.global.add.noftz.v4.f16`), not a call."""
+        return self.function is not None and self.function.startswith("atom.")
 
     def describe(self) -> str:
         who = ("every thread that reaches it issues one contribution" if not self.in_loop
@@ -62,6 +74,9 @@ class AtomicIssue:
                    f"replicas" if self.guard_replica is not None else ""))
         how = self.unsupported if self.function is None else \
             f"{self.function} on {self.operand_type}"
+        if self.vector > 1:
+            how += (f" ({self.vector} lanes in one instruction; the first element's "
+                    f"offset a multiple of {self.vector})")
         fences = [f for f, on in (("__threadfence() before", self.fence_before),
                                   ("__threadfence() after", self.fence_after)) if on]
         return f"{self.stmt.buffer.name}: {who}; {how}" + \
@@ -69,13 +84,46 @@ class AtomicIssue:
 
 
 def atomic_issue(plan: PhysicalPlan, stmt: ir.AtomicUpdate,
-                 loop: ir.ParallelFor | None) -> AtomicIssue:
-    """The decision for stmt, whose innermost enclosing T.Parallel is loop (or None)."""
+                 loop: ir.ParallelFor | None, lanes: ir.SerialFor | None = None
+                 ) -> AtomicIssue:
+    """The decision for stmt, whose innermost enclosing T.Parallel is loop (or None);
+    lanes: the unrolled loop of a T.atomic_addxN that stmt is the lane of."""
     replicas = plan.layouts.loop(loop).replicate if loop is not None else 1
-    function, operand, why = _instruction(stmt.op, stmt.buffer.dtype.name)
+    if lanes is not None:
+        function, operand, why = _vector_instruction(stmt.buffer.dtype.name, stmt.vector)
+    else:
+        function, operand, why = _instruction(stmt.op, stmt.buffer.dtype.name)
     order = stmt.memory_order or "relaxed"
     return AtomicIssue(stmt, loop is not None, replicas, 0 if replicas > 1 else None,
-                       function, operand, order in _RELEASE, order in _ACQUIRE, why)
+                       function, operand, order in _RELEASE, order in _ACQUIRE, why,
+                       stmt.vector, lanes.var.name if lanes is not None else None)
+
+
+# TileLang's AtomicAddx2/x4 on sm_90 (src/tl_templates/cuda/atomic.h): the packed
+# half2/bfloat162 atomicAdd, CUDA 12's float2/float4 atomicAdd, and for four 16-bit lanes
+# the vector atom of PTX 8.1 (TileLang's tl_atomic_add_v4_f16/bf16)
+_VECTOR = {("float16", 2): ("atomicAdd", "half2"),
+           ("bfloat16", 2): ("atomicAdd", "__nv_bfloat162"),
+           ("float32", 2): ("atomicAdd", "float2"),
+           ("float32", 4): ("atomicAdd", "float4"),
+           ("float16", 4): ("atom.global.add.noftz.v4.f16", "unsigned short"),
+           ("bfloat16", 4): ("atom.global.add.noftz.v4.bf16", "unsigned short")}
+
+
+def _vector_instruction(dtype: str, lanes: int) -> tuple[str | None, str | None, str | None]:
+    found = _VECTOR.get((dtype, lanes))
+    if found is None:
+        return None, None, f"no {lanes}-lane atomic add of {dtype} on sm_90"
+    return found[0], found[1], None
+
+
+def vector_lanes(stmt: ir.Stmt) -> ir.AtomicUpdate | None:
+    """The lane atomic when stmt is the unrolled loop of a T.atomic_addxN (its one
+    statement an AtomicUpdate with vector > 1), else None."""
+    if isinstance(stmt, ir.SerialFor) and len(stmt.body) == 1 and \
+            isinstance(stmt.body[0], ir.AtomicUpdate) and stmt.body[0].vector > 1:
+        return stmt.body[0]
+    return None
 
 
 def _instruction(op: str, dtype: str) -> tuple[str | None, str | None, str | None]:
@@ -94,6 +142,10 @@ def atomic_lowering(plan: PhysicalPlan) -> Iterator[tuple[ir.AtomicUpdate, Atomi
     """Every atomic of the kernel with its decision, in source order."""
     def visit(body: ir.Body, loop: ir.ParallelFor | None):
         for stmt in body:
+            lane = vector_lanes(stmt)
+            if lane is not None:
+                yield lane, atomic_issue(plan, lane, loop, stmt)
+                continue
             if isinstance(stmt, ir.AtomicUpdate):
                 yield stmt, atomic_issue(plan, stmt, loop)
             inner = stmt if isinstance(stmt, ir.ParallelFor) else loop

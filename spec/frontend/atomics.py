@@ -21,8 +21,8 @@ from __future__ import annotations
 import ast
 
 from ..dtypes import INT32
-from ..ir import (ATOMIC_OPS, MEMORY_ORDERS, AtomicUpdate, Binary, Buffer, Load,
-                  ParallelFor, Var)
+from ..ir import (ATOMIC_OPS, MEMORY_ORDERS, AtomicUpdate, Binary, Buffer, Const, Load,
+                  ParallelFor, SerialFor, Var)
 from ..source import Span
 from .constants import NotConstant
 from .context import FuncContext
@@ -33,6 +33,9 @@ from .regions import lower_region_arg, resolve_copy
 
 _PARAMS = ("dst", "value", "memory_order", "return_prev", "use_tma", "annotations")
 _SCOPES = ("global", "shared")
+VECTOR_ATOMICS = {"atomic_addx2": 2, "atomic_addx4": 4}
+_VECTOR_PARAMS = ("dst", "value", "return_prev")
+_VECTOR_DTYPES = ("float16", "bfloat16", "float32")
 
 
 def lower_atomic(ctx: FuncContext, call: ast.Call, name: str) -> list:
@@ -143,3 +146,78 @@ def _memory_order(ctx: FuncContext, node: ast.AST | None, what: str) -> str | No
         shape_error(f"{what}: memory_order must be one of {', '.join(MEMORY_ORDERS)}, "
                     f"got `{ast.unparse(node)}`", node)
     return order
+
+
+# ----------------------------------------------------------------------------- x2 / x4
+
+def lower_vector_atomic(ctx: FuncContext, call: ast.Call, name: str) -> list:
+    """`T.atomic_addx2/x4(dst, value)`, TileLang's pointer forms: n consecutive elements
+    of the last dimension from dst's element (or a (1, .., n) region, or a bare buffer's
+    origin) each add the element of value at the same lane. Lowered to an unrolled loop
+    over the lanes whose one statement is an element atomic marked `vector=n`: every
+    analysis reads n element atomics (each one contribution), and the thread program
+    issues the loop as one vector instruction (codegen.lower.atomics)."""
+    lanes = VECTOR_ATOMICS[name]
+    what = f"T.{name}"
+    args = call_args(call, _VECTOR_PARAMS, 2, what)
+    if "return_prev" in args and _flag(ctx, args["return_prev"], what, "return_prev"):
+        _refuse_return_prev(what, True, args["return_prev"])
+    dst = _lanes_of(ctx, args["dst"], lanes, what)
+    src = _lanes_of(ctx, args["value"], lanes, what)
+    _check_vector_operands(dst, src, lanes, args["dst"], args["value"], what)
+    span = Span.of(call)
+    lane = Var(ctx.fresh_name("atomic_lane"), span, INT32)
+    body = AtomicUpdate(dst.buffer, _lane_index(dst.starts, lane, span),
+                        Load(src.buffer, _lane_index(src.starts, lane, span), span),
+                        "sum", None, span, vector=lanes)
+    return [SerialFor(lane, Const(0, INT32, span), Const(lanes, INT32, span), 1, "unroll",
+                      (body,), span)]
+
+
+def _lanes_of(ctx: FuncContext, node: ast.AST, lanes: int, what: str):
+    """The region argument whose first element starts the lanes: a point, a buffer (its
+    origin) or a region of extents (1, .., 1, lanes)."""
+    region = lower_region_arg(ctx, node)
+    extents = region.extents
+    if extents is not None and (any(e != 1 for e in extents[:-1]) or extents[-1] != lanes):
+        shape_error(f"{what} adds {lanes} consecutive elements of the last dimension: "
+                    f"`{ast.unparse(node)}` has extents {tuple(extents)} (give an element, "
+                    f"or a region of extents (1, .., {lanes}))", node)
+    return region
+
+
+def _check_vector_operands(dst, src, lanes: int, dst_node: ast.AST, src_node: ast.AST,
+                           what: str) -> None:
+    """TileLang's AtomicAddx2/x4 overloads (src/tl_templates/cuda/atomic.h): float16,
+    bfloat16 and float32 lanes; the value read through a pointer, converted only from
+    float32 into a 16-bit destination (__float22half2_rn), otherwise its bits taken as
+    the destination's type."""
+    _check_destination(dst.buffer, dst_node, what)
+    dtype = dst.buffer.dtype
+    if dtype.name not in _VECTOR_DTYPES:
+        shape_error(f"{what} into the {dtype} buffer `{dst.buffer.name}`: TileLang's "
+                    f"AtomicAddx{lanes} adds {', '.join(_VECTOR_DTYPES)} lanes only", dst_node)
+    if dst.buffer.scope != "global":
+        unsupported(f"{what} into the shared buffer `{dst.buffer.name}` is not supported: "
+                    f"the vector instruction is printed for global memory only (CUDA's "
+                    f"float2/float4 atomicAdd and the 4-lane 16-bit atom update global "
+                    f"memory only); write T.atomic_add per element", dst_node)
+    source = src.buffer
+    if source.is_reducer or source.scope == "fragment":
+        unsupported(f"{what} reading the {'reducer' if source.is_reducer else 'fragment'} "
+                    f"`{source.name}`: TileLang reads the value through a pointer into "
+                    f"the thread's registers, whose lanes are not elements of "
+                    f"consecutive logical indices in general; copy it into shared memory "
+                    f"or a local buffer first", src_node)
+    converts = source.dtype.name == "float32" and dtype.bits == 16
+    if source.dtype != dtype and not converts:
+        shape_error(f"{what} of the {source.dtype} buffer `{source.name}` into {dtype}: "
+                    f"TileLang takes the value's bits as {dtype} lanes (it converts only a "
+                    f"float32 value into a 16-bit destination); cast into a {dtype} "
+                    f"buffer first", src_node)
+
+
+def _lane_index(starts, lane: Var, span: Span) -> tuple:
+    out = list(starts)
+    out[-1] = Binary("+", out[-1], lane, INT32, span)
+    return tuple(out)

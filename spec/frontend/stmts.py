@@ -28,7 +28,7 @@ from .reducers import (augassign_to_reducer, finalize_reducer, implicit_inits,
 from .sizes import (check_elements, check_expr_depth, check_stages, check_trip_count,
                     constant_trip_count)
 from .tile_ops import lower_copy, lower_fill, lower_reduce
-from .atomics import lower_atomic
+from .atomics import VECTOR_ATOMICS, lower_atomic, lower_vector_atomic
 from .gemm import lower_gemm
 
 # calls that only tune performance; they change nothing we model
@@ -130,6 +130,8 @@ def lower_call_stmt(ctx: FuncContext, call: ast.Call) -> list[Stmt]:
         return finalize_reducer(ctx, call)
     if name in ATOMIC_OPS:
         return lower_atomic(ctx, call, name)
+    if name in VECTOR_ATOMICS:
+        return lower_vector_atomic(ctx, call, name)
     if name in _HINT_CALLS:
         return []
     if name in SCOPES:

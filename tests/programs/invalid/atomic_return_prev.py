@@ -1,4 +1,4 @@
-# expect: error R100 at 12
+# expect: error R100 at 14
 #
 # `return_prev=True` makes TileLang's atomic an expression: the value y[0] held when this
 # update landed, which depends on the order the 32 contributions land in. Outputs are

@@ -21,6 +21,8 @@ from typing import Iterator
 
 import numpy as np
 
+from verify_reducer.spec.dtypes import lookup
+
 from verify_reducer.verify.fuzzing.expr import wrap
 
 ATOMICS = {"sum": "T.atomic_add", "max": "T.atomic_max", "min": "T.atomic_min"}
@@ -213,8 +215,7 @@ def inputs(s: SplitK) -> dict[str, np.ndarray]:
 
 
 def _np(dtype: str):
-    return {"float32": np.float32, "float16": np.float16, "int32": np.int32,
-            "int8": np.int8}[dtype]
+    return lookup(dtype).np
 
 
 def partials(s: SplitK, given: dict[str, np.ndarray]) -> np.ndarray:

@@ -23,6 +23,8 @@ contribution); `counts` say how many contributions each element's chain holds
 (docs/design.md §25)."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from verify_reducer.spec.dtypes import DType
@@ -120,6 +122,8 @@ def apply_atomic(storage, op: str, flat: np.ndarray, value: Val, span, stmt_span
     """Combines value[k] into element flat[k] of storage, for every k (the elements'
     chains, above); reading an element never written (shared memory) is R502."""
     touched = np.unique(flat)
-    current = storage.read(touched, span, stmt_span)
-    ledger = ledger_of(storage, storage.buffer.dtype)
-    storage.write(touched, ledger.apply(op, flat, value, current))
+    order = getattr(storage, "block_order", None)      # a run of several blocks
+    with order.atomically(touched) if order is not None else contextlib.nullcontext():
+        current = storage.read(touched, span, stmt_span)
+        ledger = ledger_of(storage, storage.buffer.dtype)
+        storage.write(touched, ledger.apply(op, flat, value, current))

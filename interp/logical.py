@@ -24,6 +24,7 @@ from verify_reducer.spec.ops import OP_ALIASES, REDUCE_KINDS, reduce_monoid
 from verify_reducer.spec.source import Span
 
 from . import bounds as B
+from .block_order import Position, ordered_storage
 from .atomics import apply_atomic
 from .epochs import ReducerState
 from .evaluate import convert, indices_of, operand, reads_thread, serial_iterations
@@ -79,11 +80,22 @@ def run(func: ir.PrimFunc, inputs: dict[str, np.ndarray], blocks=None,
     see each other's writes before a run is cut down this way). progress(done, total)
     is called after each block; observe(Contributions) after each finalize."""
     chosen, total = blocks_to_run(func, blocks)
-    globals_ = _global_storage(func, inputs, windows)
-    epochs: list[EpochRecord] = []
     kernel = func.kernel
+    position = None
+    if windows is None and total > 1:
+        # several blocks over whole tensors: blocks not proved independent, or a run of
+        # the grid; an access another block's access makes a race stops it (R504)
+        position = Position()
+        globals_ = ordered_storage(kernel_inputs(func, inputs), kernel.grid, position)
+    else:
+        globals_ = _global_storage(func, inputs, windows)
+    epochs: list[EpochRecord] = []
     for done, block in enumerate(chosen, 1):
-        Block(kernel, block, globals_, epochs, observe).run()
+        runner = Block(kernel, block, globals_, epochs, observe)
+        if position is not None:
+            position.block = int(np.ravel_multi_index(runner.block, kernel.grid))
+            position.runner = runner
+        runner.run()
         if progress is not None:
             progress(done, total)
     written = None if windows is None else \

@@ -83,6 +83,13 @@ def _gemv(i: Arrays) -> Arrays:
     return {"y": fsum_rows(products)}
 
 
+def _gemv_splitk(i: Arrays) -> Arrays:
+    # y += A @ x: every block's partial row sums are added atomically onto y's initial
+    # values, so the exact result is the sum of the initial value and every product.
+    products = f64(i["A"]) * f64(i["x"])[None, :]
+    return {"y": fsum_rows(np.concatenate([f64(i["y"])[:, None], products], axis=1))}
+
+
 def _two_sites(i: Arrays) -> Arrays:
     return {"out": fsum_all(np.concatenate([f64(i["a"]), f64(i["b"])]))}
 
@@ -213,6 +220,7 @@ REFERENCES: dict[str, Reference] = {
     "minimal_rfc": Reference(_minimal),
     "gemv_pipelined": Reference(_gemv),
     "gemv_nondividing": Reference(_gemv),
+    "gemv_splitk": Reference(_gemv_splitk),
     "two_sites_8_16": Reference(_two_sites),
     "gemv_family": Reference(_gemv),
     "gemv_tail_family": Reference(_gemv),

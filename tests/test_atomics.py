@@ -149,15 +149,40 @@ def main(X: T.Tensor((4, 8), T.int32), Out: T.Tensor((8,), T.int32),
 def test_a_plain_store_between_atomics_starts_a_new_chain():
     source = _kernel("""\
         for j in T.Parallel(32):
+            T.atomic_add(Out[j], X[0, j])
+        for j in T.Parallel(32):
+            Out[j] = 100.0
+        for j in T.Parallel(32):
+            T.atomic_add(Out[j], X[1, j])
+        """, grid=1)
+    x = np.ones((1, 32), np.float32) * np.float32(2.5)
+    x = np.concatenate([x, np.full((1, 32), 4.0, np.float32)])
+    source = source.replace("T.Tensor((1, 32), T.float32)", "T.Tensor((2, 32), T.float32)")
+    result = run(_func(source), {"X": x, "Out": np.zeros(32, np.float32)})
+    # one block: its accesses are in program order; the store is the new base
+    assert (result.outputs["Out"] == 104.0).all()
+
+
+def test_a_plain_store_racing_other_blocks_atomics_stops_the_run():
+    """The same store in one block of eight: every order of the blocks is legal, so the
+    store may land before or after any other block's contributions. Running the blocks
+    one after the other meets it (interp/block_order.py) and stops with R504."""
+    source = _kernel("""\
+        for j in T.Parallel(32):
             T.atomic_add(Out[j], X[bx, j])
         if bx == 3:
             for j in T.Parallel(32):
                 Out[j] = 100.0
         """, grid=8)
-    x = np.ones((8, 32), np.float32)
-    result = run(_func(source), {"X": x, "Out": np.zeros(32, np.float32)})
-    # blocks run in order here: 4 contributions, then 100, then 4 more
-    assert (result.outputs["Out"] == 104.0).all()
+    with pytest.raises(DiagnosticError) as found:
+        run(_func(source), {"X": np.ones((8, 32), np.float32),
+                            "Out": np.zeros(32, np.float32)})
+    (race,) = found.value.diagnostics
+    assert race.code == "R504" and race.span.line == 13
+    assert race.message.startswith("race between blocks, met in this run: block 3 stores "
+                                   "Out[0], which another block updated atomically at "
+                                   "line 10")
+    assert race.notes[0].span.line == 10
 
 
 def test_atomics_outside_a_parallel_are_one_per_thread():
@@ -198,19 +223,59 @@ def test_replica_zero_issues_in_a_replicated_loop_and_the_cuda_prints_it():
     ("atomic_add", "int8", None, None),
 ])
 def test_the_native_instruction_per_dtype(op, dtype, function, operand):
-    got = lowered._instruction(ir.ATOMIC_OPS[op], dtype)
-    assert got[:2] == (function, operand)
-    assert (got[2] is None) == (function is not None)
+    assert lowered._instruction(ir.ATOMIC_OPS[op], dtype) == (function, operand, None)
 
 
-def test_no_native_instruction_is_refused_by_the_renderer():
+@pytest.mark.parametrize("op, dtype, word, subword", [
+    ("atomic_max", "float32", "unsigned int", False),
+    ("atomic_min", "float64", "unsigned long long", False),
+    ("atomic_max", "float16", "unsigned short", False),
+    ("atomic_min", "bfloat16", "unsigned short", False),
+    ("atomic_add", "int16", "unsigned short", False),
+    ("atomic_max", "uint16", "unsigned short", False),
+    ("atomic_add", "int8", "unsigned int", True),
+    ("atomic_min", "uint8", "unsigned int", True),
+])
+def test_no_native_instruction_is_a_cas_loop(op, dtype, word, subword):
+    source = _kernel(f"""\
+        for j in T.Parallel(32):
+            T.{op}(Out[j], X[bx, j])
+        """, out=f"(32,), T.{dtype}")
+    ((_, issue),) = lowered.atomic_lowering(_plan(source))
+    assert (issue.function, issue.operand_type, issue.subword) == ("atomicCAS", word, subword)
+    assert "a compare-and-swap loop (atomicCAS)" in issue.describe()
+
+
+def test_the_cas_loop_swaps_until_no_other_thread_changed_the_word():
+    from verify_reducer.codegen.cuda import render
+    cuda = render(_plan(_kernel("""\
+        for j in T.Parallel(32):
+            T.atomic_add(Out[j], 3)
+        """, out="(32,), T.int8"))).source
+    assert "reinterpret_cast<size_t>(&Out[j]) & ~(size_t)3" in cuda
+    assert "const unsigned int atomic_want = (atomic_seen & ~(0xFFu << atomic_shift)) | " \
+        "((unsigned int)(unsigned char)((signed char)(atomic_old + atomic_v)) << " \
+        "atomic_shift);" in cuda
+    assert "if (atomic_got == atomic_seen) break;" in cuda
+    float_max = render(_plan(_kernel("""\
+        for j in T.Parallel(32):
+            T.atomic_max(Out[j], X[bx, j])
+        """))).source
+    assert "__float_as_uint(fmaxf(atomic_old, atomic_v))" in float_max
+
+
+@pytest.mark.parametrize("out, words", [
+    ("(30,), T.int8", "does not fill its last word"),
+    ("(32,), T.float8_e4m3fn", "no atomic max of float8_e4m3fn"),
+])
+def test_what_no_instruction_or_loop_does_is_refused_by_the_renderer(out, words):
     from verify_reducer.codegen.cuda import render
     from verify_reducer.codegen.cuda_unsupported import Unsupported
     physical = _plan(_kernel("""\
-        for j in T.Parallel(32):
+        for j in T.Parallel(30):
             T.atomic_max(Out[j], X[bx, j])
-        """))
-    with pytest.raises(Unsupported, match="no native atomicMax for float32"):
+        """, out=out))
+    with pytest.raises(Unsupported, match=words):
         render(physical)
 
 

@@ -166,6 +166,19 @@ def test_a_block_reading_what_another_writes_is_not_independent(tmp_path):
     assert "the write of out" in found.reason and "the read of out" in found.reason
 
 
+def test_blocks_that_meet_in_the_run_are_a_race(tmp_path):
+    """perm is not a permutation here (two blocks store out[3]): nothing could be proved
+    before the run, and the run, every block in turn, meets the second store (R504,
+    interp/block_order.py), naming both blocks and both statements."""
+    path = write(tmp_path, PERMUTED.replace("2, 6]", "2, 3]"))
+    report = pipeline.check(path)
+    (race,) = [d for d in report.diagnostics if d.is_error]
+    assert race.code == "R504" and race.message.startswith(
+        "race between blocks, met in this run: block 7 stores out[3], which block 0 "
+        "stored at line 14")
+    assert race.notes[0].message == "where block 0 stored it"
+
+
 def test_not_proved_is_reported(tmp_path, capsys):
     code, out, _ = cli(capsys, "check", write(tmp_path, PERMUTED))
     assert code == 0

@@ -7,117 +7,24 @@ written by verify.cli.outputs."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import traceback
-from typing import Callable, NamedTuple
+from typing import Callable
 
 from verify_reducer.codegen.cuda import Unsupported
 from verify_reducer.spec.diagnostics import DiagnosticError
-from verify_reducer.spec.source import SourceDecodeError, decode_source
 
+from verify_reducer.verify.cli import cache
 from verify_reducer.verify.cli import json_doc as cli_json
-from verify_reducer.verify.cli import outputs
 from verify_reducer.verify.oracle import inputs as inputs_mod
 from verify_reducer.verify.oracle import pipeline
-from verify_reducer.verify.cli.junit import junit_xml
-from verify_reducer.verify.cli.output import Output, worst
-from verify_reducer.verify.cli.sarif import sarif_text
-from verify_reducer.verify.cli.workers import Judged, job_count, judge_in_workers
+from verify_reducer.verify.cli.finish import finish
+from verify_reducer.verify.cli.judged import Judged, recording
+from verify_reducer.verify.cli.output import Output
+from verify_reducer.verify.cli.programs import Program, expand_programs, is_batch
+from verify_reducer.verify.cli.workers import job_count, judge_in_workers
 from verify_reducer.verify.oracle.pipeline import EXIT_INTERNAL, EXIT_REJECTED, EXIT_USAGE, UsageError
-
-STDIN_LABEL = "<stdin>"
-
-
-class Program(NamedTuple):
-    label: str                  # the path, or <stdin>
-    source: str | None          # the text when it was read here (stdin)
-    problem: str | None = None  # why it cannot be judged (a usage error of its own)
-
-
-def expand_programs(paths: list[str], stdin=None) -> list[Program]:
-    """The programs the arguments name, in order: a file as given (read later, where a
-    missing one is reported), a directory as its `.py` files in sorted order (hidden
-    folders and files left out), `-` as the text of stdin (once)."""
-    stdin = sys.stdin if stdin is None else stdin
-    out: list[Program] = []
-    read_stdin = False
-    for path in paths:
-        if path == "-":
-            if read_stdin:
-                out.append(Program(STDIN_LABEL, None, "- (stdin) is given more than once"))
-                continue
-            read_stdin = True
-            try:
-                out.append(Program(STDIN_LABEL, _stdin_text(stdin)))
-            except (OSError, UnicodeDecodeError, SourceDecodeError) as exc:
-                out.append(Program(STDIN_LABEL, None, f"cannot read stdin: {exc}"))
-        elif os.path.isdir(path):
-            files = _python_files(path)
-            out += [Program(f, None) for f in files] or \
-                [Program(path, None, f"{path}: no .py files in the directory")]
-        else:
-            out.append(Program(path, None))
-    return out
-
-
-def _stdin_text(stdin) -> str:
-    """The program on stdin, its bytes decoded as a file's are (spec.source.decode_source:
-    its coding declaration, a BOM); a text stream without bytes (a test's StringIO) is
-    already decoded."""
-    raw = getattr(stdin, "buffer", None)
-    if raw is not None:
-        return decode_source(raw.read())
-    return stdin.read().removeprefix("\ufeff")
-
-
-def _python_files(folder: str) -> list[str]:
-    found = []
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found += [os.path.join(root, f) for f in sorted(files)
-                  if f.endswith(".py") and not f.startswith(".")]
-    return found
-
-
-def is_batch(paths: list[str]) -> bool:
-    """Several programs asked for: more than one argument, or a directory (the output's
-    shape follows the command line, not what a directory happens to hold)."""
-    return len(paths) > 1 or any(p != "-" and os.path.isdir(p) for p in paths)
-
-
-def json_file_writable(args) -> bool:
-    """--json-file checked before the work; one that cannot be written is said on
-    stderr (the document has nowhere to go), and the command exits 2."""
-    if getattr(args, "json_file", None):
-        try:
-            outputs.check_file("--json-file", args.json_file, outputs.run_inputs(args))
-        except UsageError as err:
-            args.ui.error(str(err))
-            return False
-    return True
-
-
-def deliver_json(args, doc: dict, code: int) -> int:
-    """Print the document, or write it to --json-file; code, or 2 when that fails."""
-    return deliver_text(args, cli_json.dumps(doc), code)
-
-
-def deliver_text(args, text: str, code: int) -> int:
-    """Print a machine document, or write it to --json-file; code, or 2 when that
-    fails."""
-    if not getattr(args, "json_file", None):
-        print(text, flush=True)
-        return code
-    try:
-        outputs.write_text("--json-file", args.json_file, text + "\n",
-                           outputs.run_inputs(args))
-    except UsageError as err:
-        args.ui.error(str(err))
-        return worst([code, EXIT_USAGE])
-    return code
-
 
 def first_error(diagnostics) -> str:
     """`R100 at 6:9`: the first error of a rejection, for quiet mode's verdict line."""
@@ -127,50 +34,22 @@ def first_error(diagnostics) -> str:
     return ""
 
 
-# `check --format` documents made from the programs' JSON documents (text and json are
-# the ordinary report and the JSON document)
-DOCUMENT_FORMATS = {"sarif": sarif_text, "junit": junit_xml}
-
-
 def run_programs(args, command: Callable[[argparse.Namespace], int]) -> int:
     """command(pargs) for each program, guarded (pargs: args with `program`, `source`
-    and `detail` set), then the summary; the worst exit code. With --json the documents
-    of several programs make one: {command, programs: [...], summary}. With --jobs N
-    the programs run in N worker processes (verify.cli.workers), their output printed
-    in order."""
+    and `detail` set), then the summary; the worst exit code (verify.cli.finish). With
+    --json the documents of several programs make one: {command, programs: [...],
+    summary}."""
+    return finish(args, _judge_each(args, command))
+
+
+def _judge_each(args, command):
+    """(program, Judged) in order. `check` records each program's answer as data
+    (verify.cli.judged): read from the cache where it holds one (verify.cli.cache),
+    else judged here or in --jobs workers and kept there; the other commands print as
+    they go (a run's progress on a terminal)."""
     out = args.ui
     batch = is_batch(args.programs)
-    if not json_file_writable(args):
-        return EXIT_USAGE
-    if out.json:
-        out.documents = []
     programs = expand_programs(args.programs)
-    codes: list[int] = []
-    for program, judged in _judge_each(args, command, programs):
-        codes.append(judged.code)
-        if out.quiet and not out.json:
-            out.verdict_line(program.label, cli_json.verdict(args.command, judged.code),
-                             judged.detail)
-    code = worst(codes)
-    if out.json:
-        docs, out.documents = out.documents, None
-        made = DOCUMENT_FORMATS.get(getattr(args, "format", "json"))
-        if made is not None:
-            return deliver_text(args, made(docs, code), code)
-        doc = {"command": args.command, "programs": docs,
-               "summary": cli_json.summary_json(args.command, codes, code)} \
-            if batch else docs[0]
-        return deliver_json(args, doc, code)
-    if batch:
-        out.summary(args.command, codes, code)
-    return code
-
-
-def _judge_each(args, command, programs: list[Program]):
-    """(program, Judged) in order: here, printing as it goes, or in --jobs workers,
-    whose captured output is printed here as each program's turn comes."""
-    out = args.ui
-    batch = is_batch(args.programs)
 
     def pargs_of(program: Program) -> argparse.Namespace:
         pargs = argparse.Namespace(**vars(args))
@@ -178,15 +57,11 @@ def _judge_each(args, command, programs: list[Program]):
         pargs.problem = program.problem
         return pargs
 
-    def header(program: Program) -> None:
-        if batch and not out.json and not out.quiet and args.command != "check":
-            out.out(f"==> {program.label} <==")
-
-    jobs = min(job_count(args), len(programs))
-    if jobs <= 1:
+    if args.command != "check":
         for program in programs:
             pargs = pargs_of(program)
-            header(program)
+            if batch and not out.json and not out.quiet:
+                out.out(f"==> {program.label} <==")
             mark = len(out.documents) if out.documents is not None else 0
             code = report_usage(pargs, program.problem) if program.problem else \
                 guarded(pargs, command)
@@ -194,18 +69,40 @@ def _judge_each(args, command, programs: list[Program]):
                 del out.documents[mark:-1]
             yield program, Judged(code, pargs.detail)
         return
-    for program, judged in zip(programs, judge_in_workers(pargs_of, command, programs,
-                                                          jobs)):
-        header(program)
-        sys.stdout.write(judged.stdout)
-        sys.stderr.write(judged.stderr)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        if out.documents is not None and judged.documents:
-            out.documents.append(judged.documents[-1])
-        if getattr(args, "html_sections", None) is not None:
-            args.html_sections.extend(judged.html_sections)
-        yield program, judged
+    store = cache.for_command(args)
+    keys = [cache.program_key(args, p) if store else None for p in programs]
+    answers = [store.get(k) if k else None for k in keys]
+    todo = [p for p, answer in zip(programs, answers) if answer is None]
+    jobs = min(job_count(args), len(todo))
+    judged = judge_in_workers(pargs_of, command, todo, jobs) if jobs > 1 else \
+        (judge_captured(pargs_of(p), command) for p in todo)
+    for program, key, answer in zip(programs, keys, answers):
+        if answer is None:
+            answer = next(judged)
+            # kept only when the file still reads as it did when the key was made
+            if key is not None and key == cache.program_key(args, program):
+                store.put(key, answer)
+        yield program, answer
+
+
+def judge_captured(pargs: argparse.Namespace, command: Callable) -> Judged:
+    """command(pargs), guarded, its output and documents recorded (verify.cli.judged).
+    The Output is the command line's own (pargs copies args): its list of documents is
+    set aside while this program says its own, and given back after."""
+    ui = pargs.ui
+    kept, ui.documents = ui.documents, ([] if ui.json else None)
+    if getattr(pargs, "html_sections", None) is not None:
+        pargs.html_sections = []
+    try:
+        with recording() as chunks:
+            code = report_usage(pargs, pargs.problem) if pargs.problem else \
+                guarded(pargs, command)
+        documents = None if ui.documents is None else \
+            [cli_json.jsonable(d) for d in ui.documents]
+    finally:
+        ui.documents = kept
+    return Judged(code, pargs.detail, chunks, documents,
+                  getattr(pargs, "html_sections", None) or [])
 
 
 # ------------------------------------------------------------------------- sources and paths

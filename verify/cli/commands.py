@@ -29,7 +29,10 @@ from verify_reducer.verify.cli import compare as cli_compare
 from verify_reducer.verify.cli import html as cli_html
 from verify_reducer.verify.oracle import inputs as inputs_mod
 from verify_reducer.verify.oracle import pipeline
-from verify_reducer.verify.cli.batch import deliver_json, first_error, is_batch, json_file_writable, run_programs
+from verify_reducer.verify.cli.batch import first_error, run_programs
+from verify_reducer.verify.cli.entry import main  # noqa: F401 (the entry point, as before)
+from verify_reducer.verify.cli.finish import deliver_json, json_file_writable, stdout_closed
+from verify_reducer.verify.cli.programs import is_batch
 from verify_reducer.verify.cli.batch import guarded as _guarded
 from verify_reducer.verify.cli import outputs
 from verify_reducer.verify.cli.svg import emit_rejected_svg, emit_svg, require_drawsvg, svg_destination
@@ -43,8 +46,8 @@ from verify_reducer.verify.oracle.cost import estimate
 from verify_reducer.spec.frontend.family import DirectiveError, parse_cli
 from verify_reducer.spec.frontend.factories import ParamError, parse_param_flags
 from verify_reducer.verify.oracle.pipeline import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
-from verify_reducer.verify.oracle.exit_codes import EXIT_INTERRUPTED
-from verify_reducer.verify.cli.parser import flag_value, mistyped_command, FUZZ_BACKENDS, build_parser, max_memory, normalize_argv, tilelang_config
+from verify_reducer.verify.oracle.exit_codes import EXIT_INTERRUPTED  # noqa: F401 (tests read it here)
+from verify_reducer.verify.cli.parser import FUZZ_BACKENDS, max_memory, tilelang_config
 
 def _given_inputs(path: str | None, args, loaded=None) -> dict[str, np.ndarray] | None:
     """--inputs: a keyword's inputs, or the .npz read against the program's parameters
@@ -95,7 +98,8 @@ def cmd_check(args) -> int:
     doc = cli_json.check_json(args.program, report, args.values) if args.json else None
     cli_html.add_section(args, report, source, start, doc)     # --html reuses doc
     if args.json:
-        _print_json({**doc, "input_notes": notes}, args)
+        # judged now: an answer played from the cache says `"cached": true` (verify.cli.judged)
+        _print_json({**doc, "input_notes": notes, "cached": False}, args)
         return report.exit_code
     args.ui.diagnostics(report.diagnostics + report.violations, args.program, source)
     _print_notes(notes, args)
@@ -450,33 +454,9 @@ COMMANDS = {"check": cmd_check, "run": cmd_run, "emit": cmd_emit, "fuzz": cmd_fu
             "compare": cli_compare.cmd_compare}
 
 
-def main(argv: list[str] | None = None) -> int:
-    try:
-        return _main(list(sys.argv[1:] if argv is None else argv))
-    except KeyboardInterrupt:
-        # Ctrl-C is the user's decision, not a crash: one line, no traceback; files
-        # being written are left as they were (verify.cli.outputs writes atomically)
-        print("verify-reducer: interrupted", file=sys.stderr, flush=True)
-        return EXIT_INTERRUPTED
-
-
-def _main(argv: list[str]) -> int:
-    parser = build_parser()
-    typo = mistyped_command(argv)
-    if typo is not None:
-        parser.error(typo)                   # exit 2 with the usage line
-    args = parser.parse_args(normalize_argv(argv))
-    try:                          # [tool.verify-reducer]: flags argv did not give
-        args.config = cli_config.load()
-        cli_config.apply_flags(args, argv, args.config, flag_value)
-    except UsageError as exc:
-        print(f"verify-reducer: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if getattr(args, "format", "text") == "text" and getattr(args, "json", False):
-        args.format = "json"
-    if getattr(args, "json_file", None) or getattr(args, "format", "text") != "text":
-        args.json = True       # sarif and junit are made from the JSON documents
-    args.ui = Output.from_args(args)
+def run(args) -> int:
+    """A prepared command line (verify.cli.entry.prepare), run; its exit code. The
+    command's entry point is verify.cli.entry.main (imported here as main)."""
     with numpy_warnings_kept() as kept:
         code = _dispatch(args)
     if kept and args.ui.verbose and not args.json:
@@ -499,9 +479,7 @@ def _dispatch(args) -> int:
             return cli_html.with_report(args, lambda: run_programs(args, cmd_check))
         return run_programs(args, COMMANDS[args.command])
     except BrokenPipeError:
-        # the reader went away (`| head`): nothing left to say, and nothing went wrong
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
+        return stdout_closed()
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ pyproject.toml, found from the current folder upwards (as ruff and pytest find t
     jobs = 2
     max-memory = "4G"
     color = "never"
+    cache = false                     # never read or keep answers in the cache
 
     [[tool.verify-reducer.per-path]]
     paths = ["kernels/legacy/*.py"]   # globs, relative to the pyproject.toml's folder
@@ -24,7 +25,6 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from verify_reducer.spec.diagnostics import CODES
 from verify_reducer.verify.oracle.exit_codes import UsageError
 
 TABLE = "verify-reducer"
@@ -32,7 +32,7 @@ TABLE = "verify-reducer"
 FLAGS = {"seed": ("seed", "--seed", int), "blocks": ("blocks", "--blocks", (int, str)),
          "jobs": ("jobs", "--jobs", int), "max-memory": ("max_memory", "--max-memory", str),
          "color": ("color", "--color", str)}
-KEYS = set(FLAGS) | {"ignore", "per-path"}
+KEYS = set(FLAGS) | {"ignore", "per-path", "cache"}
 
 
 @dataclass
@@ -41,6 +41,7 @@ class Config:
     ignore: tuple[str, ...] = ()
     flags: dict[str, object] = field(default_factory=dict)   # key -> value
     per_path: list[tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=list)
+    cache: bool = True                                  # answers read and kept (verify.cli.cache)
 
     def ignored_for(self, program: str) -> dict[str, str]:
         """code -> where the configuration accepts it, for one program."""
@@ -82,6 +83,10 @@ def load(path: Path | None = None) -> Config:
             if not isinstance(value, kind) or isinstance(value, bool):
                 raise UsageError(f"{where} {key}: {value!r} is not what {flag} takes")
             config.flags[key] = value
+    if "cache" in table:
+        if not isinstance(table["cache"], bool):
+            raise UsageError(f"{where} cache: {table['cache']!r} is not true or false")
+        config.cache = table["cache"]
     for n, entry in enumerate(table.get("per-path", [])):
         here = f"{where} per-path[{n}]"
         if not isinstance(entry, dict) or set(entry) - {"paths", "ignore"} or \
@@ -126,6 +131,11 @@ def _table(path: Path) -> dict | None:
 def _codes(value, where: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
         raise UsageError(f"{where}: a list of diagnostic codes")
+    if not value:
+        return ()
+    # the code table loads numpy: read only when codes are named (a check answered from
+    # the cache reads this file before anything heavy is loaded)
+    from verify_reducer.spec.diagnostics import CODES
     unknown = [c for c in value if c not in CODES]
     if unknown:
         raise UsageError(f"{where}: unknown code(s) {', '.join(unknown)} (docs/codes.md)")

@@ -1,13 +1,17 @@
 """The `verify-reducer` command's entry point (pyproject's script, `python -m
-verify_reducer`): `--version` and `--help` are answered from the parser alone — argparse
-and a few light modules of ours, no numpy, z3 or rich — so they answer at once; every
-other command line goes to verify.cli.commands, imported then."""
+verify_reducer`), and the command line's preparation (prepare), each step loading no
+more than it needs:
+- `--version` and `--help` are answered from the parser (argparse and a few light
+  modules of ours: no numpy, z3 or rich);
+- a `check` whose every program has its answer in the cache is answered from there
+  (verify.cli.cache: light modules and rich, still no numpy, z3 or the verifier);
+- every other command line goes to verify.cli.commands, imported then."""
 from __future__ import annotations
 
 import sys
 
-from verify_reducer.verify.cli.parser import build_parser, normalize_argv
-from verify_reducer.verify.oracle.exit_codes import EXIT_INTERRUPTED
+from verify_reducer.verify.cli.parser import build_parser, flag_value, mistyped_command, normalize_argv
+from verify_reducer.verify.oracle.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 
 ONLY_THE_PARSER = ("-h", "--help", "--version")
 
@@ -18,8 +22,47 @@ def main(argv: list[str] | None = None) -> int:
         if any(a in ONLY_THE_PARSER for a in argv):
             # argparse prints the help or the version and exits 0 (or 2 on a bad flag)
             build_parser().parse_args(normalize_argv(argv))
-        from verify_reducer.verify.cli.commands import main as run_command
-    except KeyboardInterrupt:      # while the heavy modules load
+        # past --version and --help: what a cached answer needs (rich among it), no more
+        from verify_reducer.verify.cli import cache
+        from verify_reducer.verify.cli.finish import stdout_closed
+        args = prepare(argv)
+        if isinstance(args, int):
+            return args
+        try:
+            code = cache.answer(args)
+        except BrokenPipeError:
+            return stdout_closed()
+        if code is not None:
+            return code
+        from verify_reducer.verify.cli import commands
+        return commands.run(args)
+    except KeyboardInterrupt:
+        # Ctrl-C is the user's decision, not a crash: one line, no traceback; files
+        # being written are left as they were (verify.cli.outputs writes atomically)
         print("verify-reducer: interrupted", file=sys.stderr, flush=True)
         return EXIT_INTERRUPTED
-    return run_command(argv)
+
+
+def prepare(argv: list[str]):
+    """The parsed command line, with [tool.verify-reducer]'s flags where argv gave none
+    and its Output (args.ui); or the exit code of a command line that cannot run (a
+    mistyped command, a bad flag: argparse exits 2; a bad configuration: 2)."""
+    from verify_reducer.verify.cli import config as cli_config
+    from verify_reducer.verify.cli.output import Output
+    parser = build_parser()
+    typo = mistyped_command(argv)
+    if typo is not None:
+        parser.error(typo)                   # exit 2 with the usage line
+    args = parser.parse_args(normalize_argv(argv))
+    try:                          # [tool.verify-reducer]: flags argv did not give
+        args.config = cli_config.load()
+        cli_config.apply_flags(args, argv, args.config, flag_value)
+    except UsageError as exc:
+        print(f"verify-reducer: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if getattr(args, "format", "text") == "text" and getattr(args, "json", False):
+        args.format = "json"
+    if getattr(args, "json_file", None) or getattr(args, "format", "text") != "text":
+        args.json = True       # sarif and junit are made from the JSON documents
+    args.ui = Output.from_args(args)
+    return args

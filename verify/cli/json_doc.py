@@ -1,8 +1,9 @@
 """The `--json` documents: explicit, documented field names (verify_reducer/schemas/), never a
 dataclass dump, and strict JSON that any parser accepts.
 
-Every document starts with `schema_version`. It changes only when a field is renamed or
-removed or changes meaning; a new field does not change it.
+What every document shares (schema_version, the verdict names, the summary, the strict
+JSON text) is verify.cli.documents, which answers from the cache need without numpy; it
+is re-exported here for the commands that build documents.
 
 JSON has no NaN or infinity (a strict parser refuses Python's `NaN`/`Infinity`), so a
 non-finite float is written as the string "nan", "inf" or "-inf" wherever a number may
@@ -10,62 +11,17 @@ stand: output values, bounds, a comparison's got/expected/bound."""
 from __future__ import annotations
 
 import hashlib
-import json
 
 import numpy as np
 
 from verify_reducer.codegen.plan_text import resources_json
 from verify_reducer.interp.accept import unjudged_reason
 
+from verify_reducer.verify.cli.documents import SCHEMA_VERSION, VERDICTS, document, dumps, jsonable, \
+    summary_json, verdict  # noqa: F401 (re-exported: cli_json.dumps, cli_json.verdict, ...)
 from verify_reducer.verify.fuzzing.command import Finding
-from verify_reducer.verify.oracle.judge import json_number
 
-SCHEMA_VERSION = 1
 NON_FINITE = ("nan", "inf", "-inf")
-
-# the verdict of a program by command and exit code (summary counts use these names)
-VERDICTS = {"check": {0: "verified", 1: "rejected", 3: "mismatch", 5: "inconclusive"},
-            "run": {0: "ok", 1: "rejected", 3: "mismatch", 5: "inconclusive"},
-            "emit": {0: "emitted", 1: "rejected"},
-            # outputs judged against the oracle: they match it (nothing was verified)
-            "compare": {0: "match", 1: "rejected", 3: "mismatch", 5: "inconclusive"}}
-COMMON_VERDICTS = {2: "usage_error", 4: "internal_error"}
-VERDICT_ORDER = ("verified", "ok", "emitted", "match", "inconclusive", "mismatch", "rejected",
-                 "usage_error", "internal_error")
-
-
-def verdict(command: str, code: int) -> str:
-    """The verdict name of one program's exit code under command."""
-    return VERDICTS.get(command, {}).get(code) or COMMON_VERDICTS.get(code) \
-        or VERDICTS["check"].get(code, f"exit_{code}")
-
-
-def jsonable(value):
-    """value with numpy types made plain and non-finite floats made strings."""
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        return jsonable(value.item())
-    if isinstance(value, float):
-        return json_number(value)
-    if value is None or isinstance(value, (str, int, float)):
-        return value        # (bool is an int)
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")
-
-
-def document(doc: dict) -> dict:
-    """doc as a document: schema_version first (a program's document inside the one of
-    several programs carries it too, so each stands alone)."""
-    return {"schema_version": SCHEMA_VERSION, **doc}
-
-
-def dumps(doc: dict) -> str:
-    """The document as strict JSON text, schema_version first."""
-    return json.dumps(jsonable(document(doc)), indent=2, allow_nan=False)
 
 
 # a tensor over this many elements is summarized unless --values asks for every value
@@ -142,11 +98,3 @@ def check_json(program: str, report, full_values: bool = False) -> dict:
     if report.family is not None:
         doc["family"] = report.family.to_json()
     return doc
-
-
-def summary_json(command: str, codes: list[int], exit_code: int) -> dict:
-    """The counts per verdict of several programs and the exit code they make."""
-    names = [verdict(command, code) for code in codes]
-    order = [*VERDICT_ORDER, *names]
-    counts = {name: names.count(name) for name in sorted(set(names), key=order.index)}
-    return {"programs": len(codes), "verdicts": counts, "exit_code": exit_code}

@@ -9,13 +9,12 @@ import time
 import warnings
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
-    TimeElapsedColumn, TimeRemainingColumn
 from rich.text import Text
 
-from verify_reducer.verify.cli import json_doc as cli_json
-from verify_reducer.verify.oracle.pipeline import EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_REJECTED, EXIT_USAGE
-from verify_reducer.verify.cli.report import diagnostics_text
+# light modules only: a check answered from the cache writes through this class
+# without loading numpy or the verifier (verify.cli.report is loaded with diagnostics)
+from verify_reducer.verify.cli import documents as cli_json
+from verify_reducer.verify.oracle.exit_codes import EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 
 
 # Several programs exit with the worst of their codes, worst first: an internal error
@@ -101,6 +100,7 @@ class Output:
 
     def diagnostics(self, diags, path: str, source: str) -> None:
         if diags and not self.quiet:
+            from verify_reducer.verify.cli.report import diagnostics_text
             self.err(diagnostics_text(diags, path, source))
 
     def note(self, message: str) -> None:
@@ -164,6 +164,9 @@ class BarMeter:
     above it when stdout is that terminal too."""
 
     def __init__(self, stream, color: bool):
+        # rich's progress module is loaded here, for a campaign on a terminal only
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
+            TimeElapsedColumn, TimeRemainingColumn
         self._progress = Progress(
             TextColumn("fuzz"), BarColumn(), MofNCompleteColumn(),
             TextColumn("programs, {task.fields[findings]} finding(s)"),

@@ -21,9 +21,7 @@ import stat
 import tempfile
 from typing import BinaryIO, Callable, Iterable
 
-import numpy as np
-
-from verify_reducer.verify.oracle.pipeline import UsageError
+from verify_reducer.verify.oracle.exit_codes import UsageError
 
 
 def check_file(flag: str, path: str, protected: Iterable[str] = (),
@@ -97,9 +95,11 @@ def write_text(flag: str, path: str, text: str, protected: Iterable[str] = (),
     _replace(flag, path, lambda f: f.write(data), protected)
 
 
-def write_npz(flag: str, path: str, arrays: dict[str, np.ndarray],
+def write_npz(flag: str, path: str, arrays: dict,
               protected: Iterable[str] = ()) -> str:
-    """arrays written atomically as an .npz; returns the file written (npz_name)."""
+    """arrays (name -> numpy array) written atomically as an .npz; returns the file
+    written (npz_name)."""
+    import numpy as np      # here: the cache writes its entries through this module
     written = npz_name(path)
     _replace(flag, written, lambda f: np.savez(f, **arrays), protected, given=path)
     return written

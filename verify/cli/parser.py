@@ -78,6 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="blocks to run: all, or the block classes plus N random blocks "
                         "(default: the classes plus 2, when blocks are proved "
                         "independent)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="check every program now: neither read nor keep answers in the "
+                        "cache of earlier checks (docs/performance.md; `cache = false` in "
+                        "[tool.verify-reducer] is the same for a project)")
     p.add_argument("--html", metavar="REPORT.html",
                    help="also write one self-contained HTML report of every program "
                         "checked: source with diagnostics, plans, proofs, pictures, "

@@ -108,8 +108,9 @@ def main(argv: list[str] | None = None) -> int:
         ratio = jobs[1].wall / jobs[2].wall
         print(f"--jobs 2 is {ratio:.2f}x faster than --jobs 1 (target >= 1.7: "
               f"{'met' if ratio >= 1.7 else 'NOT met'})")
-    print(f"({len(examples)} examples, median of {repeat} run(s) each, {os.cpu_count()} "
-          f"cores, load average {os.getloadavg()[0]:.2f}, {sys.executable})")
+    print(f"({len(examples)} example{'s' * (len(examples) != 1)}, median of {repeat} "
+          f"run(s) each, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}, "
+          f"{sys.executable})")
     return 0
 
 

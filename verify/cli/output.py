@@ -8,7 +8,6 @@ import sys
 import time
 import warnings
 
-from rich.console import Console
 from rich.text import Text
 
 # light modules only: a check answered from the cache writes through this class
@@ -57,9 +56,11 @@ def wants_color(mode: str, stream, environ=os.environ) -> bool:
     return bool(isatty and isatty())
 
 
-def console(stream, color: bool) -> Console:
+def console(stream, color: bool):
     """A rich console on stream that writes exactly the text given: no wrapping, markup,
-    emoji or highlighting; ANSI styles only when color."""
+    emoji or highlighting; ANSI styles only when color. (rich.console is loaded here, for
+    coloured text only: an answer from the cache in plain text never needs it.)"""
+    from rich.console import Console
     return Console(file=stream, force_terminal=color, no_color=not color,
                    color_system="standard" if color else None, soft_wrap=True,
                    markup=False, emoji=False, highlight=False)
@@ -165,6 +166,7 @@ class BarMeter:
 
     def __init__(self, stream, color: bool):
         # rich's progress module is loaded here, for a campaign on a terminal only
+        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
             TimeElapsedColumn, TimeRemainingColumn
         self._progress = Progress(

@@ -27,8 +27,8 @@ def _split_k(**kw) -> splitk.SplitK:
     """10 rows in tiles of 4 (a row tail), 24 columns in 3 slices of 8; the slice is by,
     the row tile bx."""
     base = dict(rows=10, cols=24, tile=4, slice=8, threads=128, split_axis=1, op="sum",
-                dtype="float32", in_dtype="float32", out_dtype="float32", gemv=False,
-                staged=False, tile_atomic=False, seed=None, magnitude=8, base=8,
+                dtype="float32", in_dtype="float32", out_dtype="float32", value="plain",
+                width=0, ctile=1, staged=False, tile_atomic=False, seed=None, magnitude=8, base=8,
                 input_seed=3)
     return splitk.SplitK(**{**base, **kw})
 
@@ -45,7 +45,8 @@ def test_the_generator_covers_the_split_k_family():
     assert {s.out_dtype for s in kernels} == {"float32", "float16", "int32"}
     assert {"int8", "float16"} <= {s.in_dtype for s in kernels}
     assert {s.split_axis for s in kernels} == {0, 1}
-    for flag in ("gemv", "staged", "tile_atomic", "row_tail", "col_tail"):
+    assert {s.value for s in kernels} == {"plain", "gemv", "gemm"}
+    for flag in ("staged", "tile_atomic", "row_tail", "col_tail", "width_tail"):
         assert {getattr(s, flag) for s in kernels} == {True, False}, flag
     assert any(s.seed is not None for s in kernels)
     assert any(s.out_dtype == "float16" and s.base > splitk.FLOAT16_EXACT for s in kernels)
@@ -68,6 +69,15 @@ def test_the_program_finalizes_then_adds_atomically_under_its_guards():
                                     in_dtype="int8", out_dtype="int32"))
     assert "T.atomic_max(Out[bx * 4:bx * 4 + 4], res)" in region
     assert "T.reducer_update(acc[i], T.cast(A[bx * 4 + i, by * 8 + k], T.int32))" in region
+    # TileLang's split-K GEMM: column tiles × row tiles × slices, each block's (R, C)
+    # reducer over T.Parallel(R, C, KS), the column tail guarded too
+    gemm = splitk.render(_split_k(value="gemm", width=6, ctile=4, staged=False))
+    assert "with T.Kernel(2, 3, 3, threads=128) as (bx, by, bz):" in gemm
+    assert "for i, j, k in T.Parallel(4, 4, 8):\n" \
+           "            if by * 4 + i < 10 and bx * 4 + j < 6:\n" \
+           "                T.reducer_update(acc[i, j], A[by * 4 + i, bz * 8 + k] * " \
+           "B[bz * 8 + k, bx * 4 + j])" in gemm
+    assert "T.atomic_add(Out[by * 4 + i, bx * 4 + j], res[i, j])" in gemm
 
 
 # ----------------------------------------------------------------------------- model
@@ -83,20 +93,29 @@ def test_the_model_is_the_initial_value_and_every_slice():
     highest = dataclasses.replace(s, op="max")
     assert np.array_equal(model.expected(highest, given)["Out"],
                           np.maximum(out0, a.max(axis=1)))
-    gemv = _split_k(gemv=True)
+    gemv = _split_k(value="gemv")
     given = model.inputs(gemv)
     want = given["Out"].astype(np.float64) + \
         given["A"].astype(np.float64) @ given["x"].astype(np.float64)
     assert np.array_equal(model.expected(gemv, given)["Out"], want)
+    gemm = _split_k(value="gemm", width=6, ctile=4, dtype="int32", in_dtype="int8",
+                    out_dtype="int32")
+    given = model.inputs(gemm)
+    assert given["B"].shape == (24, 6) and given["Out"].shape == (10, 6)
+    want = given["Out"].astype(np.int64) + \
+        given["A"].astype(np.int64) @ given["B"].astype(np.int64)
+    assert np.array_equal(model.expected(gemm, given)["Out"], want)
 
 
 def test_a_float16_output_is_the_exact_sum_rounded_once():
-    # base 6144: float16's spacing there is 4, so the sums round; every partial (at most
-    # 8 · 8 = 64 · 8 columns) is a float16 integer, the atomic's operand as it is
+    # initial values up to 6144: float16's spacing there is 2 or 4, so the sums round;
+    # every partial (8 columns of values up to 8) is a float16 integer, the atomic's
+    # operand as it is
     s = _split_k(out_dtype="float16", base=3 * splitk.FLOAT16_EXACT, input_seed=11)
     given = model.inputs(s)
+    parts = splitk.partials(s, given)[:, 0, :]            # (rows, slices)
     exact = given["Out"].astype(np.float64) + \
-        splitk.partials(s, given).astype(np.float16).astype(np.float64).sum(axis=1)
+        parts.astype(np.float16).astype(np.float64).sum(axis=1)
     want = model.expected(s, given)["Out"]
     assert want.dtype == np.float16 and np.array_equal(want, exact.astype(np.float16))
     assert (want.astype(np.float64) != exact).any()       # the rounding shows
@@ -104,7 +123,7 @@ def test_a_float16_output_is_the_exact_sum_rounded_once():
 
 
 def test_every_minimizer_variant_is_a_valid_smaller_kernel():
-    s = _split_k(cols=22, gemv=True, seed=2, threads=256, in_dtype="float16",
+    s = _split_k(cols=22, value="gemv", seed=2, threads=256, in_dtype="float16",
                  out_dtype="float16", base=3 * splitk.FLOAT16_EXACT)
     variants = list(splitk.variants(s))
     assert len(variants) >= 8
@@ -153,8 +172,8 @@ def test_planted_replicated_atomic_is_r503_with_the_contribution_and_its_count(
 def test_a_campaign_finds_the_replicated_atomic_minimized_and_grouped(tmp_path,
                                                                       monkeypatch):
     _replicated(monkeypatch)
-    findings = fuzz(3, 5, str(tmp_path), family="splitk", jobs=1, budget=12)
-    assert [f.case for f in findings] == [0, 1, 2]
+    findings = fuzz(2, 5, str(tmp_path), family="splitk", jobs=1, budget=10)
+    assert [f.case for f in findings] == [0, 1]
     (group,) = groups(findings)
     assert group["signature"] == {"kind": "violation", "code": "R503",
                                   "stage": "simulate", "backend": "sim/auto"}
@@ -194,11 +213,12 @@ def test_planted_plain_read_modify_write_is_a_race_between_blocks(tmp_path):
 
 
 def test_planted_skipped_slice_disagrees_with_the_description(tmp_path):
-    # the blocks of the last of the 3 slices never add their partials: every check of
-    # the tool passes (each block's contributions are what its program says), and only
-    # the description's expected result shows the missing third
-    outcome = _planted_text(_split_k(), tmp_path, "if bx * 4 + i < 10:\n                T.atomic",
-                            "if bx * 4 + i < 10 and by < 2:\n                T.atomic")
+    # a split-K GEMM whose blocks of the last of the 3 slices (bz == 2) never add their
+    # partials: every check of the tool passes (each block's contributions are what its
+    # program says), and only the description's expected result shows the missing third
+    s = _split_k(value="gemm", width=8, ctile=4)
+    outcome = _planted_text(s, tmp_path, "if by * 4 + i < 10:\n                T.atomic",
+                            "if by * 4 + i < 10 and bz < 2:\n                T.atomic")
     assert outcome.signature == ("oracle", "Out", "interp", "interp")
     assert "the generator's description gives" in outcome.summary
 
@@ -215,10 +235,12 @@ def test_the_region_form_over_one_element_verifies():
 # ----------------------------------------------------------------------------- campaigns
 
 def test_a_split_k_campaign_finds_no_false_alarm(tmp_path):
-    count = 400 if NIGHTLY else 40
-    drawn = Counter((s.op, s.out_dtype) for s in _draws(27, count))
-    assert len(drawn) == 5                # sum into float32/float16/int32, max, min
-    findings = fuzz(count, 27, str(tmp_path), family="splitk", jobs=1)
+    count = 400 if NIGHTLY else 24
+    drawn = _draws(25, count)
+    # sums into float32, float16 and int32, max and min; row sums, GEMVs and GEMMs
+    assert len({(s.op, s.out_dtype) for s in drawn}) == 5
+    assert {s.value for s in drawn} == {"plain", "gemv", "gemm"}
+    findings = fuzz(count, 25, str(tmp_path), family="splitk", jobs=1)
     assert findings == [], [(f.case, f.summary) for f in findings]
 
 
@@ -230,7 +252,7 @@ def test_an_unknown_family_is_a_usage_error(tmp_path):
 @pytest.mark.nvcc
 @requires_nvcc
 def test_split_k_plans_compile_with_nvcc(tmp_path):
-    findings = fuzz(40 if NIGHTLY else 4, 27, str(tmp_path), ("sim", "nvcc"),
+    findings = fuzz(40 if NIGHTLY else 3, 25, str(tmp_path), ("sim", "nvcc"),
                     family="splitk", jobs=1)
     assert findings == [], [(f.case, f.summary) for f in findings]
 
@@ -242,6 +264,6 @@ def test_gpu_split_k_campaign_matches_the_interpreter(tmp_path):
     problem = gpu_problem()
     if problem is not None:
         pytest.skip(problem)
-    findings = fuzz(200 if NIGHTLY else 40, 27, str(tmp_path), ("sim", "cuda"),
+    findings = fuzz(200 if NIGHTLY else 40, 25, str(tmp_path), ("sim", "cuda"),
                     family="splitk", jobs=1)
     assert findings == [], [(f.case, f.summary) for f in findings]

@@ -1,19 +1,23 @@
-"""The split-K family (issue 27): a grid of row tiles × K slices, each block reducing its
-slice of A's rows into a reducer, finalizing it into a fragment and adding the fragment
-into the global output with `T.atomic_add` (or `T.atomic_max`/`T.atomic_min`), so that
-Out = its initial value combined with every slice's partial, whatever order the blocks
-run in. A description (`SplitK`, plain data) fixes the program: its source text
-(`render`), its inputs and its expected result (`inputs`, `expected`, numpy over the
-description, never our interpreter) and its smaller variants (`variants`, for the
-minimizer) are functions of it alone.
+"""The split-K family (issue 27): a grid of output tiles × K slices, each block reducing
+its slice of the K extent into a reducer, finalizing it into a fragment and adding the
+fragment into the global output with `T.atomic_add` (or `T.atomic_max`/`T.atomic_min`),
+so that Out = its initial value combined with every slice's partial, whatever order the
+blocks run in. Three contributions: A's rows (a row sum, Out of shape (M,)), A[r, k] ·
+x[k] (a split-K GEMV) and A[r, k] · B[k, n] (TileLang's split-K GEMM: a 3-D grid of
+column tiles × row tiles × slices, Out of shape (M, N)).
+
+A description (`SplitK`, plain data) fixes the program: its source text (`render`), its
+inputs and its expected result (`inputs`, `expected`: numpy over the description, never
+our interpreter) and its smaller variants (`variants`, for the minimizer) are functions of
+it alone.
 
 Valid by construction, and exact where the semantics is: every input is a small integer;
 a float32 reducer's partials and an int32 one's are exact. A float16 output is the one
 place where rounding happens, and the model follows docs/semantics.md §12 to the letter:
 each partial is converted to float16 as the atomic's operand, and the element's value is
 the exact sum of its initial value and those operands, rounded once (the GPU's chain,
-rounded at every step, lies within the bound the interpreter reports for it). An initial
-value large enough that float16's spacing there is 2 or 4 makes that rounding visible."""
+rounded at every step, lies within the bound the interpreter reports for it). Initial
+values up to 6144, where float16's spacing is 2 and 4, make that rounding visible."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -39,33 +43,45 @@ DTYPES = {"sum": (("float32", "float32", "float32"), ("float32", "float32", "flo
 TILES = (1, 2, 4, 4, 8, 16)
 SLICES = (4, 8, 16, 32, 64)
 THREADS = (32, 64, 128, 128, 256)
+# a GEMM block's (rows, columns, slice) loop: R · C · KS iterations, kept small
+GEMM_TILES, GEMM_COLUMNS, GEMM_SLICES = (1, 2, 4, 8), (2, 4, 8), (4, 8, 16, 32)
 # float16 holds every integer up to 2048; from 2048 (4096) its spacing is 2 (4)
 FLOAT16_EXACT = 2 ** 11
-# the region form T.atomic_add(Out[r0:r0 + R], res) is drawn from this tile up: over one
-# element the tool crashes today (tests/test_fuzz_splitk.py pins it as a strict xfail;
-# when the frontend's fix lands it passes, and this becomes 1)
-REGION_ATOMIC_MIN_TILE = 2
+# the region form T.atomic_add(Out[r0:r0 + R], res) is drawn for tiles of this many
+# elements and more: over one element the tool crashes today (tests/test_fuzz_splitk.py
+# pins it as a strict xfail; when the frontend's fix lands it passes, and this becomes 1)
+REGION_ATOMIC_MIN_ELEMENTS = 2
 
 
 @dataclass(frozen=True)
 class SplitK:
-    rows: int              # M: rows of A and elements of Out
+    rows: int              # M: rows of A and of Out
     cols: int              # K: the reduced extent, split into slices of `slice` columns
     tile: int              # rows per block (R)
-    slice: int             # columns per block (KS); the split is ceil(K / KS)
+    slice: int             # K columns per block (KS); the split is ceil(K / KS)
     threads: int
-    split_axis: int        # the grid axis that numbers the slices: 0 (bx) or 1 (by)
+    split_axis: int        # a row kernel's grid axis numbering the slices: 0 (bx) or 1
+                           # (by); a GEMM's grid is (column tiles, row tiles, slices)
     op: str                # "sum" | "max" | "min": the reducer's op and the atomic's
     dtype: str             # the reducer's
-    in_dtype: str          # A's (and x's)
+    in_dtype: str          # A's (and x's, B's)
     out_dtype: str         # Out's
-    gemv: bool             # contribution A[r, k] * x[k] (else A[r, k])
-    staged: bool           # the block's A tile copied into a fragment first (no tails)
-    tile_atomic: bool      # the region form T.atomic_add(Out[r0:r0 + R], res) (no row tail)
+    value: str             # "plain" A[r, k] | "gemv" A[r, k] * x[k] |
+                           # "gemm" A[r, k] * B[k, n]
+    width: int             # N: Out's columns (a GEMM; 0 otherwise: Out is (M,))
+    ctile: int             # Out columns per block (C; 1 unless a GEMM)
+    staged: bool           # the block's A (and B) tile copied into fragments first
+                           # (no tails)
+    tile_atomic: bool      # the region form T.atomic_add(Out[r0:r0 + R], res) (no row
+                           # or column tail)
     seed: int | None       # T.reducer_init's seed: every block's partial starts there
-    magnitude: int         # A (and x) in [-magnitude, magnitude]
+    magnitude: int         # A (and x, B) in [-magnitude, magnitude]
     base: int              # Out's initial values in [-base, base]
     input_seed: int = 0
+
+    @property
+    def gemm(self) -> bool:
+        return self.value == "gemm"
 
     @property
     def split(self) -> int:
@@ -76,13 +92,23 @@ class SplitK:
         return -(-self.rows // self.tile)
 
     @property
-    def grid(self) -> tuple[int, int]:
+    def col_tiles(self) -> int:
+        return -(-self.width // self.ctile) if self.gemm else 1
+
+    @property
+    def grid(self) -> tuple[int, ...]:
+        if self.gemm:
+            return (self.col_tiles, self.row_tiles, self.split)
         return (self.split, self.row_tiles) if self.split_axis == 0 else \
             (self.row_tiles, self.split)
 
     @property
     def blocks(self) -> int:
-        return self.split * self.row_tiles
+        return self.split * self.row_tiles * self.col_tiles
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        return (self.rows, self.width) if self.gemm else (self.rows,)
 
     @property
     def row_tail(self) -> bool:
@@ -92,33 +118,44 @@ class SplitK:
     def col_tail(self) -> bool:
         return self.cols % self.slice != 0
 
+    @property
+    def width_tail(self) -> bool:
+        return self.gemm and self.width % self.ctile != 0
+
 
 def draw(rng: np.random.Generator) -> SplitK:
     """One random split-K kernel."""
     op = _pick(rng, ("sum", "sum", "sum", "max", "min"))
     dtype, in_dtype, out_dtype = _pick(rng, DTYPES[op])
-    tile, piece = _pick(rng, TILES), _pick(rng, SLICES)
-    split = int(rng.integers(2, 7))
-    row_tiles = int(rng.integers(1, 5))
-    rows = row_tiles * tile - (int(rng.integers(1, tile)) if tile > 1 and
-                               rng.random() < 0.35 else 0)
-    cols = split * piece - (int(rng.integers(1, piece)) if rng.random() < 0.35 else 0)
-    gemv = op == "sum" and rng.random() < 0.4
-    tails = rows % tile != 0 or cols % piece != 0
+    value = _pick(rng, ("plain", "gemv", "gemm")) if op == "sum" else "plain"
+    if value == "gemm":
+        tile, piece, ctile = _pick(rng, GEMM_TILES), _pick(rng, GEMM_SLICES), \
+            _pick(rng, GEMM_COLUMNS)
+        split, row_tiles = int(rng.integers(2, 5)), int(rng.integers(1, 4))
+        width = int(rng.integers(1, 4)) * ctile - _tail(rng, ctile)
+    else:
+        tile, piece, ctile, width = _pick(rng, TILES), _pick(rng, SLICES), 1, 0
+        split, row_tiles = int(rng.integers(2, 7)), int(rng.integers(1, 5))
+    rows = row_tiles * tile - _tail(rng, tile)
+    cols = split * piece - _tail(rng, piece)
     seed = None if rng.random() >= 0.25 else {"sum": 2, "max": 3, "min": -3}[op]
     base = 8
     if out_dtype == "float16" and rng.random() < 0.5:
         base = 3 * FLOAT16_EXACT       # spacing 2 and 4 there: the sum rounds
     s = SplitK(rows, cols, tile, piece, _pick(rng, THREADS), int(rng.integers(2)), op,
-               dtype, in_dtype, out_dtype, gemv, staged=not tails and rng.random() < 0.4,
-               tile_atomic=rows % tile == 0 and tile >= REGION_ATOMIC_MIN_TILE
-               and rng.random() < 0.3, seed=seed,
-               magnitude=8, base=base, input_seed=int(rng.integers(2 ** 31)))
-    return replace(s, magnitude=magnitude(s))
+               dtype, in_dtype, out_dtype, value, width, ctile, staged=rng.random() < 0.4,
+               tile_atomic=rng.random() < 0.3, seed=seed, magnitude=8, base=base,
+               input_seed=int(rng.integers(2 ** 31)))
+    return _fitted(s)
 
 
 def _pick(rng: np.random.Generator, options):
     return options[int(rng.integers(len(options)))]
+
+
+def _tail(rng: np.random.Generator, tile: int) -> int:
+    """How many of the last tile's elements are missing (mostly none)."""
+    return int(rng.integers(1, tile)) if tile > 1 and rng.random() < 0.35 else 0
 
 
 def magnitude(s: SplitK) -> int:
@@ -126,7 +163,7 @@ def magnitude(s: SplitK) -> int:
     be: a float32 partial below 2²⁴, a float16 element below its largest finite 65504
     (rounded there, never overflowing)."""
     for m in (8, 4, 2, 1):
-        each = m * m if s.gemv else m
+        each = m if s.value == "plain" else m * m
         partial = s.cols * each + abs(s.seed or 0) * s.split
         if s.out_dtype == "float16" and partial + s.base > 60000:
             continue
@@ -137,9 +174,11 @@ def magnitude(s: SplitK) -> int:
 
 # ----------------------------------------------------------------------------- source
 
-def _vars(s: SplitK) -> tuple[str, str]:
-    """(the row tile's block variable, the slice's)."""
-    return ("by", "bx") if s.split_axis == 0 else ("bx", "by")
+def _vars(s: SplitK) -> tuple[str, str, str]:
+    """(the row tile's block variable, the column tile's, the slice's)."""
+    if s.gemm:
+        return "by", "bx", "bz"
+    return ("by", "", "bx") if s.split_axis == 0 else ("bx", "", "by")
 
 
 def _times(var: str, factor: int) -> str:
@@ -148,44 +187,61 @@ def _times(var: str, factor: int) -> str:
 
 def render(s: SplitK) -> str:
     """The kernel as a TileLang program (its `# expect:` header is the caller's)."""
-    rb, sb = _vars(s)
-    row0, col0 = _times(rb, s.tile), _times(sb, s.slice)
-    row, col = f"{row0} + i", f"{col0} + k"
-    params = [f"    A: T.Tensor(({s.rows}, {s.cols}), T.{s.in_dtype}),"]
-    if s.gemv:
-        params.append(f"    x: T.Tensor(({s.cols},), T.{s.in_dtype}),")
-    params.append(f"    Out: T.Tensor(({s.rows},), T.{s.out_dtype}),")
+    rb, cb, sb = _vars(s)
+    row0, k0, n0 = _times(rb, s.tile), _times(sb, s.slice), _times(cb, s.ctile)
+    row, k, n = f"{row0} + i", f"{k0} + k", f"{n0} + j"
+    t = f"T.{s.in_dtype}"
+    params = [f"    A: T.Tensor(({s.rows}, {s.cols}), {t}),"]
+    if s.value == "gemv":
+        params.append(f"    x: T.Tensor(({s.cols},), {t}),")
+    if s.gemm:
+        params.append(f"    B: T.Tensor(({s.cols}, {s.width}), {t}),")
+    params.append(f"    Out: T.Tensor({_shape(s.out_shape)}, T.{s.out_dtype}),")
     body = []
-    read = f"A[{row}, {col}]"
+    a, b = f"A[{row}, {k}]", f"B[{k}, {n}]"
     if s.staged:
-        body += [f"a_frag = T.alloc_fragment(({s.tile}, {s.slice}), T.{s.in_dtype})",
-                 f"T.copy(A[{row0}, {col0}], a_frag)"]
-        read = "a_frag[i, k]"
-    value = _cast(read, s.in_dtype, s.dtype)
-    if s.gemv:
-        value = f"{value} * {_cast(f'x[{col}]', s.in_dtype, s.dtype)}"
-    update = f"T.reducer_update(acc[i], {value})"
-    guards = ([f"{row} < {s.rows}"] if s.row_tail else []) + \
-        ([f"{col} < {s.cols}"] if s.col_tail else [])
+        body += [f"a_frag = T.alloc_fragment(({s.tile}, {s.slice}), {t})",
+                 f"T.copy(A[{row0}, {k0}], a_frag)"]
+        a = "a_frag[i, k]"
+        if s.gemm:
+            body += [f"b_frag = T.alloc_fragment(({s.slice}, {s.ctile}), {t})",
+                     f"T.copy(B[{k0}, {n0}], b_frag)"]
+            b = "b_frag[k, j]"
+    contribution = _cast(a, s.in_dtype, s.dtype)
+    if s.value == "gemv":
+        contribution += f" * {_cast(f'x[{k}]', s.in_dtype, s.dtype)}"
+    elif s.gemm:
+        contribution += f" * {_cast(b, s.in_dtype, s.dtype)}"
+    tile = (s.tile, s.ctile) if s.gemm else (s.tile,)
+    cell = "i, j" if s.gemm else "i"
+    out_guards = ([f"{row} < {s.rows}"] if s.row_tail else []) + \
+        ([f"{n} < {s.width}"] if s.width_tail else [])
     seed = "" if s.seed is None else f", {s.seed}"
-    body += [f'acc = T.alloc_reducer(({s.tile},), T.{s.dtype}, op="{s.op}")',
+    body += [f'acc = T.alloc_reducer({_shape(tile)}, T.{s.dtype}, op="{s.op}")',
              f"T.reducer_init(acc{seed})",
-             f"for i, k in T.Parallel({s.tile}, {s.slice}):",
-             *_guarded(guards, update),
-             f"res = T.alloc_fragment(({s.tile},), T.{s.dtype})",
+             f"for {cell}, k in T.Parallel({', '.join(map(str, tile))}, {s.slice}):",
+             *_guarded(out_guards + ([f"{k} < {s.cols}"] if s.col_tail else []),
+                       f"T.reducer_update(acc[{cell}], {contribution})"),
+             f"res = T.alloc_fragment({_shape(tile)}, T.{s.dtype})",
              "T.finalize_reducer(acc, res)"]
     atomic = ATOMICS[s.op]
     if s.tile_atomic:
-        body.append(f"{atomic}(Out[{row0}:{row0} + {s.tile}], res)")
+        region = f"{row0}:{row0} + {s.tile}" + \
+            (f", {n0}:{n0} + {s.ctile}" if s.gemm else "")
+        body.append(f"{atomic}(Out[{region}], res)")
     else:
-        body += [f"for i in T.Parallel({s.tile}):",
-                 *_guarded([f"{row} < {s.rows}"] if s.row_tail else [],
-                           f"{atomic}(Out[{row}], res[i])")]
-    g0, g1 = s.grid
+        body += [f"for {cell} in T.Parallel({', '.join(map(str, tile))}):",
+                 *_guarded(out_guards,
+                           f"{atomic}(Out[{row}{f', {n}' if s.gemm else ''}], res[{cell}])")]
+    names = ("bx", "by", "bz")[:len(s.grid)]
+    launch = f"T.Kernel({', '.join(map(str, s.grid))}, threads={s.threads})"
     return "\n".join(["import tilelang.language as T", "", "", "@T.prim_func", "def main(",
-                      *params, "):",
-                      f"    with T.Kernel({g0}, {g1}, threads={s.threads}) as (bx, by):",
+                      *params, "):", f"    with {launch} as ({', '.join(names)}):",
                       *("        " + line for line in body)]) + "\n"
+
+
+def _shape(dims: tuple[int, ...]) -> str:
+    return "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")"
 
 
 def _cast(text: str, src: str, dst: str) -> str:
@@ -202,35 +258,40 @@ def _guarded(conditions: list[str], statement: str) -> list[str]:
 # ----------------------------------------------------------------------------- model
 
 def inputs(s: SplitK) -> dict[str, np.ndarray]:
-    """A (and x): small integers in [-magnitude, magnitude]; Out's initial values in
-    [-base, base], stored in each tensor's dtype."""
+    """A (and x or B): small integers in [-magnitude, magnitude]; Out's initial values
+    in [-base, base], stored in each tensor's dtype."""
     rng = np.random.default_rng(s.input_seed)
     m = s.magnitude
-    given = {"A": rng.integers(-m, m + 1, size=(s.rows, s.cols)).astype(_np(s.in_dtype))}
-    if s.gemv:
-        given["x"] = rng.integers(-m, m + 1, size=(s.cols,)).astype(_np(s.in_dtype))
-    given["Out"] = rng.integers(-s.base, s.base + 1, size=(s.rows,)).astype(
-        _np(s.out_dtype))
+
+    def draw_values(shape, dtype, bound):
+        return rng.integers(-bound, bound + 1, size=shape).astype(lookup(dtype).np)
+    given = {"A": draw_values((s.rows, s.cols), s.in_dtype, m)}
+    if s.value == "gemv":
+        given["x"] = draw_values((s.cols,), s.in_dtype, m)
+    if s.gemm:
+        given["B"] = draw_values((s.cols, s.width), s.in_dtype, m)
+    given["Out"] = draw_values(s.out_shape, s.out_dtype, s.base)
     return given
 
 
-def _np(dtype: str):
-    return lookup(dtype).np
-
-
 def partials(s: SplitK, given: dict[str, np.ndarray]) -> np.ndarray:
-    """partial[row, slice]: the finalized reducer of the block that holds (row, slice),
-    before the atomic converts it (exact: float64 or int64 over small integers)."""
+    """partial[row, column, slice] (one column unless a GEMM): the finalized reducer of
+    the block that holds the element and the slice, before the atomic converts it
+    (exact: float64 or int64 over small integers)."""
     exact = np.float64 if s.dtype == "float32" else np.int64
-    values = np.asarray(given["A"]).astype(exact)
-    if s.gemv:
-        values = values * np.asarray(given["x"]).astype(exact)[None, :]
+    a = np.asarray(given["A"]).astype(exact)
+    if s.value == "gemv":
+        values = (a * np.asarray(given["x"]).astype(exact)[None, :])[:, None, :]
+    elif s.gemm:
+        values = a[:, None, :] * np.asarray(given["B"]).astype(exact).T[None, :, :]
+    else:
+        values = a[:, None, :]
     start = IDENTITY[s.op] if s.seed is None else s.seed
-    out = np.full((s.rows, s.split), start, dtype=exact)
+    out = np.full(values.shape[:2] + (s.split,), start, dtype=exact)
     for j in range(s.split):
-        piece = values[:, j * s.slice:(j + 1) * s.slice]
-        out[:, j] = FOLD[s.op].reduce(np.concatenate(
-            [out[:, j:j + 1], piece], axis=1), axis=1)
+        piece = values[:, :, j * s.slice:(j + 1) * s.slice]
+        out[:, :, j] = FOLD[s.op].reduce(np.concatenate([out[:, :, j:j + 1], piece],
+                                                        axis=2), axis=2)
     return wrap(out, s.dtype) if s.dtype == "int32" else out
 
 
@@ -238,14 +299,15 @@ def expected(s: SplitK, given: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Out: its initial value combined with every slice's partial, each converted to
     Out's dtype as the atomic's operand; a float sum exact and rounded once."""
     parts = partials(s, given)
-    init = np.asarray(given["Out"])
+    init = np.asarray(given["Out"]).reshape(parts.shape[:2])
     if s.out_dtype == "int32":
-        terms = np.concatenate([init.astype(np.int64)[:, None], parts.astype(np.int64)],
-                               axis=1)
-        return {"Out": wrap(FOLD[s.op].reduce(terms, axis=1), "int32").astype(np.int32)}
-    operands = parts.astype(_np(s.out_dtype)).astype(np.float64)
-    total = init.astype(np.float64) + operands.sum(axis=1)   # integers: float64 exact
-    return {"Out": total.astype(_np(s.out_dtype))}
+        terms = np.concatenate([init.astype(np.int64)[..., None], parts.astype(np.int64)],
+                               axis=2)
+        total = wrap(FOLD[s.op].reduce(terms, axis=2), "int32")
+    else:
+        operands = parts.astype(lookup(s.out_dtype).np).astype(np.float64)
+        total = init.astype(np.float64) + operands.sum(axis=2)  # integers: float64 exact
+    return {"Out": total.reshape(s.out_shape).astype(lookup(s.out_dtype).np)}
 
 
 # ----------------------------------------------------------------------------- minimizer
@@ -254,12 +316,14 @@ def variants(s: SplitK) -> Iterator[SplitK]:
     """Smaller kernels than s, the biggest cuts first; each one valid by construction."""
     if s.row_tiles > 1:
         yield _fitted(s, rows=min(s.rows, s.tile))
+    if s.col_tiles > 1:
+        yield _fitted(s, width=min(s.width, s.ctile))
     if s.split > 2:
         yield _fitted(s, cols=min(s.cols, 2 * s.slice))
     if s.threads > 32:
         yield replace(s, threads=32)
-    if s.gemv:
-        yield _fitted(s, gemv=False)
+    if s.value != "plain":
+        yield _fitted(s, value="plain", width=0, ctile=1)
     if s.staged:
         yield replace(s, staged=False)
     if s.tile_atomic:
@@ -268,10 +332,15 @@ def variants(s: SplitK) -> Iterator[SplitK]:
         yield _fitted(s, seed=None)
     if s.row_tail:
         yield _fitted(s, rows=s.row_tiles * s.tile)
+    if s.width_tail:
+        yield _fitted(s, width=s.col_tiles * s.ctile)
     if s.col_tail:
         yield _fitted(s, cols=s.split * s.slice)
     if s.tile > 1:
         yield _fitted(s, tile=s.tile // 2, rows=min(s.rows, s.row_tiles * (s.tile // 2)))
+    if s.ctile > 1:
+        yield _fitted(s, ctile=s.ctile // 2,
+                      width=min(s.width, s.col_tiles * (s.ctile // 2)))
     if s.slice > 4:
         yield _fitted(s, slice=s.slice // 2, cols=min(s.cols, s.split * (s.slice // 2)))
     if s.in_dtype != s.dtype:
@@ -281,10 +350,12 @@ def variants(s: SplitK) -> Iterator[SplitK]:
 
 
 def _fitted(s: SplitK, **changes) -> SplitK:
-    """s with changes, kept valid: a fragment copy and a region atomic only where nothing
-    is cut short, the input range refitted (fewer contributions never need a smaller)."""
+    """s with changes, kept valid: a fragment copy and a region atomic only where no
+    tile is cut short (and the region has REGION_ATOMIC_MIN_ELEMENTS), the input range
+    refitted (fewer contributions never need a smaller one)."""
     s = replace(s, **changes)
-    s = replace(s, staged=s.staged and not (s.row_tail or s.col_tail),
-                tile_atomic=s.tile_atomic and not s.row_tail
-                and s.tile >= REGION_ATOMIC_MIN_TILE)
+    tails = s.row_tail or s.width_tail
+    s = replace(s, staged=s.staged and not (tails or s.col_tail),
+                tile_atomic=s.tile_atomic and not tails
+                and s.tile * s.ctile >= REGION_ATOMIC_MIN_ELEMENTS)
     return replace(s, magnitude=min(s.magnitude, magnitude(s)))

@@ -401,3 +401,46 @@ def test_eager_messages(edit, where, message):
     found = errors(EAGER.replace(*edit), M=32, N=8)
     assert any((line, col) == where and message in text for _, line, col, text in found), \
         found
+
+
+# ----------------------------------------------------------------------------- autotune
+
+_AUTOTUNED = '''\
+import itertools
+
+import tilelang
+import tilelang.language as T
+from {module} import *
+
+
+def get_configs():
+    return [dict(block=b) for b in itertools.product([32, 64])]
+
+
+@autotune(configs=get_configs(), warmup=10, rep=10)
+@tilelang.jit(out_idx=[1])
+def scale(n, block=32):
+    @T.prim_func
+    def main(X: T.Tensor((n,), T.float32), Y: T.Tensor((n,), T.float32)):
+        with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                Y[bx * block + i] = X[bx * block + i] * 2.0
+    return main
+'''
+
+
+def test_autotune_from_a_star_import_is_ignored_like_jit():
+    """TileLang's flash-attention examples import `autotune` by `from tilelang.autotuner
+    import *`: the names that module exports are known without importing it, and the
+    factory's defaults (or --param) are verified, not the configs it would tune over."""
+    func = parse_source(_AUTOTUNED.format(module="tilelang.autotuner"), "tuned.py",
+                        params={"n": 128}).func()
+    assert func.kernel.grid == (4,) and func.kernel.threads == 32
+
+
+def test_a_star_import_of_another_module_binds_nothing_we_know():
+    with pytest.raises(DiagnosticError) as found:
+        parse_source(_AUTOTUNED.format(module="mytuner"), "tuned.py",
+                     params={"n": 128}).func()
+    (d,) = found.value.diagnostics
+    assert (d.code, d.message) == ("R101", "unknown decorator `@autotune`")

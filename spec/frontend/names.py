@@ -9,6 +9,15 @@ import ast
 
 LANGUAGE = "tilelang.language"
 
+# What `from <module> import *` binds, for the TileLang modules whose star import kernels
+# use (tile-ai/tilelang a35008a: tilelang/autotuner/__init__.py). A name a star import
+# binds is known without importing the module; any other module's star import binds
+# nothing we know of, and its names stay unknown (their uses are diagnosed).
+STAR_EXPORTS: dict[str, tuple[str, ...]] = {
+    "tilelang.autotuner": ("autotune", "AutoTuner", "set_autotune_inputs",
+                           "get_autotune_inputs"),
+}
+
 
 class Imports:
     def __init__(self):
@@ -28,6 +37,8 @@ class Imports:
             return                            # relative imports never name tilelang
         for alias in node.names:
             if alias.name == "*":
+                for name in STAR_EXPORTS.get(node.module, ()):
+                    self.paths[name] = f"{node.module}.{name}"
                 continue
             self.paths[alias.asname or alias.name] = f"{node.module}.{alias.name}"
 

@@ -2,10 +2,10 @@
 # function: flashattn; params: batch=1, heads=2, seq_len=128, dim=64, is_causal=False; defaults kept: block_M=64, block_N=64, num_stages=1, threads=128
 # changed: nothing (the rest of the file, torch and test code, dropped)
 # constructs: factory, factory-param-without-default, helper-fn, T.infinity, gemm, T.if_then_else, T.exp2, reduce_sum, reduce_max, reduce-clear-false, copy-slice, buffer.dtype, T.Pipelined, if-on-param, autotune-star-import
-# blocked-by: autotune-star-import
-# expect: error R101 at 20
-# bound-blocked-by: autotune-star-import
-# bound: error R101 at 20
+# blocked-by: factory-param-without-default
+# expect: error R102 at 27
+# bound-blocked-by: none
+# bound: ok
 import tilelang
 import tilelang.language as T
 from tilelang.autotuner import *

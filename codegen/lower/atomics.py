@@ -16,9 +16,12 @@ Contract. Decided here, once:
 - *the instruction*: CUDA's native read-modify-write for the destination dtype on sm_90
   (`atomicAdd` on float, double, half, __nv_bfloat16, 32- and 64-bit integers; `atomicMax`
   / `atomicMin` on 32- and 64-bit integers), with the operand type the call takes
-  (`unsigned long long` for a 64-bit integer add: two's complement adds alike). A dtype
-  with no native instruction is `native=None` and its reason, which the renderer reports
-  as unsupported;
+  (`unsigned long long` for a 64-bit integer add: two's complement adds alike). Where
+  there is none — float max/min, any op on 8/16-bit integers — a compare-and-swap loop
+  (`function="atomicCAS"`, operand_type the swapped word): on the element itself for 16,
+  32 and 64 bits, on the aligned 32-bit word holding it for 8 bits (`subword`; refused
+  when the buffer does not fill its last word). The rest (bool, float8) is
+  `function=None` and its reason, which the renderer reports as unsupported;
 - *vector lanes* (`T.atomic_addx2/x4`, an unrolled loop over the lanes of one element
   atomic marked `vector`): the loop is one instruction — `atomicAdd` on `half2`,
   `__nv_bfloat162`, `float2`, `float4`, or PTX's `atom.global.add.noftz.v4.f16/bf16` —
@@ -61,6 +64,13 @@ class AtomicIssue:
     unsupported: str | None = None  # why function is None
     vector: int = 1                # T.atomic_addxN: the lanes one instruction adds
     lane_var: str | None = None    # the unrolled loop's variable over those lanes
+    subword: bool = False          # a CAS loop on the aligned 32-bit word holding the
+                                   # (8-bit) element, not on the element itself
+
+    @property
+    def cas(self) -> bool:
+        """No native read-modify-write: a compare-and-swap loop on operand_type words."""
+        return self.function == "atomicCAS"
 
     @property
     def ptx(self) -> bool:
@@ -74,6 +84,11 @@ class AtomicIssue:
                    f"replicas" if self.guard_replica is not None else ""))
         how = self.unsupported if self.function is None else \
             f"{self.function} on {self.operand_type}"
+        if self.cas:
+            how = (f"a compare-and-swap loop (atomicCAS) on the {self.operand_type} "
+                   + ("word holding the element" if self.subword else "element")
+                   + f" (no native {_FUNCTION[self.stmt.op]} for "
+                     f"{self.stmt.buffer.dtype})")
         if self.vector > 1:
             how += (f" ({self.vector} lanes in one instruction; the first element's "
                     f"offset a multiple of {self.vector})")
@@ -93,10 +108,13 @@ def atomic_issue(plan: PhysicalPlan, stmt: ir.AtomicUpdate,
         function, operand, why = _vector_instruction(stmt.buffer.dtype.name, stmt.vector)
     else:
         function, operand, why = _instruction(stmt.op, stmt.buffer.dtype.name)
+        if function is None and why is None:
+            function, operand, why = _cas(stmt.op, stmt.buffer)
     order = stmt.memory_order or "relaxed"
     return AtomicIssue(stmt, loop is not None, replicas, 0 if replicas > 1 else None,
                        function, operand, order in _RELEASE, order in _ACQUIRE, why,
-                       stmt.vector, lanes.var.name if lanes is not None else None)
+                       stmt.vector, lanes.var.name if lanes is not None else None,
+                       function == "atomicCAS" and stmt.buffer.dtype.bits == 8)
 
 
 # TileLang's AtomicAddx2/x4 on sm_90 (src/tl_templates/cuda/atomic.h): the packed
@@ -127,15 +145,43 @@ def vector_lanes(stmt: ir.Stmt) -> ir.AtomicUpdate | None:
 
 
 def _instruction(op: str, dtype: str) -> tuple[str | None, str | None, str | None]:
+    """CUDA's native read-modify-write for op on dtype; (None, None, None) where there
+    is none (then _cas decides)."""
     if op == "sum" and dtype in _FLOAT_ADD:
         return _FUNCTION[op], {"float16": "half", "bfloat16": "__nv_bfloat16",
                                "float32": "float", "float64": "double"}[dtype], None
     if dtype in _INTS:
         operand = "unsigned long long" if op == "sum" and dtype == "int64" else _INTS[dtype]
         return _FUNCTION[op], operand, None
-    return None, None, (f"no native {_FUNCTION[op]} for {dtype} on sm_90 (CUDA has "
-                        f"{'float, double, half, bfloat16 and ' if op == 'sum' else ''}"
-                        f"32/64-bit integer forms)")
+    return None, None, None
+
+
+# the word a compare-and-swap loop swaps, by the element's width: 16-bit elements swap
+# themselves (CUDA's 16-bit atomicCAS, as TileLang's AtomicMax on half does), so no word
+# reaches past a buffer; 8-bit ones the aligned 32-bit word that holds them
+_CAS_WORD = {8: "unsigned int", 16: "unsigned short", 32: "unsigned int",
+             64: "unsigned long long"}
+_CAS_DTYPES = ("int8", "uint8", "int16", "uint16", "float16", "bfloat16", "float32",
+               "float64")
+
+
+def _cas(op: str, buffer: ir.Buffer) -> tuple[str | None, str | None, str | None]:
+    """The compare-and-swap loop where CUDA has no instruction: float max/min (the
+    interpreter's maximumNumber/minimumNumber with +0 > -0: fmaxf/fminf, fmax/fmin,
+    __hmax/__hmin on sm_90, docs/semantics.md §12) and every op on 8/16-bit integers."""
+    dtype = buffer.dtype
+    if dtype.name not in _CAS_DTYPES:
+        return None, None, (f"no atomic {_FUNCTION[op][6:].lower()} of {dtype} on sm_90 "
+                            f"(native instructions, or a compare-and-swap loop, for "
+                            f"{', '.join(_CAS_DTYPES)}, 32/64-bit integers)")
+    elements = 1
+    for extent in buffer.shape:
+        elements *= extent
+    if dtype.bits == 8 and elements % 4:
+        return None, None, (f"an 8-bit atomic swaps the aligned 32-bit word that holds its "
+                            f"element, and `{buffer.name}` ({elements} elements) does not "
+                            f"fill its last word: the word would reach past the buffer")
+    return "atomicCAS", _CAS_WORD[dtype.bits], None
 
 
 def atomic_lowering(plan: PhysicalPlan) -> Iterator[tuple[ir.AtomicUpdate, AtomicIssue]]:

@@ -5,6 +5,7 @@ the cache stays within its size, least recently used first; --no-cache and
 `cache = false` leave it alone; an answer from it never loads numpy."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -85,7 +86,7 @@ def test_quiet_says_cached_after_the_verdict(answers, capsys, monkeypatch):
 
 
 def test_the_json_document_says_cached_and_fits_the_schema(answers, program, capsys):
-    jsonschema = pytest.importorskip("jsonschema")      # noqa: F841
+    pytest.importorskip("jsonschema")
     from verify_reducer.json_schemas import validator
     code, out, _ = cli(capsys, "check", "--json", program)
     first = json.loads(out)
@@ -207,6 +208,20 @@ def test_a_usage_error_is_never_kept(answers, capsys):
     assert cli(capsys, "check", "-q", "no_such_file.py")[0] == 2
     assert entries(answers) == []
     assert cache.Store(answers).put("k", Judged(4, "crash")) is None
+    assert entries(answers) == []
+
+
+def test_an_answer_resting_on_an_unknown_proof_is_never_kept(answers, program, capsys,
+                                                              monkeypatch):
+    from verify_reducer.verify.cli import commands
+    report = pipeline.check(program, None, 0)
+    assert not commands.undecided(report)
+    epoch = report.epochs[0]
+    epoch.proofs[0] = dataclasses.replace(epoch.proofs[0], result="unknown")
+    assert commands.undecided(report)
+    monkeypatch.setattr(commands, "undecided", lambda report: True)
+    cli(capsys, "check", "-q", program)
+    assert cli(capsys, "check", "-q", program)[1] == f"{program}: verified\n"
     assert entries(answers) == []
 
 

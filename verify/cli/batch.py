@@ -102,7 +102,8 @@ def judge_captured(pargs: argparse.Namespace, command: Callable) -> Judged:
     finally:
         ui.documents = kept
     return Judged(code, pargs.detail, chunks, documents,
-                  getattr(pargs, "html_sections", None) or [])
+                  getattr(pargs, "html_sections", None) or [],
+                  decided=not getattr(pargs, "undecided", False))
 
 
 # ------------------------------------------------------------------------- sources and paths

@@ -22,7 +22,9 @@ Where: $VERIFY_REDUCER_CACHE_DIR, else the platform's user cache folder (platfor
 when installed), else ~/.cache/verify-reducer; entries under answers/, one JSON file
 each, written atomically (verify.cli.outputs). Bounded: past MAX_BYTES the least
 recently used entries go (a read refreshes an entry's time). Only verdicts are kept
-(exit 0, 1, 3, 5): a usage error or a crash is never an answer to replay.
+(exit 0, 1, 3, 5): a usage error or a crash is never an answer to replay, nor an
+answer where a proof came back unknown (Z3's time or the plan search's budget ran out:
+on a less loaded machine the same check may decide it).
 
 Not used (the command runs as if there were no cache): `check --no-cache`, `cache =
 false` in [tool.verify-reducer], $VERIFY_REDUCER_NO_CACHE set (the test suite sets it:
@@ -252,10 +254,10 @@ class Store:
         return judged
 
     def put(self, key: str, judged: Judged) -> None:
-        """judged kept under key when it is a verdict and small enough; then the least
-        recently used entries go until the folder is within the limit. A cache that
-        cannot be written is warned of once; the command goes on without it."""
-        if judged.code not in VERDICT_CODES or judged.html_sections:
+        """judged kept under key when it is a decided verdict and small enough; then the
+        least recently used entries go until the folder is within the limit. A cache
+        that cannot be written is warned of once; the command goes on without it."""
+        if judged.code not in VERDICT_CODES or judged.html_sections or not judged.decided:
             return
         text = json.dumps(_entry_of(judged, key), ensure_ascii=False, allow_nan=False)
         data = text.encode("utf-8")

@@ -95,6 +95,7 @@ def cmd_check(args) -> int:
     notes = inputs_mod.special_values(report.loaded.given(given)) \
         if report.reference is not None else []
     args.detail = first_error(report.diagnostics)
+    args.undecided = undecided(report)         # such an answer is not cached
     doc = cli_json.check_json(args.program, report, args.values) if args.json else None
     cli_html.add_section(args, report, source, start, doc)     # --html reuses doc
     if args.json:
@@ -107,6 +108,17 @@ def cmd_check(args) -> int:
         args.ui.report(check_text(report, args.ui.verbose))
     _print_elapsed(args, start)
     return report.exit_code
+
+
+def undecided(report: pipeline.CheckReport) -> bool:
+    """Whether a proof the answer rests on came back `unknown` (Z3 ran out of its time or
+    the plan search out of its budget): on a less loaded machine the same check may
+    decide it, so the answer is not a function of its inputs and verify.cli.cache does
+    not keep it."""
+    proofs = [p for epoch in report.epochs for p in epoch.proofs] + \
+        [p for op in report.reducer_ops for p in op.laws] + \
+        (list(report.family.proofs) if report.family is not None else [])
+    return any(p.result == "unknown" for p in proofs)
 
 
 def _print_notes(notes: list[str], args=None) -> None:

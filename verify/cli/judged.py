@@ -28,10 +28,7 @@ class Judged:
     documents: list | None = None        # the JSON documents said (the last one counts)
     html_sections: list = field(default_factory=list)
     cached: bool = False                 # played from the cache, not judged now
-
-    def text(self, stream: int) -> str:
-        """Everything written on one stream."""
-        return "".join(t for s, t in self.chunks if s == stream)
+    decided: bool = True                 # False: a proof came back unknown (not cached)
 
     def quiet_detail(self) -> str:
         """-q's parenthesized detail: the first error, and whether it came from the cache."""

@@ -60,6 +60,16 @@ def test_element_form_keeps_op_and_memory_order():
         [("sum", "release"), ("max", None), ("min", None)]
 
 
+def test_return_prev_as_a_statement_drops_the_value():
+    """The previous value unused: the atomic alone, whatever order the lanes land in."""
+    plain = _func(_kernel("T.atomic_add(Out[0], X[bx, 0])"))
+    flagged = _func(_kernel("T.atomic_add(Out[0], X[bx, 0], return_prev=True)"))
+    (a,) = [s for s in ir.walk(plain.kernel.body) if isinstance(s, ir.AtomicUpdate)]
+    (b,) = [s for s in ir.walk(flagged.kernel.body) if isinstance(s, ir.AtomicUpdate)]
+    assert (a.op, a.indices[0].value, a.memory_order) == (b.op, b.indices[0].value,
+                                                          b.memory_order)
+
+
 def test_tile_form_is_a_parallel_loop_of_element_atomics():
     func = _func(_kernel("""\
         T.copy(X[bx, 0:32], sh)
@@ -73,8 +83,12 @@ def test_tile_form_is_a_parallel_loop_of_element_atomics():
 
 
 @pytest.mark.parametrize("body, code, words", [
-    ("T.atomic_add(Out[0], X[bx, 0], return_prev=True)", "R100",
+    ("Out[1] = T.atomic_add(Out[0], X[bx, 0], return_prev=True)", "R100",
      "depends on the order in which the other contributions"),
+    ("v = T.atomic_min(Out[0], X[bx, 0], return_prev=True)", "R100", "used as a value"),
+    ("Out[1] = T.atomic_addx2(Out[0], X[bx, 0], return_prev=True)", "R100",
+     "used as a value"),
+    ("Out[1] = T.atomic_add(Out[0], X[bx, 0])", "R100", "returns a handle"),
     ("T.atomic_max(Out[0:32], sh, return_prev=True)", "R100", "TileLang refuses"),
     ("T.atomic_add(Out[0], X[bx, 0], return_prev=1)", "R102", "True or False"),
     ("T.atomic_add(Out[0], X[bx, 0], memory_order='sequential')", "R102", "memory_order"),
@@ -470,7 +484,6 @@ def test_misaligned_vector_atomic_is_r505_naming_the_element():
     ("T.atomic_addx2(sh[0], X[bx, 0])", "R100", "global memory only"),
     ("T.atomic_addx2(Out[0], frag[0])", "R100", "fragment `frag`"),
     ("T.atomic_addx2(frag[0], X[bx, 0])", "R102", "fragment buffer `frag`"),
-    ("T.atomic_addx2(Out[0], X[bx, 0], return_prev=True)", "R100", "depends on the order"),
     ("T.atomic_addx2(Out[0], X[bx, 0], memory_order='relaxed')", "R102", "memory_order"),
 ])
 def test_vector_forms_refused_with_a_diagnostic(body, code, words):

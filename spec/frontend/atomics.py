@@ -9,10 +9,11 @@
   (spec.frontend.regions: a point takes the other side's extents);
 - `memory_order=` one of C++'s six names (TileLang's _MEMORY_ORDER_ID_MAP), kept on the
   node; `use_tma=` and `annotations=` choose TileLang's code only and are ignored;
-- `return_prev=True` (the previous value, an expression) is refused with the reason
-  (R100): it differs with the order the contributions land in, and the oracle judges by
-  one meaning for every order (docs/semantics.md §12); of a region, TileLang refuses it
-  too.
+- `return_prev=True`: as a statement the value is dropped and the atomic means what it
+  means without the flag; used as a value (`p = T.atomic_add(..., return_prev=True)`,
+  exprs.py asks refuse_atomic_value) it is refused with the reason (R100): it differs
+  with the order the contributions land in, and the oracle judges by one meaning for
+  every order (docs/semantics.md §12); of a region, TileLang refuses it too.
 
 A destination in a fragment, a local buffer or a reducer is R102: an atomic update of
 a thread's own register orders nothing (write `+=`, or a reducer)."""
@@ -44,27 +45,37 @@ def lower_atomic(ctx: FuncContext, call: ast.Call, name: str) -> list:
     order = _memory_order(ctx, args.get("memory_order"), what)
     dst, value = args["dst"], args["value"]
     element = _is_point(dst) and not _is_region(value, ctx)
-    if "return_prev" in args and _flag(ctx, args["return_prev"], what, "return_prev"):
-        _refuse_return_prev(what, element, args["return_prev"])
+    if "return_prev" in args and _flag(ctx, args["return_prev"], what, "return_prev") \
+            and not element:
+        unsupported(f"{what}(..., return_prev=True) of a region: TileLang refuses the "
+                    f"previous value of a tile-form atomic too (NotImplementedError); "
+                    f"write the element form", args["return_prev"])
     op = ATOMIC_OPS[name]
     if element:
         return [_element(ctx, dst, lower_expr(ctx, value), op, order, Span.of(call), what)]
     return [_tile(ctx, dst, value, op, order, Span.of(call), what)]
 
 
-def _refuse_return_prev(what: str, element: bool, node: ast.AST) -> None:
-    """The previous value has no one meaning to judge (docs/semantics.md §12): it is the
-    element's value when this update lands, so it differs with the order in which the
-    launch's other contributions land; the tile form TileLang refuses itself."""
-    if not element:
-        unsupported(f"{what}(..., return_prev=True) of a region: TileLang refuses the "
-                    f"previous value of a tile-form atomic too (NotImplementedError); "
-                    f"write the element form", node)
-    unsupported(f"{what}(..., return_prev=True) is not supported: the previous value is "
-                f"the element's value when this update lands, which depends on the order "
-                f"in which the other contributions to it land; outputs are judged by one "
-                f"meaning for every order, and a value that differs by order has none "
-                f"(docs/semantics.md §12)", node)
+def refuse_atomic_value(call: ast.Call, name: str) -> None:
+    """An atomic used as a value (docs/semantics.md §12). With return_prev=True it is
+    the element's value when this update lands, which differs with the order the
+    launch's other contributions land in: no one meaning to judge. Without it TileLang
+    returns a handle, not a number. (As a statement the value is dropped, and the
+    atomic means what it means without the flag: lower_atomic.)"""
+    if name not in ATOMIC_OPS and name not in VECTOR_ATOMICS:
+        return                      # another TileLang atomic: the caller's R101
+    what = f"T.{name}"
+    flag = [k.value for k in call.keywords if k.arg == "return_prev"] + call.args[3:4]
+    prev = bool(flag) and not (isinstance(flag[0], ast.Constant) and flag[0].value is False)
+    if not prev:
+        unsupported(f"{what}(...) used as a value: without return_prev=True TileLang's "
+                    f"atomic returns a handle, not a number; write it as a statement",
+                    call)
+    unsupported(f"{what}(..., return_prev=True) used as a value is not supported: the "
+                f"previous value is the element's value when this update lands, which "
+                f"depends on the order in which the other contributions to it land; "
+                f"outputs are judged by one meaning for every order, and a value that "
+                f"differs by order has none (docs/semantics.md §12)", call)
 
 
 def _element(ctx: FuncContext, dst: ast.Subscript, value, op: str, order: str | None,
@@ -160,8 +171,8 @@ def lower_vector_atomic(ctx: FuncContext, call: ast.Call, name: str) -> list:
     lanes = VECTOR_ATOMICS[name]
     what = f"T.{name}"
     args = call_args(call, _VECTOR_PARAMS, 2, what)
-    if "return_prev" in args and _flag(ctx, args["return_prev"], what, "return_prev"):
-        _refuse_return_prev(what, True, args["return_prev"])
+    if "return_prev" in args:          # checked; as a statement the value is dropped
+        _flag(ctx, args["return_prev"], what, "return_prev")
     dst = _lanes_of(ctx, args["dst"], lanes, what)
     src = _lanes_of(ctx, args["value"], lanes, what)
     _check_vector_operands(dst, src, lanes, args["dst"], args["value"], what)

@@ -586,6 +586,9 @@ def _call(ctx: FuncContext, node: ast.Call) -> Expr:
         return _typed_literal(ctx, node, dtype)
     if refused_dtype(name):
         shape_error(refused_dtype(name), node.func)
+    if name.startswith("atomic_"):
+        from .atomics import refuse_atomic_value      # atomics reads this module
+        refuse_atomic_value(node, name)
     unknown(f"`T.{name}` is not supported in an expression", node.func)
 
 

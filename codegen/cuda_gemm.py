@@ -38,17 +38,21 @@ def render_gemm(body, stmt: ir.Gemm, low: lowered.GemmLowering, frame: Frame) ->
                  "const int gemm_t = tid;")
         out.line("#pragma unroll")
         with body.maybe_block(f"for (int gemm_s = 0; gemm_s < {low.slots}; ++gemm_s)"):
-            if low.a_from is None:           # a shuffled A names its row by lane
+            # a shuffled operand names its row or column by lane
+            if low.a_from is None:
                 out.line(f"const int gemm_row = {low.row.to_c(_NAMES)};")
-            out.line(f"const int gemm_col = {low.col.to_c(_NAMES)};")
+            if low.b_from is None:
+                out.line(f"const int gemm_col = {low.col.to_c(_NAMES)};")
             old = convert(C(f"{acc}[gemm_s]"), c.dtype, work).text
             out.line(f"{work.c_name} gemm_acc = gemm_clear ? {work.c_name}(0) : {old};")
-            # a shuffled A's register slot depends on k: unrolled, it is a constant
-            out.line("#pragma unroll 1" if low.a_from is None else "#pragma unroll")
+            # a shuffled operand's register slot depends on k: unrolled, it is a constant
+            shuffled = low.a_from is not None or low.b_from is not None
+            out.line("#pragma unroll" if shuffled else "#pragma unroll 1")
             with body.maybe_block(f"for (int gemm_k = 0; gemm_k < {low.k}; ++gemm_k)"):
                 a = _operand(body, stmt.a, low.a_index, work) if low.a_from is None \
-                    else _shuffled(body, stmt.a, low, work)
-                b = _operand(body, stmt.b, low.b_index, work)
+                    else _shuffled(body, stmt.a, low.a_from, work)
+                b = _operand(body, stmt.b, low.b_index, work) if low.b_from is None \
+                    else _shuffled(body, stmt.b, low.b_from, work)
                 out.line(f"gemm_acc = {_step(a, b, work, c)};")
             out.line(f"{acc}[gemm_s] = {convert(C('gemm_acc'), work, c.dtype).text};")
     body.fence(stmt, "after")
@@ -63,12 +67,13 @@ def _operand(body, buffer: ir.Buffer, index, work) -> str:
     return convert(C(f"{body.buffer(buffer)}[{flat}]"), buffer.dtype, work).text
 
 
-def _shuffled(body, buffer: ir.Buffer, low: lowered.GemmLowering, work) -> str:
-    """A in a fragment: the register the lowering names, from the lane of the warp that
-    holds it (every lane passes the same slot, so one __shfl_sync serves them all)."""
+def _shuffled(body, buffer: ir.Buffer, source_slot, work) -> str:
+    """An operand in a fragment: the register the lowering names, from the lane of the
+    warp that holds it (every lane passes the same slot, so one __shfl_sync serves
+    them all)."""
     array = body.buffer(buffer)
     body.register_slots[array] = body.layouts.fragment(buffer).slots_per_thread
-    source, slot = low.a_from
+    source, slot = source_slot
     value = (f"__shfl_sync(0xffffffffu, {array}[{slot.to_c(_NAMES)}], "
              f"{mod(source, lowered.WARP).to_c(_NAMES)})")
     return convert(C(value), buffer.dtype, work).text

@@ -69,7 +69,8 @@ from verify_reducer.spec.indexexpr import Var
 from verify_reducer.spec.layout import (Layout, default_partition, fully_replicated, index_names,
                          vectorized_partition)
 from verify_reducer.spec.source import Span
-from .lower.gemm import accumulator_layout, operand_layout_a, warp_partition
+from .lower.gemm import (accumulator_layout, operand_layout_a, operand_layout_b,
+                         warp_partition)
 from .layout_copy import cooperative_layout, is_cooperative
 from .layout_access import (Access, Scope, bind_let, memory_accesses, region_access,
                             serial_scope, stmt_accesses)
@@ -312,17 +313,19 @@ class _Inference:
     def gemm(self, stmt: ir.Gemm, scope: Scope) -> None:
         """A gemm's accumulator takes the mma layout of its warp split, and a 16-bit A in
         a fragment (TileLang's gemm_rs) the mma's A operand layout (codegen.lower.gemm:
-        TileLang's strict level, placed before any other op of its component). B in a
-        fragment, a transposed or 8-bit A in one have no physical plan here yet."""
-        a_fragment = stmt.a.scope == "fragment"
-        unplanned = stmt.b if stmt.b.scope == "fragment" else \
-            stmt.a if a_fragment and (stmt.transpose_a or stmt.a.dtype.bits != 16) else None
+        TileLang's strict level, placed before any other op of its component), and a
+        16-bit B in one (gemm_sr, gemm_rr) the B operand layout. A transposed or 8-bit
+        operand in a fragment has no physical plan here yet."""
+        a_fragment, b_fragment = stmt.a.scope == "fragment", stmt.b.scope == "fragment"
+        unplanned = stmt.a if a_fragment and (stmt.transpose_a or stmt.a.dtype.bits != 16) \
+            else stmt.b if b_fragment and (stmt.transpose_b or stmt.b.dtype.bits != 16) \
+            else None
         if unplanned is not None:
             self.diagnostics.append(error(
                 "R101", f"T.gemm reading the fragment {unplanned.name}: the physical plan "
-                f"(layouts, simulator, CUDA) takes B from shared memory and A from shared "
-                f"memory or a 16-bit, untransposed fragment so far (docs/limits.md); copy "
-                f"it into shared memory, or run the interpreter alone (`run --interp`)",
+                f"(layouts, simulator, CUDA) takes an operand from a fragment only when it "
+                f"is 16-bit and not transposed so far (docs/limits.md); copy it into "
+                f"shared memory, or run the interpreter alone (`run --interp`)",
                 stmt.span))
             return
         offset, count = scope.participants
@@ -334,16 +337,22 @@ class _Inference:
             return
         bound_cells(max(m * n, count), f"the accumulator {stmt.c.name}", stmt.span)
         fixed = ((stmt.c, accumulator_layout(m, n, *split, offset)),)
-        if a_fragment:
-            k = stmt.mnk[2]
-            if k % 16:
+        k = stmt.mnk[2]
+        for name, operand, is_fragment in (("A", stmt.a, a_fragment),
+                                           ("B", stmt.b, b_fragment)):
+            if is_fragment and k % 16:
                 self.diagnostics.append(error(
-                    "R102", f"T.gemm reading A from the fragment {stmt.a.name} needs K a "
-                    f"multiple of 16 (the mma's A tile), not {k}", stmt.span))
+                    "R102", f"T.gemm reading {name} from the fragment {operand.name} needs "
+                    f"K a multiple of 16 (the mma's {name} tile), not {k}", stmt.span))
                 return
+        if a_fragment:
             bound_cells(max(m * k * split[1], count), f"the operand {stmt.a.name}",
                         stmt.span)
             fixed += ((stmt.a, operand_layout_a(m, k, *split, offset)),)
+        if b_fragment:
+            bound_cells(max(k * n * split[0], count), f"the operand {stmt.b.name}",
+                        stmt.span)
+            fixed += ((stmt.b, operand_layout_b(k, n, *split, offset)),)
         self.ops.append(_Op("gemm", stmt, scope.participants, (m, n), index_names(2),
                             fixed=fixed))
 

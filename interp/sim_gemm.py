@@ -53,15 +53,13 @@ class GemmExecution:
                             (len(t), low.k))
         b = np.broadcast_to(low.b_index.evaluate({"col": col[:, None], lowered.K: k}),
                             (len(t), low.k))
-        source = None
-        if low.a_from is not None:       # A in a fragment: the lanes shuffled from
-            at = {lowered.THREAD: t[:, None], lowered.SLOT: s[:, None], lowered.K: k}
-            source = tuple(np.ascontiguousarray(np.broadcast_to(e.evaluate(at),
-                                                                (len(t), low.k)))
-                           for e in low.a_from)
-            source = (source[0] + offset, source[1])
+        at = {lowered.THREAD: t[:, None], lowered.SLOT: s[:, None], lowered.K: k}
+        # an operand in a fragment: the (thread, slot) each lane's element is shuffled from
+        sources = tuple(None if src is None else
+                        _lanes_of(src, at, (len(t), low.k), offset)
+                        for src in (low.a_from, low.b_from))
         found = (low, t + offset, row * low.n + col, np.ascontiguousarray(a),
-                 np.ascontiguousarray(b), source)
+                 np.ascontiguousarray(b), sources)
         cache[stmt] = found
         return found
 
@@ -69,7 +67,7 @@ class GemmExecution:
         if ITER in lanes.env:
             raise DiagnosticError(error(
                 "R100", "a T.gemm inside a T.Parallel is not supported", stmt.span))
-        low, threads, flat, a_at, b_at, source = self.lowered_gemm(stmt)
+        low, threads, flat, a_at, b_at, (a_src, b_src) = self.lowered_gemm(stmt)
         arrived = lanes.env[THREAD].v
         offset, count = low.participants
         if len(arrived) != count:
@@ -80,7 +78,8 @@ class GemmExecution:
                             key=("gemm", stmt))
             keep = np.isin(threads, arrived)
             threads, flat, a_at, b_at = threads[keep], flat[keep], a_at[keep], b_at[keep]
-            source = None if source is None else (source[0][keep], source[1][keep])
+            a_src, b_src = (None if src is None else (src[0][keep], src[1][keep])
+                            for src in (a_src, b_src))
         c = stmt.c
         clear = operand(stmt.clear_accum, BOOL, lanes, self).v
         if clear.any() != clear.all():
@@ -91,9 +90,10 @@ class GemmExecution:
             acc = np.zeros(len(threads), dtype=work)
         else:
             acc = self.read_registers(c, threads, flat, stmt.span).astype(work)
-        a = (self.gemm_operand(stmt.a, threads, a_at, stmt) if source is None else
-             self.gemm_shuffled(stmt.a, source, a_at, stmt)).astype(work)
-        b = self.gemm_operand(stmt.b, threads, b_at, stmt).astype(work)
+        a = (self.gemm_operand(stmt.a, threads, a_at, stmt) if a_src is None else
+             self.gemm_shuffled(stmt.a, a_src, a_at, stmt)).astype(work)
+        b = (self.gemm_operand(stmt.b, threads, b_at, stmt) if b_src is None else
+             self.gemm_shuffled(stmt.b, b_src, b_at, stmt)).astype(work)
         with np.errstate(all="ignore"):
             for k in range(low.k):        # k order, rounded into C at every step
                 acc = stored(c.dtype, acc + a[:, k] * b[:, k]).astype(work)
@@ -111,7 +111,7 @@ class GemmExecution:
 
     def gemm_shuffled(self, buffer: ir.Buffer, source, at: np.ndarray,
                       stmt: ir.Gemm) -> np.ndarray:
-        """A in a fragment: each lane's element k comes from the register the lowering
+        """An operand in a fragment: each lane's element k comes from the register the lowering
         names — source thread and slot — read through the checked register accessor (the
         source must hold the element: R300 otherwise); the slot must be the one the
         fragment's layout keeps the element in, or the shuffle reads another value."""
@@ -130,3 +130,10 @@ class GemmExecution:
                             f"{buffer.name}'s layout keeps in slot {int(want[i])} "
                             f"({layout.describe()})", stmt.span, key=("gemm-slot", stmt))
         return values.reshape(at.shape)
+
+
+def _lanes_of(source, at: dict, shape: tuple[int, int], offset: int):
+    """(absolute thread, slot) per lane and k of a shuffled operand's source."""
+    thread, slot = (np.ascontiguousarray(np.broadcast_to(e.evaluate(at), shape))
+                    for e in source)
+    return thread + offset, slot

@@ -244,9 +244,12 @@ def test_thread_program_and_cuda_print_the_lowering():
     ("T.gemm(a_s, b_s, acc)", {"a": "(48, 16), T.float16", "b": "(16, 8), T.float16",
                                "c": "(48, 8), T.float32"},
      "R102", "cannot be split among 4 warp(s)"),
-    # B in a fragment (gemm_sr): the interpreter runs it, the plan refuses it by name
-    ("g = T.alloc_fragment((16, 32), T.float16)\nT.copy(b_s, g)\nT.gemm(a_s, g, acc)", {},
+    # a transposed B in a fragment: the interpreter runs it, the plan refuses it by name
+    ("g = T.alloc_fragment((32, 16), T.float16)\nT.gemm(a_s, g, acc, transpose_B=True)", {},
      "R101", "reading the fragment g"),
+    # B in a fragment needs whole 16-deep k tiles too
+    ("h = T.alloc_fragment((8, 32), T.float16)\nT.gemm(a_s, h, acc)",
+     {"a": "(32, 8), T.float16"}, "R102", "reading B from the fragment h needs K"),
     # A in a fragment needs whole 16-wide k tiles
     ("h = T.alloc_fragment((32, 8), T.float16)\nT.gemm(h, b_s, acc)",
      {"b": "(8, 32), T.float16"}, "R102", "K a multiple of 16"),
@@ -277,6 +280,47 @@ def test_a_fragment_layout_is_tilelang_gemm_rs_and_shuffles_stay_in_the_quad():
         assert np.array_equal(threads[0][first] % 32, 4 * (i[first] % 8) + (j[first] % 8) // 2)
         assert np.array_equal(slots[first], j[first] % 2 + 2 * (i[first] // 8)
                               + 4 * (j[first] // 8))
+
+
+def test_b_fragment_layout_is_the_mma_b_operand_and_shuffles_stay_in_the_warp():
+    for k, n, wm, wn in [(32, 64, 2, 2), (64, 32, 4, 1), (32, 64, 1, 4)]:
+        layout = lowered.operand_layout_b(k, n, wm, wn, 0)
+        assert layout.replicate == wm and layout.slots_per_thread == k * n // (32 * wn)
+        threads, slots = layout.threads_of(), layout.slots_of()
+        kk, j = layout.all_indices()
+        first = (kk < 16) & (j < 8)
+        # PTX's m16n8k16 B fragment: lane l holds column l/4, rows 2(l%4) + {0, 1} and
+        # the same + 8, in registers b0..b3 in that order
+        assert np.array_equal(threads[0][first] % 32, 4 * j[first] + (kk[first] % 8) // 2)
+        assert np.array_equal(slots[first], kk[first] % 2 + 2 * (kk[first] // 8))
+        # every replica of a column is in a warp whose N index owns that column
+        for r in range(wm):
+            warp = threads[r] // 32
+            assert np.array_equal(warp // wm, (j % (8 * wn)) // 8)
+
+
+def test_planted_wrong_b_shuffle_lane_is_caught(monkeypatch):
+    """The B shuffle's source lane off by one quad row: the lane read does not hold the
+    element (R300 from the checked register accessor, with the holders drawn)."""
+    import dataclasses
+    from verify_reducer.interp.simulate import simulate
+    from verify_reducer.verify.oracle.inputs import prepare
+    real = lowered.lower_gemm
+
+    def wrong_lane(plan, stmt):
+        low = real(plan, stmt)
+        if low.b_from is None:
+            return low
+        source, slot = low.b_from
+        t = Var(lowered.THREAD)
+        return dataclasses.replace(low, b_from=(source + 4 - mod(floordiv(t, 4), 2) * 8,
+                                                slot))
+
+    monkeypatch.setattr(lowered, "lower_gemm", wrong_lane)
+    physical = _plan(VALID / "gemm_fragment_b.py")
+    result = simulate(physical, prepare(physical.func, seed=0))
+    found = [d for d in result.violations if d.code == "R300"]
+    assert found and found[0].span.line == 25, [d.message for d in result.violations]
 
 
 def test_planted_wrong_shuffle_slot_is_caught(monkeypatch):

@@ -104,6 +104,24 @@ def operand_layout_a(m: int, k: int, wm: int, wn: int, offset: int) -> Layout:
                   offset)
 
 
+def operand_layout_b(k: int, n: int, wm: int, wn: int, offset: int) -> Layout:
+    """16-bit B in a fragment, not transposed (TileLang's gemm_sr / gemm_rr): in each
+    16×8 tile of B (k rows, n columns) a lane holds the elements the m16n8k16 B operand
+    gives it — (kk, j) in lane 4·(j mod 8) + (kk mod 8)/2 at slot (kk mod 2) +
+    2·((kk mod 16)/8) — warps over 8-column tiles as for C, replicated over the warps
+    that split M (each needs the same columns), and the tiles a warp owns on the slot
+    axis in steps of 4, k first. The lane that computes C's column j at step kk reads its
+    B element from its own warp and quad-column, so a warp shuffle reaches it."""
+    kk, j = (Var(x) for x in index_names(2))
+    rep = Var("rep")
+    lane = mod(j, 8) * 4 + floordiv(mod(kk, 8), 2)
+    warp = rep + floordiv(mod(j, TILE_N * wn), TILE_N) * wm
+    slot = mod(kk, 2) + floordiv(mod(kk, 16), 8) * 2 \
+        + (floordiv(kk, 16) + floordiv(j, TILE_N * wn) * (k // 16)) * 4
+    return Layout((k, n), index_names(2), lane + warp * WARP, slot, WARP * wm * wn, wm,
+                  offset)
+
+
 @dataclass(frozen=True)
 class GemmLowering:
     stmt: ir.Gemm
@@ -122,11 +140,14 @@ class GemmLowering:
     # slot s of thread t — in t's own warp and quad, so a warp shuffle reaches it — and
     # that register's slot (over SLOT, K), the same for every lane of the warp
     a_from: tuple[IndexExpr, IndexExpr] | None = None
+    # B in a fragment: likewise, the thread and slot holding B[k, col]
+    b_from: tuple[IndexExpr, IndexExpr] | None = None
 
     def describe(self) -> str:
         wm, wn = self.warps
-        shuffle = "" if self.a_from is None else \
-            (f"; A from thread {self.a_from[0]}'s slot {self.a_from[1]} (a warp shuffle)")
+        shuffle = "".join(
+            f"; {name} from thread {src[0]}'s slot {src[1]} (a warp shuffle)"
+            for name, src in (("A", self.a_from), ("B", self.b_from)) if src is not None)
         return (f"mma m16n8k16 accumulator: {wm}×{wn} warps, {self.slots} slot(s) per "
                 f"thread, slot s of thread t holds {self.stmt.c.name}[{self.row}, "
                 f"{self.col}]; k = 0..{self.k - 1} in order: acc += "
@@ -164,6 +185,15 @@ def lower_gemm(plan, stmt: ir.Gemm) -> GemmLowering:
         slot = mod(kk, 2) + floordiv(tile, 2) * 2 + floordiv(mod(kk, 16), 8) * 4 \
             + (mod(group, tiles_m) + floordiv(kk, 16) * tiles_m) * 8
         a_from = (source, slot)
+    b_from = None
+    if stmt.b.scope == "fragment":
+        # column col mod 8 of the warp's tile is 2·(lane mod 4) + (slot mod 2)
+        source = warp * WARP + (mod(lane, 4) * 2 + mod(tile, 2)) * 4 \
+            + floordiv(mod(kk, 8), 2)
+        slot = mod(kk, 2) + floordiv(mod(kk, 16), 8) * 2 \
+            + (floordiv(kk, 16) + floordiv(group, tiles_m) * (k // 16)) * 4
+        b_from = (source, slot)
     slots = m * n // count
     return GemmLowering(stmt, m, n, k, (wm, wn), (offset, count), slots,
-                        row, col, a_index, b_index, WORK[stmt.c.dtype.name], a_from)
+                        row, col, a_index, b_index, WORK[stmt.c.dtype.name], a_from,
+                        b_from)

@@ -314,19 +314,17 @@ class _Inference:
         """A gemm's accumulator takes the mma layout of its warp split, and a 16-bit A in
         a fragment (TileLang's gemm_rs) the mma's A operand layout (codegen.lower.gemm:
         TileLang's strict level, placed before any other op of its component), and a
-        16-bit B in one (gemm_sr, gemm_rr) the B operand layout. A transposed or 8-bit
-        operand in a fragment has no physical plan here yet."""
+        16-bit B in one (gemm_sr, gemm_rr) the B operand layout, transposed or not. An
+        8-bit operand in a fragment (the mma's k32 tiles) has no physical plan here yet."""
         a_fragment, b_fragment = stmt.a.scope == "fragment", stmt.b.scope == "fragment"
-        unplanned = stmt.a if a_fragment and (stmt.transpose_a or stmt.a.dtype.bits != 16) \
-            else stmt.b if b_fragment and (stmt.transpose_b or stmt.b.dtype.bits != 16) \
-            else None
+        unplanned = stmt.a if a_fragment and stmt.a.dtype.bits != 16 \
+            else stmt.b if b_fragment and stmt.b.dtype.bits != 16 else None
         if unplanned is not None:
             self.diagnostics.append(error(
                 "R101", f"T.gemm reading the fragment {unplanned.name}: the physical plan "
                 f"(layouts, simulator, CUDA) takes an operand from a fragment only when it "
-                f"is 16-bit and not transposed so far (docs/limits.md); copy it into "
-                f"shared memory, or run the interpreter alone (`run --interp`)",
-                stmt.span))
+                f"is 16-bit so far (docs/limits.md); copy it into shared memory, or run "
+                f"the interpreter alone (`run --interp`)", stmt.span))
             return
         offset, count = scope.participants
         m, n, _ = stmt.mnk
@@ -348,11 +346,11 @@ class _Inference:
         if a_fragment:
             bound_cells(max(m * k * split[1], count), f"the operand {stmt.a.name}",
                         stmt.span)
-            fixed += ((stmt.a, operand_layout_a(m, k, *split, offset)),)
+            fixed += ((stmt.a, operand_layout_a(m, k, *split, offset, stmt.transpose_a)),)
         if b_fragment:
             bound_cells(max(k * n * split[0], count), f"the operand {stmt.b.name}",
                         stmt.span)
-            fixed += ((stmt.b, operand_layout_b(k, n, *split, offset)),)
+            fixed += ((stmt.b, operand_layout_b(k, n, *split, offset, stmt.transpose_b)),)
         self.ops.append(_Op("gemm", stmt, scope.participants, (m, n), index_names(2),
                             fixed=fixed))
 

@@ -244,8 +244,10 @@ def test_thread_program_and_cuda_print_the_lowering():
     ("T.gemm(a_s, b_s, acc)", {"a": "(48, 16), T.float16", "b": "(16, 8), T.float16",
                                "c": "(48, 8), T.float32"},
      "R102", "cannot be split among 4 warp(s)"),
-    # a transposed B in a fragment: the interpreter runs it, the plan refuses it by name
-    ("g = T.alloc_fragment((32, 16), T.float16)\nT.gemm(a_s, g, acc, transpose_B=True)", {},
+    # an 8-bit A in a fragment (the mma's k32 tiles): the interpreter runs it, the plan
+    # refuses it by name
+    ("g = T.alloc_fragment((32, 16), T.int8)\nT.copy(a_s, g)\nT.gemm(g, b_s, acc)",
+     {"a": "(32, 16), T.int8", "b": "(16, 32), T.int8", "c": "(32, 32), T.int32"},
      "R101", "reading the fragment g"),
     # B in a fragment needs whole 16-deep k tiles too
     ("h = T.alloc_fragment((8, 32), T.float16)\nT.gemm(a_s, h, acc)",
@@ -297,6 +299,19 @@ def test_b_fragment_layout_is_the_mma_b_operand_and_shuffles_stay_in_the_warp():
         for r in range(wm):
             warp = threads[r] // 32
             assert np.array_equal(warp // wm, (j % (8 * wn)) // 8)
+
+
+def test_a_transposed_operand_in_a_fragment_is_laid_out_by_its_logical_element():
+    """transpose_A / transpose_B in a fragment: the element stored at (k, i) of a
+    transposed A sits where A[i, k] would, so the shuffles read the same registers."""
+    for transposed, plain in ((lowered.operand_layout_a(64, 32, 2, 2, 0, True),
+                               lowered.operand_layout_a(64, 32, 2, 2, 0)),
+                              (lowered.operand_layout_b(32, 64, 2, 2, 0, True),
+                               lowered.operand_layout_b(32, 64, 2, 2, 0))):
+        assert transposed.shape == plain.shape[::-1]
+        i, j = plain.all_indices()
+        assert np.array_equal(transposed.threads_of((j, i)), plain.threads_of((i, j)))
+        assert np.array_equal(transposed.slots_of((j, i)), plain.slots_of((i, j)))
 
 
 def test_planted_wrong_b_shuffle_lane_is_caught(monkeypatch):

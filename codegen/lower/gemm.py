@@ -86,40 +86,54 @@ def accumulator_layout(m: int, n: int, wm: int, wn: int, offset: int) -> Layout:
                   1, offset)
 
 
-def operand_layout_a(m: int, k: int, wm: int, wn: int, offset: int) -> Layout:
-    """MakeGemmFragmentA for 16-bit A in a fragment, not transposed (TileLang's gemm_rs):
-    in each 16×16 tile of A a lane holds the elements the m16n8k16 A operand gives it —
-    (i, j) in lane 4·(i mod 8) + (j mod 8)/2 at slot (j mod 2) + 2·((i mod 16)/8) +
-    4·((j mod 16)/8) — warps over 16-row tiles as for C, replicated over the warps that
-    split N (each needs the same rows), and the tiles a warp owns on the slot axis in
-    steps of 8, rows first."""
-    i, j = (Var(x) for x in index_names(2))
+def _operand_indices(transposed: bool) -> tuple[Var, Var]:
+    """The (row, column) variables of an operand's logical element — of the M×K A or
+    the K×N B the mma reads — over the buffer's own index variables: a transposed
+    operand is stored the other way round, so its layout names the same element by
+    the swapped pair."""
+    first, second = (Var(x) for x in index_names(2))
+    return (second, first) if transposed else (first, second)
+
+
+def operand_layout_a(m: int, k: int, wm: int, wn: int, offset: int,
+                     transposed: bool = False) -> Layout:
+    """MakeGemmFragmentA for 16-bit A in a fragment (TileLang's gemm_rs): in each 16×16
+    tile of A a lane holds the elements the m16n8k16 A operand gives it — (i, j) in lane
+    4·(i mod 8) + (j mod 8)/2 at slot (j mod 2) + 2·((i mod 16)/8) + 4·((j mod 16)/8) —
+    warps over 16-row tiles as for C, replicated over the warps that split N (each needs
+    the same rows), and the tiles a warp owns on the slot axis in steps of 8, rows
+    first. transposed: A stored K×M (transpose_A), each element where the same
+    logical A[i, j] is."""
+    i, j = _operand_indices(transposed)
     rep = Var("rep")
     tiles_m = m // (TILE_M * wm)
     lane = mod(i, 8) * 4 + floordiv(mod(j, 8), 2)
     warp = floordiv(mod(i, TILE_M * wm), TILE_M) + rep * wm
     slot = mod(j, 2) + floordiv(mod(i, TILE_M), 8) * 2 + floordiv(mod(j, 16), 8) * 4 \
         + (floordiv(i, TILE_M * wm) + floordiv(j, 16) * tiles_m) * 8
-    return Layout((m, k), index_names(2), lane + warp * WARP, slot, WARP * wm * wn, wn,
-                  offset)
+    return Layout((k, m) if transposed else (m, k), index_names(2), lane + warp * WARP,
+                  slot, WARP * wm * wn, wn, offset)
 
 
-def operand_layout_b(k: int, n: int, wm: int, wn: int, offset: int) -> Layout:
-    """16-bit B in a fragment, not transposed (TileLang's gemm_sr / gemm_rr): in each
+def operand_layout_b(k: int, n: int, wm: int, wn: int, offset: int,
+                     transposed: bool = False) -> Layout:
+    """16-bit B in a fragment (TileLang's gemm_sr / gemm_rr): in each
     16×8 tile of B (k rows, n columns) a lane holds the elements the m16n8k16 B operand
     gives it — (kk, j) in lane 4·(j mod 8) + (kk mod 8)/2 at slot (kk mod 2) +
     2·((kk mod 16)/8) — warps over 8-column tiles as for C, replicated over the warps
     that split M (each needs the same columns), and the tiles a warp owns on the slot
     axis in steps of 4, k first. The lane that computes C's column j at step kk reads its
-    B element from its own warp and quad-column, so a warp shuffle reaches it."""
-    kk, j = (Var(x) for x in index_names(2))
+    B element from its own warp and quad-column, so a warp shuffle reaches it.
+    transposed: B stored N×K (transpose_B), each element where the same logical
+    B[kk, j] is."""
+    kk, j = _operand_indices(transposed)
     rep = Var("rep")
     lane = mod(j, 8) * 4 + floordiv(mod(kk, 8), 2)
     warp = rep + floordiv(mod(j, TILE_N * wn), TILE_N) * wm
     slot = mod(kk, 2) + floordiv(mod(kk, 16), 8) * 2 \
         + (floordiv(kk, 16) + floordiv(j, TILE_N * wn) * (k // 16)) * 4
-    return Layout((k, n), index_names(2), lane + warp * WARP, slot, WARP * wm * wn, wm,
-                  offset)
+    return Layout((n, k) if transposed else (k, n), index_names(2), lane + warp * WARP,
+                  slot, WARP * wm * wn, wm, offset)
 
 
 @dataclass(frozen=True)

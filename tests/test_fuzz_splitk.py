@@ -130,6 +130,13 @@ def test_every_minimizer_variant_is_a_valid_smaller_kernel():
     for v in variants:
         assert v != s and v.blocks * v.tile * v.slice <= s.blocks * s.tile * s.slice
         assert judge(v) is None, splitk.render(v)
+    gemm = _split_k(value="gemm", rows=12, width=12, ctile=4, cols=22, tile_atomic=True,
+                    staged=False)
+    gemms = list(splitk.variants(gemm))
+    assert {v.value for v in gemms} == {"gemm", "plain"} and len(gemms) >= 6
+    for v in gemms:
+        parse_source(splitk.render(v), "<variant>").func()
+        assert model.expected(v, model.inputs(v))["Out"].shape == v.out_shape
 
 
 # ----------------------------------------------------------------------------- faults

@@ -175,7 +175,8 @@ def magnitude(s: SplitK) -> int:
 # ----------------------------------------------------------------------------- source
 
 def _vars(s: SplitK) -> tuple[str, str, str]:
-    """(the row tile's block variable, the column tile's, the slice's)."""
+    """(the row tile's block variable, the column tile's (none but a GEMM's), the
+    slice's)."""
     if s.gemm:
         return "by", "bx", "bz"
     return ("by", "", "bx") if s.split_axis == 0 else ("bx", "", "by")

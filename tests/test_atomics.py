@@ -60,6 +60,20 @@ def test_element_form_keeps_op_and_memory_order():
         [("sum", "release"), ("max", None), ("min", None)]
 
 
+def test_tile_form_over_one_element_is_a_parallel_of_extent_one():
+    """TileLang's MakeIterVars: a loop of extent 1 (was a T.Parallel of no extents, on
+    which layout inference crashed: tests/programs/valid/atomic_region_one_element.py)."""
+    func = _func(_kernel("""\
+        T.copy(X[bx, 0:32], sh)
+        T.atomic_add(Out[bx:bx + 1], sh[3:4])
+        """))
+    loop = func.kernel.body[-1]
+    assert isinstance(loop, ir.ParallelFor) and loop.extents == (1,)
+    (atomic,) = loop.body
+    assert not any(isinstance(e, ir.Var) and e.name == loop.vars[0].name
+                   for i in atomic.indices for e in ir.subexprs(i))
+
+
 def test_return_prev_as_a_statement_drops_the_value():
     """The previous value unused: the atomic alone, whatever order the lanes land in."""
     plain = _func(_kernel("T.atomic_add(Out[0], X[bx, 0])"))

@@ -230,9 +230,6 @@ def test_planted_skipped_slice_disagrees_with_the_description(tmp_path):
     assert "the generator's description gives" in outcome.summary
 
 
-@pytest.mark.xfail(strict=True, reason="open: the region form T.atomic_add(Out[r:r + 1], "
-                   "frag) over one element becomes a T.Parallel of no extents "
-                   "(spec/frontend/atomics.py) and layout inference crashes on it")
 def test_the_region_form_over_one_element_verifies():
     s = _split_k(rows=3, cols=8, tile=1, slice=4, tile_atomic=True, threads=32)
     assert "T.atomic_add(Out[bx:bx + 1], res)" in splitk.render(s)

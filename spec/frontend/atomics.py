@@ -92,7 +92,9 @@ def _element(ctx: FuncContext, dst: ast.Subscript, value, op: str, order: str | 
 def _tile(ctx: FuncContext, dst: ast.AST, value: ast.AST, op: str, order: str | None,
           span: Span, what: str) -> ParallelFor:
     """The tile form as TileLang lowers it: one element atomic per element of the
-    regions' common (non-1) extents, a T.Parallel over them."""
+    regions' common (non-1) extents, a T.Parallel over them — over one element (every
+    extent 1) a T.Parallel of extent 1 whose variable no index reads, as TileLang's
+    MakeIterVars makes it (src/cuda/op/atomic_add.cc): one iteration, issued once."""
     if not _is_region(value, ctx):
         shape_error(f"{what} of a region needs a buffer or a region as its value, got "
                     f"`{ast.unparse(value)}`", value)
@@ -101,13 +103,13 @@ def _tile(ctx: FuncContext, dst: ast.AST, value: ast.AST, op: str, order: str | 
     _check_destination(dst_region.buffer, dst, what)
     loop_dims = [k for k, e in enumerate(dst_region.extents) if e != 1]
     src_dims = [k for k, e in enumerate(src_region.extents) if e != 1]
-    names = [ctx.fresh_name(f"atomic_i{k}") for k in range(len(loop_dims))]
+    names = [ctx.fresh_name(f"atomic_i{k}") for k in range(max(len(loop_dims), 1))]
     loop_vars = tuple(Var(n, span, INT32) for n in names)
     dst_ix = _shifted(dst_region.starts, loop_dims, loop_vars, span)
     src_ix = _shifted(src_region.starts, src_dims, loop_vars, span)
     body = AtomicUpdate(dst_region.buffer, dst_ix, Load(src_region.buffer, src_ix, span),
                         op, order, span)
-    extents = tuple(dst_region.extents[k] for k in loop_dims)
+    extents = tuple(dst_region.extents[k] for k in loop_dims) or (1,)
     return ParallelFor(loop_vars, extents, (body,), span)
 
 

@@ -456,6 +456,9 @@ def test_vector_atomic_prints_one_instruction_guarded_by_replica_zero():
     assert cuda.count("atomicAdd(") == 1 and "if (rep == 0) {" in cuda
     assert "atomicAdd(reinterpret_cast<float2*>(&Out[2*j + atomic_lane]), " \
         "make_float2(atomic_lane_v0, atomic_lane_v1));" in cuda
+    from verify_reducer.codegen.lower.program import lower
+    assert "atomicAdd on float2 (2 lanes in one instruction; the first element's offset " \
+        "a multiple of 2)" in lower(physical).describe()
 
 
 def test_vector_lanes_account_each_element_exactly_once():

@@ -332,6 +332,20 @@ def _mha_fwd(i):
     return {"Output": _attention(i["Q"], i["K"], i["V"], False)[0]}
 
 
+def _mha_fwd_bhsd(i):
+    """The causal forward of (b, h, s, d) tensors (seq_q = seq_kv: no past)."""
+    q, k, v = (np.swapaxes(i[n], 1, 2) for n in ("Q", "K", "V"))
+    return {"Output": np.swapaxes(_attention(q, k, v, True)[0], 1, 2)}
+
+
+def _bhsd_inputs(b=1, h=2, s=128, d=64):
+    def make(rng):
+        arrays = {n: _rng_floats(rng, (b, h, s, d), np.float16) for n in ("Q", "K", "V")}
+        arrays["Output"] = np.zeros((b, h, s, d), np.float16)
+        return arrays
+    return make
+
+
 def _mha_fwd_lse(i):
     out, lse = _attention(i["Q"], i["K"], i["V"], True)
     return {"Output": out, "lse": lse}
@@ -502,6 +516,7 @@ REFERENCES: dict[str, Reference] = {
     "gemm_splitk_vectorized_atomic": Reference(_gemm_acc, _gemm_inputs(True)),
     "gemm": Reference(lambda i: {"C": _matmul(i["A"], i["B"])}, _gemm_inputs(False)),
     "mha_fwd_bshd": Reference(_mha_fwd, _attention_inputs(False)),
+    "mha_fwd_bhsd": Reference(_mha_fwd_bhsd, _bhsd_inputs()),
     "mha_bwd_preprocess": Reference(_bwd_preprocess, _bwd_preprocess_inputs),
     "mha_fwd_lse": Reference(_mha_fwd_lse, _attention_inputs(True)),
     "fp8_act_quant": Reference(_fp8_act_quant, lambda rng: {

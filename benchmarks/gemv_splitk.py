@@ -34,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks import gemv_same_source as same_source  # noqa: E402
 from benchmarks.gemv_same_source import (  # noqa: E402
     TILELANG, Cell, Planned, Reference, discover_runtimes, make_inputs, measured,
     ours_cell, parse_list, plan_ours, tilelang_cell, to_device, torch_cells, verdict)
@@ -48,24 +49,12 @@ COLUMNS = (*TILELANG, *OURS)
 
 
 @dataclass(frozen=True)
-class Config:
-    m: int
-    k: int
-    dtype: str                     # of A and x; the accumulation and y are float32
-    block_m: int
-    block_k: int
-    split: int
-    threads: int
+class Config(same_source.Config):
+    """gemv_same_source's configuration (its bytes, its group) with the K split."""
+    split: int = 1
 
-    group = property(lambda self: f"{self.m}x{self.k} {self.dtype}")
     tiling = property(lambda self: f"{self.block_m}x{self.block_k} split {self.split}"
                                    f"/{self.threads}")
-    label = property(lambda self: f"{self.group} {self.tiling}")
-
-    @property
-    def nbytes(self) -> int:       # A and x read once, y (float32) written once
-        e = DTYPES[self.dtype].bits // 8
-        return self.m * self.k * e + self.k * e + self.m * 4
 
     def check(self) -> str | None:
         if self.m % self.block_m or self.k % (self.split * self.block_k):
@@ -212,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     if not tilings or args.repeat < 1:
         parser.error("need at least one tiling and --repeat >= 1")
-    configs = [Config(m, k, args.dtype, *t) for t in tilings]
+    configs = [Config(m, k, args.dtype, bm, bk, threads, split)
+               for bm, bk, split, threads in tilings]
     for cfg in configs:
         if cfg.check():
             parser.error(cfg.check())

@@ -74,12 +74,17 @@ def _fake_runner(monkeypatch, wrong_threads):
                         {"fast": 10.0, "canonical": 10.4}[plan.planner])
 
 
+def absent_runtimes() -> bench.Runtimes:
+    """What discover_runtimes finds on a machine without torch and TileLang."""
+    return bench.Runtimes(missing={
+        "torch": "torch: not here", "tl-default": "TileLang is not installed",
+        "tl-baseline": "TileLang is not installed"})
+
+
 def test_measuring_without_torch_and_tilelang_marks_wrong_results(tmp_path, capsys,
                                                                   monkeypatch):
     _fake_runner(monkeypatch, wrong_threads=128)
-    monkeypatch.setattr(bench, "discover_runtimes", lambda: bench.Runtimes(missing={
-        "torch": "torch: not here", "tl-default": "TileLang is not installed",
-        "tl-baseline": "TileLang is not installed"}))
+    monkeypatch.setattr(bench, "discover_runtimes", absent_runtimes)
     out = tmp_path / "gemv.json"
     status = bench.main(["--shapes", f"{M}x{K}", "--tilings", "64x256/256,32x64/128",
                          "--repeat", "3", "--json", str(out)])

@@ -11,6 +11,7 @@ import numpy as np
 
 from benchmarks import gemv_same_source as same_source
 from benchmarks import gemv_splitk as bench
+from test_benchmark_gemv import absent_runtimes
 from verify_reducer.spec.frontend import parse_source
 from verify_reducer.spec.ir import AtomicUpdate, walk
 
@@ -55,9 +56,7 @@ def test_measuring_without_torch_and_tilelang_marks_a_wrong_result(tmp_path, cap
     monkeypatch.setattr(same_source, "run_cuda", run_cuda)
     monkeypatch.setattr(same_source, "time_cuda", lambda plan, data, repeat:
                         {"fast": 10.0, "canonical": 10.5}[plan.planner])
-    monkeypatch.setattr(bench, "discover_runtimes", lambda: same_source.Runtimes(missing={
-        "torch": "torch: not here", "tl-default": "TileLang is not installed",
-        "tl-baseline": "TileLang is not installed"}))
+    monkeypatch.setattr(bench, "discover_runtimes", absent_runtimes)
     out = tmp_path / "splitk.json"
     status = bench.main(["--shape", f"{M}x{K}", "--tilings", "16x128s4/128,8x256s8/128",
                          "--repeat", "3", "--json", str(out)])

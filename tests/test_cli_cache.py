@@ -137,6 +137,22 @@ def test_an_answer_from_the_cache_loads_neither_numpy_nor_the_verifier(answers, 
     assert again.stdout.splitlines() == [f"{program}: verified (cached)", "0 []"]
 
 
+def test_a_played_answer_keeps_the_order_of_its_streams(answers):
+    """stdout and stderr merged into one pipe: the diagnostics (stderr) come before the
+    report (stdout), as written, judged now and from the cache alike."""
+    env = {**os.environ, "VERIFY_REDUCER_CACHE_DIR": str(answers.parent)}
+    env.pop("VERIFY_REDUCER_NO_CACHE", None)
+    argv = [sys.executable, "-m", "verify_reducer", "check", str(REFUSED)]
+
+    def merged() -> str:
+        return subprocess.run(argv, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, timeout=300).stdout
+
+    first, again = merged(), merged()
+    assert first.index("error[R601]") < first.index("verdict: rejected")
+    assert untimed(again) == untimed(first) + CACHED_LINE + "\n"
+
+
 # ----------------------------------------------------------------------------- misses
 
 def test_an_edited_source_is_judged_again(answers, program, capsys):

@@ -68,9 +68,10 @@ def play(judged: Judged, args) -> None:
     (marked `cached` when it came from the cache), its HTML section added."""
     out = args.ui
     for stream, text in judged.chunks:
-        (sys.stdout if stream == STDOUT else sys.stderr).write(text)
-    sys.stdout.flush()
-    sys.stderr.flush()
+        # each chunk flushed: stdout and stderr merged into one pipe keep their order
+        target = sys.stdout if stream == STDOUT else sys.stderr
+        target.write(text)
+        target.flush()
     if judged.cached and not out.json and not out.quiet:
         out.out(CACHED_LINE)
     if out.documents is not None and judged.documents:

@@ -9,7 +9,8 @@ detail after -q's verdict, `"cached": true` in the document).
 The key is a sha256 over everything the answer depends on (program_key):
 - the tool: its version, a hash of its own source files (a code change is a new tool),
   Python's version and the installed files of the libraries that compute verdicts;
-- the program: the path as given (the report names it) and the source bytes;
+- the program: the path as given (the report names it) and the source bytes (stdin's
+  text);
 - the flags: --func, --seed, --blocks, --param, --for-all, --assume, --inputs (an .npz
   by its bytes), the memory limit (--max-memory, or the machine facts its default is
   made of), the codes [tool.verify-reducer] accepts for this program;
@@ -30,8 +31,8 @@ Not used (the command runs as if there were no cache): `check --no-cache`, `cach
 false` in [tool.verify-reducer], $VERIFY_REDUCER_NO_CACHE set (the test suite sets it:
 a test that plants a fault must see it run), -v (its timings and notes belong to one
 run), --html (the report's sections are made by the run). Only the standard library
-is imported here: a check whose answers are all cached (answer) never loads numpy, Z3
-or the verifier."""
+and light modules of ours are imported here: a check whose answers are all cached
+(answer) never loads numpy, Z3 or the verifier."""
 from __future__ import annotations
 
 import hashlib

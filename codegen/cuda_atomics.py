@@ -60,6 +60,9 @@ _BITS = {"float16": "__half_as_ushort", "bfloat16": "__bfloat16_as_ushort"}
 
 def render_vector_atomic(body, loop: ir.SerialFor, issue: AtomicIssue,
                          frame: Frame) -> None:
+    """The unrolled lane loop of a T.atomic_addxN as its one instruction: each lane's
+    value with the lane variable bound to its number, then the call on lane 0's
+    address (the simulator checked that address's alignment)."""
     stmt = issue.stmt
     if issue.function is None:
         raise Unsupported(f"line {stmt.span.line}: T.atomic_addx{issue.vector} into "

@@ -57,11 +57,13 @@ def gemv_source(m: int, k: int) -> str:
 
 def run_child(path: str, extra: list[str]) -> dict:
     """One `check` in a child process (the text report, as people run it: `--json` of a
-    whole run spells every tensor out), its wall and CPU time and peak RSS."""
+    whole run spells every tensor out), its wall and CPU time and peak RSS. --no-cache:
+    every run is judged, never answered from an earlier run's cache (verify.cli.cache)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     start = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        child = subprocess.Popen([sys.executable, "-m", "verify_reducer", "check", path, *extra],
+        child = subprocess.Popen([sys.executable, "-m", "verify_reducer", "check", path,
+                                  "--no-cache", *extra],
                                  stdout=out, stderr=err, env=env, cwd=ROOT)
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - start

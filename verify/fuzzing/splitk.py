@@ -32,8 +32,9 @@ from verify_reducer.verify.fuzzing.expr import wrap
 ATOMICS = {"sum": "T.atomic_add", "max": "T.atomic_max", "min": "T.atomic_min"}
 IDENTITY = {"sum": 0, "max": -2 ** 31, "min": 2 ** 31 - 1}      # int32's, and 0 for sums
 FOLD = {"sum": np.add, "max": np.maximum, "min": np.minimum}
-# the (accumulator, input, output) dtypes of each op: float max/min have no native
-# atomic on sm_90 (the renderer refuses them), so those are int32 only
+# the (accumulator, input, output) dtypes of each op: max/min are drawn on int32 only
+# (float max/min render as compare-and-swap loops since issue 27; the model's
+# identities here are int32's)
 DTYPES = {"sum": (("float32", "float32", "float32"), ("float32", "float32", "float32"),
                   ("float32", "float16", "float32"), ("float32", "float16", "float16"),
                   ("float32", "float32", "float16"), ("int32", "int32", "int32"),
@@ -48,9 +49,9 @@ GEMM_TILES, GEMM_COLUMNS, GEMM_SLICES = (1, 2, 4, 8), (2, 4, 8), (4, 8, 16, 32)
 # float16 holds every integer up to 2048; from 2048 (4096) its spacing is 2 (4)
 FLOAT16_EXACT = 2 ** 11
 # the region form T.atomic_add(Out[r0:r0 + R], res) is drawn for tiles of this many
-# elements and more: over one element the tool crashes today (tests/test_fuzz_splitk.py
-# pins it as a strict xfail; when the frontend's fix lands it passes, and this becomes 1)
-REGION_ATOMIC_MIN_ELEMENTS = 2
+# elements and more (one element: a T.Parallel(1), as TileLang lowers it;
+# tests/programs/valid/atomic_region_one_element.py)
+REGION_ATOMIC_MIN_ELEMENTS = 1
 
 
 @dataclass(frozen=True)

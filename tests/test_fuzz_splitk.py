@@ -268,6 +268,8 @@ def test_gpu_split_k_campaign_matches_the_interpreter(tmp_path):
     problem = gpu_problem()
     if problem is not None:
         pytest.skip(problem)
-    findings = fuzz(200 if NIGHTLY else 40, 25, str(tmp_path), ("sim", "cuda"),
+    # each program compiles both plans (seconds each): 60 keeps the test inside one GPU
+    # shard's time (tests/gpu_all.sh); the nvcc test above covers more programs' compiles
+    findings = fuzz(60 if NIGHTLY else 24, 25, str(tmp_path), ("sim", "cuda"),
                     family="splitk", jobs=1)
     assert findings == [], [(f.case, f.summary) for f in findings]

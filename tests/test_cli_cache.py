@@ -112,6 +112,29 @@ def test_jobs_judge_only_what_the_cache_lacks(answers, program, capsys):
     assert len(entries(answers)) == 2
 
 
+def test_several_programs_all_cached_end_with_the_same_summary(answers, program, capsys,
+                                                                monkeypatch):
+    first = cli(capsys, "check", "-q", program, str(REFUSED))
+    assert first[0] == 1 and first[1].endswith("2 programs: 1 verified, 1 rejected; exit 1\n")
+    no_judging(monkeypatch)
+    again = cli(capsys, "check", "-q", program, str(REFUSED))
+    assert again[0] == 1 and again[1].splitlines() == [
+        f"{program}: verified (cached)", f"{REFUSED}: rejected (R601 at 16:1; cached)",
+        "2 programs: 1 verified, 1 rejected; exit 1"]
+
+
+@pytest.mark.parametrize("form", ["sarif", "junit"])
+def test_documents_made_from_cached_answers_are_the_same(answers, program, capsys,
+                                                         monkeypatch, tmp_path, form):
+    written = tmp_path / f"report.{form}"
+    argv = ["check", "--format", form, "--json-file", str(written), program, str(REFUSED)]
+    assert cli(capsys, *argv)[0] == 1
+    first = written.read_text()
+    no_judging(monkeypatch)
+    assert cli(capsys, *argv)[0] == 1
+    assert written.read_text() == first
+
+
 def test_a_program_on_stdin_is_cached_by_its_text(answers, capsys, monkeypatch):
     import io
     source = EXAMPLE.read_text()

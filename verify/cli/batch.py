@@ -45,8 +45,8 @@ def run_programs(args, command: Callable[[argparse.Namespace], int]) -> int:
 def _judge_each(args, command):
     """(program, Judged) in order. `check` records each program's answer as data
     (verify.cli.judged): read from the cache where it holds one (verify.cli.cache),
-    else judged here or in --jobs workers and kept there; the other commands print as
-    they go (a run's progress on a terminal)."""
+    else judged here or in --jobs workers and then kept in the cache; the other
+    commands print as they go (a run's progress on a terminal)."""
     out = args.ui
     batch = is_batch(args.programs)
     programs = expand_programs(args.programs)

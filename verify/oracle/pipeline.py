@@ -517,8 +517,10 @@ class _WindowJob:
         return reference.epochs, per_plan
 
 
-# Window elements over which running blocks in worker processes pays for the fork.
-PARALLEL_ELEMENTS = 1 << 22
+# Window elements over which running blocks in worker processes pays for the fork (a
+# fork costs tens of milliseconds; four sampled blocks of a split-K GEMM's 128×128 tiles,
+# 2 M window elements, take seconds each in the interpreter's exact gemm).
+PARALLEL_ELEMENTS = 1 << 20
 _JOB: _WindowJob | None = None      # the job a forked worker runs (set before the fork)
 
 

@@ -135,6 +135,17 @@ def test_documents_made_from_cached_answers_are_the_same(answers, program, capsy
     assert written.read_text() == first
 
 
+def test_the_ci_workflows_junit_step_is_answered_from_its_sarif_step(answers, program,
+                                                                     capsys, monkeypatch,
+                                                                     tmp_path):
+    """docs/ci.md runs check twice, for SARIF then JUnit: one answer serves both."""
+    sarif, junit = tmp_path / "r.sarif", tmp_path / "r.xml"
+    assert cli(capsys, "check", "--format", "sarif", "--json-file", str(sarif), program)[0] == 0
+    no_judging(monkeypatch)
+    assert cli(capsys, "check", "--format", "junit", "--json-file", str(junit), program)[0] == 0
+    assert "<testcase" in junit.read_text()
+
+
 def test_a_program_on_stdin_is_cached_by_its_text(answers, capsys, monkeypatch):
     import io
     source = EXAMPLE.read_text()

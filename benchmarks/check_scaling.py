@@ -23,7 +23,12 @@ frontend, the epoch verifier's contexts), serial trips and non-independent block
 check executes). Per size: wall, CPU and peak RSS of the child, the CPU beyond the
 smallest program's (imports and the static part), the cost per unit it implies, and the
 measured ratio of that extra CPU beside the ratio of the sizes — near-linear scaling
-shows the two ratios alike."""
+shows the two ratios alike.
+
+    python benchmarks/check_scaling.py --split-k [4096 16384]
+
+TileLang's split-K GEMM (blocks that meet only through T.atomic_add, sampled by their
+contributions): the blocks check ran of the grid, wall and CPU time, peak RSS."""
 from __future__ import annotations
 
 import argparse
@@ -128,6 +133,25 @@ def scaling_families(names: list[str]) -> None:
                 previous = (n, extra)
 
 
+SPLIT_K = ROOT / "tests" / "upstream" / "gemm_splitk.py"   # TileLang's, body unchanged
+
+
+def split_k(sizes: list[int]) -> None:
+    """TileLang's split-K GEMM (examples/gemm_splitk, 128×128×32 tiles, split 8) at
+    M = N = K = n: blocks meet only through T.atomic_add, so check samples them (issue
+    27): the blocks it ran of the grid, and the cost, which follows the sample."""
+    print(f"split-K GEMM (tests/upstream/gemm_splitk.py), split 8; {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"{'M=N=K':>7} {'blocks':>18} {'verdict':>9} {'wall':>8} {'cpu':>8} "
+          f"{'peak RSS':>12} {'estimate':>12}")
+    for n in sizes:
+        params = [f"M={n}", f"N={n}", f"K={n}", "block_M=128", "block_N=128",
+                  "block_K=32", "split_k=8"]
+        r = run_child(str(SPLIT_K), [x for p in params for x in ("--param", p)])
+        print(f"{n:>7} {r['blocks']:>18} {r['verdict'][:9]:>9} {r['wall']:7.2f}s "
+              f"{r['cpu']:7.2f}s {mib(r['rss']):>12} {r['estimate']:>12}")
+
+
 def mib(n: float) -> str:
     return f"{n / (1 << 20):8.0f} MiB"
 
@@ -139,7 +163,13 @@ def main() -> int:
                         help="sizes also checked with --blocks all")
     parser.add_argument("--families", nargs="*", choices=sorted(FAMILIES),
                         help="measure these scaling families instead (none named: all)")
+    parser.add_argument("--split-k", type=int, nargs="*", metavar="N",
+                        help="check TileLang's split-K GEMM at M = N = K = N instead "
+                             "(none named: 4096 and 16384)")
     args = parser.parse_args()
+    if args.split_k is not None:
+        split_k(args.split_k or [4096, 16384])
+        return 0
     if args.families is not None:
         print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
         scaling_families(args.families or list(FAMILIES))

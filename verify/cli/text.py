@@ -116,7 +116,11 @@ def blocks_text(report: pipeline.CheckReport) -> list[str]:
     compared = [c for c in next(iter(report.comparisons.values()), []) if c.compared]
     if compared:
         sizes = {p.name: p.size for p in report.loaded.func.params}
+        # a tensor blocks meet in through atomics is compared once per sampled block that
+        # contributes to an element: a count of (block, element) results, not elements
         lines.append("                 compared " + ", ".join(
+            f"{c.name}: {c.compared} (block, element) results of the sampled blocks' "
+            f"contributions, {sizes[c.name]} elements" if c.name in ind.commuting else
             f"{c.name}: {c.compared} of {sizes[c.name]} elements" for c in compared))
     lines.append(f"                 {memory}")
     return lines

@@ -273,3 +273,14 @@ def test_gpu_split_k_campaign_matches_the_interpreter(tmp_path):
     findings = fuzz(60 if NIGHTLY else 24, 25, str(tmp_path), ("sim", "cuda"),
                     family="splitk", jobs=1)
     assert findings == [], [(f.case, f.summary) for f in findings]
+
+
+def test_the_command_line_draws_the_split_k_family(tmp_path, capsys):
+    import json
+    from verify_reducer.json_schemas import validator
+    from verify_reducer.verify.cli.commands import main
+    code = main(["fuzz", "--family", "splitk", "--count", "2", "--seed", "25", "--jobs", "1",
+                 "--out", str(tmp_path / "found"), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["family"] == "splitk" and doc["findings"] == []
+    assert not list(validator("fuzz").iter_errors(doc))

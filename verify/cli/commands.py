@@ -445,11 +445,11 @@ def cmd_fuzz(args) -> int:
     findings = fuzz(args.count, args.seed, args.out, FUZZ_BACKENDS[args.backend],
                     progress, jobs=args.jobs, scheduler=args.scheduler, corpus=args.corpus,
                     budget=args.minimize_budget, meter=meter, tilelang=setup,
-                    user_ops=args.user_ops)
+                    user_ops=args.user_ops, family=args.family)
     code = EXIT_MISMATCH if findings else EXIT_OK
     if args.json:
         doc = {"command": "fuzz", "count": args.count, "seed": args.seed,
-               "user_ops": args.user_ops,
+               "family": args.family, "user_ops": args.user_ops,
                "backend": args.backend, "out": args.out, "exit_code": code, **facts,
                "findings": [cli_json.finding_json(f) for f in findings],
                "groups": groups(findings)}

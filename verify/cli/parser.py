@@ -12,7 +12,7 @@ import sys
 # answered from this module alone (verify.cli.entry), before numpy, z3 or rich load.
 # What a flag's parser needs beyond that is imported when the flag is parsed.
 from verify_reducer import __version__
-from verify_reducer.verify.fuzzing import MINIMIZE_BUDGET
+from verify_reducer.verify.fuzzing import FAMILIES, MINIMIZE_BUDGET
 from verify_reducer.verify.oracle.exit_codes import EXIT_USAGE, UsageError
 
 SUBCOMMANDS = ("check", "run", "emit", "fuzz", "compare")
@@ -126,6 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="nvcc also compiles every plan's CUDA; cuda also runs every program "
                         "on the GPU; tilelang also runs it through TileLang (with "
                         "--tilelang-config) and writes a bug report for each disagreement")
+    p.add_argument("--family", choices=FAMILIES, default=FAMILIES[0],
+                   help="the programs drawn: reducer kernels of the grammar (default), or "
+                        "split-K kernels whose blocks add their partials into the output "
+                        "with T.atomic_add")
     p.add_argument("--jobs", type=_natural, default=0, help="worker processes (0: one per CPU)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on this Dask distributed scheduler (pip install -e '.[campaign]')")

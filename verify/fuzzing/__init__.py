@@ -10,3 +10,8 @@ outcome and its signature) -> minimize (delta debugging over descriptions) -> ca
 # checks one finding's minimization may spend (the default of `fuzz --minimize-budget`;
 # here, not in campaign, so that the command line's parser reads it without the fuzzer)
 MINIMIZE_BUDGET = 60
+
+# the program families a campaign draws from (`fuzz --family`): the reducer kernels of
+# verify.fuzzing.grammar, or the split-K kernels of verify.fuzzing.splitk (reducers
+# finalized, then atomics); here, where the command line's parser reads it too
+FAMILIES = ("reducers", "splitk")

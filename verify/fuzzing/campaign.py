@@ -22,7 +22,7 @@ import numpy as np
 from verify_reducer.codegen.tilelang_backend import TileLangSetup
 
 from verify_reducer.verify.cli import outputs
-from verify_reducer.verify.fuzzing import MINIMIZE_BUDGET
+from verify_reducer.verify.fuzzing import FAMILIES, MINIMIZE_BUDGET
 from verify_reducer.verify.fuzzing.bugreport import BugReport, save_report
 from verify_reducer.verify.oracle.pipeline import UsageError
 from verify_reducer.verify.fuzzing import model, splitk
@@ -58,10 +58,6 @@ class CaseResult:
     sidecar: dict | None = None   # inputs and expected results too large for the header
     report: BugReport | None = None   # a TileLang finding's bug report, to be saved
 
-
-# the program families a campaign draws from: the reducer kernels of verify.fuzzing.grammar,
-# or the split-K kernels of verify.fuzzing.splitk (reducers finalized, then atomics)
-FAMILIES = ("reducers", "splitk")
 
 
 def kernel_of(seed: int, case: int, user_ops: float = 0.0,

@@ -113,7 +113,10 @@ class Outcome:
 
 def _child(job: Job, workdir: str, result_path: str, memory_mb: int) -> None:
     """Runs in the forked child: the job's steps as the CLI runs them, what happened
-    written to result_path as JSON."""
+    written to result_path as JSON. Every program is judged, never answered from the
+    user's check cache (verify.cli.cache): a campaign neither fills it nor skips a
+    repeated seed's runs."""
+    os.environ["VERIFY_REDUCER_NO_CACHE"] = "1"
     if memory_mb:
         # on top of what the child already maps (it is a copy of a parent that may
         # have grown, e.g. pytest late in a run)

@@ -6,10 +6,11 @@ nearest even on the upper 16 bits; float8: ml_dtypes' rounding to nearest even, 
 GPU's saturation, docs/semantics.md §8)."""
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 from functools import cached_property
 
-import ml_dtypes
 import numpy as np
 
 
@@ -47,7 +48,7 @@ class DType:
 
     @property
     def is_float8(self) -> bool:
-        return self.name in _FLOAT8_FORMATS
+        return self.name in _FLOAT8_NAMES
 
     @property
     def saturates(self) -> bool:
@@ -83,7 +84,7 @@ class DType:
         if self.name == "bfloat16":
             return float.fromhex("0x1.fep127")
         if self.is_float8:
-            return float(ml_dtypes.finfo(_FLOAT8_FORMATS[self.name]).max)
+            return float(_finfo8(self.name).max)
         if self.is_float:
             return float(np.finfo(self.np).max)
         return self.highest
@@ -93,7 +94,7 @@ class DType:
         """The least positive normal value of a float dtype (bfloat16 has float32's
         exponent range)."""
         if self.is_float8:
-            return float(ml_dtypes.finfo(_FLOAT8_FORMATS[self.name]).tiny)
+            return float(_finfo8(self.name).tiny)
         return float(np.finfo(np.float32 if self.name == "bfloat16" else self.np).tiny)
 
     @property
@@ -244,29 +245,35 @@ def _to_float8(values: np.ndarray, dtype: DType) -> np.ndarray:
     top = np.float32(dtype.finite_max)
     with np.errstate(invalid="ignore"):
         clamped = np.clip(values, -top, top)        # NaN passes through np.clip
-        rounded = clamped.astype(_FLOAT8_FORMATS[dtype.name]).astype(np.float32)
+        rounded = clamped.astype(_float8_format(dtype.name)).astype(np.float32)
     return rounded
 
 
 def float8_bits(values: np.ndarray, dtype: DType) -> np.ndarray:
     """The uint8 bit patterns of float8 values (on the grid already: `quantize`d)."""
-    return np.asarray(values, np.float32).astype(_FLOAT8_FORMATS[dtype.name]).view(np.uint8)
+    return np.asarray(values, np.float32).astype(_float8_format(dtype.name)).view(np.uint8)
 
 
 def float8_from_bits(bits: np.ndarray, dtype: DType) -> np.ndarray:
     """uint8 bit patterns read as float8 values, in float32 storage."""
     raw = np.ascontiguousarray(bits).view(np.uint8)
-    return raw.view(_FLOAT8_FORMATS[dtype.name]).astype(np.float32)
+    return raw.view(_float8_format(dtype.name)).astype(np.float32)
 
 
 # p, the significand's precision in bits (the implicit leading bit included)
 _SIGNIFICAND_BITS = {"float8_e4m3fn": 4, "float8_e5m2": 3, "float16": 11, "bfloat16": 8,
                      "float32": 24, "float64": 53}
 
-# The float8 dtypes modelled, with the ml_dtypes type that rounds like them (their
-# overflow differs: `_to_float8` saturates first)
-_FLOAT8_FORMATS = {"float8_e4m3fn": np.dtype(ml_dtypes.float8_e4m3fn),
-                   "float8_e5m2": np.dtype(ml_dtypes.float8_e5m2)}
+# The float8 dtypes modelled. Each rounds like an ml_dtypes type (their overflow differs:
+# `_to_float8` saturates first), loaded on first use: ml_dtypes takes half a second to
+# import, which every check of a program without float8 would pay.
+_FLOAT8_NAMES = frozenset({"float8_e4m3fn", "float8_e5m2"})
+
+
+@functools.cache
+def _float8_format(name: str) -> np.dtype:
+    import ml_dtypes
+    return np.dtype(getattr(ml_dtypes, name))
 
 _ALL = [
     DType("bool", "bool", 8, "bool", "bool"),
@@ -390,3 +397,8 @@ def converts_exactly(src: DType, dst: DType) -> bool:
     if src.kind == "uint":  # unsigned into signed needs one more bit
         return dst.bits > src.bits
     return False  # signed into unsigned loses negatives
+
+
+def _finfo8(name: str):
+    import ml_dtypes
+    return ml_dtypes.finfo(_float8_format(name))

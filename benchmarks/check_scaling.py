@@ -19,8 +19,8 @@ At 65536 A alone is 8 GiB of fp16: a check that materialized it would show here.
 The scaling families of issue 24 (the robustness campaign's deep programs,
 verify/fuzzing/deep.py), each at three sizes up to its documented limit
 (docs/limits.md): update sites in one loop (the layout search), a chain of Lets (the
-frontend, the epoch verifier's contexts), serial trips and non-independent blocks (what a
-check executes). Per size: wall, CPU and peak RSS of the child, the CPU beyond the
+frontend, the epoch verifier's contexts), serial trips and blocks (every block, `--blocks
+all`: what a check executes when it cannot sample). Per size: wall, CPU and peak RSS of the child, the CPU beyond the
 smallest program's (imports and the static part), the cost per unit it implies, and the
 measured ratio of that extra CPU beside the ratio of the sizes — near-linear scaling
 shows the two ratios alike.
@@ -100,12 +100,13 @@ def static_seconds(path: str) -> float:
     return time.perf_counter() - start
 
 
-# family -> (what one unit is, the deep program of n units, the sizes)
+# family -> (what one unit is, the deep program of n units, the sizes, check's flags)
 FAMILIES = {
-    "sites": ("update site", deep.update_sites, (100, 300, 1000)),
-    "lets": ("Let", deep.let_chain, (1000, 5000, 20000)),
-    "serial": ("serial trip", deep.serial_trips, (2**12, 2**13, 2**14)),
-    "grid": ("block", deep.grid, (2**10, 2**11, 2**12)),
+    "sites": ("update site", deep.update_sites, (100, 300, 1000), ()),
+    "lets": ("Let", deep.let_chain, (1000, 5000, 20000), ()),
+    "serial": ("serial trip", deep.serial_trips, (2**12, 2**13, 2**14), ()),
+    # the blocks meet only through an atomic add, which check samples: every block asked
+    "grid": ("block", deep.grid, (2**10, 2**11, 2**12), ("--blocks", "all")),
 }
 
 
@@ -113,10 +114,10 @@ def scaling_families(names: list[str]) -> None:
     """Each family at its sizes, with the extra CPU over a one-unit program."""
     with tempfile.TemporaryDirectory() as folder:
         for name in names:
-            unit, make, sizes = FAMILIES[name]
+            unit, make, sizes, flags = FAMILIES[name]
             base_path = os.path.join(folder, f"{name}_1.py")
             Path(base_path).write_bytes(make(1).source)
-            base = run_child(base_path, [])["cpu"]
+            base = run_child(base_path, list(flags))["cpu"]
             print(f"{name}: per {unit}; one {unit}: {base:.2f}s CPU (imports, static part)")
             print(f"{'n':>8} {'exit':>4} {'wall':>8} {'cpu':>8} {'peak RSS':>12} "
                   f"{'extra cpu':>9} {'per unit':>10} {'size ratio':>10} {'cpu ratio':>9}")
@@ -124,7 +125,7 @@ def scaling_families(names: list[str]) -> None:
             for n in sizes:
                 path = os.path.join(folder, f"{name}_{n}.py")
                 Path(path).write_bytes(make(n).source)
-                r = run_child(path, [])
+                r = run_child(path, list(flags))
                 extra = max(r["cpu"] - base, 1e-3)
                 ratios = (f"{n / previous[0]:>10.1f} {extra / previous[1]:>9.1f}"
                           if previous else f"{'':>10} {'':>9}")

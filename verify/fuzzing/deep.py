@@ -118,8 +118,14 @@ def runtime_trips(trips: int) -> Deep:
 
 
 def grid(blocks: int) -> Deep:
+    """`blocks` blocks, each adding its sum into out[0] atomically (the others write
+    all of out, which from several blocks is a race: R504 before anything runs). They
+    meet only through the atomic, so `check` samples them; `run` and `check --blocks
+    all` execute every block."""
     body = _loop(_update("x_frag[j]"))
-    return Deep(f"grid_{blocks}", _kernel(body, grid=str(blocks)).encode())
+    source = _kernel(body, grid=str(blocks)).replace(
+        "        T.copy(res, out)\n", "        T.atomic_add(out[0], res[0])\n")
+    return Deep(f"grid_{blocks}", source.encode())
 
 
 def parallel_extent(extent: int, threads: int = 1024) -> Deep:

@@ -230,9 +230,11 @@ def collision(kernel: ir.Kernel, w: Access, other: Access) -> Meeting | None:
     def val(t):
         return model.eval(t, model_completion=True).as_long()
     first, second = tuple(val(t) for t in b1), tuple(val(t) for t in b2)
-    if w is other:
-        # one access against itself: the pair is symmetric, and which way round the
-        # model comes depends on Z3's history; name the lower block first
+    if w is other or w.span == other.span:
+        # one access against itself, or one statement's read and write of one element
+        # (a read-modify-write, which both blocks make): the pair is symmetric, and
+        # which way round the model comes depends on Z3's history; name the lower
+        # block first
         first, second = min(first, second), max(first, second)
     blocks = f"block {first} and block {second}"
     element = ", ".join(str(val(t)) for t in i1)

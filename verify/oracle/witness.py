@@ -31,6 +31,9 @@ What a parameter holds (a *contribution* is the value passed to `T.reducer_updat
   parameter gets distinct odd integers, the smaller powers of two 1, 2, 4, 8 cycling, so
   each contribution odd · 2^e is distinct within an output (unique factorization) and a
   wrong factor of either side changes it.
+- a tensor that `T.atomic_add` adds floats into (a split-K output): zeros, unless the
+  `# input:` lines give it, so the blocks' exact partials stay exact in every order of
+  the atomics (a seeded starting value would round each addition);
 - everything else (inputs read only by other expressions, indices, outputs): the
   program's `# input:` lines, else the seeded values of `verify.oracle.inputs`.
 
@@ -469,6 +472,8 @@ def _values(loaded, schemes: dict[str, Scheme], seed: int) -> dict[str, np.ndarr
     func = loaded.func
     defaults = [p.name for p in func.params if schemes[p.name].kind == "default"]
     given = loaded.given() if defaults else {}
+    summed = {s.buffer for s in ir.walk(func.kernel.body)
+              if isinstance(s, ir.AtomicUpdate) and s.op == "sum" and s.buffer.dtype.is_float}
     out = {}
     for p in func.params:
         scheme = schemes[p.name]
@@ -476,6 +481,8 @@ def _values(loaded, schemes: dict[str, Scheme], seed: int) -> dict[str, np.ndarr
             out[p.name] = generate(p, scheme, seed)
         elif p.name in given:
             out[p.name] = given[p.name]
+        elif p in summed:
+            out[p.name] = np.zeros(p.shape, dtype=p.dtype.np)
         else:
             out[p.name] = inputs_mod.generate(p, seed)
     return out

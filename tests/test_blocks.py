@@ -602,3 +602,20 @@ def test_an_atomic_destination_counts_block_results_not_elements(tmp_path, capsy
     assert "independence proved up to the order of atomic updates of Out" in out
     assert "compared Out: 16 (block, element) results of the sampled blocks' " \
         "contributions, 10 elements" in out
+
+
+def test_atomics_of_two_monoids_into_one_element_from_two_blocks_race(tmp_path):
+    """An add and a max of out[0] from every block: each update is indivisible, but the
+    two do not commute, so out[0] ends as the blocks happen to run (R504 before any
+    run); into different elements they are independent."""
+    both = SPLIT_ROWS.replace("Out: T.Tensor((10,), T.float32)", "Out: T.Tensor((11,), T.float32)") \
+        .replace("                T.atomic_add(Out[bx * 4 + i], res[i])",
+                 "                T.atomic_add(Out[bx * 4 + i], res[i])\n"
+                 "                T.atomic_max(Out[{}], res[i])")
+    report = pipeline.check(write(tmp_path, both.format("bx * 4 + i")))
+    (race,) = [d for d in report.diagnostics if d.is_error]
+    assert race.code == "R504" and race.span.line == 17 and \
+        "atomic updates of Out by max and by sum do not commute" in race.message
+    assert race.notes[0].span.line == 16
+    report = pipeline.check(write(tmp_path, both.format("10")))
+    assert report.exit_code == 0, [d.message for d in report.diagnostics]

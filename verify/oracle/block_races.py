@@ -11,7 +11,10 @@ commute (verify.oracle.blocks checks each block's contributions then):
   contribution. Reported at the plain access, the atomic update as a note;
 - a plain store and a plain read of one element (a read-modify-write from several
   blocks loses updates: both read, then both write), or two plain stores (which value
-  remains depends on which block runs last). Reported at the store.
+  remains depends on which block runs last). Reported at the store;
+- atomic updates of two monoids of one element (T.atomic_add and T.atomic_max): each is
+  indivisible, but they do not commute, so the element ends as the blocks happen to
+  run. Reported at the later statement, the other as a note.
 
 For every such pair of accesses of one tensor, Z3 over two distinct symbolic blocks
 (verify.oracle.blocks.collision: the loop ranges, the enclosing `if`s, the element
@@ -55,10 +58,23 @@ def _pairs(accesses: list[Access]):
     for store in (a for a in accesses if a.write and not a.atomic):
         for other in (a for a in accesses if not a.atomic):
             yield store, other
+    # atomic updates of two monoids (an add and a max) of one element: each indivisible,
+    # but they do not commute, so the element ends as the blocks happen to run
+    updates = [a for a in accesses if a.atomic and a.write]
+    for i, first in enumerate(updates):
+        for second in updates[i + 1:]:
+            if first.atomic != second.atomic:
+                yield second, first
 
 
 def _race(access: Access, other: Access, meeting: str) -> Diagnostic:
     name = access.buffer.name
+    if other.atomic and access.atomic:
+        return error(
+            "R504", f"race between blocks: {meeting}; atomic updates of {name} by "
+            f"{access.atomic} and by {other.atomic} do not commute, so the element ends "
+            f"as the blocks happen to run (blocks of one launch run in no order)",
+            access.span, Note(f"the atomic update by {other.atomic}", other.span))
     if other.atomic:
         return error(
             "R504", f"race between blocks: {meeting}; {name} is updated atomically, so "

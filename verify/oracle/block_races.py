@@ -29,7 +29,7 @@ from __future__ import annotations
 from verify_reducer.spec import ir
 from verify_reducer.spec.diagnostics import Diagnostic, Note, error
 
-from .blocks import Access, collision, global_accesses
+from .blocks import Access, collision, global_accesses, within
 
 
 def block_races(func: ir.PrimFunc) -> list[Diagnostic]:
@@ -84,19 +84,13 @@ def _race(access: Access, other: Access, meeting: str) -> Diagnostic:
     if other.write:
         why = ("which value remains depends on which block runs last (blocks of one "
                "launch run in no order)")
-    elif _within(other.span, access.span):
+    elif within(other.span, access.span):
         why = ("a read-modify-write from several blocks: both blocks can read the "
                "element before either stores it, and one update is lost (T.atomic_add "
                "makes it one indivisible update)")
     else:
         why = ("the read sees the element before or after the other block's store, "
                "as the blocks happen to run (blocks of one launch run in no order)")
-    notes = () if _within(other.span, access.span) else \
+    notes = () if within(other.span, access.span) else \
         (Note("the other store" if other.write else "the read", other.span),)
     return error("R504", f"race between blocks: {meeting}; {why}", access.span, *notes)
-
-
-def _within(inner, outer) -> bool:
-    """Whether span inner lies inside span outer (a load of the stored statement)."""
-    return (outer.line, outer.col) <= (inner.line, inner.col) and \
-        (inner.end_line, inner.end_col) <= (outer.end_line, outer.end_col)

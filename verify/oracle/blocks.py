@@ -230,7 +230,7 @@ def collision(kernel: ir.Kernel, w: Access, other: Access) -> Meeting | None:
     def val(t):
         return model.eval(t, model_completion=True).as_long()
     first, second = tuple(val(t) for t in b1), tuple(val(t) for t in b2)
-    if w is other or w.span == other.span:
+    if w is other or within(other.span, w.span) or within(w.span, other.span):
         # one access against itself, or one statement's read and write of one element
         # (a read-modify-write, which both blocks make): the pair is symmetric, and
         # which way round the model comes depends on Z3's history; name the lower
@@ -240,6 +240,12 @@ def collision(kernel: ir.Kernel, w: Access, other: Access) -> Meeting | None:
     element = ", ".join(str(val(t)) for t in i1)
     return Meeting(f"{pair} both reach {w.buffer.name}[{element}] in {blocks}",
                    exact1 and exact2)
+
+
+def within(inner: Span, outer: Span) -> bool:
+    """Whether span inner lies inside span outer (a load of the statement that stores)."""
+    return (outer.line, outer.col) <= (inner.line, inner.col) and \
+        (inner.end_line, inner.end_col) <= (outer.end_line, outer.end_col)
 
 
 # ============================================================================ footprints

@@ -9,7 +9,6 @@ one slice skipped (the interpreter disagrees with the description)."""
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 from pathlib import Path
 
 import numpy as np

@@ -49,10 +49,12 @@ class Position:
 
 
 def ordered_storage(arrays: dict[Buffer, np.ndarray], grid: tuple[int, ...],
-                    position: Position) -> dict[Buffer, "OrderedStorage"]:
-    """Every global tensor's storage, each access recorded against position."""
-    return {p: OrderedStorage(p, arr, BlockOrder(p, grid, position))
-            for p, arr in arrays.items()}
+                    position: Position, written: set[Buffer]) -> dict[Buffer, Storage]:
+    """Every global tensor's storage: those the kernel writes (`written`) record each
+    access against position; one it only reads cannot race, and is kept plain (the
+    records are six words per element)."""
+    return {p: OrderedStorage(p, arr, BlockOrder(p, grid, position)) if p in written
+            else Storage(p, arr) for p, arr in arrays.items()}
 
 
 class BlockOrder:
@@ -63,10 +65,9 @@ class BlockOrder:
         self.buffer, self.grid, self.now = buffer, grid, now
         # per element: the block (flat index) of the last store, read, atomic update
         # (SEVERAL: more than one block read, or updated, it), and where (a span index)
-        self.stored, self.read, self.updated = (np.full(size, NOBODY, np.int64)
-                                                for _ in range(3))
-        self.stored_at, self.read_at, self.updated_at = (np.zeros(size, np.int64)
-                                                         for _ in range(3))
+        # (int32: a grid has fewer than 2**31 blocks, a run fewer statements)
+        self.stored, self.read, self.updated = np.full((3, size), NOBODY, np.int32)
+        self.stored_at, self.read_at, self.updated_at = np.zeros((3, size), np.int32)
         self.spans: list[Span] = []
         self.quiet = False
 

@@ -131,7 +131,6 @@ def _groups(flat, values, size):
 
 
 def _float_sum(dtype, flat, values, bounds, size):
-    n = np.bincount(flat, minlength=size)
     # Where float64 adds the terms exactly in every order (exact_sums at float64's
     # precision: the terms are multiples of one power of two, their sums fit 53 bits —
     # the common case of products of narrow floats), one vectorized sum is the exact
@@ -140,6 +139,7 @@ def _float_sum(dtype, flat, values, bounds, size):
         s64 = np.bincount(flat, weights=values.astype(np.float64), minlength=size)
     residual = np.zeros(size)
     grid = sum_grid(flat, values, size) if len(flat) else None
+    n = grid.count if grid is not None else np.zeros(size, np.int64)
     rest = np.flatnonzero(~exact_sums(FLOAT64, flat, values, None, size, grid))
     if len(rest):
         mine = np.zeros(size, dtype=bool)
@@ -153,14 +153,10 @@ def _float_sum(dtype, flat, values, bounds, size):
 
 def _fsum_each(s64, residual, outputs, groups) -> None:
     """The correctly rounded float64 sum of each group (and its residual's sign) into
-    s64 and residual at its output."""
+    s64 and residual at its output. Only outputs float64 may not add exactly come here:
+    two or more terms, or a term that is not finite (an empty or one-term sum of finite
+    terms is exact)."""
     for o, g in zip(outputs, groups):
-        if len(g) == 0:
-            s64[o] = 0.0
-            continue
-        if len(g) == 1:
-            s64[o] = g[0]
-            continue
         if not np.isfinite(g).all():
             with np.errstate(invalid="ignore"):  # inf − inf is NaN on purpose, as IEEE says
                 s64[o] = float(np.sum(g))   # IEEE: inf + finite = inf, NaN wins

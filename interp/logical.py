@@ -86,7 +86,9 @@ def run(func: ir.PrimFunc, inputs: dict[str, np.ndarray], blocks=None,
         # several blocks over whole tensors: blocks not proved independent, or a run of
         # the grid; an access another block's access makes a race stops it (R504)
         position = Position()
-        globals_ = ordered_storage(kernel_inputs(func, inputs), kernel.grid, position)
+        written = {b for stmt in ir.walk(kernel.body) for b in ir.written_buffers(stmt)}
+        globals_ = ordered_storage(kernel_inputs(func, inputs), kernel.grid, position,
+                                   written)
     else:
         globals_ = _global_storage(func, inputs, windows)
     epochs: list[EpochRecord] = []

@@ -216,16 +216,18 @@ class SharedBuffer:
     def land(self, copy: "InFlight") -> None:
         self.outstanding.remove(copy)
 
-    def in_flight(self, flat, window: tuple[int, int]) -> tuple[int, "InFlight", int, int] | None:
-        """(i, copy, address, j): the first position i of flat (an array or a slice, all
-        inside window [lo, hi)) whose address an outstanding cp.async `copy` has yet to
-        write, as its element j; None when there is none. Hot: every shared access in a
-        pipeline asks, and a correct pipeline reads one stage while it fills another, so
-        the windows settle nearly every question without touching an element."""
+    def near(self, window: tuple[int, int]) -> list["InFlight"]:
+        """The outstanding cp.async copies whose stage window meets [lo, hi). Hot: every
+        shared access in a pipeline asks, and a correct pipeline reads one stage while
+        it fills another, so the windows settle nearly every question without touching
+        an element."""
         lo, hi = window
-        near = [c for c in self.outstanding if c.window[0] < hi and lo < c.window[1]]
-        if not near:
-            return None
+        return [c for c in self.outstanding if c.window[0] < hi and lo < c.window[1]]
+
+    def in_flight(self, flat, near: list["InFlight"]) -> tuple[int, "InFlight", int, int] | None:
+        """(i, copy, address, j): the first position i of flat (an array or a slice)
+        whose address one of the copies `near` (self.near of flat's window) has yet to
+        write, as its element j; None when there is none."""
         pending = np.zeros(len(self.values), dtype=bool)
         for copy in near:
             pending[copy.flat] = True

@@ -233,11 +233,9 @@ class MemoryAccess:
         ordered before it. window: [lo, hi), where flat lies (a pipeline stage; None: the
         whole buffer, every stage)."""
         if sb.outstanding:
-            lo, hi = window or (0, len(sb.values))
-            # hot: a correct pipeline's access lies in another stage than every copy in
-            # flight, settled here by the windows alone
-            if any(c.window[0] < hi and lo < c.window[1] for c in sb.outstanding):
-                self.async_race(buffer, sb, flat, threads, verb, span, (lo, hi))
+            near = sb.near(window or (0, len(sb.values)))
+            if near:
+                self.async_race(buffer, sb, flat, threads, verb, span, near)
         clock = self.clock
         clock.spans[clock.now] = span              # Clock.note, inlined: every access
         race = (sb.races.read if verb == "reads" else sb.races.write)(threads, flat)
@@ -245,10 +243,11 @@ class MemoryAccess:
             self.shared_race(buffer, race, span)
 
     def async_race(self, buffer: ir.Buffer, sb: SharedBuffer, flat, threads: np.ndarray,
-                   verb: str, span: Span, window: tuple[int, int]) -> None:
-        """R504 when threads[i] reads or writes an element flat[i] that a cp.async still
-        has to write (the wait_group that completes it not reached): names both."""
-        found = sb.in_flight(flat, window)
+                   verb: str, span: Span, near: list) -> None:
+        """R504 when threads[i] reads or writes an element flat[i] that one of the
+        cp.async copies `near` still has to write (the wait_group that completes it not
+        reached): names both."""
+        found = sb.in_flight(flat, near)
         if found is None:
             return
         i, copy, address, j = found

@@ -314,50 +314,44 @@ def test_a_transposed_operand_in_a_fragment_is_laid_out_by_its_logical_element()
         assert np.array_equal(transposed.slots_of((j, i)), plain.slots_of((i, j)))
 
 
+def _violations_with_planted_shuffle(monkeypatch, field: str, change, program: str):
+    """The simulator's violations on program with each gemm's shuffle source `field`
+    (a_from or b_from: (source thread, slot)) replaced by change(source, slot)."""
+    import dataclasses
+    from verify_reducer.interp.simulate import simulate
+    from verify_reducer.verify.oracle.inputs import prepare
+    real = lowered.lower_gemm
+
+    def planted(plan, stmt):
+        low = real(plan, stmt)
+        found = getattr(low, field)
+        return low if found is None else dataclasses.replace(low, **{field: change(*found)})
+
+    monkeypatch.setattr(lowered, "lower_gemm", planted)
+    physical = _plan(VALID / program)
+    return simulate(physical, prepare(physical.func, seed=0)).violations
+
+
 def test_planted_wrong_b_shuffle_lane_is_caught(monkeypatch):
     """The B shuffle's source lane off by one quad row: the lane read does not hold the
     element (R300 from the checked register accessor, with the holders drawn)."""
-    import dataclasses
-    from verify_reducer.interp.simulate import simulate
-    from verify_reducer.verify.oracle.inputs import prepare
-    real = lowered.lower_gemm
-
-    def wrong_lane(plan, stmt):
-        low = real(plan, stmt)
-        if low.b_from is None:
-            return low
-        source, slot = low.b_from
-        t = Var(lowered.THREAD)
-        return dataclasses.replace(low, b_from=(source + 4 - mod(floordiv(t, 4), 2) * 8,
-                                                slot))
-
-    monkeypatch.setattr(lowered, "lower_gemm", wrong_lane)
-    physical = _plan(VALID / "gemm_fragment_b.py")
-    result = simulate(physical, prepare(physical.func, seed=0))
-    found = [d for d in result.violations if d.code == "R300"]
-    assert found and found[0].span.line == 25, [d.message for d in result.violations]
+    t = Var(lowered.THREAD)
+    violations = _violations_with_planted_shuffle(
+        monkeypatch, "b_from",
+        lambda source, slot: (source + 4 - mod(floordiv(t, 4), 2) * 8, slot),
+        "gemm_fragment_b.py")
+    found = [d for d in violations if d.code == "R300"]
+    assert found and found[0].span.line == 25, [d.message for d in violations]
 
 
 def test_planted_wrong_shuffle_slot_is_caught(monkeypatch):
-    import dataclasses
-    from verify_reducer.interp.simulate import simulate
-    from verify_reducer.verify.oracle.inputs import prepare
-    real = lowered.lower_gemm
-
-    def wrong_slot(plan, stmt):
-        low = real(plan, stmt)
-        if low.a_from is None:
-            return low
-        source, slot = low.a_from
-        kk = Var(lowered.K)
-        return dataclasses.replace(low, a_from=(source, slot + 1 - mod(kk, 2) * 2))
-
-    monkeypatch.setattr(lowered, "lower_gemm", wrong_slot)
-    physical = _plan(VALID / "gemm_fragment_a.py")
-    result = simulate(physical, prepare(physical.func, seed=0))
-    found = [d for d in result.violations if "warp shuffle" in d.message]
+    kk = Var(lowered.K)
+    violations = _violations_with_planted_shuffle(
+        monkeypatch, "a_from", lambda source, slot: (source, slot + 1 - mod(kk, 2) * 2),
+        "gemm_fragment_a.py")
+    found = [d for d in violations if "warp shuffle" in d.message]
     assert found and found[0].code == "R300" and found[0].span.line == 33, \
-        [d.message for d in result.violations]
+        [d.message for d in violations]
 
 
 def _swapped_rows_layout(m, n, wm, wn, offset):

@@ -73,6 +73,33 @@ def overflow_sides(exact, bound) -> tuple[np.ndarray, np.ndarray]:
         return finite & (e + b >= top), finite & (e - b <= -top)
 
 
+def judge(got, exact, bound, where=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per element, in exact's shape: (accepted, not judged, an overflow some order
+    reaches), the three facts a comparison reports. `where` (a boolean mask) restricts
+    the judgment to those elements: the others are accepted, judged and not overflowed
+    without being looked at. A window run judges only the elements either side wrote,
+    which for a block that streams a large read-only window is a few of its millions
+    (an element outside the mask would be accepted anyway: the answer is the same).
+    ValueError when got's shape is not exact's."""
+    got = np.asarray(got)
+    exact = np.asarray(exact)
+    if got.shape != exact.shape:
+        raise ValueError(f"shape {got.shape} does not match the reference's {exact.shape}")
+    bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), exact.shape)
+    if where is None:
+        where = np.ones(exact.shape, dtype=bool)
+    g, e, b = got[where], exact[where], bound[where]
+    accepted = np.ones(exact.shape, dtype=bool)
+    unjudged = np.zeros(exact.shape, dtype=bool)
+    overflow = np.zeros(exact.shape, dtype=bool)
+    if e.size:
+        accepted[where] = within_bound(g, e, b)
+        unjudged[where] = skip = ~judgeable(e, b)
+        up, down = overflow_sides(e, b)
+        overflow[where] = (up | down) & ~skip
+    return accepted, unjudged, overflow
+
+
 def unjudged_reason(exact: float, bound: float) -> str:
     """Why one element was not judged, for the reports."""
     if np.isinf(bound):

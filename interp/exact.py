@@ -133,14 +133,12 @@ def _groups(flat, values, size):
 def _float_sum(dtype, flat, values, bounds, size):
     # Where float64 adds the terms exactly in every order (exact_sums at float64's
     # precision: the terms are multiples of one power of two, their sums fit 53 bits —
-    # the common case of products of narrow floats), one vectorized sum is the exact
+    # the common case of products of narrow floats), the vectorized sum is the exact
     # sum; only the other outputs are summed one by one with math.fsum.
-    with np.errstate(all="ignore"):
-        s64 = np.bincount(flat, weights=values.astype(np.float64), minlength=size)
+    terms = _sum_terms(flat, values, bounds, size)
+    s64 = terms.s64.copy()
     residual = np.zeros(size)
-    grid = sum_grid(flat, values, size) if len(flat) else None
-    n = grid.count if grid is not None else np.zeros(size, np.int64)
-    rest = np.flatnonzero(~exact_sums(FLOAT64, flat, values, None, size, grid))
+    rest = np.flatnonzero(~_exact_on_grid(FLOAT64, terms.grid))
     if len(rest):
         mine = np.zeros(size, dtype=bool)
         mine[rest] = True
@@ -148,7 +146,7 @@ def _float_sum(dtype, flat, values, bounds, size):
         _, groups, _ = _groups(flat[picked], values[picked], size)
         _fsum_each(s64, residual, rest, [groups[o] for o in rest])
     result = round_once(s64, residual, dtype)
-    return result, _sum_bound(dtype, flat, values, bounds, size, n, result, grid)
+    return result, _sum_bound(dtype, terms, result)
 
 
 def _fsum_each(s64, residual, outputs, groups) -> None:
@@ -169,41 +167,124 @@ def _fsum_each(s64, residual, outputs, groups) -> None:
 _SHIFT = 128
 
 
-def _masses(flat, weights, size, count):
-    """(Σ weights, Σ weights·2^-_SHIFT) per output, both rounded up: float64 summation
-    of nonnegative terms is within γ(count) at 2^-53 of the exact sum, and the scaled
-    terms can only lose bits below 2^-1074, which count·2^-1074 covers."""
-    up = 1 + gamma(count, 2.0 ** -53)
+# Terms are summarized this many at a time: each chunk's float64 temporaries (a dozen
+# arrays of its length) stay in the cache and are reused by the allocator, where one pass
+# over a GEMV block's 4 M contributions allocated and faulted in 32 MB per temporary
+# (3× the time, 300 MB).
+_CHUNK = 1 << 16
+
+
+@dataclass
+class _SumTerms:
+    """Per output, what a float sum's value and bound need of its terms: the grid
+    exact_sums tests, the float64 sum (the exact sum wherever the grid says float64 adds
+    exactly), the unscaled and scaled (2^-_SHIFT) raw sums of |x|+b and b, the scaled
+    ones of the positive and negative sides max(x+b, 0) and max(b−x, 0), the float64 sum
+    of the finite terms, and whether a term has a nonzero bound. Every field is a sum, a
+    minimum or an "any" over the terms, so chunks merge in any order: a float64 sum of
+    chunk sums is one more order of the same additions, which the γ(count) rounding up of
+    `masses` covers as it covers any order."""
+    grid: SumGrid
+    s64: np.ndarray
+    abs_raw: np.ndarray
+    abs_raw_scaled: np.ndarray
+    b_raw: np.ndarray
+    b_raw_scaled: np.ndarray
+    pos_raw_scaled: np.ndarray
+    neg_raw_scaled: np.ndarray
+    finite_sum: np.ndarray
+    uncertain: np.ndarray
+
+    def masses(self, raw, raw_scaled):
+        """(Σ weights, Σ weights·2^-_SHIFT) rounded up: float64 summation of count
+        nonnegative terms, in any order, is within γ(count) at 2^-53 of the exact sum,
+        and the scaled terms can only lose bits below 2^-1074, which count·2^-1074
+        covers."""
+        up = 1 + gamma(self.grid.count, 2.0 ** -53)
+        with np.errstate(all="ignore"):
+            return raw * up, self.scaled(raw_scaled)
+
+    def scaled(self, raw_scaled):
+        """A scaled mass rounded up (`masses`)."""
+        count = self.grid.count
+        with np.errstate(all="ignore"):
+            return (raw_scaled + count * 2.0 ** -1074) * (1 + gamma(count, 2.0 ** -53))
+
+
+def _sum_terms(flat, values, bounds, size) -> _SumTerms:
+    """The _SumTerms of the terms (flat: the output of each), chunk by chunk."""
+    total = None
+    for start in range(0, len(flat), _CHUNK):
+        part = slice(start, start + _CHUNK)
+        chunk = _chunk_terms(flat[part], values[part],
+                             None if bounds is None else bounds[part], size)
+        total = chunk if total is None else _merged(total, chunk)
+    return total or _chunk_terms(flat, values, bounds, size)
+
+
+def _chunk_terms(flat, values, bounds, size) -> _SumTerms:
+    v = values.astype(np.float64)
+    finite = np.isfinite(v)
+    vf = np.where(finite, v, 0.0)
+    grid = _grid_of(flat, vf, finite, size)
+
+    def raw(weights):
+        with np.errstate(all="ignore"):
+            return (np.bincount(flat, weights=weights, minlength=size),
+                    np.bincount(flat, weights=np.ldexp(weights, -_SHIFT), minlength=size))
+
     with np.errstate(all="ignore"):
-        plain = np.bincount(flat, weights=weights, minlength=size) * up
-        scaled = (np.bincount(flat, weights=np.ldexp(weights, -_SHIFT), minlength=size)
-                  + count * 2.0 ** -1074) * up
-    return plain, scaled
+        s64 = np.bincount(flat, weights=v, minlength=size)
+    mags = np.abs(vf)
+    if bounds is None:
+        zero = np.zeros(size)
+        b_raw = b_raw_scaled = zero
+        uncertain = np.zeros(size, dtype=bool)
+        abs_raw, abs_raw_scaled = raw(mags)
+        _, pos = raw(np.maximum(vf, 0.0))
+        _, neg = raw(np.maximum(-vf, 0.0))
+    else:
+        b_raw, b_raw_scaled = raw(bounds)
+        uncertain = np.zeros(size, dtype=bool)
+        uncertain[flat[bounds != 0]] = True
+        abs_raw, abs_raw_scaled = raw(mags + bounds)
+        _, pos = raw(np.maximum(vf + bounds, 0.0))
+        _, neg = raw(np.maximum(bounds - vf, 0.0))
+    return _SumTerms(grid, s64, abs_raw, abs_raw_scaled, b_raw, b_raw_scaled, pos, neg,
+                     np.bincount(flat, weights=vf, minlength=size), uncertain)
 
 
-def _sum_bound(dtype, flat, values, bounds, size, n, result, grid=None):
+def _merged(a: _SumTerms, b: _SumTerms) -> _SumTerms:
+    with np.errstate(all="ignore"):
+        return _SumTerms(
+            SumGrid(np.minimum(a.grid.low, b.grid.low), a.grid.positive + b.grid.positive,
+                    a.grid.negative + b.grid.negative, a.grid.count + b.grid.count,
+                    a.grid.nonfinite | b.grid.nonfinite),
+            a.s64 + b.s64, a.abs_raw + b.abs_raw, a.abs_raw_scaled + b.abs_raw_scaled,
+            a.b_raw + b.b_raw, a.b_raw_scaled + b.b_raw_scaled,
+            a.pos_raw_scaled + b.pos_raw_scaled, a.neg_raw_scaled + b.neg_raw_scaled,
+            a.finite_sum + b.finite_sum, a.uncertain | b.uncertain)
+
+
+def _sum_bound(dtype, terms: _SumTerms, result):
     """The bound of each float sum (docs/semantics.md §9): 0 where every order is exact,
     the γ bound, widened to reach an infinity that some order can overflow to, and inf
     where nothing can be judged (γ vacuous, both signs can overflow)."""
-    v = values.astype(np.float64)
-    b = np.zeros_like(v) if bounds is None else bounds
-    finite_v = np.isfinite(v)
-    vf = np.where(finite_v, v, 0.0)
+    n = terms.grid.count
     u = dtype.unit_roundoff
     g = gamma(n, u)
     with np.errstate(all="ignore"):
-        abs_sum, abs_scaled = _masses(flat, np.abs(vf) + b, size, n)
-        b_sum, b_scaled = _masses(flat, b, size, n)
+        abs_sum, abs_scaled = terms.masses(terms.abs_raw, terms.abs_raw_scaled)
+        b_sum, b_scaled = terms.masses(terms.b_raw, terms.b_raw_scaled)
         r = result.astype(np.float64)
         bound = (g * abs_sum + b_sum + u * np.abs(r) / (1 - u)) * _SLACK
         bound_scaled = (g * abs_scaled + b_scaled
                         + u * np.abs(np.ldexp(r, -_SHIFT)) / (1 - u)) * _SLACK
         bound = np.where(np.isfinite(abs_sum), bound, np.ldexp(bound_scaled, _SHIFT))
-        up, down = _overflow_sides(dtype, flat, vf, b, size, n, g, abs_scaled)
-    nonfinite_terms = np.bincount(flat, weights=(~finite_v).astype(np.float64),
-                                  minlength=size) > 0
-    exact_alone = ((n <= 1) & (b_sum == 0)) | exact_sums(dtype, flat, values, bounds,
-                                                              size, grid)
+        up, down = _overflow_sides(dtype, terms, g, abs_scaled)
+    nonfinite_terms = terms.grid.nonfinite
+    exact_alone = ((n <= 1) & (b_sum == 0)) | \
+        (~terms.uncertain & _exact_on_grid(dtype, terms.grid))
     # an exact output has no rounding and no overflow in any order (exact_sums)
     bound = np.where(exact_alone, 0.0, _overflow_widened(dtype, r, bound, up, down))
     # IEEE on infinite terms: inf + finite = inf in any order, unless the finite terms
@@ -214,19 +295,19 @@ def _sum_bound(dtype, flat, values, bounds, size, n, result, grid=None):
     # just below the threshold, which a bound around an infinity cannot say
     s_exact = np.abs(r)
     bound = np.where(~nonfinite_terms & ~np.isfinite(s_exact) & ~np.isnan(r),
-                     _every_order_overflows(dtype, flat, vf, size, n, g, abs_sum + b_sum,
-                                            up, down, r), bound)
+                     _every_order_overflows(dtype, terms, g, abs_sum + b_sum, up, down, r),
+                     bound)
     return clean(bound)
 
 
-def _overflow_sides(dtype, flat, vf, b, size, n, g, abs_scaled):
+def _overflow_sides(dtype, terms: _SumTerms, g, abs_scaled):
     """Per output: (can some order's partial sum round to +inf, to −inf). The first
     addition to overflow adds computed partials of disjoint subsets of the terms, whose
     exact sum lies within Σ max(xᵢ + bᵢ, 0) + γ(n)·Σ(|xᵢ| + bᵢ) above zero (the γ
     bound holds for every partial before any overflow); it overflows only past the
     threshold. All in the scaled masses, rounded up (_SLACK)."""
-    _, pos = _masses(flat, np.maximum(vf + b, 0.0), size, n)
-    _, neg = _masses(flat, np.maximum(b - vf, 0.0), size, n)
+    pos = terms.scaled(terms.pos_raw_scaled)
+    neg = terms.scaled(terms.neg_raw_scaled)
     thr = overflow_threshold(dtype)
     thr_scaled = math.ldexp(2.0 - 2.0 ** -_precision(dtype),
                             math.frexp(float(dtype.finite_max))[1] - 1 - _SHIFT) \
@@ -252,15 +333,16 @@ def _overflow_widened(dtype, r, bound, up, down):
     return np.where(finite, widened, bound)
 
 
-def _every_order_overflows(dtype, flat, vf, size, n, g, abs_sum, up, down, r):
+def _every_order_overflows(dtype, terms: _SumTerms, g, abs_sum, up, down, r):
     """For a reference that rounded to ±inf from finite terms: 0 where every order
     overflows to that infinity too (the exact sum minus the γ bound is still past the
     threshold, and the other sign cannot overflow), else inf (not judged). abs_sum:
     Σ(|xᵢ| + bᵢ) + Σbᵢ, which covers the contributions' own uncertainty too."""
     thr = overflow_threshold(dtype)
     if math.isinf(thr):           # float64: no finite sum to measure against
-        return np.full(size, np.inf)
-    exact64 = np.bincount(flat, weights=vf, minlength=size)   # within γ(n) at 2^-53
+        return np.full(len(r), np.inf)
+    exact64 = terms.finite_sum    # within γ(n) at 2^-53, in any order
+    n = terms.grid.count
     with np.errstate(all="ignore"):
         slack = gamma(n, 2.0 ** -53) * abs_sum
         low = (np.abs(exact64) - slack - g * abs_sum) / _SLACK
@@ -419,13 +501,17 @@ class SumGrid:
     _NONE = np.iinfo(np.int64).max
 
 
+
+
 def sum_grid(flat: np.ndarray, values: np.ndarray, size: int) -> SumGrid:
-    v = values.astype(np.float64)
-    finite = np.isfinite(v)
+    return _sum_terms(flat, values, None, size).grid
+
+
+def _grid_of(flat, vf, finite, size) -> SumGrid:
+    """The SumGrid of one chunk: vf the terms with non-finite ones zeroed."""
     nonfinite = np.zeros(size, dtype=bool)
     if not finite.all():
         nonfinite[flat[~finite]] = True
-    vf = np.where(finite, v, 0.0)
     odd, exp = _binary_parts(vf)
     low = np.full(size, SumGrid._NONE, dtype=np.int64)
     np.minimum.at(low, flat, np.where(odd > 0, exp, SumGrid._NONE))
@@ -436,8 +522,7 @@ def sum_grid(flat: np.ndarray, values: np.ndarray, size: int) -> SumGrid:
 
 
 def exact_sums(dtype: DType, flat: np.ndarray, values: np.ndarray,
-               bounds: np.ndarray | None, size: int,
-               grid: SumGrid | None = None) -> np.ndarray:
+               bounds: np.ndarray | None, size: int) -> np.ndarray:
     """Per output: whether its float sum is exact in every order (docs/semantics.md §9
     has the proof). It is when its terms are exact (bound 0), finite, all multiples of
     g = 2^e (e the least exponent of any term's lowest set bit), and the sum P of its
@@ -445,15 +530,18 @@ def exact_sums(dtype: DType, flat: np.ndarray, values: np.ndarray,
     max(P, N) ≤ 2^p·g (p the significand's bits) and ≤ the largest finite value. Every
     partial sum of every order is then the exact sum of a subset: a multiple m·g with
     −N ≤ m·g ≤ P, so |m| ≤ 2^p, which the dtype holds (g is at least the dtype's least
-    subnormal, since the terms are its values). No addition rounds, by induction.
-    grid: the terms' sum_grid, when the caller asks at several precisions."""
+    subnormal, since the terms are its values). No addition rounds, by induction."""
     out = np.ones(size, dtype=bool)
     if len(flat) == 0:
         return out
-    grid = grid or sum_grid(flat, values, size)
-    out &= ~grid.nonfinite
     if bounds is not None and (bounds != 0).any():
         out[flat[bounds != 0]] = False
+    return out & _exact_on_grid(dtype, sum_grid(flat, values, size))
+
+
+def _exact_on_grid(dtype: DType, grid: SumGrid) -> np.ndarray:
+    """exact_sums' test of finite exact terms at dtype's precision, from their grid
+    (asked at several precisions of one grid)."""
     p = _precision(dtype)
     # The float64 sums are themselves rounded. Below float64's precision they need no
     # widening: while the exact partial stays ≤ 2^p·g < 2^53·g float64 adds multiples of
@@ -465,7 +553,7 @@ def exact_sums(dtype: DType, flat: np.ndarray, values: np.ndarray,
         side = np.maximum(grid.positive * widen, grid.negative * widen)
         fits = (grid.low == SumGrid._NONE) | \
             (side <= np.ldexp(1.0, np.minimum(grid.low + p, 2000)))
-    return out & fits & (side <= float(dtype.finite_max))
+    return ~grid.nonfinite & fits & (side <= float(dtype.finite_max))
 
 
 def _odd_parts_fit(dtype: DType, flat: np.ndarray, values: np.ndarray,

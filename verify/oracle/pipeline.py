@@ -18,7 +18,7 @@ from verify_reducer.spec import ir
 from verify_reducer.spec.ir import PrimFunc, Program
 from verify_reducer.spec.source import SourceDecodeError, read_source_file
 from verify_reducer.interp import logical
-from verify_reducer.interp.accept import judgeable, overflow_sides, within_bound
+from verify_reducer.interp.accept import judge
 
 from verify_reducer.codegen.layout import LayoutMap, infer_layouts
 from verify_reducer.codegen.plan import plan_func
@@ -230,20 +230,12 @@ def compare_outputs(got: dict[str, np.ndarray], reference: logical.Result,
         if name not in got:
             continue
         bound = reference.bounds[name]
+        mask = None if written is None else written[name] | reference.written[name]
         try:
-            accepted = within_bound(got[name], exact, bound)
+            accepted, unjudged, overflow = judge(got[name], exact, bound, mask)
         except ValueError as exc:
             raise OutputsError(f"output {name}: {exc}") from None
-        unjudged = ~judgeable(exact, bound)
-        up, down = overflow_sides(exact, bound)
-        overflow = (up | down) & ~unjudged
-        compared = exact.size
-        if written is not None:
-            mask = written[name] | reference.written[name]
-            accepted |= ~mask
-            unjudged &= mask
-            overflow &= mask
-            compared = int(mask.sum())
+        compared = exact.size if mask is None else int(mask.sum())
         origin = (lambda i: windows[name].origin(i)) if windows is not None else \
             (lambda i: i)
         facts = {"compared": compared, "overflow": int(overflow.sum())}

@@ -1,17 +1,21 @@
 """T.gemm as CUDA: the thread program's GemmLowering (codegen.lower.gemm) printed.
 
-Each thread loops over its accumulator slots; slot s holds element (row, col) of C as
-the lowering names it, and is computed by multiply-adds in k order in the lowering's
-work dtype, rounded into C's dtype after each step — the arithmetic interp.sim_gemm
-executes, one of the orders interp.gemm's bound admits. Shared operands are read at the
-lowering's flat positions (a pipelined buffer at its stage's offset). This is the
-correct-first form: plain multiply-adds, no mma.sync or ldmatrix yet (docs/limits.md)."""
+The tensor-core form (low.mma): per k step, each lane loads the registers the lowering
+names — two 16-bit elements per 32-bit register, one 32-bit shared load where the pair
+is adjacent (MmaOperand.pairs), else two loads packed; a fragment operand's own register
+slots — and issues one mma.sync.m16n8k16 per (A tile, B tile) of its warp on the
+accumulator slots the lowering names (reducer_mma_* in the runtime header). The
+simulator (interp.sim_gemm) executes the same data. clear_accum zeroes the slots first.
+
+The scalar form (8-bit operands, K not whole steps): each thread loops over its
+accumulator slots; slot s holds element (row, col) of C as the lowering names it, and is
+computed by multiply-adds in k order in the lowering's work dtype, rounded into C's
+dtype after each step. Both forms are orders of the sum interp.gemm bounds."""
 from __future__ import annotations
 
 from verify_reducer.spec import ir
 from verify_reducer.spec.dtypes import BOOL, DTYPES
-
-from verify_reducer.spec.indexexpr import mod
+from verify_reducer.spec.indexexpr import Var
 
 from .cuda_access import Frame
 from .cuda_exprs import ADD, C, convert
@@ -19,15 +23,16 @@ from .lower import gemm as lowered
 
 # the C names of the lowering's variables, inside the gemm's own block
 _NAMES = {lowered.THREAD: "gemm_t", lowered.SLOT: "gemm_s", lowered.K: "gemm_k",
-          "row": "gemm_row", "col": "gemm_col"}
+          "row": "gemm_row", "col": "gemm_col", lowered.STEP: "gemm_ks",
+          lowered.MI: "gemm_mi", lowered.NI: "gemm_ni", "q": "gemm_q"}
+_MMA = {"f32.f16.f16.f32": "reducer_mma_f32_f16", "f32.bf16.bf16.f32": "reducer_mma_f32_bf16",
+        "f16.f16.f16.f16": "reducer_mma_f16_f16"}
 
 
 def render_gemm(body, stmt: ir.Gemm, low: lowered.GemmLowering, frame: Frame) -> None:
     out = body.out
-    c = stmt.c
-    acc = body.buffer(c)
-    body.register_slots[acc] = body.layouts.fragment(c).slots_per_thread
-    work = DTYPES[low.work]
+    acc = body.buffer(stmt.c)
+    body.register_slots[acc] = body.layouts.fragment(stmt.c).slots_per_thread
     offset, _ = low.participants
     out.comment(f"line {stmt.span.line}: T.gemm: {low.describe()}")
     body.fence(stmt, "before")
@@ -36,26 +41,85 @@ def render_gemm(body, stmt: ir.Gemm, low: lowered.GemmLowering, frame: Frame) ->
         out.line(f"const bool gemm_clear = {clear};")
         out.line(f"const int gemm_t = tid - {offset};" if offset else
                  "const int gemm_t = tid;")
+        if low.mma is not None:
+            _render_mma(body, stmt, low, acc)
+        else:
+            _render_scalar(body, stmt, low, acc)
+    body.fence(stmt, "after")
+
+
+def _render_mma(body, stmt: ir.Gemm, low: lowered.GemmLowering, acc: str) -> None:
+    out, mma = body.out, low.mma
+    zero = convert(C("0.0f"), DTYPES["float32"], stmt.c.dtype).text
+    with body.maybe_block("if (gemm_clear)"):
         out.line("#pragma unroll")
         with body.maybe_block(f"for (int gemm_s = 0; gemm_s < {low.slots}; ++gemm_s)"):
-            # a shuffled operand names its row or column by lane
-            if low.a_from is None:
-                out.line(f"const int gemm_row = {low.row.to_c(_NAMES)};")
-            if low.b_from is None:
-                out.line(f"const int gemm_col = {low.col.to_c(_NAMES)};")
-            old = convert(C(f"{acc}[gemm_s]"), c.dtype, work).text
-            out.line(f"{work.c_name} gemm_acc = gemm_clear ? {work.c_name}(0) : {old};")
-            # a shuffled operand's register slot depends on k: unrolled, it is a constant
-            shuffled = low.a_from is not None or low.b_from is not None
-            out.line("#pragma unroll" if shuffled else "#pragma unroll 1")
-            with body.maybe_block(f"for (int gemm_k = 0; gemm_k < {low.k}; ++gemm_k)"):
-                a = _operand(body, stmt.a, low.a_index, work) if low.a_from is None \
-                    else _shuffled(body, stmt.a, low.a_from, work)
-                b = _operand(body, stmt.b, low.b_index, work) if low.b_from is None \
-                    else _shuffled(body, stmt.b, low.b_from, work)
-                out.line(f"gemm_acc = {_step(a, b, work, c)};")
-            out.line(f"{acc}[gemm_s] = {convert(C('gemm_acc'), work, c.dtype).text};")
-    body.fence(stmt, "after")
+            out.line(f"{acc}[gemm_s] = {zero};")
+    # a fragment operand's slot depends on the step: unrolled, every slot is a constant
+    fragment = mma.a.slot is not None or mma.b.slot is not None
+    out.line("#pragma unroll" if fragment else "#pragma unroll 1")
+    with body.maybe_block(f"for (int gemm_ks = 0; gemm_ks < {mma.steps}; ++gemm_ks)"):
+        for name, op, tile in (("gemm_a", mma.a, lowered.MI), ("gemm_b", mma.b, lowered.NI)):
+            _render_loads(body, name, op, tile)
+        out.line("#pragma unroll")
+        with body.maybe_block(f"for (int gemm_mi = 0; gemm_mi < {mma.a.tiles}; ++gemm_mi)"):
+            out.line("#pragma unroll")
+            with body.maybe_block(
+                    f"for (int gemm_ni = 0; gemm_ni < {mma.b.tiles}; ++gemm_ni)"):
+                mi, ni = Var(lowered.MI), Var(lowered.NI)
+                d = ", ".join(f"{acc}[{mma.c_slot(mi, ni, r).to_c(_NAMES)}]"
+                              for r in range(4))
+                out.line(f"{_MMA[mma.instruction]}({d}, gemm_a[gemm_mi], gemm_b[gemm_ni]);")
+
+
+def _render_loads(body, name: str, op: lowered.MmaOperand, tile: str) -> None:
+    """`unsigned name[tiles][registers / 2]`: the lane's registers of one operand at this
+    step, each two 16-bit elements (register 2q low, 2q + 1 high)."""
+    out = body.out
+    words = op.registers // 2
+    array = body.buffer(op.buffer)
+    names = dict(_NAMES, **{lowered.TILE: _NAMES[tile]})
+    q = Var("q")
+
+    def at(expr, half: int) -> str:
+        return expr.substitute({lowered.REG: q * 2 + half}).to_c(names)
+
+    out.line(f"unsigned {name}[{op.tiles}][{words}];")
+    out.line("#pragma unroll")
+    with body.maybe_block(f"for (int {names[tile]} = 0; {names[tile]} < {op.tiles}; "
+                          f"++{names[tile]})"):
+        out.line("#pragma unroll")
+        with body.maybe_block(f"for (int gemm_q = 0; gemm_q < {words}; ++gemm_q)"):
+            target = f"{name}[{names[tile]}][gemm_q]"
+            if op.slot is not None:
+                body.register_slots[array] = body.layouts.fragment(op.buffer).slots_per_thread
+                value = (f"reducer_pack16({array}[{at(op.slot, 0)}], "
+                         f"{array}[{at(op.slot, 1)}])")
+            else:
+                base = body.stage_base.get(op.buffer)
+                flat = [at(op.index, h) if base is None else f"{base} + {at(op.index, h)}"
+                        for h in (0, 1)]
+                value = (f"*reinterpret_cast<const unsigned*>(&{array}[{flat[0]}])"
+                         if op.pairs else
+                         f"reducer_pack16({array}[{flat[0]}], {array}[{flat[1]}])")
+            out.line(f"{target} = {value};")
+
+
+def _render_scalar(body, stmt: ir.Gemm, low: lowered.GemmLowering, acc: str) -> None:
+    out, c = body.out, stmt.c
+    work = DTYPES[low.work]
+    out.line("#pragma unroll")
+    with body.maybe_block(f"for (int gemm_s = 0; gemm_s < {low.slots}; ++gemm_s)"):
+        out.line(f"const int gemm_row = {low.row.to_c(_NAMES)};")
+        out.line(f"const int gemm_col = {low.col.to_c(_NAMES)};")
+        old = convert(C(f"{acc}[gemm_s]"), c.dtype, work).text
+        out.line(f"{work.c_name} gemm_acc = gemm_clear ? {work.c_name}(0) : {old};")
+        out.line("#pragma unroll 1")
+        with body.maybe_block(f"for (int gemm_k = 0; gemm_k < {low.k}; ++gemm_k)"):
+            a = _operand(body, stmt.a, low.a_index, work)
+            b = _operand(body, stmt.b, low.b_index, work)
+            out.line(f"gemm_acc = {_step(a, b, work, c)};")
+        out.line(f"{acc}[gemm_s] = {convert(C('gemm_acc'), work, c.dtype).text};")
 
 
 def _operand(body, buffer: ir.Buffer, index, work) -> str:
@@ -65,18 +129,6 @@ def _operand(body, buffer: ir.Buffer, index, work) -> str:
     if base is not None:
         flat = f"{base} + {flat}"
     return convert(C(f"{body.buffer(buffer)}[{flat}]"), buffer.dtype, work).text
-
-
-def _shuffled(body, buffer: ir.Buffer, source_slot, work) -> str:
-    """An operand in a fragment: the register the lowering names, from the lane of the
-    warp that holds it (every lane passes the same slot, so one __shfl_sync serves
-    them all)."""
-    array = body.buffer(buffer)
-    body.register_slots[array] = body.layouts.fragment(buffer).slots_per_thread
-    source, slot = source_slot
-    value = (f"__shfl_sync(0xffffffffu, {array}[{slot.to_c(_NAMES)}], "
-             f"{mod(source, lowered.WARP).to_c(_NAMES)})")
-    return convert(C(value), buffer.dtype, work).text
 
 
 def _step(a: str, b: str, work, c: ir.Buffer) -> str:

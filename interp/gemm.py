@@ -9,9 +9,14 @@ accumulation and our CUDA's per-thread multiply-adds are two such orders. A prod
 the accumulator dtype cannot hold (float16 × float16 into float16, a bfloat16 product
 under or over float32's range) enters with the bound of its own rounding, |x − fl(x)|, so
 an order that rounds each product first (a multiply then an add) is judged legal too.
-Into a float16 accumulator a step may also round twice (to float32, then to float16: half
-arithmetic on CUDA runs in float); each product then carries 2⁻²³·(Σ|xᵢ| + |c|) more
-bound, which covers one extra float32 rounding of every partial sum. int8 × int8 fits in int32 and the int32 sum wraps as any integer sum: exact in any order.
+Tensor cores add the other way: a block of products and the accumulator are aligned to
+the largest exponent and truncated, not rounded, to about float32's precision, and the
+block's sum is then rounded into C (Fasi, Higham, Mikaitis and Pranesh, "Numerical
+behavior of NVIDIA tensor cores", PeerJ CS 2021). For a block of q ≥ 2 products each
+step loses at most (q + 2)·2⁻²³ of the block's magnitude, so every float accumulator's
+products carry 2⁻²²·(Σ|xᵢ| + |c|) more bound each: K of them exceed what K/q such steps
+can lose. It also covers a float16 accumulator stepped through float32 (one extra
+rounding, 2⁻²⁴, of every partial sum). int8 × int8 fits in int32 and the int32 sum wraps as any integer sum: exact in any order.
 
 The statement is block-level: the threads compute it together, as any tile op; inside a
 T.Parallel, or under an `if` on the thread index, it has no meaning (R100)."""
@@ -46,13 +51,13 @@ def run_gemm(block, stmt: ir.Gemm, lanes: Lanes) -> None:
     values, bounds = products(a, b, dtype)
     m, n, k = stmt.mnk
     flat = np.repeat(np.arange(m * n), k)
-    if dtype.name == "float16":
-        bounds = _through_float32(values, bounds, old, m * n, k)
     if lanes.taint is not None and lanes.taint[0]:
         bounds = np.full(len(values), np.inf)
     result, bound, _ = combine(monoid("sum"), dtype, flat, values, bounds, m * n,
                                None if old is None else old.v,
                                None if old is None else old.b)
+    if dtype.is_float:
+        bound = bound + _tensor_core_slack(values, bound, old, m * n, k)
     store.write_all(result, bound)
 
 
@@ -98,15 +103,18 @@ def products(a, b, dtype) -> tuple[np.ndarray, np.ndarray | None]:
     return values, bounds
 
 
-def _through_float32(values, bounds, old, outputs: int, k: int) -> np.ndarray:
-    """The products' bounds widened by 2⁻²³·(Σ|xᵢ| + |c|) each: K steps of a float16
-    accumulation each round once more through float32 (u = 2⁻²⁴), and every partial sum
-    is at most Σ|xᵢ| + |c| plus the γ bound, which the doubled unit absorbs."""
+def _tensor_core_slack(values, bound, old, outputs: int, k: int) -> np.ndarray:
+    """Per output, K·2⁻²²·(Σ|xᵢ| + |c|) more bound: a tensor core's truncating block
+    additions lose at most (q + 2)·2⁻²³·(Σ|xᵢ| + |c|) per block of q ≥ 2 products, so
+    K·2⁻²² over the K/q blocks; a float16 accumulation stepped through float32 rounds
+    once more (2⁻²⁴) at each of its K steps. Nothing where the sum's bound is 0: every
+    order of it is exact (its terms are multiples of one power of two and their
+    magnitudes sum below 2^p of it), and so is any alignment to the largest term, which
+    is smaller than that sum."""
     with np.errstate(all="ignore"):
         mass = np.abs(values.astype(np.float64)).reshape(outputs, k).sum(axis=1)
         if old is not None:
             mass = mass + np.abs(old.v.astype(np.float64)) + \
                 (0.0 if old.b is None else old.b)
-        extra = np.repeat(np.ldexp(mass, -23), k)
-    extra = np.where(np.isnan(extra), np.inf, extra)
-    return extra if bounds is None else bounds + extra
+        extra = np.where(bound > 0, np.ldexp(mass, -22) * k, 0.0)
+    return np.where(np.isnan(extra), np.inf, extra)

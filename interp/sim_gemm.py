@@ -1,17 +1,28 @@
 """T.gemm in the simulator: the thread program's GemmLowering (codegen.lower.gemm)
-executed per lane, one lane per (thread, accumulator slot).
+executed per lane.
 
-Each lane computes the element the lowering names for its slot from the operand
-elements it reads, in k order, as the CUDA does (codegen.cuda_gemm prints the same
-data): its accumulator register is read (unless clear_accum) and written through the
-checked register accessors — a lane whose element its thread does not hold under the
-accumulator's layout is an R300 with the holders drawn, a register never written is
-R502 — and its reads of shared operands go through the race-tracked accessor (R504
-against the plan's barriers, R502 for never-written words). A mixin of
-interp.simulate's block."""
+The tensor-core form (low.mma, 16-bit operands): per k step, every lane loads the
+registers the lowering names — from shared memory through the race-tracked accessor
+(R504 against the plan's barriers, R502 for never-written words), from a fragment as its
+own registers through the checked register accessor (R300 where the thread does not hold
+the element or keeps it in another slot than the one the CUDA names) — and each warp's
+mma.sync is executed as the hardware defines it: the A and B tiles are assembled from
+the lanes' registers by the instruction's fixed fragment maps (mma_a_position,
+mma_b_position), multiplied, and the 16×8 C tile is handed back to the lanes by
+mma_c_position into the accumulator slots the lowering names, which must be the slots C's
+layout keeps those elements in (R300). A load the lowering addresses wrongly therefore
+puts a wrong value into C, which the comparison with the interpreter catches. The sum of
+one step's 16 exact products is added to C and rounded once into C's dtype: one of the
+orders interp.gemm's bound admits (the hardware's own internal rounding is inside it,
+docs/semantics.md §9.1).
+
+The scalar form (8-bit operands, K not whole steps): one lane per (thread, accumulator
+slot) computes its element from the operand elements it reads, in k order, as the CUDA
+does. A mixin of interp.simulate's block."""
 from __future__ import annotations
 
 import weakref
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -19,6 +30,7 @@ from verify_reducer.codegen.lower import gemm as lowered
 from verify_reducer.spec import ir
 from verify_reducer.spec.diagnostics import DiagnosticError, error
 from verify_reducer.spec.dtypes import BOOL
+from verify_reducer.spec.indexexpr import Var
 
 from .evaluate import operand, stored
 from .values import ITER, THREAD, Lanes
@@ -28,72 +40,137 @@ from .violations import threads_text
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+@dataclass(frozen=True)
+class _Loads:
+    """One mma operand's loads: per (thread, tile, step, register) the absolute thread,
+    the flat element, and for a fragment the register slot the CUDA reads."""
+    threads: np.ndarray
+    elements: np.ndarray
+    slots: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    low: lowered.GemmLowering
+    threads: np.ndarray               # scalar form: per lane; mma form: per C register
+    flat: np.ndarray                  # C's element per lane / per C register
+    a: "np.ndarray | _Loads"          # scalar form: positions, lanes × K
+    b: "np.ndarray | _Loads"
+    c_slots: np.ndarray | None = None  # mma form: the slot of each C register
+
+
 class GemmExecution:
     """T.gemm for interp.simulate._Block."""
 
-    def lowered_gemm(self, stmt: ir.Gemm):
-        """(the gemm's lowering, each lane's absolute thread, its element of C, and the
-        flat positions in A and B it reads, lanes × K), once per plan."""
+    def lowered_gemm(self, stmt: ir.Gemm) -> _Prepared:
+        """The gemm's lowering and its lanes' arrays, once per plan."""
         cache = _CACHE.setdefault(self.s, {})
         found = cache.get(stmt)
-        if found is not None:
-            return found
-        try:
-            low = lowered.lower_gemm(self.s.plan, stmt)
-        except lowered.Unlowerable as e:
-            raise DiagnosticError(error("R100", str(e), stmt.span)) from None
-        offset, count = low.participants
-        t = np.repeat(np.arange(count, dtype=np.int64), low.slots)
-        s = np.tile(np.arange(low.slots, dtype=np.int64), count)
-        env = {lowered.THREAD: t, lowered.SLOT: s}
-        row = np.broadcast_to(low.row.evaluate(env), t.shape)
-        col = np.broadcast_to(low.col.evaluate(env), t.shape)
-        k = np.arange(low.k, dtype=np.int64)[None, :]
-        a = np.broadcast_to(low.a_index.evaluate({"row": row[:, None], lowered.K: k}),
-                            (len(t), low.k))
-        b = np.broadcast_to(low.b_index.evaluate({"col": col[:, None], lowered.K: k}),
-                            (len(t), low.k))
-        at = {lowered.THREAD: t[:, None], lowered.SLOT: s[:, None], lowered.K: k}
-        # an operand in a fragment: the (thread, slot) each lane's element is shuffled from
-        sources = tuple(None if src is None else
-                        _lanes_of(src, at, (len(t), low.k), offset)
-                        for src in (low.a_from, low.b_from))
-        found = (low, t + offset, row * low.n + col, np.ascontiguousarray(a),
-                 np.ascontiguousarray(b), sources)
-        cache[stmt] = found
+        if found is None:
+            try:
+                low = lowered.lower_gemm(self.s.plan, stmt)
+            except lowered.Unlowerable as e:
+                raise DiagnosticError(error("R100", str(e), stmt.span)) from None
+            found = cache[stmt] = (_prepare_mma if low.mma is not None else
+                                   _prepare_scalar)(low)
         return found
 
     def _gemm(self, stmt: ir.Gemm, lanes: Lanes):
         if ITER in lanes.env:
             raise DiagnosticError(error(
                 "R100", "a T.gemm inside a T.Parallel is not supported", stmt.span))
-        low, threads, flat, a_at, b_at, (a_src, b_src) = self.lowered_gemm(stmt)
+        prep = self.lowered_gemm(stmt)
+        low = prep.low
         arrived = lanes.env[THREAD].v
         offset, count = low.participants
+        threads = prep.threads
         if len(arrived) != count:
             missing = np.setdiff1d(np.arange(offset, offset + count), arrived)
             self.report.add("R500", f"T.gemm is computed by threads {offset}.."
                             f"{offset + count - 1} together, but "
                             f"{threads_text(missing)} never arrive", stmt.span,
                             key=("gemm", stmt))
-            keep = np.isin(threads, arrived)
-            threads, flat, a_at, b_at = threads[keep], flat[keep], a_at[keep], b_at[keep]
-            a_src, b_src = (None if src is None else (src[0][keep], src[1][keep])
-                            for src in (a_src, b_src))
-        c = stmt.c
+            if low.mma is not None:    # mma.sync needs every lane of each warp
+                return
         clear = operand(stmt.clear_accum, BOOL, lanes, self).v
         if clear.any() != clear.all():
             raise DiagnosticError(error(
                 "R100", "T.gemm's clear_accum differs between the threads", stmt.span))
+        if low.mma is not None:
+            self._gemm_mma(stmt, prep, bool(clear.all()))
+        else:
+            keep = np.isin(threads, arrived)
+            self._gemm_scalar(stmt, low, threads[keep], prep.flat[keep], prep.a[keep],
+                              prep.b[keep], bool(clear.all()))
+
+    # ------------------------------------------------------------------ tensor cores
+
+    def _gemm_mma(self, stmt: ir.Gemm, prep: _Prepared, clear: bool) -> None:
+        mma, c = prep.low.mma, stmt.c
+        warps = prep.low.participants[1] // lowered.WARP
+        self.gemm_slots(c, prep.threads, prep.flat, prep.c_slots, stmt, "writes")
+        a = _tiles(self.mma_registers(mma.a, prep.a, stmt), warps, A_MAP, (16, 16))
+        b = _tiles(self.mma_registers(mma.b, prep.b, stmt), warps, B_MAP, (16, 8))
+        shape = prep.threads.shape                        # count, tiles_m, tiles_n, 4
+        if clear:
+            acc = np.zeros((warps, shape[1], shape[2], 16, 8))
+        else:
+            old = self.read_registers(c, prep.threads.reshape(-1), prep.flat.reshape(-1),
+                                      stmt.span)
+            acc = _tiles(old.reshape(shape).astype(np.float64), warps, C_MAP, (16, 8))
+        with np.errstate(all="ignore"):
+            for step in range(mma.steps):      # one mma per (A tile, B tile) per step
+                acc = stored(c.dtype, acc + np.einsum(
+                    "wmik,wnkj->wmnij", a[:, :, step], b[:, :, step])).astype(np.float64)
+        rows, cols = C_MAP
+        per_lane = acc[:, :, :, rows, cols]               # warps, mi, ni, lane, register
+        values = per_lane.transpose(0, 3, 1, 2, 4).reshape(-1)
+        self.write_registers(c, prep.threads.reshape(-1), prep.flat.reshape(-1), values,
+                             stmt.span)
+
+    def mma_registers(self, op: lowered.MmaOperand, loads: _Loads,
+                      stmt: ir.Gemm) -> np.ndarray:
+        """Each lane's registers of one operand (thread, tile, step, register), as
+        float64: loaded from shared memory, or its own fragment registers."""
+        if op.slot is None:
+            values = self.gemm_operand(op.buffer, loads.threads, loads.elements, stmt)
+        else:
+            self.gemm_slots(op.buffer, loads.threads, loads.elements, loads.slots, stmt,
+                            "reads")
+            values = self.read_registers(op.buffer, loads.threads.reshape(-1),
+                                         loads.elements.reshape(-1), stmt.span
+                                         ).reshape(loads.elements.shape)
+        return values.astype(np.float64)
+
+    def gemm_slots(self, buffer: ir.Buffer, threads: np.ndarray, elements: np.ndarray,
+                   slots: np.ndarray, stmt: ir.Gemm, verb: str) -> None:
+        """The CUDA names a register by its slot: each must be the slot the buffer's
+        layout keeps the element in, or the mma works on another element's value."""
+        layout = self.s.layouts.fragments[buffer]
+        flat = elements.reshape(-1)
+        want = layout.slots_of(np.unravel_index(flat, buffer.shape))
+        wrong = want != slots.reshape(-1)
+        if wrong.any():
+            i = int(np.argmax(wrong))
+            self.report.add("R300", f"T.gemm's mma {verb} slot {int(slots.reshape(-1)[i])} "
+                            f"of thread {int(threads.reshape(-1)[i])} as "
+                            f"{self.element(buffer, flat[i])}, which {buffer.name}'s layout "
+                            f"keeps in slot {int(want[i])} ({layout.describe()})",
+                            stmt.span, key=("gemm-slot", stmt))
+
+    # ------------------------------------------------------------------ scalar form
+
+    def _gemm_scalar(self, stmt: ir.Gemm, low: lowered.GemmLowering, threads, flat,
+                     a_at, b_at, clear: bool) -> None:
+        c = stmt.c
         work = np.dtype(low.work)
-        if clear.all():
+        if clear:
             acc = np.zeros(len(threads), dtype=work)
         else:
             acc = self.read_registers(c, threads, flat, stmt.span).astype(work)
-        a = (self.gemm_operand(stmt.a, threads, a_at, stmt) if a_src is None else
-             self.gemm_shuffled(stmt.a, a_src, a_at, stmt)).astype(work)
-        b = (self.gemm_operand(stmt.b, threads, b_at, stmt) if b_src is None else
-             self.gemm_shuffled(stmt.b, b_src, b_at, stmt)).astype(work)
+        rows = np.broadcast_to(threads[:, None], a_at.shape)
+        a = self.gemm_operand(stmt.a, rows, a_at, stmt).astype(work)
+        b = self.gemm_operand(stmt.b, rows, b_at, stmt).astype(work)
         with np.errstate(all="ignore"):
             for k in range(low.k):        # k order, rounded into C at every step
                 acc = stored(c.dtype, acc + a[:, k] * b[:, k]).astype(work)
@@ -101,39 +178,77 @@ class GemmExecution:
 
     def gemm_operand(self, buffer: ir.Buffer, threads: np.ndarray, at: np.ndarray,
                      stmt: ir.Gemm) -> np.ndarray:
-        """The operand elements each lane reads (lanes × K), each (thread, element)
-        pair read once through the race-tracked shared accessor."""
-        key = threads[:, None] * buffer.size + at
-        pairs, inverse = np.unique(key.reshape(-1), return_inverse=True)
+        """The shared operand elements `at` that `threads` (same shape) read, each
+        (thread, element) pair read once through the race-tracked shared accessor."""
+        key = threads.reshape(-1) * buffer.size + at.reshape(-1)
+        pairs, inverse = np.unique(key, return_inverse=True)
         values = self.read_shared(buffer, pairs % buffer.size, stmt.span,
                                   pairs // buffer.size)
         return values[inverse].reshape(at.shape)
 
-    def gemm_shuffled(self, buffer: ir.Buffer, source, at: np.ndarray,
-                      stmt: ir.Gemm) -> np.ndarray:
-        """An operand in a fragment: each lane's element k comes from the register the lowering
-        names — source thread and slot — read through the checked register accessor (the
-        source must hold the element: R300 otherwise); the slot must be the one the
-        fragment's layout keeps the element in, or the shuffle reads another value."""
-        threads, slots = source
-        values = self.read_registers(buffer, threads.reshape(-1), at.reshape(-1),
-                                     stmt.span)
-        layout = self.s.layouts.fragments[buffer]
-        want = layout.slots_of(np.unravel_index(at.reshape(-1), buffer.shape))
-        wrong = want != slots.reshape(-1)
-        if wrong.any():
-            i = int(np.argmax(wrong))
-            self.report.add("R300", f"the warp shuffle of T.gemm reads slot "
-                            f"{int(slots.reshape(-1)[i])} of thread "
-                            f"{int(threads.reshape(-1)[i])} for "
-                            f"{self.element(buffer, at.reshape(-1)[i])}, which "
-                            f"{buffer.name}'s layout keeps in slot {int(want[i])} "
-                            f"({layout.describe()})", stmt.span, key=("gemm-slot", stmt))
-        return values.reshape(at.shape)
+
+def _fragment_map(position, registers: int) -> tuple[np.ndarray, np.ndarray]:
+    """(row, column) in the tile of each (lane, register) under an mma fragment map."""
+    env = {"lane": np.arange(lowered.WARP)[:, None], "reg": np.arange(registers)[None, :]}
+    return tuple(np.broadcast_to(e.evaluate(env), (lowered.WARP, registers))
+                 for e in position(Var("lane"), Var("reg")))
 
 
-def _lanes_of(source, at: dict, shape: tuple[int, int], offset: int):
-    """(absolute thread, slot) per lane and k of a shuffled operand's source."""
-    thread, slot = (np.ascontiguousarray(np.broadcast_to(e.evaluate(at), shape))
-                    for e in source)
-    return thread + offset, slot
+A_MAP = _fragment_map(lowered.mma_a_position, 8)
+B_MAP = _fragment_map(lowered.mma_b_position, 4)
+C_MAP = _fragment_map(lowered.mma_c_position, 4)
+
+
+def _tiles(registers: np.ndarray, warps: int, fragment_map, tile: tuple[int, int]):
+    """The tiles each warp's mma sees: registers (threads, i, j, register) placed by the
+    fragment map, per (warp, i, j)."""
+    _, i, j, regs = registers.shape
+    per_warp = registers.reshape(warps, lowered.WARP, i, j, regs).transpose(0, 2, 3, 1, 4)
+    out = np.zeros((warps, i, j) + tile)
+    rows, cols = fragment_map
+    out[:, :, :, rows, cols] = per_warp
+    return out
+
+
+def _prepare_scalar(low: lowered.GemmLowering) -> _Prepared:
+    """Per lane (thread, slot): its absolute thread, its element of C, and the flat
+    positions in A and B it reads, lanes × K."""
+    offset, count = low.participants
+    t = np.repeat(np.arange(count, dtype=np.int64), low.slots)
+    s = np.tile(np.arange(low.slots, dtype=np.int64), count)
+    env = {lowered.THREAD: t, lowered.SLOT: s}
+    row = np.broadcast_to(low.row.evaluate(env), t.shape)
+    col = np.broadcast_to(low.col.evaluate(env), t.shape)
+    k = np.arange(low.k, dtype=np.int64)[None, :]
+    a = np.broadcast_to(low.a_index.evaluate({"row": row[:, None], lowered.K: k}),
+                        (len(t), low.k))
+    b = np.broadcast_to(low.b_index.evaluate({"col": col[:, None], lowered.K: k}),
+                        (len(t), low.k))
+    return _Prepared(low, t + offset, row * low.n + col, np.ascontiguousarray(a),
+                     np.ascontiguousarray(b))
+
+
+def _prepare_mma(low: lowered.GemmLowering) -> _Prepared:
+    offset, count = low.participants
+    mma = low.mma
+
+    def grid(shape, names):
+        axes = [np.arange(n, dtype=np.int64) for n in shape]
+        return {name: axis.reshape([-1 if i == d else 1 for i in range(len(shape))])
+                for d, (name, axis) in enumerate(zip(names, axes))}
+
+    def loads(op: lowered.MmaOperand) -> _Loads:
+        shape = (count, op.tiles, mma.steps, op.registers)
+        env = grid(shape, (lowered.THREAD, lowered.TILE, lowered.STEP, lowered.REG))
+        threads = np.broadcast_to(env[lowered.THREAD] + offset, shape)
+        elements = np.broadcast_to(op.index.evaluate(env), shape)
+        slots = None if op.slot is None else np.broadcast_to(op.slot.evaluate(env), shape)
+        return _Loads(threads, elements, slots)
+
+    shape = (count, mma.a.tiles, mma.b.tiles, 4)
+    env = grid(shape, (lowered.THREAD, lowered.MI, lowered.NI, lowered.REG))
+    flat = np.broadcast_to(mma.c_index.evaluate(env), shape)
+    slots = np.broadcast_to(mma.c_slot(env[lowered.MI], env[lowered.NI], env[lowered.REG]),
+                            shape)
+    return _Prepared(low, np.broadcast_to(env[lowered.THREAD] + offset, shape), flat,
+                     loads(mma.a), loads(mma.b), slots)

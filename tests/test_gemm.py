@@ -215,7 +215,16 @@ def test_lowering_inverts_the_placed_layout_and_describes_it():
     cols = low.col.evaluate({"t": t, "s": s})
     assert np.array_equal(layout.threads_of((rows, cols))[0], t)
     assert np.array_equal(layout.slots_of((rows, cols)), s)
-    assert "4×1 warps" in low.describe() and "in float32" in low.describe()
+    assert "4×1 warps" in low.describe() and "f32.f16.f16.f32" in low.describe()
+    # the mma form's C registers are the same elements in the same slots
+    mma = low.mma
+    t, mi, ni, r = (a.reshape(-1) for a in np.meshgrid(
+        np.arange(128), np.arange(mma.a.tiles), np.arange(mma.b.tiles), np.arange(4),
+        indexing="ij"))
+    flat = mma.c_index.evaluate({"t": t, "mi": mi, "ni": ni, "r": r})
+    i, j = np.unravel_index(flat, stmt.c.shape)
+    assert np.array_equal(layout.threads_of((i, j))[0], t)
+    assert np.array_equal(layout.slots_of((i, j)), mma.c_slot(mi, ni, r))
 
 
 # ----------------------------------------------------------------------------- pipeline
@@ -232,11 +241,57 @@ def test_thread_program_and_cuda_print_the_lowering():
     from verify_reducer.codegen.lower.program import lower
     physical = _plan(VALID / "gemm_pipelined_clear.py")
     text = lower(physical).describe()
-    assert "| gemm: mma m16n8k16 accumulator: 1×4 warps" in text
+    assert "| gemm: mma.sync m16n8k16 (f32.f16.f16.f32): 1×4 warps" in text
     cuda = render(physical).source
-    assert "for (int gemm_s = 0; gemm_s < 16; ++gemm_s)" in cuda
     assert "const bool gemm_clear = ko == 0;" in cuda or "gemm_clear = (ko == 0)" in cuda
-    assert "gemm_acc = gemm_acc + (__half2float(a_s[" in cuda
+    assert "for (int gemm_ks = 0; gemm_ks < " in cuda
+    # A stored K×M (transpose_A): a register's two k are a row apart, two loads packed,
+    # at the pipeline stage's offset
+    assert "gemm_a[gemm_mi][gemm_q] = reducer_pack16(a_s[a_s_stage + " in cuda
+    assert "reducer_mma_f32_f16(acc[" in cuda
+
+
+def test_mma_fragment_maps_are_the_ptx_isa_tables():
+    """Every element of the m16n8k16 A (16×16), B (16×8) and C (16×8) tiles is in
+    exactly one (lane, register), as PTX's fragment figures draw them."""
+    lane, reg = Var("l"), Var("r")
+    for position, registers, shape in ((lowered.mma_a_position, 8, (16, 16)),
+                                       (lowered.mma_b_position, 4, (16, 8)),
+                                       (lowered.mma_c_position, 4, (16, 8))):
+        env = {"l": np.arange(32)[:, None], "r": np.arange(registers)[None, :]}
+        rows, cols = (np.broadcast_to(e.evaluate(env), (32, registers))
+                      for e in position(lane, reg))
+        assert len(set(zip(rows.reshape(-1).tolist(), cols.reshape(-1).tolist()))) \
+            == shape[0] * shape[1] == 32 * registers
+        assert rows.max() == shape[0] - 1 and cols.max() == shape[1] - 1
+    # a0 of lane 5: row 5 // 4 = 1, columns 2·(5 % 4) = 2; a7: row 9, column 11
+    assert [int(x.evaluate({})) for x in lowered.mma_a_position(5, 7)] == [9, 11]
+    assert [int(x.evaluate({})) for x in lowered.mma_b_position(5, 3)] == [11, 1]
+
+
+@pytest.mark.parametrize("program", ["gemm_fragment_a.py", "gemm_fragment_b.py",
+                                     "gemm_fragment_transposed.py"])
+def test_mma_reads_a_fragment_in_the_slots_its_layout_keeps(program):
+    """A fragment operand is the lane's own registers: the slot each mma register names
+    is the slot the operand's layout keeps that element in, on that very thread."""
+    from verify_reducer.spec import ir
+    physical = _plan(VALID / program)
+    for stmt in ir.walk(physical.func.kernel.body):
+        if not isinstance(stmt, ir.Gemm):
+            continue
+        mma = lowered.lower_gemm(physical, stmt).mma
+        for op in (mma.a, mma.b):
+            if op.slot is None:
+                continue
+            layout = physical.layouts.fragments[op.buffer]
+            t, tile, step, r = (a.reshape(-1) for a in np.meshgrid(
+                np.arange(layout.count), np.arange(op.tiles), np.arange(mma.steps),
+                np.arange(op.registers), indexing="ij"))
+            env = {"t": t, "tile": tile, "ks": step, "r": r}
+            flat = np.broadcast_to(op.index.evaluate(env), t.shape)
+            at = np.unravel_index(flat, op.buffer.shape)
+            assert (layout.threads_of(at) == t).any(axis=0).all()
+            assert np.array_equal(layout.slots_of(at), op.slot.evaluate(env))
 
 
 @pytest.mark.parametrize("body, kw, code, words", [
@@ -314,44 +369,67 @@ def test_a_transposed_operand_in_a_fragment_is_laid_out_by_its_logical_element()
         assert np.array_equal(transposed.slots_of((j, i)), plain.slots_of((i, j)))
 
 
-def _violations_with_planted_shuffle(monkeypatch, field: str, change, program: str):
-    """The simulator's violations on program with each gemm's shuffle source `field`
-    (a_from or b_from: (source thread, slot)) replaced by change(source, slot)."""
+def _planted(monkeypatch, operand: str, **change):
+    """The lowering with one field of an mma operand ("a", "b") or of the mma itself
+    (operand "") replaced: change maps a field name to fn(old value) -> new value."""
     import dataclasses
-    from verify_reducer.interp.simulate import simulate
-    from verify_reducer.verify.oracle.inputs import prepare
     real = lowered.lower_gemm
 
     def planted(plan, stmt):
         low = real(plan, stmt)
-        found = getattr(low, field)
-        return low if found is None else dataclasses.replace(low, **{field: change(*found)})
+        target = getattr(low.mma, operand) if operand else low.mma
+        fields = {name: fn(getattr(target, name)) for name, fn in change.items()}
+        target = dataclasses.replace(target, **fields)
+        mma = dataclasses.replace(low.mma, **{operand: target}) if operand else target
+        return dataclasses.replace(low, mma=mma)
 
     monkeypatch.setattr(lowered, "lower_gemm", planted)
+
+
+def _simulated(program: str):
+    from verify_reducer.interp.simulate import simulate
+    from verify_reducer.verify.oracle.inputs import prepare
     physical = _plan(VALID / program)
-    return simulate(physical, prepare(physical.func, seed=0)).violations
+    return simulate(physical, prepare(physical.func, seed=0))
 
 
-def test_planted_wrong_b_shuffle_lane_is_caught(monkeypatch):
-    """The B shuffle's source lane off by one quad row: the lane read does not hold the
-    element (R300 from the checked register accessor, with the holders drawn)."""
-    t = Var(lowered.THREAD)
-    violations = _violations_with_planted_shuffle(
-        monkeypatch, "b_from",
-        lambda source, slot: (source + 4 - mod(floordiv(t, 4), 2) * 8, slot),
-        "gemm_fragment_b.py")
-    found = [d for d in violations if d.code == "R300"]
-    assert found and found[0].span.line == 25, [d.message for d in violations]
-
-
-def test_planted_wrong_shuffle_slot_is_caught(monkeypatch):
-    kk = Var(lowered.K)
-    violations = _violations_with_planted_shuffle(
-        monkeypatch, "a_from", lambda source, slot: (source, slot + 1 - mod(kk, 2) * 2),
-        "gemm_fragment_a.py")
-    found = [d for d in violations if "warp shuffle" in d.message]
+def test_planted_wrong_fragment_register_is_caught(monkeypatch):
+    """The A fragment's registers 0 and 1 swapped (the two k of a pair): each names the
+    slot of the other element (R300, the layout drawn)."""
+    r = Var(lowered.REG)
+    _planted(monkeypatch, "a", slot=lambda slot: None if slot is None else
+             slot + 1 - mod(r, 2) * 2)
+    violations = _simulated("gemm_fragment_a.py").violations
+    found = [d for d in violations if "mma reads slot" in d.message]
     assert found and found[0].code == "R300" and found[0].span.line == 33, \
         [d.message for d in violations]
+
+
+def test_planted_wrong_accumulator_register_is_caught(monkeypatch):
+    """The mma's C registers 1 and 2 exchanged: the slot written holds another
+    element under C's layout (R300)."""
+    _planted(monkeypatch, "", c_index=lambda index: index)  # the same lowering ...
+    real = lowered.Mma.c_slot
+    monkeypatch.setattr(lowered.Mma, "c_slot",           # ... naming the wrong slots
+                        lambda self, mi, ni, reg: real(self, mi, ni, 3 - reg))
+    violations = _simulated("gemm_square.py").violations
+    found = [d for d in violations if "mma writes slot" in d.message]
+    assert found and found[0].code == "R300", [d.message for d in violations]
+
+
+def test_planted_wrong_shared_load_gives_a_wrong_value_the_check_catches(monkeypatch):
+    """B's registers loaded one row of k too far down (k + 1): the tiles the warps
+    multiply hold other elements, so C is not A·B and the check says so with the
+    element (the interpreter's reference, the simulator's value)."""
+    from verify_reducer.verify.oracle import pipeline
+    k = Var(lowered.STEP)
+    _planted(monkeypatch, "b", index=lambda index: index.substitute(
+        {lowered.STEP: k}) + 64 * (1 - 2 * mod(Var(lowered.REG), 2)), pairs=lambda p: False)
+    report = pipeline.check(str(VALID / "gemm_square.py"))
+    wrong = [c for label, cs in report.comparisons.items() for c in cs
+             if label != "interp" and not c.ok]
+    assert report.exit_code != pipeline.EXIT_OK and wrong
+    assert wrong[0].name == "c" and wrong[0].got != wrong[0].expected
 
 
 def _swapped_rows_layout(m, n, wm, wn, offset):

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from verify_reducer.spec import ir
 from verify_reducer.spec.indexexpr import IndexExpr, Var, floordiv, mod
 from verify_reducer.spec.layout import Layout, index_names
@@ -34,6 +36,11 @@ WARP = 32
 TILE_M, TILE_N = 16, 8            # the mma.m16n8k16 accumulator tile of one warp
 THREAD, SLOT, K = "t", "s", "kk"  # the variables of the per-thread expressions
 WORK = {"float32": "float32", "float16": "float32", "int32": "int32"}
+MMA_K = 16                        # the k extent of one m16n8k16 instruction
+TILE, STEP, REG = "tile", "ks", "r"  # the variables of an mma operand's load expressions
+MI, NI = "mi", "ni"               # a warp's C tile: its A tile and its B tile
+# operand dtypes the m16n8k16 instruction takes, and the accumulator dtypes it writes
+MMA_OPERANDS = {"float16": ("float32", "float16"), "bfloat16": ("float32",)}
 
 
 class Unlowerable(Exception):
@@ -136,6 +143,59 @@ def operand_layout_b(k: int, n: int, wm: int, wn: int, offset: int,
                   slot, WARP * wm * wn, wm, offset)
 
 
+def mma_a_position(lane: IndexExpr, reg: IndexExpr) -> tuple[IndexExpr, IndexExpr]:
+    """(row, k) in the 16×16 A tile of register `reg` (0..7, one 16-bit element each) of
+    lane `lane` of an mma.sync.m16n8k16 (PTX ISA, "Matrix Fragments for mma.m16n8k16":
+    a0..a7 of the .f16/.bf16 A fragment). The hardware's fixed map, not a choice: the
+    lowering addresses loads by it and the simulator places the loaded values by it."""
+    return floordiv(lane, 4) + mod(floordiv(reg, 2), 2) * 8, \
+        mod(lane, 4) * 2 + mod(reg, 2) + floordiv(reg, 4) * 8
+
+
+def mma_b_position(lane: IndexExpr, reg: IndexExpr) -> tuple[IndexExpr, IndexExpr]:
+    """(k, column) in the 16×8 B tile of register `reg` (0..3) of lane `lane` (b0..b3)."""
+    return mod(lane, 4) * 2 + mod(reg, 2) + floordiv(reg, 2) * 8, floordiv(lane, 4)
+
+
+def mma_c_position(lane: IndexExpr, reg: IndexExpr) -> tuple[IndexExpr, IndexExpr]:
+    """(row, column) in the 16×8 C/D tile of register `reg` (0..3) of lane `lane`."""
+    return floordiv(lane, 4) + floordiv(reg, 2) * 8, mod(lane, 4) * 2 + mod(reg, 2)
+
+
+@dataclass(frozen=True)
+class MmaOperand:
+    """How each lane fills one operand's registers for one mma: register r (REG) of
+    thread t (THREAD) for warp tile TILE at k step STEP is element `index` (flat, in the
+    buffer as stored); from a fragment, the thread's own register `slot`, which the
+    operand's layout must place there. `pairs`: registers 2q and 2q+1 are adjacent
+    elements, the first at an even position — one 32-bit load fills both."""
+    buffer: ir.Buffer
+    registers: int                  # 16-bit elements per lane per mma: 8 (A), 4 (B)
+    tiles: int                      # the warp's tiles of this operand (along M or N)
+    index: IndexExpr                # over THREAD, TILE, STEP, REG
+    slot: IndexExpr | None          # over TILE, STEP, REG; None for a shared operand
+    pairs: bool
+
+
+@dataclass(frozen=True)
+class Mma:
+    """The tensor-core form of a gemm: per k step (MMA_K deep), every warp loads its A
+    tiles and B tiles into registers (MmaOperand) and issues one
+    mma.sync.m16n8k16.row.col per (A tile, B tile): C tile (mi, ni) of the warp is in
+    slots 4·(mi + ni·tiles_m) + r of its lanes (r = 0..3, mma_c_position), exactly the
+    accumulator layout's slots (accumulator_layout)."""
+    a: MmaOperand
+    b: MmaOperand
+    steps: int                      # K / MMA_K, in order
+    instruction: str                # the PTX type suffix, e.g. "f32.f16.f16.f32"
+    c_index: IndexExpr              # C's flat element in register REG of tile (MI, NI)
+                                    # of thread THREAD
+
+    def c_slot(self, mi, ni, reg):
+        """The accumulator slot the mma's register `reg` of tile (mi, ni) is."""
+        return reg + (mi + ni * self.a.tiles) * 4
+
+
 @dataclass(frozen=True)
 class GemmLowering:
     stmt: ir.Gemm
@@ -150,23 +210,24 @@ class GemmLowering:
     a_index: IndexExpr              # flat position in A, over "row" and K
     b_index: IndexExpr              # flat position in B, over K and "col"
     work: str                       # the dtype each multiply-add is computed in
-    # A in a fragment: the thread (over THREAD, K) whose register holds A[row, k] for
-    # slot s of thread t — in t's own warp and quad, so a warp shuffle reaches it — and
-    # that register's slot (over SLOT, K), the same for every lane of the warp
-    a_from: tuple[IndexExpr, IndexExpr] | None = None
-    # B in a fragment: likewise, the thread and slot holding B[k, col]
-    b_from: tuple[IndexExpr, IndexExpr] | None = None
+    # the tensor-core form (the scalar fields above still name each slot's element);
+    # None where the m16n8k16 instruction does not take the operands (docs/limits.md)
+    mma: Mma | None = None
 
     def describe(self) -> str:
         wm, wn = self.warps
-        shuffle = "".join(
-            f"; {name} from thread {src[0]}'s slot {src[1]} (a warp shuffle)"
-            for name, src in (("A", self.a_from), ("B", self.b_from)) if src is not None)
+        if self.mma is not None:
+            a, b = self.mma.a, self.mma.b
+            return (f"mma.sync m16n8k16 ({self.mma.instruction}): {wm}×{wn} warps, each "
+                    f"{a.tiles}×{b.tiles} tiles of 16×8, {self.slots} slot(s) per thread, "
+                    f"slot s of thread t holds {self.stmt.c.name}[{self.row}, {self.col}]; "
+                    f"{self.mma.steps} k step(s) of {MMA_K} in order; A register r of "
+                    f"thread t, tile {TILE}, step {STEP}: {_source(a)}; B: {_source(b)}")
         return (f"mma m16n8k16 accumulator: {wm}×{wn} warps, {self.slots} slot(s) per "
                 f"thread, slot s of thread t holds {self.stmt.c.name}[{self.row}, "
                 f"{self.col}]; k = 0..{self.k - 1} in order: acc += "
                 f"{self.stmt.a.name}[{self.a_index}] * {self.stmt.b.name}[{self.b_index}] "
-                f"in {self.work}{shuffle}")
+                f"in {self.work}")
 
 
 def lower_gemm(plan, stmt: ir.Gemm) -> GemmLowering:
@@ -193,21 +254,62 @@ def lower_gemm(plan, stmt: ir.Gemm) -> GemmLowering:
     r, c, kk = Var("row"), Var("col"), Var(K)
     a_index = kk * m + r if stmt.transpose_a else r * k + kk
     b_index = c * k + kk if stmt.transpose_b else kk * n + c
-    a_from = None
-    if stmt.a.scope == "fragment":
-        source = warp * WARP + floordiv(lane, 4) * 4 + floordiv(mod(kk, 8), 2)
-        slot = mod(kk, 2) + floordiv(tile, 2) * 2 + floordiv(mod(kk, 16), 8) * 4 \
-            + (mod(group, tiles_m) + floordiv(kk, 16) * tiles_m) * 8
-        a_from = (source, slot)
-    b_from = None
-    if stmt.b.scope == "fragment":
-        # column col mod 8 of the warp's tile is 2·(lane mod 4) + (slot mod 2)
-        source = warp * WARP + (mod(lane, 4) * 2 + mod(tile, 2)) * 4 \
-            + floordiv(mod(kk, 8), 2)
-        slot = mod(kk, 2) + floordiv(mod(kk, 16), 8) * 2 \
-            + (floordiv(kk, 16) + floordiv(group, tiles_m) * (k // 16)) * 4
-        b_from = (source, slot)
     slots = m * n // count
     return GemmLowering(stmt, m, n, k, (wm, wn), (offset, count), slots,
-                        row, col, a_index, b_index, WORK[stmt.c.dtype.name], a_from,
-                        b_from)
+                        row, col, a_index, b_index, WORK[stmt.c.dtype.name],
+                        _mma(stmt, m, n, k, wm, wn, count))
+
+
+def _source(op: MmaOperand) -> str:
+    where = f"{op.buffer.name}[{op.index}]"
+    if op.slot is not None:
+        return f"{where}, the thread's own slot {op.slot}"
+    return where + (" (two per 32-bit load)" if op.pairs else "")
+
+
+def _mma(stmt: ir.Gemm, m: int, n: int, k: int, wm: int, wn: int,
+         count: int) -> Mma | None:
+    """The tensor-core form, where m16n8k16 takes the dtypes and K is whole steps."""
+    operand, acc = stmt.a.dtype.name, stmt.c.dtype.name
+    if stmt.b.dtype.name != operand or acc not in MMA_OPERANDS.get(operand, ()) \
+            or k % MMA_K:
+        return None
+    t, tile, step, reg = (Var(x) for x in (THREAD, TILE, STEP, REG))
+    lane, warp = mod(t, WARP), floordiv(t, WARP)
+    # A: row of the warp's tile `tile` (along M), k of step `step`
+    r_in, k_in = mma_a_position(lane, reg)
+    row = tile * (TILE_M * wm) + mod(warp, wm) * TILE_M + r_in
+    kk = step * MMA_K + k_in
+    tiles_m, tiles_n = m // (TILE_M * wm), n // (TILE_N * wn)
+    a_slot = reg + (tile + step * tiles_m) * 8         # operand_layout_a's slot
+    a = _operand(stmt.a, 8, tiles_m, row * k + kk if not stmt.transpose_a else kk * m + row,
+                 a_slot, count, k // MMA_K)
+    k_in, c_in = mma_b_position(lane, reg)
+    col = tile * (TILE_N * wn) + floordiv(warp, wm) * TILE_N + c_in
+    kk = step * MMA_K + k_in
+    b_slot = reg + (step + tile * (k // MMA_K)) * 4     # operand_layout_b's slot
+    b = _operand(stmt.b, 4, tiles_n, kk * n + col if not stmt.transpose_b else col * k + kk,
+                 b_slot, count, k // MMA_K)
+    r_in, c_in = mma_c_position(lane, reg)
+    c_index = (Var(MI) * (TILE_M * wm) + mod(warp, wm) * TILE_M + r_in) * n \
+        + Var(NI) * (TILE_N * wn) + floordiv(warp, wm) * TILE_N + c_in
+    types = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
+    instruction = ".".join(types[x] for x in (acc, operand, operand, acc))
+    return Mma(a, b, k // MMA_K, instruction, c_index)
+
+
+def _operand(buffer: ir.Buffer, registers: int, tiles: int, index: IndexExpr,
+             slot: IndexExpr, count: int, steps: int) -> MmaOperand:
+    """The operand's loads; `pairs` decided over every lane, tile, step and register
+    (a few thousand points), since a transposed or odd-strided operand breaks it."""
+    if buffer.scope == "fragment":
+        return MmaOperand(buffer, registers, tiles, index, slot, False)
+    env = {THREAD: np.arange(count)[:, None, None, None],
+           TILE: np.arange(tiles)[None, :, None, None],
+           STEP: np.arange(steps)[None, None, :, None],
+           REG: np.arange(registers)[None, None, None, :]}
+    at = np.broadcast_to(index.evaluate(env), (count, tiles, steps, registers))
+    first, second = at[..., 0::2], at[..., 1::2]
+    pairs = bool(np.all(second == first + 1) and np.all(first % 2 == 0)
+                 and buffer.size % 2 == 0)    # a pipeline's stages stay 32-bit aligned
+    return MmaOperand(buffer, registers, tiles, index, None, pairs)

@@ -90,6 +90,53 @@ __device__ __forceinline__ void reducer_set(T (&a)[N], int i, T v) {
   }
 }
 
+// T.gemm on tensor cores (sm_80 and later): one mma.sync.m16n8k16.row.col of a warp. a
+// holds the lane's A fragment (a0..a7, two 16-bit elements per register, the lower one
+// first), b its B fragment (b0..b3), d its four C/D elements, updated in place
+// (codegen.lower.gemm.mma_*_position are the maps; docs/design.md §24).
+__device__ __forceinline__ unsigned reducer_pack16(half lo, half hi) {
+  return static_cast<unsigned>(__half_as_ushort(lo)) |
+         (static_cast<unsigned>(__half_as_ushort(hi)) << 16);
+}
+
+__device__ __forceinline__ unsigned reducer_pack16(__nv_bfloat16 lo, __nv_bfloat16 hi) {
+  return static_cast<unsigned>(__bfloat16_as_ushort(lo)) |
+         (static_cast<unsigned>(__bfloat16_as_ushort(hi)) << 16);
+}
+
+__device__ __forceinline__ void reducer_mma_f32_f16(float& d0, float& d1, float& d2, float& d3,
+                                                    const unsigned (&a)[4],
+                                                    const unsigned (&b)[2]) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+__device__ __forceinline__ void reducer_mma_f32_bf16(float& d0, float& d1, float& d2, float& d3,
+                                                     const unsigned (&a)[4],
+                                                     const unsigned (&b)[2]) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// float16 C: d0, d1 travel packed in one register and d2, d3 in another
+__device__ __forceinline__ void reducer_mma_f16_f16(half& d0, half& d1, half& d2, half& d3,
+                                                    const unsigned (&a)[4],
+                                                    const unsigned (&b)[2]) {
+  unsigned c01 = reducer_pack16(d0, d1), c23 = reducer_pack16(d2, d3);
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 "
+               "{%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%0,%1};"
+               : "+r"(c01), "+r"(c23)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  d0 = __ushort_as_half(static_cast<unsigned short>(c01 & 0xffffu));
+  d1 = __ushort_as_half(static_cast<unsigned short>(c01 >> 16));
+  d2 = __ushort_as_half(static_cast<unsigned short>(c23 & 0xffffu));
+  d3 = __ushort_as_half(static_cast<unsigned short>(c23 >> 16));
+}
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 // A pipelined T.Pipelined loop (sm_80 and later): 16 bytes copied global -> shared
 // asynchronously; the copies a thread issued since its last commit form one group, and

@@ -26,15 +26,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import itertools
 import json
 import re
 import sys
 import tempfile
-import time
-import traceback
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -42,21 +39,17 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks import same_source  # noqa: E402
 from benchmarks.cuda_plans import scaled_gemv  # noqa: E402
+from benchmarks.same_source import (  # noqa: E402,F401  (the split-K benchmark's too)
+    OURS, Cell, Planned, Reference, Runtimes, Table, measured, no_gpu, ours_cell, parse_list,
+    plan_ours, time_events, verdict)
 from verify_reducer.codegen import tilelang_backend  # noqa: E402
-from verify_reducer.codegen.cuda import render  # noqa: E402
-from verify_reducer.codegen.plan import plan_func  # noqa: E402
-from verify_reducer.codegen.plan_fast import FastPlanRefused  # noqa: E402
-from verify_reducer.codegen.resources import kib  # noqa: E402
-from verify_reducer.codegen.runner import run_cuda, time_cuda, time_launches  # noqa: E402
-from verify_reducer.interp.accept import within_bound  # noqa: E402
-from verify_reducer.spec.diagnostics import DiagnosticError  # noqa: E402
 from verify_reducer.spec.dtypes import DTYPES  # noqa: E402
 from verify_reducer.spec.frontend import parse_source  # noqa: E402
 
 TILINGS = ((64, 256, 256), (128, 128, 256), (32, 512, 256), (16, 1024, 256), (32, 64, 128))
 SHAPES = ((16384, 16384), (4096, 65536), (65536, 4096))
-OURS = ("fast", "canonical")
 TILELANG = {"tl-default": {}, "tl-baseline": {"tl.reducer_force_baseline": "true"}}
 COLUMNS = ("tl-default", "tl-baseline", "fast", "canonical")
 
@@ -93,56 +86,6 @@ def gemv_source(cfg: Config) -> str:
 
 
 # ----------------------------------------------------------------------------- our plans
-
-@dataclass
-class Planned:
-    plan: object | None            # the PhysicalPlan (None: refused, or not parsed)
-    chosen: str                    # the plan in one line, or why there is none
-    reason: str | None = None      # why it cannot run (refusal, R506 error, render bug)
-    flags: tuple[str, ...] = ()    # its R506 notes (a register warning still runs)
-    cuda_lines: int = 0
-
-    def summary(self) -> dict:
-        res = self.plan.resources if self.plan is not None else None
-        return {"chosen": self.chosen, "reason": self.reason, "flags": list(self.flags),
-                "cuda_lines": self.cuda_lines, "resources": res and {
-                    "target": res.target, "shared_bytes": res.shared_bytes,
-                    "dynamic": res.dynamic, "register_words": res.register_words,
-                    "register_budget": res.register_budget,
-                    "blocks_per_sm_cap": res.occupancy.cap,
-                    "launch_shared_bytes": res.launch_shared_bytes}}
-
-    def describe(self) -> str:
-        res = self.summary()["resources"]
-        text = self.chosen if res is None else (
-            f"{self.chosen}; shared {kib(res['shared_bytes'])}"
-            f"{' dynamic' if res['dynamic'] else ''}, registers ~{res['register_words']}/"
-            f"{res['register_budget']}"
-            + (f", at most {res['blocks_per_sm_cap']} blocks per SM (launched with "
-               f"{kib(res['launch_shared_bytes'])})" if res['blocks_per_sm_cap'] else "")
-            + f"; CUDA {self.cuda_lines} lines")
-        return "\n      ".join([text, *self.flags] +
-                               ([f"cannot run: {self.reason}"] if res and self.reason else []))
-
-
-def plan_ours(func, planner: str) -> Planned:
-    try:
-        plan = plan_func(func, planner)
-    except FastPlanRefused as exc:
-        why = f"R400 {exc.diagnostic.message}"
-        return Planned(None, f"refused: {why}", why)
-    except DiagnosticError as exc:
-        return Planned(None, f"no plan: {exc}", str(exc))
-    chosen = "; ".join(f"all-reduce width {fp.width} scale {fp.scale}, storage "
-                       f"{rp.storage.describe()}" for rp in plan.reducers for fp in rp.finalizes)
-    flags = tuple(f"{d.severity}[{d.code}]: {d.message}" for d in plan.notes if d.code == "R506")
-    reason = "; ".join(f"{d.code} {d.message}" for d in plan.notes if d.is_error) or None
-    try:
-        lines = render(plan).translation_unit().count("\n")
-    except Exception as exc:       # a renderer bug costs this column, not the run
-        return Planned(plan, chosen, reason or f"render: {type(exc).__name__}: {exc}", flags)
-    return Planned(plan, chosen, reason, flags, lines)
-
 
 def plan_config(cfg: Config) -> tuple[object | None, dict[str, Planned]]:
     """(the parsed func or None, {planner: Planned})."""
@@ -182,130 +125,15 @@ def make_inputs(m: int, k: int, dtype: str, seed: int = 0) -> dict[str, np.ndarr
     return {"A": a, "x": x, "y": np.zeros(m, np.float32)}
 
 
-@dataclass
-class Reference:
-    exact: np.ndarray              # A @ x in float64
-    magnitude: np.ndarray          # sum_j |A_ij x_j|
-    terms: int                     # K
-
-    @classmethod
-    def of(cls, a: np.ndarray, x: np.ndarray) -> Reference:
-        x64 = x.astype(np.float64)
-        exact, magnitude = np.empty(a.shape[0]), np.empty(a.shape[0])
-        rows = max(1, (1 << 24) // a.shape[1])          # 128 MiB of float64 at a time
-        for i in range(0, a.shape[0], rows):
-            block = a[i:i + rows].astype(np.float64)
-            exact[i:i + rows] = block @ x64
-            magnitude[i:i + rows] = np.abs(block) @ np.abs(x64)
-        return cls(exact, magnitude, a.shape[1])
-
-    def bound(self, out_unit: float = 0.0) -> np.ndarray:
-        """Products of two fp16 or bf16 values are exact in fp32: only the fp32 additions
-        err. Their worst case (K * 2^-24 * sum|a x|, any order) would hide a dropped
-        tile, so this is Higham & Mary's probabilistic bound, lambda sqrt(K) 2^-24
-        sum|a x| with lambda = 10 (exceeded with probability < 2K e^-49 per row), plus
-        the rounding of y to its dtype (out_unit: torch.mv returns A's dtype) and an
-        underflow allowance."""
-        sums = 10.0 * np.sqrt(self.terms) * 2.0 ** -24 * self.magnitude
-        return sums + out_unit * (np.abs(self.exact) + sums) + 2.0 ** -24
-
-    def judge(self, y, out_unit: float = 0.0) -> tuple[float, str | None]:
-        """(the largest |y - exact| / bound, None or why y is wrong)."""
-        y = np.asarray(y, dtype=np.float64).reshape(-1)
-        bound = self.bound(out_unit)
-        ok = within_bound(y, self.exact, bound)
-        with np.errstate(invalid="ignore"):
-            worst = float(np.nanmax(np.abs(y - self.exact) / bound, initial=0.0))
-        if ok.all():
-            return worst, None
-        bad = np.flatnonzero(~ok)
-        i = int(bad[0])
-        return worst, (f"{bad.size} of {ok.size} rows outside the bound: y[{i}] = "
-                       f"{y[i]:.6g}, reference {self.exact[i]:.6g}, bound {bound[i]:.3g}")
-
-
 # ----------------------------------------------------------------------------- measuring
 
-@dataclass
-class Cell:
-    us: float | None = None
-    reason: str | None = None      # why nothing was measured
-    wrong: str | None = None       # why y is outside the bound
-    error: float | None = None     # the largest |y - reference| / bound
-
-    @property
-    def usable(self) -> bool:
-        return self.us is not None and self.wrong is None
-
-    def tbps(self, nbytes: int) -> float | None:
-        return nbytes / self.us / 1e6 if self.us else None
-
-    def summary(self, nbytes: int) -> dict:
-        return {"us": self.us, "tbps": self.tbps(nbytes), "reason": self.reason,
-                "wrong": self.wrong, "error_over_bound": self.error}
-
-
-def measured(what) -> Cell:
-    """what() as a Cell; an exception becomes the cell's reason (one column lost), its
-    traceback goes to stderr (a GPU run is too scarce to repeat for a stack)."""
-    try:
-        return what()
-    except Exception as exc:
-        traceback.print_exc(file=sys.stderr)
-        return Cell(reason=f"{type(exc).__name__}: {str(exc).strip()}".splitlines()[0][:400])
-
-
-@dataclass
-class Runtimes:
-    torch: object = None
-    tilelang: object = None
-    missing: dict = field(default_factory=dict)        # what -> why it cannot run
-    pass_configs: dict = field(default_factory=dict)   # TileLang column -> its configs
-    environment: dict = field(default_factory=dict)
-
-
 def discover_runtimes() -> Runtimes:
-    rt = Runtimes()
-    if importlib.util.find_spec("pycuda") is None:
-        rt.missing["pycuda"] = "pycuda is not installed"
-    try:
-        import torch
-        if not torch.cuda.is_available():
-            raise RuntimeError("no CUDA device is available to torch")
-        rt.torch = torch
-        rt.environment.update(torch=torch.__version__, device=torch.cuda.get_device_name())
-    except Exception as exc:       # ImportError, or no device
-        rt.missing["torch"] = f"torch: {type(exc).__name__}: {exc}"
-    why = tilelang_backend.unavailable_reason()
-    for col, given in TILELANG.items():
-        if why:
-            rt.missing[col] = why
-            continue
-        try:               # the backend checks each key against those TileLang registers
-            setup = tilelang_backend.prepare(given)
-        except tilelang_backend.PassConfigError as exc:
-            rt.missing[col] = str(exc)
-            continue
-        import tilelang
-        rt.tilelang, rt.pass_configs[col] = tilelang, setup.pass_configs
-        rt.environment["tilelang"] = setup.version
-    return rt
+    return same_source.discover_runtimes(TILELANG)
 
 
-def time_events(torch, launch, repeat: int) -> float:
-    """µs of one launch() by time_cuda's method (codegen.runner.time_launches), with
-    torch's events."""
-    def events():
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        return start, stop, lambda: start.elapsed_time(stop)
-    return time_launches(launch, events, torch.cuda.synchronize, repeat)
-
-
-def ours_cell(planned: Planned, data: dict, ref: Reference, repeat: int) -> Cell:
-    if planned.reason:
-        return Cell(reason=planned.reason)
-    error, wrong = ref.judge(run_cuda(planned.plan, data)["y"])
-    return Cell(time_cuda(planned.plan, data, repeat), wrong=wrong, error=error)
+def judge_y(ref: Reference):
+    """Our outputs' judge: y within the reference's bound."""
+    return lambda outputs: ref.judge(outputs["y"])
 
 
 def tilelang_cell(rt: Runtimes, col: str, path: Path, tensors, ref: Reference,
@@ -358,31 +186,20 @@ def to_device(torch, data: dict, dtype: str):
 def ratios(cells: dict[str, Cell], nbytes: int, copy_tbps: float | None) -> dict:
     tl, fast, can = (cells[c].us if cells[c].usable else None
                      for c in ("tl-default", "fast", "canonical"))
-    best = max((cells[c].tbps(nbytes) for c in OURS if cells[c].usable), default=None)
+    best = max((cells[c].rate(nbytes) for c in OURS if cells[c].usable), default=None)
     return {"canon/TL": tl / can if tl and can else None,        # throughput ratio
             "canon/fast": can / fast if can and fast else None,  # time ratio
             "best/copy": best / copy_tbps if best and copy_tbps else None}
 
 
-class Report:
-    """The table, printed as rows are measured; the failures under it; the targets; the
-    JSON file, rewritten after every row so a run cut short keeps its numbers."""
+class Report(Table):
+    """same_source.Table with a group per (shape, dtype): its header names torch.mv and
+    the copy of A, measured once, and the JSON keeps them under "groups"."""
 
     def __init__(self, json_path: str | None, environment: dict):
-        self.json_path, self.groups, self.rows, self.wrong = json_path, [], [], 0
-        self.notes: dict[str, list[str]] = {}    # a failure's text -> where it happened
-        self.doc = {"command": " ".join(sys.argv), "date": time.strftime("%Y-%m-%d %H:%M"),
-                    "environment": environment}
-
-    def cell_text(self, label: str, column: str, cell: Cell, nbytes: int) -> str:
-        def note(text):    # one footnote per distinct text, naming every place
-            self.notes.setdefault(text, []).append(f"{label} {column}")
-            return f"[{list(self.notes).index(text) + 1}]"
-        if not cell.us:
-            return f"n/a {note(cell.reason or 'not measured')}"
-        self.wrong += bool(cell.wrong)
-        wrong = f" WRONG{note('WRONG: ' + cell.wrong)}" if cell.wrong else ""
-        return f"{cell.us:.1f} {cell.tbps(nbytes):.2f}{wrong}"
+        super().__init__(json_path, environment, COLUMNS, ("canon/TL", "canon/fast",
+                                                           "best/copy"), "TB/s", 22, 2)
+        self.groups: list[dict] = []
 
     def group(self, cfg: Config, cells: dict[str, Cell]) -> float | None:
         """Print the group's header and baselines; return its copy's TB/s."""
@@ -392,43 +209,18 @@ class Report:
         self.groups.append({"label": cfg.group, "copy_bytes": copied,
                             "torch.mv": cells["torch.mv"].summary(cfg.nbytes),
                             "copy": cells["copy"].summary(copied)})
-        print(f"\n== {cfg.group}: torch.mv {mv} | copy of A {cp}   (µs TB/s)")
-        print(f"{'tiling':<14}" + "".join(f"{c:<22}" for c in COLUMNS) +
-              "".join(f"{r:>11}" for r in ("canon/TL", "canon/fast", "best/copy")))
-        return cells["copy"].tbps(copied) if cells["copy"].usable else None
+        self.header(f"{cfg.group}: torch.mv {mv} | copy of A {cp}", 14, "tiling")
+        return cells["copy"].rate(copied) if cells["copy"].usable else None
 
-    def row(self, cfg: Config, cells: dict[str, Cell], planned: dict, copy_tbps) -> None:
-        r = ratios(cells, cfg.nbytes, copy_tbps)
-        texts = [self.cell_text(cfg.label, c, cells[c], cfg.nbytes) for c in COLUMNS]
-        print(f"{cfg.tiling:<14}" + "".join(f"{t:<22}" for t in texts) + "".join(
-            f"{'n/a' if v is None else f'{v:.2f}':>11}" for v in r.values()), flush=True)
-        self.rows.append({"label": cfg.label, "group": cfg.group, "config": asdict(cfg),
-                          "bytes": cfg.nbytes, "copy_tbps": copy_tbps, "ratios": r,
-                          **{c: cells[c].summary(cfg.nbytes) for c in COLUMNS},
-                          "plans": {p: v.summary() for p, v in planned.items()}})
-        self.write()
-
-    @property
-    def failures(self) -> list[str]:
-        return [f"[{n}] {text} (at {'; '.join(where[:6])}"
-                f"{f'; and {len(where) - 6} more' if len(where) > 6 else ''})"
-                for n, (text, where) in enumerate(self.notes.items(), 1)]
-
-    def finish(self) -> None:
-        print("\nfailures and reasons:" if self.notes else "\nno failures")
-        print("\n".join(f"  {line}" for line in self.failures))
-        if self.wrong:
-            print(f"\n!!! {self.wrong} WRONG RESULT(S): see the failures above !!!")
-        self.doc["targets"] = targets(self.rows)
-        print("\ntargets (issue 11):")
-        for t in self.doc["targets"]:
-            print(f"  {t['status']:<4} {t['target']}: {t['detail']}")
-        self.write()
+    def gemv_row(self, cfg: Config, cells: dict[str, Cell], planned: dict, copy_tbps) -> None:
+        self.row(cfg.label, cells, cfg.nbytes, ratios(cells, cfg.nbytes, copy_tbps), {
+            "group": cfg.group, "config": asdict(cfg), "bytes": cfg.nbytes,
+            "copy_tbps": copy_tbps, "plans": {p: v.summary() for p, v in planned.items()}},
+            shown=cfg.tiling)
 
     def write(self) -> None:
-        if self.json_path:
-            self.doc.update(groups=self.groups, rows=self.rows, failures=self.failures)
-            Path(self.json_path).write_text(json.dumps(self.doc, indent=1))
+        self.doc["groups"] = self.groups
+        super().write()
 
 
 def targets(rows: list[dict]) -> list[dict]:
@@ -450,38 +242,16 @@ def targets(rows: list[dict]) -> list[dict]:
             verdict("canonical/fast <= 1.05 at every tiling", fast, 1.05, False)]
 
 
-def verdict(name: str, cases: list, threshold: float, at_least: bool) -> dict:
-    """FAIL when a case misses the threshold or ours has no usable number there; PASS
-    when every measured case meets it; n/a when nothing could be measured."""
-    values = [(v, where) for where, v, _ in cases if v is not None]
-    ours_missing = [where for where, _, missing in cases if missing]
-    worst = (min if at_least else max)(values, default=None)
-    missed = worst is not None and (worst[0] < threshold if at_least else worst[0] > threshold)
-    status = "FAIL" if ours_missing or missed else "PASS" if values else "n/a"
-    # three decimals: a worst case of 0.948 against 0.95 must not read "worst 0.95 FAIL"
-    detail = f"worst {worst[0]:.3f} at {worst[1]}" if worst else "nothing measurable"
-    if ours_missing:
-        detail += f"; ours has no usable number at {', '.join(ours_missing)}"
-    unmeasured = len(cases) - len(values) - len(ours_missing)
-    if unmeasured:
-        detail += f"; {unmeasured} of {len(cases)} cases not measurable"
-    return {"target": name, "status": status, "detail": detail,
-            "worst": worst[0] if worst else None}
-
-
 def measure(configs: list[Config], repeat: int, json_path: str | None) -> int:
     rt = discover_runtimes()
-    if rt.torch is None and "pycuda" in rt.missing:
-        print(f"nothing here runs a GPU kernel ({rt.missing['pycuda']}; "
-              f"{rt.missing['torch']}); --dry-run checks the rest", file=sys.stderr)
+    if no_gpu(rt):
         return 2
     report = Report(json_path, {**rt.environment, "repeat": repeat,
                                 **{f"missing {k}": v for k, v in rt.missing.items()}})
     with tempfile.TemporaryDirectory(prefix="gemv_same_source_") as tmp:
         for _, group in itertools.groupby(configs, lambda c: c.group):
             measure_group(list(group), rt, report, Path(tmp), repeat)
-    report.finish()
-    return 1 if report.wrong else 0
+    return report.finish(targets(report.rows), "issue 11")
 
 
 def measure_group(group: list[Config], rt: Runtimes, report: Report, tmp: Path,
@@ -507,22 +277,12 @@ def measure_group(group: list[Config], rt: Runtimes, report: Report, tmp: Path,
                  if col in rt.missing or tensors is None else
                  measured(lambda: tilelang_cell(rt, col, path, tensors, ref, repeat))
                  for col in TILELANG}
-        cells.update({p: measured(lambda: ours_cell(planned[p], data, ref, repeat))
+        cells.update({p: measured(lambda: ours_cell(planned[p], data, judge_y(ref), repeat))
                       for p in OURS})
-        report.row(cfg, cells, planned, copy_tbps)
+        report.gemv_row(cfg, cells, planned, copy_tbps)
 
 
 # ----------------------------------------------------------------------------- command line
-
-def parse_list(text: str, pattern: str, what: str) -> list[tuple[int, ...]]:
-    out = []
-    for item in filter(None, (t.strip() for t in text.split(","))):
-        match = re.fullmatch(pattern, item)
-        if not match:
-            raise argparse.ArgumentTypeError(f"{item!r} is not a {what}")
-        out.append(tuple(int(g) for g in match.groups()))
-    return out
-
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -34,22 +34,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import gemv_same_source as same_source  # noqa: E402
+from benchmarks import gemv_same_source as gemv  # noqa: E402
 from benchmarks.gemv_same_source import (  # noqa: E402
-    TILELANG, Cell, Planned, Reference, discover_runtimes, make_inputs, measured,
-    ours_cell, parse_list, plan_ours, tilelang_cell, to_device, torch_cells, verdict)
+    TILELANG, discover_runtimes, judge_y, make_inputs, tilelang_cell, to_device, torch_cells)
+from benchmarks.same_source import (  # noqa: E402
+    OURS, Cell, Planned, Reference, measured, ours_cell, parse_list, plan_ours, verdict)
 from verify_reducer.spec.dtypes import DTYPES  # noqa: E402
 from verify_reducer.spec.frontend import parse_source  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "gemv_splitk.py"
 TILINGS = ((16, 256, 32, 128), (32, 128, 64, 128), (16, 512, 16, 128), (8, 512, 64, 128),
            (64, 128, 16, 256))
-OURS = ("fast", "canonical")
 COLUMNS = (*TILELANG, *OURS)
 
 
 @dataclass(frozen=True)
-class Config(same_source.Config):
+class Config(gemv.Config):
     """gemv_same_source's configuration (its bytes, its group) with the K split."""
     split: int = 1
 
@@ -100,7 +100,7 @@ def measure(configs: list[Config], repeat: int) -> tuple[dict, int]:
         {"torch.mv": Cell(reason=rt.missing.get("torch")),
          "copy": Cell(reason=rt.missing.get("torch"))}
     copied = 2 * first.m * first.k * DTYPES[first.dtype].bits // 8
-    copy_tbps = base["copy"].tbps(copied) if base["copy"].usable else None
+    copy_tbps = base["copy"].rate(copied) if base["copy"].usable else None
     doc["groups"].append({"label": first.group, "copy_bytes": copied,
                           "torch.mv": base["torch.mv"].summary(first.nbytes),
                           "copy": base["copy"].summary(copied)})
@@ -118,12 +118,12 @@ def measure(configs: list[Config], repeat: int) -> tuple[dict, int]:
                      if tensors is not None and col not in rt.missing else
                      Cell(reason=rt.missing.get(col) or rt.missing.get("torch"))
                      for col in TILELANG}
-            cells.update({p: measured(lambda: ours_cell(planned[p], data, ref, repeat))
+            cells.update({p: measured(lambda: ours_cell(planned[p], data, judge_y(ref), repeat))
                           for p in OURS})
             wrong += sum(bool(c.wrong) for c in cells.values())
-            best = max((cells[p].tbps(cfg.nbytes) for p in OURS if cells[p].usable),
+            best = max((cells[p].rate(cfg.nbytes) for p in OURS if cells[p].usable),
                        default=None)
-            tl = cells["tl-default"].tbps(cfg.nbytes) if cells["tl-default"].usable else None
+            tl = cells["tl-default"].rate(cfg.nbytes) if cells["tl-default"].usable else None
             ratios = {"best/TL": best / tl if best and tl else None,
                       "best/copy": best / copy_tbps if best and copy_tbps else None}
             print(f"{cfg.tiling:<22}" + "".join(f"{_text(cells[c], cfg.nbytes):<20}"
@@ -151,7 +151,7 @@ def measure(configs: list[Config], repeat: int) -> tuple[dict, int]:
 def _text(cell: Cell, nbytes: int) -> str:
     if not cell.us:
         return "n/a"
-    return f"{cell.us:.1f} {cell.tbps(nbytes):.2f}" + (" WRONG" if cell.wrong else "")
+    return f"{cell.us:.1f} {cell.rate(nbytes):.2f}" + (" WRONG" if cell.wrong else "")
 
 
 def _targets(rows: list[dict]) -> list[dict]:

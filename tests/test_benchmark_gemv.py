@@ -12,6 +12,7 @@ import types
 import numpy as np
 
 from benchmarks import gemv_same_source as bench
+from benchmarks import same_source
 from fake_tilelang import FakeTileLang
 from verify_reducer.spec.frontend import parse_source
 from verify_reducer.spec.ir import Alloc, walk
@@ -69,8 +70,8 @@ def _fake_runner(monkeypatch, wrong_threads):
             a = a.copy()
             a[:, :64] = 0
         return {"y": a @ x}
-    monkeypatch.setattr(bench, "run_cuda", run_cuda)
-    monkeypatch.setattr(bench, "time_cuda", lambda plan, data, repeat:
+    monkeypatch.setattr(same_source, "run_cuda", run_cuda)
+    monkeypatch.setattr(same_source, "time_cuda", lambda plan, data, repeat:
                         {"fast": 10.0, "canonical": 10.4}[plan.planner])
 
 

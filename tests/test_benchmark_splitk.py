@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 
-from benchmarks import gemv_same_source as same_source
+from benchmarks import same_source
 from benchmarks import gemv_splitk as bench
 from test_benchmark_gemv import absent_runtimes
 from verify_reducer.spec.frontend import parse_source

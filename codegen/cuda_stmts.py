@@ -160,10 +160,13 @@ class KernelBody(CellLoops):
 
     def _serialfor(self, stmt: ir.SerialFor, frame: Frame) -> None:
         lane = atomics_lowering.vector_lanes(stmt)
-        if lane is not None:               # T.atomic_addxN: one vector instruction
-            render_vector_atomic(self, stmt, atomics_lowering.issue_of(self.plan, lane),
-                                 frame)
+        issue = atomics_lowering.issue_of(self.plan, lane) if lane is not None else None
+        if issue is not None and issue.vector > 1:   # T.atomic_addxN: one instruction
+            render_vector_atomic(self, stmt, issue, frame)
             return
+        if issue is not None and issue.per_lane:     # ... or a loop of element atomics
+            self.out.comment(f"line {lane.span.line}: T.atomic_addx{lane.vector} into "
+                             f"{lane.buffer.name}[...]: {issue.per_lane}")
         pipe = self.plan.pipeline(stmt)
         if pipe is not None:
             render_pipeline(self, pipe, frame)

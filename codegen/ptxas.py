@@ -13,7 +13,8 @@ roughly; these are the figures it is checked against (tests, `emit --what plan
     ptxas info    : Used 102 registers, used 2 barriers, 65536 bytes smem
 
 (no `smem` when the kernel has no static shared memory: dynamic shared memory is the
-launch's, not the kernel's)."""
+launch's, not the kernel's). A unit is compiled for the plan's target (spec.target: its
+name is nvcc's -arch), and the figures say which architecture they are for."""
 from __future__ import annotations
 
 import os
@@ -25,11 +26,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from verify_reducer.spec.target import DEFAULT_TARGET
 from .cuda import NVCC_OPTIONS
 
-ARCH = "sm_90"
-
-_ENTRY = re.compile(r"Compiling entry function '([^']+)'")
+_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '([^']+)'")
 _PROPERTIES = re.compile(r"Function properties for (\S+)")
 _FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _USED = re.compile(r"Used (\d+) registers")
@@ -58,6 +58,7 @@ class PtxasFigures:
     stack_bytes: int                 # local memory frame: arrays indexed at run time, spills
     spill_stores: int
     spill_loads: int
+    arch: str = DEFAULT_TARGET       # the architecture ptxas compiled for
 
     @property
     def spills(self) -> bool:
@@ -74,7 +75,12 @@ def parse_verbose(output: str) -> dict[str, PtxasFigures]:
     fields: dict[str, dict] = {}
     current = None
     for line in output.splitlines():
-        m = _ENTRY.search(line) or _PROPERTIES.search(line)
+        m = _ENTRY.search(line)
+        if m:
+            current = fields.setdefault(m.group(1), {})
+            current["arch"] = m.group(2)
+            continue
+        m = _PROPERTIES.search(line)
         if m:
             current = fields.setdefault(m.group(1), {})
             continue
@@ -90,7 +96,8 @@ def parse_verbose(output: str) -> dict[str, PtxasFigures]:
             smem = _SMEM.search(line)
             current["smem"] = int(smem.group(1)) if smem else 0
     return {name: PtxasFigures(name, f.get("registers", 0), f.get("smem", 0),
-                               f.get("stack", 0), f.get("stores", 0), f.get("loads", 0))
+                               f.get("stack", 0), f.get("stores", 0), f.get("loads", 0),
+                               f.get("arch", DEFAULT_TARGET))
             for name, f in fields.items() if "registers" in f}
 
 
@@ -101,15 +108,16 @@ def nvcc() -> str:
     return found
 
 
-def command(unit: Path, cubin: Path, arch: str = ARCH) -> list[str]:
+def command(unit: Path, cubin: Path, arch: str = DEFAULT_TARGET) -> list[str]:
     """The compile the figures come from: the runner's options, ptxas verbose."""
     return [nvcc(), f"-arch={arch}", "-cubin", *NVCC_OPTIONS, "-Xptxas", "-v",
             "-o", str(cubin), str(unit)]
 
 
-def compile_figures(unit_text: str, arch: str = ARCH) -> dict[str, PtxasFigures]:
-    """Compile one translation unit and return every kernel's figures; PtxasFailed with
-    nvcc's output when it does not compile."""
+def compile_figures(unit_text: str, arch: str = DEFAULT_TARGET) -> dict[str, PtxasFigures]:
+    """Compile one translation unit for arch (a spec.target name: the plan's
+    resources.target) and return every kernel's figures; PtxasFailed with nvcc's output
+    when it does not compile."""
     with tempfile.TemporaryDirectory(prefix="verify-reducer-ptxas-") as tmp:
         unit = Path(tmp) / "kernel.cu"
         unit.write_text(unit_text)
@@ -136,7 +144,7 @@ def _run(argv: list[str]) -> tuple[int, str]:
 
 def figures_text(figures: PtxasFigures) -> list[str]:
     """The figures as plan-text lines; a spill gets a line of its own."""
-    lines = [f"  ptxas ({ARCH}): {figures.registers} registers, {figures.shared_bytes} bytes "
+    lines = [f"  ptxas ({figures.arch}): {figures.registers} registers, {figures.shared_bytes} bytes "
              f"static shared memory, {figures.stack_bytes} bytes stack frame"]
     if figures.spills:
         lines.append(f"  warning: ptxas spills registers: {figures.spill_stores} bytes of "

@@ -15,7 +15,11 @@ allowed that much with the MAX_DYNAMIC_SHARED_SIZE_BYTES attribute and launched 
 diagnostics before anything is compiled.
 
 Modules are compiled for the device's own architecture (sm_90 on an H200) with
-`-fmad=false` and cached by source hash (the last MODULES_KEPT of them). Everything runs
+`-fmad=false`, whatever target the plan was made for: a plan for an older target
+(`--arch sm_80` on an H200) runs as its lowering says (no vector float atomics, say),
+and one the device cannot run (a newer target's features or shared memory) is refused
+before anything is compiled (`device_target` is the device's own, which `run --backend
+cuda` plans for when no --arch is given). Modules are cached by source hash (the last MODULES_KEPT of them). Everything runs
 in device 0's primary context (pycuda.autoprimaryctx), pushed for each call and popped
 after it: the CUDA runtime, torch and TileLang use that context too, and a function
 loaded in a context of pycuda's own (pycuda.autoinit's) was an invalid resource handle
@@ -33,6 +37,7 @@ import numpy as np
 from verify_reducer.spec.diagnostics import DiagnosticError
 from verify_reducer.spec.dtypes import DType, float8_bits, float8_from_bits
 from verify_reducer.spec.physical import PhysicalPlan
+from verify_reducer.spec.target import target as target_named, target_for_capability
 from .cuda import NVCC_OPTIONS, CudaSource, render
 
 
@@ -51,6 +56,7 @@ def run_cuda(plan: PhysicalPlan, inputs: dict[str, np.ndarray]) -> dict[str, np.
 
 
 def _run(plan: PhysicalPlan, inputs: dict[str, np.ndarray], driver) -> dict[str, np.ndarray]:
+    _refuse_other_device(plan, driver)
     source = render(plan)
     kernel = _module(source, driver).get_function(source.kernel_name)
     launch = launch_arguments(source, kernel, driver)
@@ -82,6 +88,7 @@ def time_cuda(plan: PhysicalPlan, inputs: dict[str, np.ndarray], repeat: int = 5
 
 
 def _time(plan: PhysicalPlan, inputs: dict[str, np.ndarray], repeat: int, driver) -> float:
+    _refuse_other_device(plan, driver)
     source = render(plan)
     kernel = _module(source, driver).get_function(source.kernel_name)
     launch = launch_arguments(source, kernel, driver)
@@ -172,6 +179,41 @@ def on_device():
 def architecture(driver) -> str:
     major, minor = driver.Context.get_device().compute_capability()
     return f"sm_{major}{minor}"
+
+
+def device_target() -> str:
+    """The spec.target name of device 0: what a run plans for when no --arch is given.
+    CudaUnavailable without a device, or for one whose compute capability no target
+    describes (then --arch names the closest one the user trusts)."""
+    with on_device() as driver:
+        major, minor = driver.Context.get_device().compute_capability()
+    try:
+        return target_for_capability(major, minor)
+    except ValueError as exc:
+        raise CudaUnavailable(f"{exc}; give --arch") from None
+
+
+# the features a lowering chooses its CUDA by (fp8 conversions do not change the source:
+# cuda_fp8.hpp picks hardware or software by the architecture it is compiled for)
+_FEATURES = ("async_copy", "vector_float_atomics")
+
+
+def _refuse_other_device(plan: PhysicalPlan, driver) -> None:
+    """CudaUnavailable when the plan's target asks for what the device lacks: a feature
+    the lowering may have used, or more shared memory per block than it has."""
+    wanted = target_named(plan.resources.target)
+    major, minor = driver.Context.get_device().compute_capability()
+    try:
+        device = target_named(target_for_capability(major, minor))
+    except ValueError:
+        return          # a device newer than the table: nvcc and the driver decide
+    missing = [f for f in _FEATURES if getattr(wanted, f) and not getattr(device, f)]
+    if wanted.dynamic_shared_bytes > device.dynamic_shared_bytes:
+        missing.append(f"{wanted.dynamic_shared_bytes} bytes of shared memory per block")
+    if missing:
+        raise CudaUnavailable(f"the plan is for {wanted.name} and the device is "
+                              f"{device.name}, which lacks {', '.join(missing)}; plan "
+                              f"for it (--arch {device.name}, or no --arch)")
 
 
 def _module(source: CudaSource, driver):

@@ -448,7 +448,9 @@ def test_vector_atomic_is_an_unrolled_loop_of_element_atomics():
     ("bfloat16", 4, "atom.global.add.noftz.v4.bf16", "unsigned short"),
 ])
 def test_the_vector_instruction_per_dtype(dtype, lanes, function, operand):
-    assert lowered._vector_instruction(dtype, lanes) == (function, operand, None)
+    from verify_reducer.spec.target import target
+    assert lowered._vector_instruction(dtype, lanes, target("sm_90")) == \
+        (function, operand, None)
 
 
 def test_vector_atomic_prints_one_instruction_guarded_by_replica_zero():

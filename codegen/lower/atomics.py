@@ -13,8 +13,8 @@ Contract. Decided here, once:
   holds the same iteration and must not add it again (the RFC's 16× bug, moved to the
   grid). Outside a T.Parallel every thread that reaches the atomic issues it (TileLang's
   meaning, which the interpreter shares: docs/semantics.md §12);
-- *the instruction*: CUDA's native read-modify-write for the destination dtype on sm_90
-  (`atomicAdd` on float, double, half, __nv_bfloat16, 32- and 64-bit integers; `atomicMax`
+- *the instruction*: CUDA's native read-modify-write for the destination dtype on
+  every target (spec.target; `atomicAdd` on float, double, half, __nv_bfloat16, 32- and 64-bit integers; `atomicMax`
   / `atomicMin` on 32- and 64-bit integers), with the operand type the call takes
   (`unsigned long long` for a 64-bit integer add: two's complement adds alike). Where
   there is none — float max/min, any op on 8/16-bit integers — a compare-and-swap loop
@@ -26,7 +26,11 @@ Contract. Decided here, once:
   atomic marked `vector`): the loop is one instruction — `atomicAdd` on `half2`,
   `__nv_bfloat162`, `float2`, `float4`, or PTX's `atom.global.add.noftz.v4.f16/bf16` —
   whose address must be aligned to the lanes (the first element's offset a multiple of
-  them), which the simulator checks;
+  them), which the simulator checks. A target without the vector instruction
+  (Target.vector_float_atomics: float2/float4 and the 4-lane atom need sm_90) gets one
+  element atomicAdd per lane instead (`per_lane` says why), as TileLang's
+  AtomicAddx2/x4 fall back below sm_90: the unrolled loop stays a loop, each lane's
+  atomic is an ordinary one and needs no alignment;
 - *the ordering*: `relaxed` (and no memory_order, TileLang's default) is the bare
   instruction; an acquire side gets a `__threadfence()` after it, a release side one
   before — stronger than the C++ order asks, never weaker.
@@ -41,6 +45,7 @@ from typing import Iterator
 
 from verify_reducer.spec import ir
 from verify_reducer.spec.physical import PhysicalPlan
+from verify_reducer.spec.target import Target, target as target_named
 
 _FUNCTION = {"sum": "atomicAdd", "max": "atomicMax", "min": "atomicMin"}
 _FLOAT_ADD = ("float16", "bfloat16", "float32", "float64")
@@ -66,6 +71,8 @@ class AtomicIssue:
     lane_var: str | None = None    # the unrolled loop's variable over those lanes
     subword: bool = False          # a CAS loop on the aligned 32-bit word holding the
                                    # (8-bit) element, not on the element itself
+    per_lane: str | None = None    # a T.atomic_addxN's lane issued alone: why (the
+                                   # target has no vector instruction for it)
 
     @property
     def cas(self) -> bool:
@@ -92,6 +99,8 @@ class AtomicIssue:
         if self.vector > 1:
             how += (f" ({self.vector} lanes in one instruction; the first element's "
                     f"offset a multiple of {self.vector})")
+        if self.per_lane:
+            how += f" ({self.per_lane})"
         fences = [f for f, on in (("__threadfence() before", self.fence_before),
                                   ("__threadfence() after", self.fence_after)) if on]
         return f"{self.stmt.buffer.name}: {who}; {how}" + \
@@ -104,35 +113,56 @@ def atomic_issue(plan: PhysicalPlan, stmt: ir.AtomicUpdate,
     """The decision for stmt, whose innermost enclosing T.Parallel is loop (or None);
     lanes: the unrolled loop of a T.atomic_addxN that stmt is the lane of."""
     replicas = plan.layouts.loop(loop).replicate if loop is not None else 1
+    limits = plan_target(plan)
+    vector, per_lane = stmt.vector, None
     if lanes is not None:
-        function, operand, why = _vector_instruction(stmt.buffer.dtype.name, stmt.vector)
-    else:
+        function, operand, why = _vector_instruction(stmt.buffer.dtype.name, stmt.vector,
+                                                     limits)
+        if function is None and why is None:
+            # no vector instruction on this target: each lane its own element atomic
+            vector, lanes = 1, None
+            per_lane = (f"{limits.name} has no {stmt.vector}-lane atomic add of "
+                        f"{stmt.buffer.dtype}: one atomicAdd per lane")
+    if lanes is None:
         function, operand, why = _instruction(stmt.op, stmt.buffer.dtype.name)
         if function is None and why is None:
             function, operand, why = _cas(stmt.op, stmt.buffer)
     order = stmt.memory_order or "relaxed"
     return AtomicIssue(stmt, loop is not None, replicas, 0 if replicas > 1 else None,
                        function, operand, order in _RELEASE, order in _ACQUIRE, why,
-                       stmt.vector, lanes.var.name if lanes is not None else None,
-                       function == "atomicCAS" and stmt.buffer.dtype.bits == 8)
+                       vector, lanes.var.name if lanes is not None else None,
+                       function == "atomicCAS" and stmt.buffer.dtype.bits == 8, per_lane)
+
+
+def plan_target(plan: PhysicalPlan) -> Target:
+    """The target the plan was made for: its resources name it (codegen.plan.plan_func
+    measures them before anything lowers the plan)."""
+    return target_named(plan.resources.target)
 
 
 # TileLang's AtomicAddx2/x4 on sm_90 (src/tl_templates/cuda/atomic.h): the packed
-# half2/bfloat162 atomicAdd, CUDA 12's float2/float4 atomicAdd, and for four 16-bit lanes
-# the vector atom of PTX 8.1 (TileLang's tl_atomic_add_v4_f16/bf16)
-_VECTOR = {("float16", 2): ("atomicAdd", "half2"),
-           ("bfloat16", 2): ("atomicAdd", "__nv_bfloat162"),
-           ("float32", 2): ("atomicAdd", "float2"),
-           ("float32", 4): ("atomicAdd", "float4"),
-           ("float16", 4): ("atom.global.add.noftz.v4.f16", "unsigned short"),
-           ("bfloat16", 4): ("atom.global.add.noftz.v4.bf16", "unsigned short")}
+# half2/bfloat162 atomicAdd (sm_80 and later: every target), CUDA 12's float2/float4
+# atomicAdd and for four 16-bit lanes the vector atom of PTX 8.1 (TileLang's
+# tl_atomic_add_v4_f16/bf16), both sm_90 and later: the third field says so
+_VECTOR = {("float16", 2): ("atomicAdd", "half2", False),
+           ("bfloat16", 2): ("atomicAdd", "__nv_bfloat162", False),
+           ("float32", 2): ("atomicAdd", "float2", True),
+           ("float32", 4): ("atomicAdd", "float4", True),
+           ("float16", 4): ("atom.global.add.noftz.v4.f16", "unsigned short", True),
+           ("bfloat16", 4): ("atom.global.add.noftz.v4.bf16", "unsigned short", True)}
 
 
-def _vector_instruction(dtype: str, lanes: int) -> tuple[str | None, str | None, str | None]:
+def _vector_instruction(dtype: str, lanes: int, limits: Target
+                        ) -> tuple[str | None, str | None, str | None]:
+    """The one instruction of a T.atomic_addxN; (None, None, None) where the target lacks
+    it (one atomic per lane instead), a reason where no target has it."""
     found = _VECTOR.get((dtype, lanes))
     if found is None:
-        return None, None, f"no {lanes}-lane atomic add of {dtype} on sm_90"
-    return found[0], found[1], None
+        return None, None, f"no {lanes}-lane atomic add of {dtype} on any target"
+    function, operand, needs_vector_atomics = found
+    if needs_vector_atomics and not limits.vector_float_atomics:
+        return None, None, None
+    return function, operand, None
 
 
 def vector_lanes(stmt: ir.Stmt) -> ir.AtomicUpdate | None:
@@ -168,10 +198,11 @@ _CAS_DTYPES = ("int8", "uint8", "int16", "uint16", "float16", "bfloat16", "float
 def _cas(op: str, buffer: ir.Buffer) -> tuple[str | None, str | None, str | None]:
     """The compare-and-swap loop where CUDA has no instruction: float max/min (the
     interpreter's maximumNumber/minimumNumber with +0 > -0: fmaxf/fminf, fmax/fmin,
-    __hmax/__hmin on sm_90, docs/semantics.md §12) and every op on 8/16-bit integers."""
+    __hmax/__hmin on every target, docs/semantics.md §12) and every op on 8/16-bit
+    integers."""
     dtype = buffer.dtype
     if dtype.name not in _CAS_DTYPES:
-        return None, None, (f"no atomic {_FUNCTION[op][6:].lower()} of {dtype} on sm_90 "
+        return None, None, (f"no atomic {_FUNCTION[op][6:].lower()} of {dtype} on any target "
                             f"(native instructions, or a compare-and-swap loop, for "
                             f"{', '.join(_CAS_DTYPES)}, 32/64-bit integers)")
     elements = 1

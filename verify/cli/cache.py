@@ -11,7 +11,7 @@ The key is a sha256 over everything the answer depends on (program_key):
   Python's version and the installed files of the libraries that compute verdicts;
 - the program: the path as given (the report names it) and the source bytes (stdin's
   text);
-- the flags: --func, --seed, --blocks, --param, --for-all, --assume, --inputs (an .npz
+- the flags: --func, --seed, --blocks, --arch, --param, --for-all, --assume, --inputs (an .npz
   by its bytes), the memory limit (--max-memory, or the machine facts its default is
   made of), the codes [tool.verify-reducer] accepts for this program;
 - the output's form: --json, --values, -q, and whether each stream is coloured.
@@ -122,6 +122,7 @@ def program_key(args, program: Program) -> str | None:
         "program": program.label,
         "source": hashlib.sha256(source).hexdigest(),
         "func": args.func, "seed": args.seed, "blocks": args.blocks,
+        "arch": getattr(args, "arch", None),
         "param": list(args.param), "for_all": list(args.for_all),
         "assume": list(args.assume),
         "inputs": [args.inputs, _file_digest(args.inputs)],

@@ -88,7 +88,7 @@ def cmd_check(args) -> int:
     report = pipeline.check(args.program, args.func, args.seed, given, args.blocks,
                             max_memory(args), _stdin_source(args), family, _params(args),
                             getattr(args, "config", cli_config.Config()).ignored_for(
-                                args.program))
+                                args.program), target=args.arch)
     source = report.loaded.source if report.loaded else _safe_source(args)
     # generated values are finite: only the given ones (and `# input:` lines) can hold
     # NaN or inf, and materializing every input here would undo the block windows
@@ -184,7 +184,7 @@ def cmd_run(args) -> int:
     if args.svg:
         svg_destination(args, args.svg, "--svg")
     loaded = pipeline.load(args.program, args.func, _stdin_source(args),
-                           params=_params(args))
+                           params=_params(args), target=args.arch)
     # every backend's inputs and outputs are whole tensors here (and the interpreter runs
     # the whole grid): estimated before the first array is made
     pipeline.refuse_over(estimate(loaded.func), max_memory(args), "this run",
@@ -344,7 +344,7 @@ def cmd_emit(args) -> int:
     elif args.out:
         outputs.check_file("--out", args.out, outputs.run_inputs(args))
     loaded = pipeline.load(args.program, args.func, _stdin_source(args),
-                           params=_params(args))
+                           params=_params(args), target=args.arch)
     if not args.no_verify:      # the gate's interpreter runs the whole grid
         pipeline.refuse_over(estimate(loaded.func), max_memory(args), "emit's verification",
                              "`check` it (a sample of the blocks), then emit --no-verify")
@@ -407,7 +407,8 @@ def _ptxas_figures(plan):
     """ptxas's figures for the plan's kernel (codegen.ptxas); UsageError without nvcc."""
     source = render(plan)
     try:
-        return ptxas.compile_figures(source.translation_unit())[source.kernel_name]
+        return ptxas.compile_figures(source.translation_unit(),
+                                     plan.resources.target)[source.kernel_name]
     except ptxas.PtxasUnavailable as exc:
         raise UsageError(f"--ptxas: {exc}") from None
 

@@ -8,6 +8,7 @@ pyproject.toml, found from the current folder upwards (as ruff and pytest find t
     jobs = 2
     max-memory = "4G"
     color = "never"
+    arch = "sm_80"                    # --arch: the GPU the kernels are planned for
     cache = false                     # never read or keep answers in the cache
 
     [[tool.verify-reducer.per-path]]
@@ -31,7 +32,7 @@ TABLE = "verify-reducer"
 # key -> (argparse destination, the flag it stands for, the type its value must have)
 FLAGS = {"seed": ("seed", "--seed", int), "blocks": ("blocks", "--blocks", (int, str)),
          "jobs": ("jobs", "--jobs", int), "max-memory": ("max_memory", "--max-memory", str),
-         "color": ("color", "--color", str)}
+         "color": ("color", "--color", str), "arch": ("arch", "--arch", str)}
 KEYS = set(FLAGS) | {"ignore", "per-path", "cache"}
 
 

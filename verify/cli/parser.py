@@ -78,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="blocks to run: all, or the block classes plus N random blocks "
                         "(default: the classes plus 2, when blocks are proved "
                         "independent)")
+    arch_flag(p)
     p.add_argument("--no-cache", action="store_true",
                    help="check every program now: neither read nor keep answers in the "
                         "cache of earlier checks (docs/performance.md; `cache = false` in "
@@ -103,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "GPU, then compares with the interpreter")
     p.add_argument("--plan", choices=PLANS, default="auto",
                    help="physical plan for sim/cuda (default auto: fast where proved)")
+    arch_flag(p)
     p.add_argument("--inputs", help=INPUTS_HELP)
     p.add_argument("--output", help="write every tensor parameter after the run to this "
                    ".npz (.npz is appended when missing)")
@@ -166,6 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--what", choices=EMITS, default="ir")
     p.add_argument("--plan", choices=PLANS, default="auto",
                    help="physical plan for --what plan, threads, cuda and svg")
+    arch_flag(p)
     p.add_argument("--out", metavar="PATH",
                    help="write the form to PATH instead of printing it (atomically; "
                         "never over the program or through a link); with --what svg "
@@ -186,6 +189,22 @@ def param_flag(p) -> None:
                         "`# params:` line, calls and defaults): a Python constant "
                         "(4096, 2**12, T.float16, 'sum') or a bare word taken as a string "
                         "(op=sum, dtype=float16)")
+
+
+def arch_flag(p) -> None:
+    p.add_argument("--arch", type=_arch_flag, default=None, metavar="sm_NN",
+                   help="the GPU architecture to plan for: sm_80, sm_86, sm_89, sm_90 or "
+                        "sm_100 (its shared memory, threads and blocks per SM, cp.async, "
+                        "vector atomics; docs/design.md §30). Default sm_90; `run "
+                        "--backend cuda` without it plans for the device it runs on")
+
+
+def _arch_flag(text: str) -> str:
+    from verify_reducer.spec.target import TARGETS
+    if text not in TARGETS:
+        raise argparse.ArgumentTypeError(f"unknown architecture {text!r}; known: "
+                                         f"{', '.join(TARGETS)}")
+    return text
 
 
 def json_flags(p) -> None:
@@ -245,7 +264,7 @@ def flag_value(flag: str, text: str, where: str):
     """A configuration file's value for flag, converted and checked as the command line
     converts it (verify.cli.config); a bad one is a usage error naming where."""
     convert = {"--seed": _natural, "--jobs": _natural, "--blocks": _blocks_flag,
-               "--max-memory": _size_flag, "--color": _color_flag}[flag]
+               "--max-memory": _size_flag, "--color": _color_flag, "--arch": _arch_flag}[flag]
     try:
         return convert(text)
     except argparse.ArgumentTypeError as exc:

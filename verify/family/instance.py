@@ -115,7 +115,7 @@ def check_instance(loaded: Loaded, sizes: dict[str, int], seed: int,
         return Instance(sizes, CheckReport(None, err.diagnostics, seed=seed),
                         not_run="the program does not lower at these sizes")
     member = Loaded(loaded.path, loaded.source, program, program.funcs[key], {},
-                    params=loaded.params)
+                    params=loaded.params, target=loaded.target)
     report = CheckReport(member, static_diagnostics(member), seed=seed)
     report.reducer_ops = op_reports(member.func)
     instance = Instance(sizes, report)
@@ -195,7 +195,7 @@ def _file_plan(file: Loaded, member: Loaded) -> PhysicalPlan | None:
         attempt = chosen.get(sites.reducer.name)
         return plan_partition(sites, attempt) if attempt is not None else \
             plan_canonical(sites)
-    return plan_func(member.func, planner, layouts)
+    return plan_func(member.func, planner, layouts, member.arch)
 
 
 def _execute(instance: Instance, file: Loaded, boxes) -> None:

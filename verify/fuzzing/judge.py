@@ -125,12 +125,13 @@ def _judge_nvcc(report: pipeline.CheckReport) -> Outcome | None:
         if run.plan is None:
             continue
         label = f"nvcc/{run.plan}"
+        plan = pipeline.make_plan(report.loaded, run.plan)
         try:
-            unit = render_cuda(pipeline.make_plan(report.loaded, run.plan)).translation_unit()
+            unit = render_cuda(plan).translation_unit()
         except Unsupported as exc:
             return Outcome("unsupported", "render", "codegen", label, str(exc))
         try:
-            ptxas.compile_figures(unit)
+            ptxas.compile_figures(unit, plan.resources.target)
         except ptxas.PtxasFailed as exc:
             errors = [line for line in str(exc).splitlines() if "error" in line]
             return Outcome("compile", "nvcc", "codegen", label,

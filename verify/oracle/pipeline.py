@@ -17,13 +17,14 @@ from verify_reducer.spec.frontend.sizes import check_run_size
 from verify_reducer.spec import ir
 from verify_reducer.spec.ir import PrimFunc, Program
 from verify_reducer.spec.source import SourceDecodeError, read_source_file
+from verify_reducer.spec.target import DEFAULT_TARGET
 from verify_reducer.interp import logical
 from verify_reducer.interp.accept import judge
 
 from verify_reducer.codegen.layout import LayoutMap, infer_layouts
 from verify_reducer.codegen.plan import plan_func
 from verify_reducer.codegen.plan_fast import FastPlanRefused
-from verify_reducer.codegen.runner import CudaUnavailable, run_cuda
+from verify_reducer.codegen.runner import CudaUnavailable, device_target, run_cuda
 from verify_reducer.codegen.tilelang_backend import (PassConfigError, PrimFuncNotFound,  # noqa: F401
                                       TileLangFailed, TileLangSetup,   # (re-exported)
                                       TileLangUnavailable, prepare, run_tilelang)
@@ -62,6 +63,14 @@ class Loaded:
     # the factory parameters the caller bound (--param, params=): every lowering of the
     # program again (a size family's members) binds them too
     params: dict[str, object] = field(default_factory=dict)
+    # --arch: the spec.target the program is planned for; None when none was chosen
+    # (DEFAULT_TARGET, or for the cuda backend the device's own: run_backend)
+    target: str | None = None
+
+    @property
+    def arch(self) -> str:
+        """The architecture every plan of the program is made for."""
+        return self.target or DEFAULT_TARGET
 
     def inputs(self, seed: int, given: dict[str, np.ndarray] | None = None,
                origin: str = "inputs") -> dict[str, np.ndarray]:
@@ -96,13 +105,15 @@ def read_source(path: str) -> str:
 
 
 def load(path: str, func_name: str | None = None, source: str | None = None,
-         meaningful: bool = True, params: dict[str, object] | None = None) -> Loaded:
+         meaningful: bool = True, params: dict[str, object] | None = None,
+         target: str | None = None) -> Loaded:
     """Parse path (never executing it) and pick the prim_func. Raises DiagnosticError for
     a program the frontend rejects (and, meaningful, for one whose reducer op has no
     meaning: `check` asks not to, it reports the R212 in its full report) and UsageError
     for a missing file or function, or a param that binds no factory parameter.
     params: factory parameters (spec.frontend.factories: values, or ParamText as
-    `--param` gives them)."""
+    `--param` gives them). target: the architecture to plan for (a spec.target name,
+    checked by the caller: --arch)."""
     source = read_source(path) if source is None else source
     params = dict(params or {})
     try:
@@ -122,7 +133,7 @@ def load(path: str, func_name: str | None = None, source: str | None = None,
         defaults = parse_expectation(source, path).inputs
     except ExpectationSyntaxError as exc:
         raise UsageError(str(exc)) from None
-    return Loaded(path, source, program, func, defaults, params=params)
+    return Loaded(path, source, program, func, defaults, params=params, target=target)
 
 
 # Epoch-verifier codes that leave a program with no execution at all: an op with no
@@ -354,7 +365,8 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
           max_memory: int | None = None, source: str | None = None,
           family: FamilyDecl | None = None,
           params: dict[str, object] | None = None,
-          ignored: dict[str, str] | None = None) -> CheckReport:
+          ignored: dict[str, str] | None = None,
+          target: str | None = None) -> CheckReport:
     """Parse, verify, then run the reference interpreter on seeded inputs and simulate
     every plan that applies, comparing each with the interpreter. Rejections come back as
     diagnostics and violations, not raises.
@@ -369,9 +381,11 @@ def check(path: str, func_name: str | None = None, seed: int = 0,
     the family is proved for every size (verify.family.checker).
     params: the factory parameters bound (as `load` takes them).
     ignored: codes the configuration accepts (code -> where it says so); they and the
-    source's suppression comments are applied last (verify.oracle.suppressions)."""
+    source's suppression comments are applied last (verify.oracle.suppressions).
+    target: the architecture planned for (--arch; default spec.target.DEFAULT_TARGET)."""
     try:
-        loaded = load(path, func_name, source, meaningful=False, params=params)
+        loaded = load(path, func_name, source, meaningful=False, params=params,
+                      target=target)
     except DiagnosticError as err:
         report = CheckReport(None, err.diagnostics, seed=seed)
         suppressions.accept(report, _source_text(path, source), ignored or {})
@@ -574,7 +588,7 @@ def plan_over_limits(loaded: Loaded, planner: str) -> PhysicalPlan:
     fast plan that is not proved legal raises DiagnosticError with the R400 refusal as
     an error (the user asked for it by name)."""
     try:
-        return plan_func(loaded.func, planner, loaded_layouts(loaded))
+        return plan_func(loaded.func, planner, loaded_layouts(loaded), loaded.arch)
     except FastPlanRefused as refused:
         raise DiagnosticError(dataclasses.replace(refused.diagnostic, severity=ERROR)) \
             from None
@@ -591,6 +605,8 @@ def run_backend(loaded: Loaded, backend: str, values: dict[str, np.ndarray],
     if backend == "sim":
         return simulate_plan(make_plan(loaded, planner), planner, values, progress)
     if backend == "cuda":
+        if loaded.target is None:           # no --arch: planned for the GPU it runs on
+            loaded = dataclasses.replace(loaded, target=_device_target())
         plan = make_plan(loaded, planner)
         try:
             outputs = run_cuda(plan, values)
@@ -600,6 +616,15 @@ def run_backend(loaded: Loaded, backend: str, values: dict[str, np.ndarray],
     if backend == "tilelang":
         return run_tilelang_backend(loaded, values, tilelang)
     raise UsageError(f"backend {backend!r} is not available")
+
+
+def _device_target() -> str | None:
+    """The GPU's architecture, or None where no device answers (the default target is
+    planned for, and run_cuda says why it cannot run)."""
+    try:
+        return device_target()
+    except CudaUnavailable:
+        return None
 
 
 def tilelang_setup(config: dict[str, str] | None = None) -> TileLangSetup:

@@ -17,6 +17,7 @@ from verify_reducer.codegen.lower import copies as lowered
 from verify_reducer.spec import ir
 from verify_reducer.spec.addressing import flat_offset
 from verify_reducer.spec.diagnostics import DiagnosticError, error
+from verify_reducer.spec.indexexpr import linear_in
 from verify_reducer.spec.source import Span
 
 from .evaluate import convert, operand
@@ -69,12 +70,11 @@ class CopyExecution:
             self._first = (lanes, Lanes(1, env, lanes.parallel))
         return self._first[1]
 
-    def region_flat(self, region: ir.Region, starts: list[int], index, env: dict,
+    def region_flat(self, region: ir.Region, starts: list[int], index: list[np.ndarray],
                     n: int, guards) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """(flat offset, guarded, beyond) of n elements of region at the lowered index
-        expressions `index` (one per dimension of the buffer) evaluated over env (the
-        partition's index variables per element, the uniform names they read): the
-        addresses the kernel computes. `guarded` elements fail a lowered border test
+        """(flat offset, guarded, beyond) of n elements of region at the values `index`
+        of the lowered index expressions (one per dimension of the buffer, from
+        `index_values`): the addresses the kernel computes. `guarded` elements fail a lowered border test
         (guards, per dimension) of a global tensor (read as 0, not written: TileLang's
         rule); `beyond` ones (None: none) pass every test the kernel makes yet lie
         outside the buffer (R505: the kernel would touch another allocation; the caller
@@ -88,7 +88,6 @@ class CopyExecution:
                     raise DiagnosticError(error(
                         "R102", f"region {starts} + {list(region.extents)} is out of "
                         f"bounds of {buffer.name} {list(buffer.shape)}", region.span))
-        index = [np.broadcast_to(ix.evaluate(env), (n,)) for ix in index]
         guarded = np.zeros(n, dtype=bool)
         if buffer.scope == "global":
             for ix, extent, (low, high) in zip(index, buffer.shape, guards):
@@ -103,20 +102,42 @@ class CopyExecution:
             flat = np.where(guarded, np.clip(flat, 0, buffer.size - 1), flat)
         return flat, guarded, (beyond if beyond.any() else None)
 
-    def index_env(self, loop: tuple[str, ...], shape, hoisted, index, e: np.ndarray,
-                  lanes: Lanes) -> dict:
-        """The values the lowered index expressions read for iterations e (flat over
-        shape) of their element loop: the loop's variables per iteration, each hoisted
-        start's value, the uniform names the starts read (block indices, serial loop
-        variables, integer names a Let binds)."""
-        env = dict(zip(loop, np.unravel_index(e, tuple(shape))))
-        for start in hoisted:
-            env[start.name] = self.uniform_int(start.value, lanes)
+    def index_values(self, key, loop: tuple[str, ...], shape, hoisted, index,
+                     e: np.ndarray, lanes: Lanes) -> list[np.ndarray]:
+        """The lowered index expressions' values for iterations e (flat over shape) of
+        their element loop, whose variables they read with the uniform names: each
+        hoisted start's value and the names the starts read (block indices, serial loop
+        variables, integer names a Let binds). An expression affine in the uniform names
+        (spec.indexexpr.linear_in) is evaluated over the loop once per `key` (one
+        statement's lowering) with those names at 0 and then shifted by Σ c·name, which
+        is the same integer exactly: a pipelined copy moves the same elements to new
+        starts every iteration. Any other expression is evaluated in full."""
+        uniform = {start.name: self.uniform_int(start.value, lanes) for start in hoisted}
         for ix in index:
             for name in ix.free_vars():
-                if name not in env:
-                    env[name] = int(lanes.env[name].v[0])
-        return env
+                if name not in uniform and name not in loop:
+                    uniform[name] = int(lanes.env[name].v[0])
+        found = self.s.index_bases.get(key)
+        if found is None:
+            loop_env = dict(zip(loop, np.unravel_index(e, tuple(shape))))
+            at_zero = {**loop_env, **{name: 0 for name in uniform}}
+            parts = []
+            for ix in index:
+                coefficients = linear_in(ix, uniform)
+                base = None if coefficients is None else \
+                    np.broadcast_to(ix.evaluate(at_zero), (len(e),))
+                parts.append((ix, coefficients, base))
+            found = self.s.index_bases[key] = (loop_env, parts)
+        loop_env, parts = found
+        values = []
+        for ix, coefficients, base in parts:
+            if coefficients is None:
+                values.append(np.broadcast_to(ix.evaluate({**loop_env, **uniform}),
+                                              (len(e),)))
+                continue
+            shift = sum(k * uniform[name] for name, k in coefficients)
+            values.append(base + shift if shift else base)
+        return values
 
     def lowered_copy(self, stmt: ir.Copy) -> tuple:
         """(the copy's lowering, absolute thread, replica and iteration of each of its
@@ -204,14 +225,14 @@ class CopyExecution:
         src, dst = stmt.src, stmt.dst
         lowering, threads, replica, e = self.lowered_copy(stmt)
         partition = lowering.partition
-        env = self.index_env(partition.index_vars, partition.shape, lowering.hoisted,
-                             lowering.src_index + lowering.dst_index, e, lanes)
+        index = self.index_values(stmt, partition.index_vars, partition.shape,
+                                  lowering.hoisted, lowering.src_index + lowering.dst_index,
+                                  e, lanes)
+        split = len(lowering.src_index)
         s_flat, s_guarded, s_beyond = self.region_flat(
-            src, self.starts(src, lanes), lowering.src_index, env, len(e),
-            lowering.src_guards)
+            src, self.starts(src, lanes), index[:split], len(e), lowering.src_guards)
         d_flat, d_guarded, d_beyond = self.region_flat(
-            dst, self.starts(dst, lanes), lowering.dst_index, env, len(e),
-            lowering.dst_guards)
+            dst, self.starts(dst, lanes), index[split:], len(e), lowering.dst_guards)
         writers = ~d_guarded
         if lowering.one_writer:
             writers &= replica == 0          # one write per element, by replica 0

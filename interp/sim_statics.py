@@ -72,6 +72,9 @@ class PlanStatics:
         self.copy_cache: dict[ir.Copy, tuple] = {}
         self.copy_vars: dict[ir.Copy, tuple[str, ...] | None] = {}
         self.moves: dict[tuple, Moves] = {}
+        # each lowering's index expressions over its element loop, the uniform names at 0
+        # (interp.sim_copies.index_values): by statement
+        self.index_bases: dict[ir.Stmt, tuple] = {}
         self.moves_lanes = 0      # lanes held by moves: the cache is bounded by memory
         self.entries: dict[tuple, tuple] = {}
         self.readers: dict[ir.ReducerFinalize, tuple] = {}

@@ -326,9 +326,9 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution,
         e = np.arange(int(np.prod(region.extents)))
         participants = self.s.layouts.participants[stmt]
         moves = lowered.lower_fill(self.s.plan, stmt, participants)   # the kernel's fill
-        env = self.index_env(moves.loop, moves.shape, moves.hoisted, moves.index, e, lanes)
-        flat, guarded, beyond = self.region_flat(region, starts, moves.index, env, len(e),
-                                                 moves.guards)
+        index = self.index_values(stmt, moves.loop, moves.shape, moves.hoisted,
+                                  moves.index, e, lanes)
+        flat, guarded, beyond = self.region_flat(region, starts, index, len(e), moves.guards)
         inside = ~guarded
         if beyond is not None:
             offset, count = participants

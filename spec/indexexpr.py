@@ -189,6 +189,22 @@ def linear_terms(e: IndexExpr) -> tuple[dict[IndexExpr, int], int]:
     return {atom: k for atom, k in terms.items() if k}, const
 
 
+def linear_in(e: IndexExpr, names) -> tuple[tuple[str, int], ...] | None:
+    """The coefficient of each of `names` that e reads, when e is affine in them: each
+    appears only as a term c·name of e's linear form, never inside a floor division, a
+    modulo or a product of variables. Then e = e[names := 0] + Σ c·name exactly (integer
+    arithmetic), so e can be evaluated once with the names at 0 and shifted by a
+    scalar for every other value of theirs. None when some name is not affine in e."""
+    terms, _ = linear_terms(e)
+    out = []
+    for atom, k in terms.items():
+        if isinstance(atom, Var) and atom.name in names:
+            out.append((atom.name, k))
+        elif any(n in names for n in atom.free_vars()):
+            return None
+    return tuple(out)
+
+
 def _fuse_div_mod(terms: Terms) -> tuple[Terms, int]:
     """c*(x // c) + x % c -> x, also scaled by a common coefficient k. Returns the new
     terms and the constant that x's own linear form adds."""

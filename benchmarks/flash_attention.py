@@ -144,9 +144,10 @@ def make_inputs(cfg: Config, seed: int = 0) -> dict[str, np.ndarray]:
     return data
 
 
-def per_head(x: np.ndarray, layout: str) -> np.ndarray:
-    """(B, H, S, D) view of a tensor in layout."""
-    return x.transpose(0, 2, 1, 3) if layout == "bshd" else x
+def per_head(x, layout: str):
+    """(B, H, S, D) view of a numpy array or torch tensor in layout, and back (swapaxes
+    is both libraries' view of the swap, and its own inverse)."""
+    return x.swapaxes(1, 2) if layout == "bshd" else x
 
 
 @dataclass
@@ -174,25 +175,26 @@ class AttentionReference:
             for j in range(h):
                 q64, k64, v64 = (x[i, j].astype(np.float64) for x in (q, k, v))
                 scores = q64 @ k64.T
-                # fp32 sums of exact fp16 products (Higham & Mary, lambda = 10), every key
-                spread = 10 * math.sqrt(d) * 2.0 ** -24 * (np.abs(q64) @ np.abs(k64).T)
+                # the error of fp32 sums of exact fp16 products (Higham & Mary, lambda =
+                # 10) over every key; sum |q k| in fp32, which errs by under 2^-10
+                magnitude = np.abs(q[i, j]).astype(np.float32) @ \
+                    np.abs(k[i, j]).astype(np.float32).T
+                spread = 10 * math.sqrt(d) * 2.0 ** -24 * (1 + 2.0 ** -10) * \
+                    magnitude.max(axis=1)
+                largest = np.abs(scores).max(axis=1)      # masked keys included: larger
                 if masked is not None:
                     scores[masked] = -np.inf
                 top = scores.max(axis=1, keepdims=True)
-                p = np.exp2((scores - top) * c)
+                p = np.exp((scores - top) * (c * math.log(2)))      # 2^((s - top) c)
                 l = p.sum(axis=1, keepdims=True)
                 both = p @ np.concatenate([v64, np.abs(v64)], axis=1) / l
                 exact[i, j], weighted[i, j] = both[:, :d], both[:, d:]
                 seen = np.cumsum(np.abs(v64), axis=0) if masked is not None else \
                     np.broadcast_to(np.abs(v64).sum(axis=0), (s, d))
                 plain[i, j] = seen / l
-                finite = np.where(np.isfinite(scores), np.abs(scores), 0.0).max(axis=1)
-                rel[i, j, :, 0] = (2.0 ** -11 + 2.0 ** -21 + math.log(2) * c * (
-                    spread.max(axis=1) + 2.0 ** -22 * 2 * finite))
-        back = cfg.layout == "bshd"
-        shaped = [x.transpose(0, 2, 1, 3) if back else x for x in (exact, weighted, plain,
-                                                                   rel)]
-        return cls(*shaped, s)
+                rel[i, j, :, 0] = 2.0 ** -11 + 2.0 ** -21 + math.log(2) * c * (
+                    spread + 2.0 ** -22 * 2 * largest)
+        return cls(*(per_head(x, cfg.layout) for x in (exact, weighted, plain, rel)), s)
 
     def bound(self, block_n: int) -> np.ndarray:
         """Each p_j reaches P V and l with a relative error of at most rel: fp16's

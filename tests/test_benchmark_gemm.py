@@ -1,0 +1,177 @@
+"""benchmarks/gemm_same_source.py (and benchmarks/same_source.py's pieces it uses)
+without a GPU: the dry run parses, plans, renders and compiles the corpus's
+example_gemm at a small shape; TileLang is handed the same call our frontend binds; the
+bound holds for fp32 sums and catches a dropped K tile; the measuring path's bookkeeping
+(judging, the table, ratios, the issue's targets, JSON, exit status) runs with our runner
+replaced by numpy, and with TileLang and torch stand-ins."""
+from __future__ import annotations
+
+import json
+import sys
+import types
+
+import numpy as np
+
+from benchmarks import gemm_same_source as bench
+from benchmarks import same_source
+from cuda_env import nvcc
+from test_benchmark_gemv import _Event, _Tensor, absent_runtimes
+from verify_reducer.spec.ir import Alloc, walk
+
+SHAPE = "256x256x512"
+
+
+def test_dry_run_plans_renders_and_compiles_the_example(tmp_path, capsys):
+    out = tmp_path / "dry.json"
+    assert bench.main(["--dry-run", "--shapes", SHAPE, "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert doc["source"] == ("tile-ai/tilelang examples/gemm/example_gemm.py @ "
+                             "a35008a42531c62b976ae4cec3855d4383db0f3c")
+    assert f"source: {doc['source']}" in printed
+    [row] = doc["rows"]
+    assert row["label"] == "256x256x512 128x128x32"
+    cfg = bench.Config(**row["config"])
+    func = bench.KERNEL.parse(cfg.call)
+    a, b, c = func.params
+    assert (a.shape, b.shape, c.shape) == ((256, 512), (512, 256), (256, 256))
+    assert [p.dtype.name for p in func.params] == ["float16"] * 3
+    assert (func.kernel.grid, func.kernel.threads) == ((2, 2), 128)
+    shared = sorted(s.buffer.shape for s in walk(func.kernel.body)
+                    if isinstance(s, Alloc) and s.buffer.scope == "shared")
+    assert shared == [(32, 128), (128, 32)]
+    for plan in row["plans"].values():
+        assert plan["reason"] is None and plan["cuda_lines"] > 0, plan
+    if nvcc():                     # the CUDA compiles: ptxas's figures are printed
+        assert "registers" in printed.split("canonical", 1)[1]
+        assert "ptxas: PtxasFailed" not in printed
+
+
+def test_a_tiling_that_does_not_divide_is_refused(capsys):
+    import pytest
+    with pytest.raises(SystemExit) as exited:
+        bench.main(["--dry-run", "--shapes", "256x256x500"])
+    assert exited.value.code == 2
+    assert "multiples of block_M" in capsys.readouterr().err
+
+
+def test_tilelang_gets_the_call_our_frontend_binds(monkeypatch):
+    """The same file, the @autotune bypassed, `.compile` with our bound values."""
+    calls = []
+    jit = types.SimpleNamespace(compile=lambda *a, **k: calls.append((a, k)) or "kernel")
+    module = types.SimpleNamespace(matmul=types.SimpleNamespace(jit_impl=jit))
+    loaded = []
+    monkeypatch.setattr(same_source.tilelang_backend, "load_program_module",
+                        lambda path: loaded.append(path) or module)
+    cfg = bench.Config(4096, 4096, 4096, 128, 128, 32)
+    assert bench.KERNEL.tilelang_kernel(cfg.call) == "kernel"
+    assert loaded == [str(bench.KERNEL.path)]
+    assert calls == [((), {"M": 4096, "N": 4096, "K": 4096, "block_M": 128,
+                           "block_N": 128, "block_K": 32})]
+    assert bench.KERNEL.bound_source(cfg.call).endswith(
+        "\n_bound = matmul(M=4096, N=4096, K=4096, block_M=128, block_N=128, block_K=32)\n")
+
+
+def _fp32_gemm(data, drop_tile: bool = False) -> np.ndarray:
+    """C as fp32 sums of exact fp16 products, rounded to fp16; drop_tile loses the first
+    32-wide K tile, as a kernel that skips a pipeline stage would."""
+    a, b = data["A"].astype(np.float32), data["B"].astype(np.float32)
+    if drop_tile:
+        a = a.copy()
+        a[:, :32] = 0
+    return (a @ b).astype(np.float16)
+
+
+def test_bound_holds_for_fp32_sums_and_catches_a_dropped_tile():
+    data = bench.make_inputs(bench.Config(64, 64, 4096, 64, 64, 32))
+    ref = same_source.Reference.of(data["A"], data["B"])
+    assert ref.judge(_fp32_gemm(data), bench.FP16_UNIT, "C")[1] is None
+    serial = np.cumsum(data["A"].astype(np.float32)[:, :, None] *
+                       data["B"].astype(np.float32)[None], axis=1, dtype=np.float32)[:, -1]
+    assert ref.judge(serial.astype(np.float16), bench.FP16_UNIT, "C")[1] is None
+    worst, wrong = ref.judge(_fp32_gemm(data, drop_tile=True), bench.FP16_UNIT, "C")
+    count, rest = wrong.split(" ", 1)
+    assert worst > 100 and int(count) > 3900, wrong     # nearly every element of C
+    assert rest.startswith("of 4096 elements outside the bound: C[0, 0] = ")
+
+
+def _fake_runner(monkeypatch, wrong: bool):
+    def run_cuda(plan, data):
+        return {"C": _fp32_gemm(data, drop_tile=wrong and plan.planner == "canonical")}
+    monkeypatch.setattr(same_source, "run_cuda", run_cuda)
+    monkeypatch.setattr(same_source, "time_cuda", lambda plan, data, repeat:
+                        {"fast": 400.0, "canonical": 420.0}[plan.planner])
+
+
+def test_measuring_without_torch_and_tilelang_marks_a_wrong_result(tmp_path, capsys,
+                                                                    monkeypatch):
+    _fake_runner(monkeypatch, wrong=True)
+    monkeypatch.setattr(bench, "discover_runtimes", lambda columns: absent_runtimes())
+    out = tmp_path / "gemm.json"
+    assert bench.main(["--shapes", SHAPE, "--repeat", "2", "--json", str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert "!!! 1 WRONG RESULT(S)" in printed and "targets (issue 28):" in printed
+    doc = json.loads(out.read_text())
+    [row] = doc["rows"]
+    assert row["fast"]["us"] == 400.0 and row["fast"]["wrong"] is None
+    assert row["fast"]["tflops"] == 2 * 256 * 256 * 512 / 400.0 / 1e6
+    assert "elements outside the bound" in row["canonical"]["wrong"]
+    assert row["tilelang"]["reason"] == "torch: not here"
+    assert row["ratios"] == {"ours/TL": None, "ours/cuBLAS": None, "canon/fast": None}
+    assert any("WRONG" in f and "canonical" in f for f in doc["failures"])
+    assert [t["status"] for t in doc["targets"]] == ["n/a", "n/a"]
+
+
+def _fake_torch():
+    def matmul(a, b, out):
+        out.array[...] = (a.array.astype(np.float32) @ b.array.astype(np.float32))
+    cuda = types.SimpleNamespace(is_available=lambda: True, synchronize=lambda: None,
+                                 get_device_name=lambda: "fake GPU", Event=_Event)
+    return types.SimpleNamespace(
+        __version__="0.fake", cuda=cuda, float16=np.float16, matmul=matmul,
+        backends=types.SimpleNamespace(cuda=types.SimpleNamespace(
+            matmul=types.SimpleNamespace(allow_fp16_reduced_precision_reduction=True))),
+        from_numpy=lambda a: _Tensor(np.array(a)),
+        empty=lambda shape, dtype, device: _Tensor(np.empty(shape, dtype)))
+
+
+def test_measuring_with_tilelang_and_torch_runs_every_column(tmp_path, capsys, monkeypatch):
+    """TileLang's kernel (our numpy GEMM, 12 µs a launch by the fake events) and
+    torch.matmul get numbers, torch's fp16 reductions are turned off, and the targets
+    are judged on the ratios: ours 400 µs against 12 µs fails both."""
+    _fake_runner(monkeypatch, wrong=False)
+    torch = _fake_torch()
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setattr(bench, "discover_runtimes", lambda columns: same_source.Runtimes(
+        torch=torch, tilelang=object(), environment={"tilelang": "0.1.15"}))
+    compiled = []
+
+    def kernel(a, b):
+        return _Tensor(_fp32_gemm({"A": a.array, "B": b.array}))
+    monkeypatch.setattr(same_source.CorpusKernel, "tilelang_kernel",
+                        lambda self, call: compiled.append(call) or kernel)
+    out = tmp_path / "gemm.json"
+    assert bench.main(["--shapes", SHAPE, "--repeat", "2", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    [row] = doc["rows"]
+    assert compiled == [bench.Config(256, 256, 512, 128, 128, 32).call]
+    assert all(row[c]["us"] is not None and row[c]["wrong"] is None for c in bench.COLUMNS)
+    assert torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction is False
+    assert row["tilelang"]["us"] == 12.0 and row["torch.matmul"]["us"] == 12.0
+    assert abs(row["ratios"]["ours/TL"] - 12 / 400) < 1e-12
+    assert abs(row["ratios"]["canon/fast"] - 420 / 400) < 1e-12
+    assert [t["status"] for t in doc["targets"]] == ["FAIL", "FAIL"]
+    assert "no failures" in capsys.readouterr().out
+
+
+def test_plans_with_the_same_cuda_are_timed_once(monkeypatch):
+    """fast and canonical rendering one unit: one kernel timed, the second cell says so."""
+    timed = []
+    monkeypatch.setattr(same_source, "run_cuda", lambda plan, data: {"y": 0})
+    monkeypatch.setattr(same_source, "time_cuda",
+                        lambda plan, data, repeat: timed.append(plan) or 5.0)
+    planned = {p: same_source.Planned(p, p, unit="the same unit") for p in same_source.OURS}
+    cells = same_source.ours_cells(planned, {}, lambda out: (0.0, None), 3)
+    assert timed == ["fast"] and cells["canonical"].us == 5.0
+    assert cells["canonical"].same_as == "fast" and cells["fast"].same_as is None
+    assert cells["canonical"].summary(10.0)["same_cuda_as"] == "fast"

@@ -225,33 +225,30 @@ def _sum_terms(flat, values, bounds, size) -> _SumTerms:
 def _chunk_terms(flat, values, bounds, size) -> _SumTerms:
     v = values.astype(np.float64)
     finite = np.isfinite(v)
-    vf = np.where(finite, v, 0.0)
+    all_finite = finite.all()
+    vf = v if all_finite else np.where(finite, v, 0.0)
     grid = _grid_of(flat, vf, finite, size)
 
-    def raw(weights):
+    def plain(weights):
         with np.errstate(all="ignore"):
-            return (np.bincount(flat, weights=weights, minlength=size),
-                    np.bincount(flat, weights=np.ldexp(weights, -_SHIFT), minlength=size))
+            return np.bincount(flat, weights=weights, minlength=size)
 
-    with np.errstate(all="ignore"):
-        s64 = np.bincount(flat, weights=v, minlength=size)
-    mags = np.abs(vf)
-    if bounds is None:
-        zero = np.zeros(size)
-        b_raw = b_raw_scaled = zero
-        uncertain = np.zeros(size, dtype=bool)
-        abs_raw, abs_raw_scaled = raw(mags)
-        _, pos = raw(np.maximum(vf, 0.0))
-        _, neg = raw(np.maximum(-vf, 0.0))
-    else:
-        b_raw, b_raw_scaled = raw(bounds)
-        uncertain = np.zeros(size, dtype=bool)
+    def scaled(weights):
+        with np.errstate(all="ignore"):
+            return np.bincount(flat, weights=np.ldexp(weights, -_SHIFT), minlength=size)
+
+    s64 = plain(v)
+    b = np.zeros(len(v)) if bounds is None else bounds
+    masses = np.abs(vf) + b
+    uncertain = np.zeros(size, dtype=bool)
+    if bounds is not None:
         uncertain[flat[bounds != 0]] = True
-        abs_raw, abs_raw_scaled = raw(mags + bounds)
-        _, pos = raw(np.maximum(vf + bounds, 0.0))
-        _, neg = raw(np.maximum(bounds - vf, 0.0))
-    return _SumTerms(grid, s64, abs_raw, abs_raw_scaled, b_raw, b_raw_scaled, pos, neg,
-                     np.bincount(flat, weights=vf, minlength=size), uncertain)
+    no_b = np.zeros(size)
+    return _SumTerms(grid, s64, plain(masses), scaled(masses),
+                     no_b if bounds is None else plain(b),
+                     no_b if bounds is None else scaled(b),
+                     scaled(np.maximum(vf + b, 0.0)), scaled(np.maximum(b - vf, 0.0)),
+                     s64 if all_finite else plain(vf), uncertain)
 
 
 def _merged(a: _SumTerms, b: _SumTerms) -> _SumTerms:

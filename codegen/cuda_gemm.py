@@ -25,6 +25,7 @@ from .lower import gemm as lowered
 _NAMES = {lowered.THREAD: "gemm_t", lowered.SLOT: "gemm_s", lowered.K: "gemm_k",
           "row": "gemm_row", "col": "gemm_col", lowered.STEP: "gemm_ks",
           lowered.MI: "gemm_mi", lowered.NI: "gemm_ni", "q": "gemm_q"}
+UNROLLED_STEPS = 8
 _MMA = {"f32.f16.f16.f32": "reducer_mma_f32_f16", "f32.bf16.bf16.f32": "reducer_mma_f32_bf16",
         "f16.f16.f16.f16": "reducer_mma_f16_f16"}
 
@@ -55,9 +56,12 @@ def _render_mma(body, stmt: ir.Gemm, low: lowered.GemmLowering, acc: str) -> Non
         out.line("#pragma unroll")
         with body.maybe_block(f"for (int gemm_s = 0; gemm_s < {low.slots}; ++gemm_s)"):
             out.line(f"{acc}[gemm_s] = {zero};")
-    # a fragment operand's slot depends on the step: unrolled, every slot is a constant
+    # a fragment operand's slot depends on the step: unrolled, every slot is a constant;
+    # a few steps of shared loads unrolled let the next step's loads overlap this one's
+    # mma (a tile's block_K is 2-4 steps; a whole long K stays a loop)
     fragment = mma.a.slot is not None or mma.b.slot is not None
-    out.line("#pragma unroll" if fragment else "#pragma unroll 1")
+    out.line("#pragma unroll" if fragment or mma.steps <= UNROLLED_STEPS else
+             "#pragma unroll 1")
     with body.maybe_block(f"for (int gemm_ks = 0; gemm_ks < {mma.steps}; ++gemm_ks)"):
         for name, op, tile in (("gemm_a", mma.a, lowered.MI), ("gemm_b", mma.b, lowered.NI)):
             _render_loads(body, name, op, tile)

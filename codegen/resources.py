@@ -27,6 +27,7 @@ from verify_reducer.spec.diagnostics import WARNING, Diagnostic, error
 from verify_reducer.spec.physical import PhysicalPlan, RegisterUse, Resources, SharedArray
 from verify_reducer.spec.target import Target
 from .cuda_collectives import seeded_reducers
+from .lower import gemm
 
 ALIGN = 16                       # bytes: a float4/uint4 access needs it
 REGISTER_OVERHEAD = 24           # words for thread/block indices, addresses, loop counters
@@ -94,6 +95,8 @@ def _register_uses(plan: PhysicalPlan) -> tuple[RegisterUse, ...]:
     seeded = seeded_reducers(plan.func)
     uses = []
     for stmt in ir.walk(plan.func.kernel.body):
+        if isinstance(stmt, ir.Gemm):
+            uses.extend(_mma_operands(plan, stmt))
         if not isinstance(stmt, ir.Alloc):
             continue
         buffer = stmt.buffer
@@ -115,6 +118,20 @@ def _register_uses(plan: PhysicalPlan) -> tuple[RegisterUse, ...]:
         elif buffer.scope == "local":
             uses.append(RegisterUse(buffer.name, "local", buffer.size * words))
     return tuple(uses)
+
+
+def _mma_operands(plan: PhysicalPlan, stmt: ir.Gemm) -> list[RegisterUse]:
+    """A tensor-core gemm's registers for one step's shared operands: 4 words per A tile
+    and 2 per B tile of the warp (a fragment operand is its own registers, counted with
+    the fragment)."""
+    try:
+        mma = gemm.lower_gemm(plan, stmt).mma
+    except gemm.Unlowerable:       # refused where the plan is checked (R100)
+        return []
+    if mma is None:
+        return []
+    words = sum(op.tiles * op.registers // 2 for op in (mma.a, mma.b) if op.slot is None)
+    return [RegisterUse(f"{stmt.a.name}·{stmt.b.name}", "mma operands", words)] if words else []
 
 
 # ----------------------------------------------------------------------------- limits

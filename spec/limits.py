@@ -1,8 +1,9 @@
 """The limits a program and its inputs must stay within (docs/limits.md lists them all).
 
 Two kinds:
-- target limits of a CUDA launch on sm_90 (threads per block, grid extents): a program
-  beyond them cannot run anywhere, so it is R506;
+- target limits of a CUDA launch (threads per block, grid extents: the same on every
+  target of spec.target, tests/test_arch.py pins it, so they are checked before a target
+  is chosen): a program beyond them cannot run anywhere, so it is R506;
 - limits of this tool: sizes a run of the interpreter or the simulator cannot hold or
   cannot finish (elements of one buffer, lanes of a T.Parallel, iterations), and the
   nesting depth every recursive walker of the IR is known to handle. Beyond them the

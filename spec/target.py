@@ -1,5 +1,5 @@
 """The GPU architectures a kernel can be planned for: each one's hardware limits and its
-features, as data (docs/design.md §30).
+features, as data (docs/design.md §27).
 
     target("sm_80")                   # the Target, ValueError naming the known ones
     target_for_capability(8, 6)       # the device's compute capability -> its name

@@ -1,4 +1,4 @@
-"""Targets (issue 29; docs/design.md §30): each architecture's limits and features, the
+"""Targets (issue 29; docs/design.md §27): each architecture's limits and features, the
 decisions that read them, and `--arch` / `arch =` on the command line.
 
 - the table: every figure of the CUDA Programming Guide's table the plan reads, pinned;

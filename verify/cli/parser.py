@@ -195,7 +195,7 @@ def arch_flag(p) -> None:
     p.add_argument("--arch", type=_arch_flag, default=None, metavar="sm_NN",
                    help="the GPU architecture to plan for: sm_80, sm_86, sm_89, sm_90 or "
                         "sm_100 (its shared memory, threads and blocks per SM, cp.async, "
-                        "vector atomics; docs/design.md §30). Default sm_90; `run "
+                        "vector atomics; docs/design.md §27). Default sm_90; `run "
                         "--backend cuda` without it plans for the device it runs on")
 
 

@@ -42,7 +42,6 @@ ptxas's figures) every configuration."""
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from dataclasses import asdict, dataclass
@@ -53,10 +52,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.corpus_kernel import Call, CorpusKernel, tilelang_cell  # noqa: E402
 from benchmarks.same_source import (  # noqa: E402
-    OURS, Call, Cell, CorpusKernel, Planned, Table, discover_runtimes, judge, measured,
-    no_gpu, ours_cells, parse_list, plan_ours, print_plans, time_events, verdict)
-from verify_reducer.spec.dtypes import DTYPES  # noqa: E402
+    OURS, Cell, add_run_arguments, best_ratios, dry_run_rows, judge, measured, normal_fp16,
+    open_table, ours_cells, parse_list, run, time_events, verdict)
 
 KERNELS = {"bshd": CorpusKernel("mha_fwd_bshd", "flashattn"),
            "bhsd": CorpusKernel("mha_fwd_bhsd", "flashattn")}
@@ -66,7 +65,8 @@ TILINGS = {"bshd": ((128, 128, 1, 128), (64, 64, 1, 128)),
            "bhsd": ((128, 128, 2, 256), (64, 64, 1, 128))}
 SHAPE = (1, 32, 4096, 128)         # batch, heads, tokens, head dim
 COLUMNS = ("tilelang", *OURS, "torch.sdpa")
-RATIOS = ("ours/TL", "ours/torch", "canon/fast")
+AGAINST = {"ours/TL": "tilelang", "ours/torch": "torch.sdpa"}
+RATIOS = (*AGAINST, "canon/fast")
 
 
 @dataclass(frozen=True)
@@ -111,35 +111,22 @@ class Config:
         return None
 
 
-def plan_config(cfg: Config) -> dict[str, Planned]:
-    try:
-        func = KERNELS[cfg.layout].parse(cfg.call)
-    except Exception as exc:       # a DiagnosticError, or a frontend bug
-        why = f"parse: {type(exc).__name__}: {exc}"
-        return {p: Planned(None, why, why) for p in OURS}
-    return {p: plan_ours(func, p) for p in OURS}
+def plan_config(cfg: Config):
+    return KERNELS[cfg.layout].plan(cfg.call)
 
 
 def dry_run(configs: list[Config]) -> list[dict]:
-    rows = []
     for layout in dict.fromkeys(c.layout for c in configs):
         print(f"source ({layout}): {KERNELS[layout].upstream}")
-    for cfg in configs:
-        planned = plan_config(cfg)
-        print(f"{cfg.label}: {cfg.flops / 1e9:.1f} GFLOP, Q {cfg.shape}")
-        print_plans(planned)
-        rows.append({"label": cfg.label, "config": asdict(cfg),
-                     "plans": {k: p.summary() for k, p in planned.items()}})
-    return rows
+    return dry_run_rows(configs, plan_config, lambda cfg: f"{cfg.label}: "
+                        f"{cfg.flops / 1e9:.1f} GFLOP, Q {cfg.shape}")
 
 
 # ----------------------------------------------------------------------------- the reference
 
 def make_inputs(cfg: Config, seed: int = 0) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
-    quantize = DTYPES["float16"].quantize
-    data = {n: quantize(rng.standard_normal(cfg.shape, np.float32)).astype(np.float16)
-            for n in ("Q", "K", "V")}
+    data = {n: normal_fp16(rng, cfg.shape) for n in ("Q", "K", "V")}
     data["Output"] = np.zeros(cfg.shape, np.float16)
     return data
 
@@ -214,21 +201,15 @@ class AttentionReference:
                 + tiles * 2.0 ** -23 * (self.weighted + o) + 2.0 ** -25 * self.plain
                 + 2.0 ** -11 * o + 2.0 ** -24)
 
-    def judge(self, got, block_n: int) -> tuple[float, str | None]:
-        return judge(got, self.exact, self.bound(block_n), "Output")
+    def judge_of(self, block_n: int):
+        """The judge of an Output of a kernel with block_n keys per tile."""
+        bound = self.bound(block_n)
+        return lambda got: judge(got, self.exact, bound, "Output")
 
 
 # ----------------------------------------------------------------------------- measuring
 
-def tilelang_cell(cfg: Config, tensors, ref: AttentionReference, torch, repeat: int) -> Cell:
-    kernel = KERNELS[cfg.layout].tilelang_kernel(cfg.call)
-    out = kernel(*tensors)         # out_idx=[3]: the kernel returns Output
-    torch.cuda.synchronize()
-    error, wrong = ref.judge(out.float().cpu().numpy(), cfg.block_n)
-    return Cell(time_events(torch, lambda: kernel(*tensors), repeat), wrong=wrong, error=error)
-
-
-def torch_cell(cfg: Config, tensors, ref: AttentionReference, torch, repeat: int) -> Cell:
+def torch_cell(cfg: Config, tensors, judged, torch, repeat: int) -> Cell:
     """SDPA on (B, H, S, D) views (a BSHD tensor transposed, not copied); its scale is
     1/sqrt(D) in natural units, the kernel's c is 1.44269504 for log2(e): 9e-10
     relative in the exponent, inside the bound's exp2 allowance."""
@@ -237,19 +218,9 @@ def torch_cell(cfg: Config, tensors, ref: AttentionReference, torch, repeat: int
     out = sdpa(q, k, v, is_causal=cfg.causal)
     torch.cuda.synchronize()
     got = per_head(out.float().cpu().numpy(), cfg.layout)    # back to the layout
-    error, wrong = ref.judge(got, cfg.block_n)
+    error, wrong = judged(got)
     return Cell(time_events(torch, lambda: sdpa(q, k, v, is_causal=cfg.causal), repeat),
                 wrong=wrong, error=error)
-
-
-def ratios(cells: dict[str, Cell]) -> dict:
-    def us(col):
-        return cells[col].us if cells[col].usable else None
-    best = min((us(p) for p in OURS if us(p)), default=None)
-    tl, sdpa, fast, can = us("tilelang"), us("torch.sdpa"), us("fast"), us("canonical")
-    return {"ours/TL": tl / best if tl and best else None,
-            "ours/torch": sdpa / best if sdpa and best else None,
-            "canon/fast": can / fast if can and fast else None}
 
 
 def targets(rows: list[dict]) -> list[dict]:
@@ -268,48 +239,44 @@ def targets(rows: list[dict]) -> list[dict]:
 
 
 def measure(configs: list[Config], repeat: int, json_path: str | None) -> int:
-    rt = discover_runtimes({"tilelang": {}})
-    if no_gpu(rt):
+    opened = open_table(json_path, repeat, COLUMNS, RATIOS, "TFLOP/s",
+                        {"sources": {k: v.upstream for k, v in KERNELS.items()}}, width=22)
+    if opened is None:
         return 2
-    torch = rt.torch
-    table = Table(json_path, {**rt.environment, "repeat": repeat,
-                              "sources": {k: v.upstream for k, v in KERNELS.items()},
-                              **{f"missing {k}": v for k, v in rt.missing.items()}},
-                  COLUMNS, RATIOS, "TFLOP/s", width=22)
-    first = configs[0]
+    rt, table = opened
+    torch, first = rt.torch, configs[0]
     for layout in dict.fromkeys(c.layout for c in configs):
         print(f"source ({layout}): {KERNELS[layout].upstream}")
     table.header(f"flash attention fp16, batch {first.batch}, {first.heads} heads, "
-                 f"{first.seq} tokens, dim {first.dim}",
-                 max(len(c.label) for c in configs) + 2)
-    for (layout, causal), group in _groups(configs):
+                 f"{first.seq} tokens, dim {first.dim}", max(len(c.label) for c in configs) + 2)
+    for group in _groups(configs):
         data = make_inputs(group[0])
         ref = AttentionReference.of(group[0], data)
         tensors = None if torch is None else \
             tuple(torch.from_numpy(data[n]).to("cuda") for n in ("Q", "K", "V"))
         for cfg in group:
             planned = plan_config(cfg)
-            cells = ours_cells(planned, data,
-                               lambda out: ref.judge(out["Output"], cfg.block_n), repeat)
+            judged = ref.judge_of(cfg.block_n)
+            cells = ours_cells(planned, data, lambda out: judged(out["Output"]), repeat)
             if tensors is None:
                 cells.update({c: Cell(reason=rt.missing["torch"])
                               for c in ("tilelang", "torch.sdpa")})
             else:
                 cells["tilelang"] = Cell(reason=rt.missing["tilelang"]) \
-                    if "tilelang" in rt.missing else \
-                    measured(lambda: tilelang_cell(cfg, tensors, ref, torch, repeat))
-                cells["torch.sdpa"] = measured(lambda: torch_cell(cfg, tensors, ref, torch,
+                    if "tilelang" in rt.missing else measured(lambda: tilelang_cell(
+                        KERNELS[cfg.layout], cfg.call, tensors, judged, torch, repeat))
+                cells["torch.sdpa"] = measured(lambda: torch_cell(cfg, tensors, judged, torch,
                                                                   repeat))
-            table.row(cfg.label, cells, cfg.flops, ratios(cells),
+            table.row(cfg.label, cells, cfg.flops, best_ratios(cells, AGAINST),
                       {"group": cfg.group, "config": asdict(cfg),
                        "plans": {p: v.summary() for p, v in planned.items()}})
     return table.finish(targets(table.rows), "issue 28")
 
 
-def _groups(configs: list[Config]):
-    """((layout, causal), its configs): one set of inputs and one reference each."""
+def _groups(configs: list[Config]) -> list[list[Config]]:
+    """The configs of each (layout, masking): one set of inputs and one reference each."""
     keys = dict.fromkeys((c.layout, c.causal) for c in configs)
-    return [(key, [c for c in configs if (c.layout, c.causal) == key]) for key in keys]
+    return [[c for c in configs if (c.layout, c.causal) == key] for key in keys]
 
 
 # ----------------------------------------------------------------------------- command line
@@ -322,10 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--causal", choices=("both", "yes", "no"), default="both")
     parser.add_argument("--tilings", help="BMxBNsSTAGES/THREADS,... (default: each "
                                           "example's own and the factory's defaults)")
-    parser.add_argument("--repeat", type=int, default=20, help="timed launches (median)")
-    parser.add_argument("--json", metavar="FILE", help="every number, as JSON")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="parse, plan, render and compile only (no GPU)")
+    add_run_arguments(parser, repeat=20)
     args = parser.parse_args(argv)
     layouts = ("bshd", "bhsd") if args.layout == "both" else (args.layout,)
     try:
@@ -335,20 +299,10 @@ def main(argv: list[str] | None = None) -> int:
                            "tiling BMxBNsSTAGES/THREADS") if args.tilings else None
     except (argparse.ArgumentTypeError, ValueError) as exc:
         parser.error(str(exc))
-    if args.repeat < 1 or given == []:
-        parser.error("need at least one tiling and --repeat >= 1")
     causal = {"both": (False, True), "yes": (True,), "no": (False,)}[args.causal]
     configs = [Config(layout, c, b, h, s, d, *t) for layout in layouts for c in causal
-               for t in (given or TILINGS[layout])]
-    for cfg in configs:
-        if cfg.check():
-            parser.error(cfg.check())
-    if not args.dry_run:
-        return measure(configs, args.repeat, args.json)
-    rows = dry_run(configs)
-    if args.json:
-        Path(args.json).write_text(json.dumps({"dry_run": True, "rows": rows}, indent=1))
-    return 0
+               for t in (TILINGS[layout] if given is None else given)]
+    return run(parser, args, configs, measure, dry_run)
 
 
 if __name__ == "__main__":

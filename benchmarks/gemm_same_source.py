@@ -36,7 +36,6 @@ ptxas's figures) every configuration."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -46,16 +45,18 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.corpus_kernel import Call, CorpusKernel, tilelang_cell  # noqa: E402
 from benchmarks.same_source import (  # noqa: E402
-    OURS, Call, Cell, CorpusKernel, Planned, Reference, Table, discover_runtimes, measured,
-    no_gpu, ours_cells, parse_list, plan_ours, print_plans, time_events, verdict)
+    OURS, Cell, Reference, add_run_arguments, best_ratios, measured, normal_fp16,
+    open_table, ours_cells, parse_list, dry_run_rows, run, time_events, verdict)
 from verify_reducer.spec.dtypes import DTYPES  # noqa: E402
 
 KERNEL = CorpusKernel("gemm", "matmul")
 TILINGS = ((128, 128, 32),)        # the example's main(): block_M, block_N, block_K
 SHAPE = (4096, 4096, 4096)
 COLUMNS = ("tilelang", *OURS, "torch.matmul")
-RATIOS = ("ours/TL", "ours/cuBLAS", "canon/fast")
+AGAINST = {"ours/TL": "tilelang", "ours/cuBLAS": "torch.matmul"}
+RATIOS = (*AGAINST, "canon/fast")
 FP16_UNIT = DTYPES["float16"].unit_roundoff
 
 
@@ -84,44 +85,22 @@ class Config:
         return None
 
 
-def plan_config(cfg: Config) -> dict[str, Planned]:
-    try:
-        func = KERNEL.parse(cfg.call)
-    except Exception as exc:       # a DiagnosticError, or a frontend bug
-        why = f"parse: {type(exc).__name__}: {exc}"
-        return {p: Planned(None, why, why) for p in OURS}
-    return {p: plan_ours(func, p) for p in OURS}
-
-
 def dry_run(configs: list[Config]) -> list[dict]:
-    rows = []
     print(f"source: {KERNEL.upstream} (tests/upstream/{KERNEL.path.name})")
-    for cfg in configs:
-        planned = plan_config(cfg)
-        print(f"{cfg.label}: {cfg.flops / 1e9:.1f} GFLOP")
-        print_plans(planned)
-        rows.append({"label": cfg.label, "config": asdict(cfg),
-                     "plans": {k: p.summary() for k, p in planned.items()}})
-    return rows
+    return dry_run_rows(configs, lambda cfg: KERNEL.plan(cfg.call),
+                        lambda cfg: f"{cfg.label}: {cfg.flops / 1e9:.1f} GFLOP")
 
 
 # ----------------------------------------------------------------------------- measuring
 
 def make_inputs(cfg: Config, seed: int = 0) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
-    quantize = DTYPES["float16"].quantize
-    return {"A": quantize(rng.standard_normal((cfg.m, cfg.k), np.float32)).astype(np.float16),
-            "B": quantize(rng.standard_normal((cfg.k, cfg.n), np.float32)).astype(np.float16),
+    return {"A": normal_fp16(rng, (cfg.m, cfg.k)), "B": normal_fp16(rng, (cfg.k, cfg.n)),
             "C": np.zeros((cfg.m, cfg.n), np.float16)}
 
 
-def tilelang_cell(cfg: Config, tensors, ref: Reference, torch, repeat: int) -> Cell:
-    kernel = KERNEL.tilelang_kernel(cfg.call)
-    a, b = tensors
-    c = kernel(a, b)               # the eager kernel returns its T.empty C
-    torch.cuda.synchronize()
-    error, wrong = ref.judge(c.float().cpu().numpy(), FP16_UNIT, "C")
-    return Cell(time_events(torch, lambda: kernel(a, b), repeat), wrong=wrong, error=error)
+def judge_c(ref: Reference):
+    return lambda c: ref.judge(c, FP16_UNIT, "C")
 
 
 def torch_cell(tensors, ref: Reference, torch, repeat: int) -> Cell:
@@ -130,21 +109,9 @@ def torch_cell(tensors, ref: Reference, torch, repeat: int) -> Cell:
     c = torch.empty((a.shape[0], b.shape[1]), dtype=torch.float16, device="cuda")
     torch.matmul(a, b, out=c)
     torch.cuda.synchronize()
-    error, wrong = ref.judge(c.float().cpu().numpy(), FP16_UNIT, "C")
+    error, wrong = judge_c(ref)(c.float().cpu().numpy())
     return Cell(time_events(torch, lambda: torch.matmul(a, b, out=c), repeat),
                 wrong=wrong, error=error)
-
-
-def ratios(cells: dict[str, Cell]) -> dict:
-    """Throughput ratios of the better of our plans to TileLang and cuBLAS; canonical
-    time / fast time."""
-    def us(col):
-        return cells[col].us if cells[col].usable else None
-    best = min((us(p) for p in OURS if us(p)), default=None)
-    tl, blas, fast, can = us("tilelang"), us("torch.matmul"), us("fast"), us("canonical")
-    return {"ours/TL": tl / best if tl and best else None,
-            "ours/cuBLAS": blas / best if blas and best else None,
-            "canon/fast": can / fast if can and fast else None}
 
 
 def targets(rows: list[dict]) -> list[dict]:
@@ -157,31 +124,29 @@ def targets(rows: list[dict]) -> list[dict]:
 
 
 def measure(configs: list[Config], repeat: int, json_path: str | None) -> int:
-    rt = discover_runtimes({"tilelang": {}})
-    if no_gpu(rt):
+    opened = open_table(json_path, repeat, COLUMNS, RATIOS, "TFLOP/s",
+                        {"source": KERNEL.upstream})
+    if opened is None:
         return 2
+    rt, table = opened
     torch = rt.torch
-    table = Table(json_path, {**rt.environment, "repeat": repeat, "source": KERNEL.upstream,
-                              **{f"missing {k}": v for k, v in rt.missing.items()}},
-                  COLUMNS, RATIOS, "TFLOP/s")
     table.header(f"GEMM fp16 -> fp16, fp32 accumulation; source {KERNEL.upstream}",
                  max(len(c.label) for c in configs) + 2)
     for cfg in configs:
         data = make_inputs(cfg)
         ref = Reference.of(data["A"], data["B"])
-        planned = plan_config(cfg)
-        cells = ours_cells(planned, data, lambda out: ref.judge(out["C"], FP16_UNIT, "C"),
-                           repeat)
+        planned = KERNEL.plan(cfg.call)
+        cells = ours_cells(planned, data, lambda out: judge_c(ref)(out["C"]), repeat)
         if torch is None:
             cells.update({c: Cell(reason=rt.missing["torch"])
                           for c in ("tilelang", "torch.matmul")})
         else:
             tensors = tuple(torch.from_numpy(data[n]).to("cuda") for n in ("A", "B"))
             cells["tilelang"] = Cell(reason=rt.missing["tilelang"]) \
-                if "tilelang" in rt.missing else \
-                measured(lambda: tilelang_cell(cfg, tensors, ref, torch, repeat))
+                if "tilelang" in rt.missing else measured(lambda: tilelang_cell(
+                    KERNEL, cfg.call, tensors, judge_c(ref), torch, repeat))
             cells["torch.matmul"] = measured(lambda: torch_cell(tensors, ref, torch, repeat))
-        table.row(cfg.label, cells, cfg.flops, ratios(cells),
+        table.row(cfg.label, cells, cfg.flops, best_ratios(cells, AGAINST),
                   {"config": asdict(cfg), "plans": {p: v.summary() for p, v in planned.items()}})
     return table.finish(targets(table.rows), "issue 28")
 
@@ -193,29 +158,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", default="x".join(map(str, SHAPE)), help="MxNxK,...")
     parser.add_argument("--tilings", default=",".join("x".join(map(str, t)) for t in TILINGS),
                         help="block_Mxblock_Nxblock_K,... (default: the example's)")
-    parser.add_argument("--repeat", type=int, default=50, help="timed launches (median)")
-    parser.add_argument("--json", metavar="FILE", help="every number, as JSON")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="parse, plan, render and compile only (no GPU)")
+    add_run_arguments(parser, repeat=50)
     args = parser.parse_args(argv)
     try:
         shapes = parse_list(args.shapes, r"(\d+)x(\d+)x(\d+)", "shape MxNxK")
         tilings = parse_list(args.tilings, r"(\d+)x(\d+)x(\d+)", "tiling BMxBNxBK")
     except argparse.ArgumentTypeError as exc:
         parser.error(str(exc))
-    if not shapes or not tilings or args.repeat < 1:
-        parser.error("need at least one shape, one tiling and --repeat >= 1")
-    configs = [Config(*s, *t) for s in shapes for t in tilings]
-    for cfg in configs:
-        if cfg.check():
-            parser.error(cfg.check())
-    if not args.dry_run:
-        return measure(configs, args.repeat, args.json)
-    rows = dry_run(configs)
-    if args.json:
-        Path(args.json).write_text(json.dumps({"dry_run": True, "source": KERNEL.upstream,
-                                               "rows": rows}, indent=1))
-    return 0
+    configs = [Config(*shape, *tiling) for shape in shapes for tiling in tilings]
+    return run(parser, args, configs, measure, dry_run, source=KERNEL.upstream)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
-import json
 import re
 import sys
 import tempfile
@@ -42,8 +41,8 @@ sys.path.insert(0, str(ROOT))
 from benchmarks import same_source  # noqa: E402
 from benchmarks.cuda_plans import scaled_gemv  # noqa: E402
 from benchmarks.same_source import (  # noqa: E402,F401  (the split-K benchmark's too)
-    OURS, Cell, Planned, Reference, Runtimes, Table, measured, no_gpu, ours_cell, parse_list,
-    plan_ours, time_events, verdict)
+    OURS, Cell, Planned, Reference, Runtimes, Table, add_run_arguments, measured, no_gpu,
+    ours_cell, parse_list, plan_ours, run, time_events, verdict)
 from verify_reducer.codegen import tilelang_backend  # noqa: E402
 from verify_reducer.spec.dtypes import DTYPES  # noqa: E402
 from verify_reducer.spec.frontend import parse_source  # noqa: E402
@@ -71,6 +70,12 @@ class Config:
     def nbytes(self) -> int:       # A and x read once, y (float32) written once
         e = DTYPES[self.dtype].bits // 8
         return self.m * self.k * e + self.k * e + self.m * 4
+
+    def check(self) -> str | None:
+        if self.m % self.block_m or self.k % self.block_k:
+            return (f"shape {self.m}x{self.k} is not a multiple of the tile "
+                    f"{self.block_m}x{self.block_k}")
+        return None
 
 
 def gemv_source(cfg: Config) -> str:
@@ -291,11 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tilings", default=",".join(f"{m}x{k}/{t}" for m, k, t in TILINGS),
                         help="BLOCK_MxBLOCK_K/THREADS,... (default: the five of issue 11)")
     parser.add_argument("--dtype", choices=("float16", "bfloat16", "both"), default="float16")
-    parser.add_argument("--repeat", type=int, default=100, help="timed launches (median)")
     parser.add_argument("--quick", action="store_true", help="the first shape, 20 launches")
-    parser.add_argument("--json", metavar="FILE", help="every number, as JSON")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="generate, parse, plan and render only (no GPU)")
+    add_run_arguments(parser, repeat=100)
     args = parser.parse_args(argv)
     try:
         shapes = list(SHAPES) if args.shapes == "all" else \
@@ -305,20 +307,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     if args.quick:
         shapes, args.repeat = shapes[:1], min(args.repeat, 20)
-    if not shapes or not tilings or args.repeat < 1:
-        parser.error("need at least one shape, one tiling and --repeat >= 1")
-    for (m, k), (bm, bk, _) in itertools.product(shapes, tilings):
-        if m % bm or k % bk:
-            parser.error(f"shape {m}x{k} is not a multiple of the tile {bm}x{bk}")
     dtypes = ("float16", "bfloat16") if args.dtype == "both" else (args.dtype,)
     configs = [Config(m, k, d, *t) for (m, k), d, t in itertools.product(shapes, dtypes, tilings)]
-    if not args.dry_run:
-        return measure(configs, args.repeat, args.json)
-    rows = dry_run(configs)
-    if args.json:
-        Path(args.json).write_text(json.dumps({"dry_run": True, "rows": rows}, indent=1))
-    return 0
-
+    return run(parser, args, configs, measure, dry_run)
 
 if __name__ == "__main__":
     sys.exit(main())

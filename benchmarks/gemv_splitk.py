@@ -38,7 +38,8 @@ from benchmarks import gemv_same_source as gemv  # noqa: E402
 from benchmarks.gemv_same_source import (  # noqa: E402
     TILELANG, discover_runtimes, judge_y, make_inputs, tilelang_cell, to_device, torch_cells)
 from benchmarks.same_source import (  # noqa: E402
-    OURS, Cell, Planned, Reference, measured, ours_cell, parse_list, plan_ours, verdict)
+    OURS, Cell, Planned, Reference, add_run_arguments, dry_run_rows, measured, ours_cell,
+    parse_list, plan_ours, run, verdict)
 from verify_reducer.spec.dtypes import DTYPES  # noqa: E402
 from verify_reducer.spec.frontend import parse_source  # noqa: E402
 
@@ -85,8 +86,9 @@ def plan_config(cfg: Config) -> dict[str, Planned]:
     return {p: plan_ours(func, p) for p in OURS}
 
 
-def measure(configs: list[Config], repeat: int) -> tuple[dict, int]:
-    """(the JSON document, how many results were WRONG)."""
+def measure(configs: list[Config], repeat: int, json_path: str | None) -> int:
+    """The table and targets printed, the JSON document written; the exit status (1:
+    a result was WRONG)."""
     rt = discover_runtimes()
     doc = {"command": " ".join(sys.argv), "date": time.strftime("%Y-%m-%d %H:%M"),
            "environment": {**rt.environment, "repeat": repeat,
@@ -145,7 +147,9 @@ def measure(configs: list[Config], repeat: int) -> tuple[dict, int]:
         print(f"  n/a: {reason}")
     if wrong:
         print(f"\n!!! {wrong} WRONG RESULT(S) !!!")
-    return doc, wrong
+    if json_path:
+        Path(json_path).write_text(json.dumps(doc, indent=1))
+    return 1 if wrong else 0
 
 
 def _text(cell: Cell, nbytes: int) -> str:
@@ -170,15 +174,8 @@ def _targets(rows: list[dict]) -> list[dict]:
 
 
 def dry_run(configs: list[Config]) -> list[dict]:
-    rows = []
-    for cfg in configs:
-        planned = plan_config(cfg)
-        print(f"{cfg.label}: {cfg.nbytes / 2**20:.1f} MiB per GEMV")
-        for planner, p in planned.items():
-            print(f"  {planner:<10} {p.describe()}")
-        rows.append({"label": cfg.label, "config": asdict(cfg),
-                     "plans": {k: p.summary() for k, p in planned.items()}})
-    return rows
+    return dry_run_rows(configs, plan_config,
+                        lambda cfg: f"{cfg.label}: {cfg.nbytes / 2**20:.1f} MiB per GEMV")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -188,10 +185,7 @@ def main(argv: list[str] | None = None) -> int:
                                                       for m, k, s, t in TILINGS),
                         help="BLOCK_MxBLOCK_KsSPLIT/THREADS,...")
     parser.add_argument("--dtype", choices=("float16", "bfloat16"), default="float16")
-    parser.add_argument("--repeat", type=int, default=200, help="timed launches (median)")
-    parser.add_argument("--json", metavar="FILE", help="every number, as JSON")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="generate, parse, plan and render only (no GPU)")
+    add_run_arguments(parser, repeat=200)
     args = parser.parse_args(argv)
     try:
         ((m, k),) = parse_list(args.shape, r"(\d+)x(\d+)", "shape MxK")
@@ -199,21 +193,9 @@ def main(argv: list[str] | None = None) -> int:
                              "tiling BMxBKsSPLIT/THREADS")
     except (argparse.ArgumentTypeError, ValueError) as exc:
         parser.error(str(exc))
-    if not tilings or args.repeat < 1:
-        parser.error("need at least one tiling and --repeat >= 1")
     configs = [Config(m, k, args.dtype, bm, bk, threads, split)
                for bm, bk, split, threads in tilings]
-    for cfg in configs:
-        if cfg.check():
-            parser.error(cfg.check())
-    if args.dry_run:
-        doc, wrong = {"dry_run": True, "rows": dry_run(configs)}, 0
-    else:
-        doc, wrong = measure(configs, args.repeat)
-    if args.json:
-        Path(args.json).write_text(json.dumps(doc, indent=1))
-    return 1 if wrong else 0
-
+    return run(parser, args, configs, measure, dry_run)
 
 if __name__ == "__main__":
     sys.exit(main())

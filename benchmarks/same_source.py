@@ -13,27 +13,29 @@ float64 reference within a stated bound.
   codegen.runner.time_launches's method with torch's events;
 - `Reference` (a product's float64 value, Higham & Mary's bound on fp32 sums of exact
   products) and `judge` (any output against any exact value and bound);
-- `CorpusKernel`: a kernel of the upstream corpus (tests/upstream/, its header names the
-  upstream path and commit), bound to parameters for our frontend as tests/test_upstream
-  binds it, and compiled by TileLang's own `@tilelang.jit` from the same file;
 - `Table`: a benchmark's rows printed as measured, footnotes for every n/a and WRONG,
-  the JSON document rewritten after every row; `verdict` judges a target over cases."""
+  the JSON document rewritten after every row; `open_table` starts one where a GPU
+  answers; `verdict` judges a target over cases, `best_ratios` the better of our plans
+  against other columns;
+- `add_run_arguments`, `run`: the options and the dispatch every benchmark's command
+  line shares (--repeat, --json, --dry-run; each configuration checked first).
+(benchmarks/corpus_kernel.py: a kernel of the upstream corpus, compiled by both.)"""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.util
 import json
 import re
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from verify_reducer.codegen import ptxas, tilelang_backend
+from verify_reducer.spec.dtypes import DTYPES
 from verify_reducer.codegen.cuda import render
 from verify_reducer.codegen.plan import plan_func
 from verify_reducer.codegen.plan_fast import FastPlanRefused
@@ -42,8 +44,6 @@ from verify_reducer.codegen.runner import run_cuda, time_cuda, time_launches
 from verify_reducer.interp.accept import within_bound
 from verify_reducer.spec.diagnostics import DiagnosticError
 
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / "tests" / "upstream"
 OURS = ("fast", "canonical")
 
 
@@ -237,6 +237,19 @@ def print_plans(planned: dict[str, Planned]) -> None:
         print(f"  {name:<10} {p.describe()}\n      {compiled}")
 
 
+def dry_run_rows(configs: list, plan_of, headline) -> list[dict]:
+    """The dry run of each configuration (a dataclass with a label): headline(cfg), then
+    its plans (print_plans); the rows for --json."""
+    rows = []
+    for cfg in configs:
+        planned = plan_of(cfg)
+        print(headline(cfg))
+        print_plans(planned)
+        rows.append({"label": cfg.label, "config": asdict(cfg),
+                     "plans": {k: p.summary() for k, p in planned.items()}})
+    return rows
+
+
 def no_gpu(rt: Runtimes) -> bool:
     """Nothing here runs a kernel (said on stderr): the caller exits 2."""
     if rt.torch is None and "pycuda" in rt.missing:
@@ -256,6 +269,11 @@ def time_events(torch, launch, repeat: int) -> float:
 
 
 # ----------------------------------------------------------------------------- judging
+
+def normal_fp16(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Standard normal values on the fp16 grid (the examples' torch.randn(...).half())."""
+    return DTYPES["float16"].quantize(rng.standard_normal(shape, np.float32)).astype(np.float16)
+
 
 def judge(got, exact: np.ndarray, bound: np.ndarray, name: str) -> tuple[float, str | None]:
     """(the largest |got - exact| / bound, None or why got is wrong), elementwise with
@@ -306,66 +324,6 @@ class Reference:
 
     def judge(self, got, out_unit: float = 0.0, name: str = "y") -> tuple[float, str | None]:
         return judge(got, self.exact, self.bound(out_unit), name)
-
-
-# ----------------------------------------------------------------------------- the corpus
-
-@dataclass(frozen=True)
-class Call:
-    """A factory's arguments, the same Python values for both compilers."""
-    args: tuple = ()
-    kwargs: tuple[tuple[str, object], ...] = ()
-
-    def text(self) -> str:
-        return ", ".join([*map(repr, self.args), *(f"{k}={v!r}" for k, v in self.kwargs)])
-
-
-@dataclass(frozen=True)
-class CorpusKernel:
-    """tests/upstream/<stem>.py: a TileLang example as upstream writes it, its header
-    naming where it comes from, and the factory `name` in it."""
-    stem: str
-    name: str
-
-    @property
-    def path(self) -> Path:
-        return CORPUS / f"{self.stem}.py"
-
-    @property
-    def upstream(self) -> str:
-        """`tile-ai/tilelang PATH @ COMMIT`, from the file's header."""
-        first = self.path.read_text().splitlines()[0]
-        match = re.fullmatch(r"# upstream: (tile-ai/tilelang \S+ @ [0-9a-f]{40})", first)
-        if match is None:
-            raise ValueError(f"{self.path}: the first line names no upstream path and commit")
-        return match.group(1)
-
-    def bound_source(self, call: Call) -> str:
-        """The file with `_bound = NAME(ARGS)` appended: our frontend binds a factory
-        from a module-level call with constant arguments (tests/test_upstream.py)."""
-        return self.path.read_text().rstrip("\n") + f"\n\n_bound = {self.name}({call.text()})\n"
-
-    def parse(self, call: Call):
-        from verify_reducer.spec.frontend import parse_source
-        return parse_source(self.bound_source(call), self.path.name).func()
-
-    def tilelang_kernel(self, call: Call):
-        """TileLang's compiled kernel of the same file: the module imported as the
-        backend imports it (codegen.tilelang_backend.load_program_module), an @autotune
-        around the @tilelang.jit bypassed (it would time other tilings than the one the
-        table names), compiled with the jit's own out_idx and pass configs, as the
-        example's main() compiles it."""
-        with contextlib.redirect_stdout(sys.stderr):      # TileLang logs on stdout
-            try:
-                module = tilelang_backend.load_program_module(str(self.path))
-            except Exception as exc:
-                raise tilelang_backend.TileLangFailed("import", exc) from exc
-            jit = getattr(module, self.name)
-            jit = getattr(jit, "jit_impl", jit)
-            try:
-                return jit.compile(*call.args, **dict(call.kwargs))
-            except Exception as exc:
-                raise tilelang_backend.TileLangFailed("compile", exc) from exc
 
 
 # ----------------------------------------------------------------------------- the report
@@ -460,3 +418,57 @@ def verdict(name: str, cases: list, threshold: float, at_least: bool) -> dict:
         detail += f"; {unmeasured} of {len(cases)} cases not measurable"
     return {"target": name, "status": status, "detail": detail,
             "worst": worst[0] if worst else None}
+
+
+def best_ratios(cells: dict[str, Cell], against: dict[str, str]) -> dict:
+    """{name: the other column's time / the better of our plans' time} (throughput
+    ratios) for each name -> column of against, and canon/fast (canonical time / fast
+    time); None where either side has no usable number."""
+    def us(col):
+        return cells[col].us if cells[col].usable else None
+    best = min((us(p) for p in OURS if us(p)), default=None)
+    out = {name: us(col) / best if us(col) and best else None for name, col in against.items()}
+    fast, can = us("fast"), us("canonical")
+    return {**out, "canon/fast": can / fast if can and fast else None}
+
+
+def open_table(json_path: str | None, repeat: int, columns: tuple[str, ...],
+               ratios: tuple[str, ...], unit: str, environment: dict,
+               width: int = 20) -> tuple[Runtimes, Table] | None:
+    """torch and TileLang's default plan (column "tilelang") found, and a Table whose
+    JSON records them; None where nothing here runs a kernel (said on stderr)."""
+    rt = discover_runtimes({"tilelang": {}})
+    if no_gpu(rt):
+        return None
+    return rt, Table(json_path, {**rt.environment, "repeat": repeat, **environment,
+                                 **{f"missing {k}": v for k, v in rt.missing.items()}},
+                     columns, ratios, unit, width)
+
+
+# ----------------------------------------------------------------------------- command line
+
+def add_run_arguments(parser: argparse.ArgumentParser, repeat: int) -> None:
+    parser.add_argument("--repeat", type=int, default=repeat, help="timed launches (median)")
+    parser.add_argument("--json", metavar="FILE", help="every number, as JSON")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="parse, plan, render and compile only (no GPU)")
+
+
+def run(parser: argparse.ArgumentParser, args, configs: list, measure, dry_run,
+        **doc) -> int:
+    """Every configuration checked (`cfg.check()`: None or why it does not fit; a usage
+    error, exit 2), then measure(configs, repeat, json) -> exit status, or the dry run
+    (its rows, with doc, into --json)."""
+    if not configs or args.repeat < 1:
+        parser.error("need at least one configuration and --repeat >= 1")
+    for cfg in configs:
+        if cfg.check():
+            parser.error(cfg.check())
+    if not args.dry_run:
+        return measure(configs, args.repeat, args.json)
+    rows = dry_run(configs)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"dry_run": True, **doc, "rows": rows},
+                                              indent=1))
+    return 0
+

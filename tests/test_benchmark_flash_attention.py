@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from benchmarks import flash_attention as bench
-from benchmarks import same_source
+from benchmarks import corpus_kernel, same_source
 from cuda_env import nvcc
 from test_benchmark_gemv import _Event, _Tensor, absent_runtimes
 
@@ -90,7 +90,7 @@ def test_tilelang_bypasses_the_autotuner_with_our_call(monkeypatch):
     calls = []
     jit = types.SimpleNamespace(compile=lambda *a, **k: calls.append((a, k)) or "kernel")
     tuned = types.SimpleNamespace(jit_impl=jit, configs=["others"])
-    monkeypatch.setattr(same_source.tilelang_backend, "load_program_module",
+    monkeypatch.setattr(corpus_kernel.tilelang_backend, "load_program_module",
                         lambda path: types.SimpleNamespace(flashattn=tuned))
     cfg = bench.Config("bshd", True, 1, 32, 4096, 128, 128, 128, 1, 128)
     assert bench.KERNELS["bshd"].tilelang_kernel(cfg.call) == "kernel"
@@ -103,10 +103,10 @@ def test_bound_holds_for_the_kernels_arithmetic_and_catches_faults(layout, causa
     cfg = config(layout, causal)
     data = bench.make_inputs(cfg)
     ref = bench.AttentionReference.of(cfg, data)
-    worst, wrong = ref.judge(emulate(cfg, data), cfg.block_n)
+    worst, wrong = ref.judge_of(cfg.block_n)(emulate(cfg, data))
     assert wrong is None and worst < 0.5, worst          # inside, with room
     for fault in ("drop", "rescale"):
-        worst, wrong = ref.judge(emulate(cfg, data, fault), cfg.block_n)
+        worst, wrong = ref.judge_of(cfg.block_n)(emulate(cfg, data, fault))
         assert worst > 5 and "elements outside the bound: Output[" in wrong, (fault, worst)
 
 
@@ -122,7 +122,7 @@ def _fake_runner(monkeypatch, fault_in_canonical: bool):
 def test_measuring_without_torch_and_tilelang_marks_a_wrong_result(tmp_path, capsys,
                                                                     monkeypatch):
     _fake_runner(monkeypatch, fault_in_canonical=True)
-    monkeypatch.setattr(bench, "discover_runtimes", lambda columns: absent_runtimes())
+    monkeypatch.setattr(same_source, "discover_runtimes", lambda columns: absent_runtimes())
     out = tmp_path / "fa.json"
     assert bench.main(["--shape", "x".join(map(str, SHAPE)), "--causal", "yes",
                        "--tilings", "64x64s1/128", "--repeat", "2", "--json", str(out)]) == 1
@@ -136,11 +136,21 @@ def test_measuring_without_torch_and_tilelang_marks_a_wrong_result(tmp_path, cap
     assert [t["status"] for t in doc["targets"]] == ["n/a"]
 
 
+def _once(cfg: bench.Config, data: dict, done={}) -> np.ndarray:     # noqa: B006
+    """emulate(cfg, data), computed once per inputs (the stand-ins are launched a dozen
+    times by the timing loop)."""
+    key = (cfg, *(np.ascontiguousarray(data[n]).tobytes() for n in "QKV"))
+    if key not in done:
+        done.clear()
+        done[key] = emulate(cfg, data)
+    return done[key]
+
+
 def _fake_torch(cfg: bench.Config):
     def sdpa(q, k, v, is_causal):
         assert is_causal == cfg.causal
         data = {n: bench.per_head(t.array, cfg.layout) for n, t in zip("QKV", (q, k, v))}
-        return _Tensor(bench.per_head(emulate(cfg, data), cfg.layout))
+        return _Tensor(bench.per_head(_once(cfg, data), cfg.layout))
     cuda = types.SimpleNamespace(is_available=lambda: True, synchronize=lambda: None,
                                  get_device_name=lambda: "fake GPU", Event=_Event)
     return types.SimpleNamespace(
@@ -162,14 +172,13 @@ def test_measuring_with_tilelang_and_torch_runs_every_column(tmp_path, capsys, m
     _fake_runner(monkeypatch, fault_in_canonical=False)
     torch = _fake_torch(cfg)
     monkeypatch.setitem(sys.modules, "torch", torch)
-    monkeypatch.setattr(bench, "discover_runtimes", lambda columns: same_source.Runtimes(
+    monkeypatch.setattr(same_source, "discover_runtimes", lambda columns: same_source.Runtimes(
         torch=torch, tilelang=object(), environment={"tilelang": "0.1.15"}))
     compiled = []
 
     def kernel(q, k, v):
-        data = {"Q": q.array, "K": k.array, "V": v.array}
-        return _Tensor(emulate(cfg, data))
-    monkeypatch.setattr(same_source.CorpusKernel, "tilelang_kernel",
+        return _Tensor(_once(cfg, {"Q": q.array, "K": k.array, "V": v.array}))
+    monkeypatch.setattr(corpus_kernel.CorpusKernel, "tilelang_kernel",
                         lambda self, call: compiled.append((self.stem, call)) or kernel)
     out = tmp_path / "fa.json"
     assert bench.main(["--shape", "x".join(map(str, SHAPE)), "--causal", "yes",

@@ -13,7 +13,7 @@ import types
 import numpy as np
 
 from benchmarks import gemm_same_source as bench
-from benchmarks import same_source
+from benchmarks import corpus_kernel, same_source
 from cuda_env import nvcc
 from test_benchmark_gemv import _Event, _Tensor, absent_runtimes
 from verify_reducer.spec.ir import Alloc, walk
@@ -61,7 +61,7 @@ def test_tilelang_gets_the_call_our_frontend_binds(monkeypatch):
     jit = types.SimpleNamespace(compile=lambda *a, **k: calls.append((a, k)) or "kernel")
     module = types.SimpleNamespace(matmul=types.SimpleNamespace(jit_impl=jit))
     loaded = []
-    monkeypatch.setattr(same_source.tilelang_backend, "load_program_module",
+    monkeypatch.setattr(corpus_kernel.tilelang_backend, "load_program_module",
                         lambda path: loaded.append(path) or module)
     cfg = bench.Config(4096, 4096, 4096, 128, 128, 32)
     assert bench.KERNEL.tilelang_kernel(cfg.call) == "kernel"
@@ -106,7 +106,7 @@ def _fake_runner(monkeypatch, wrong: bool):
 def test_measuring_without_torch_and_tilelang_marks_a_wrong_result(tmp_path, capsys,
                                                                     monkeypatch):
     _fake_runner(monkeypatch, wrong=True)
-    monkeypatch.setattr(bench, "discover_runtimes", lambda columns: absent_runtimes())
+    monkeypatch.setattr(same_source, "discover_runtimes", lambda columns: absent_runtimes())
     out = tmp_path / "gemm.json"
     assert bench.main(["--shapes", SHAPE, "--repeat", "2", "--json", str(out)]) == 1
     printed = capsys.readouterr().out
@@ -142,13 +142,13 @@ def test_measuring_with_tilelang_and_torch_runs_every_column(tmp_path, capsys, m
     _fake_runner(monkeypatch, wrong=False)
     torch = _fake_torch()
     monkeypatch.setitem(sys.modules, "torch", torch)
-    monkeypatch.setattr(bench, "discover_runtimes", lambda columns: same_source.Runtimes(
+    monkeypatch.setattr(same_source, "discover_runtimes", lambda columns: same_source.Runtimes(
         torch=torch, tilelang=object(), environment={"tilelang": "0.1.15"}))
     compiled = []
 
     def kernel(a, b):
         return _Tensor(_fp32_gemm({"A": a.array, "B": b.array}))
-    monkeypatch.setattr(same_source.CorpusKernel, "tilelang_kernel",
+    monkeypatch.setattr(corpus_kernel.CorpusKernel, "tilelang_kernel",
                         lambda self, call: compiled.append(call) or kernel)
     out = tmp_path / "gemm.json"
     assert bench.main(["--shapes", SHAPE, "--repeat", "2", "--json", str(out)]) == 0

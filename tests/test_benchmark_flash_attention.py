@@ -16,6 +16,7 @@ import pytest
 from benchmarks import flash_attention as bench
 from benchmarks import corpus_kernel, same_source
 from cuda_env import nvcc
+from test_benchmark_gemm import stand_in_runner
 from test_benchmark_gemv import _Event, _Tensor, absent_runtimes
 
 SHAPE = (1, 2, 256, 64)
@@ -114,9 +115,7 @@ def _fake_runner(monkeypatch, fault_in_canonical: bool):
     def run_cuda(plan, data):      # every measuring test runs config()
         fault = "drop" if fault_in_canonical and plan.planner == "canonical" else None
         return {"Output": emulate(config(), data, fault)}
-    monkeypatch.setattr(same_source, "run_cuda", run_cuda)
-    monkeypatch.setattr(same_source, "time_cuda", lambda plan, data, repeat:
-                        {"fast": 50.0, "canonical": 55.0}[plan.planner])
+    stand_in_runner(monkeypatch, run_cuda, {"fast": 50.0, "canonical": 55.0})
 
 
 def test_measuring_without_torch_and_tilelang_marks_a_wrong_result(tmp_path, capsys,

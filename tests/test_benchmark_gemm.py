@@ -95,12 +95,18 @@ def test_bound_holds_for_fp32_sums_and_catches_a_dropped_tile():
     assert rest.startswith("of 4096 elements outside the bound: C[0, 0] = ")
 
 
+def stand_in_runner(monkeypatch, outputs, times: dict[str, float]) -> None:
+    """same_source's runner replaced: run_cuda(plan, data) is outputs(plan, data), and
+    time_cuda times[the plan's planner] µs."""
+    monkeypatch.setattr(same_source, "run_cuda", outputs)
+    monkeypatch.setattr(same_source, "time_cuda",
+                        lambda plan, data, repeat: times[plan.planner])
+
+
 def _fake_runner(monkeypatch, wrong: bool):
-    def run_cuda(plan, data):
-        return {"C": _fp32_gemm(data, drop_tile=wrong and plan.planner == "canonical")}
-    monkeypatch.setattr(same_source, "run_cuda", run_cuda)
-    monkeypatch.setattr(same_source, "time_cuda", lambda plan, data, repeat:
-                        {"fast": 400.0, "canonical": 420.0}[plan.planner])
+    stand_in_runner(monkeypatch, lambda plan, data: {"C": _fp32_gemm(
+        data, drop_tile=wrong and plan.planner == "canonical")},
+        {"fast": 400.0, "canonical": 420.0})
 
 
 def test_measuring_without_torch_and_tilelang_marks_a_wrong_result(tmp_path, capsys,

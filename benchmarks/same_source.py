@@ -340,6 +340,7 @@ class Table:
         self.notes: dict[str, list[str]] = {}    # a failure's text -> where it happened
         self.doc = {"command": " ".join(sys.argv), "date": time.strftime("%Y-%m-%d %H:%M"),
                     "environment": environment}
+        self.started = time.monotonic()
 
     def header(self, title: str, label_width: int, corner: str = "") -> None:
         self.label_width = label_width
@@ -367,6 +368,7 @@ class Table:
               + "".join(f"{'n/a' if v is None else f'{v:.2f}':>12}"
                         for v in ratios.values()), flush=True)
         self.rows.append({"label": label, "amount": amount, "ratios": ratios, **extra,
+                          "elapsed_s": round(time.monotonic() - self.started, 1),
                           **{c: cells[c].summary(amount, self.unit_key) for c in cells}})
         self.write()
 
@@ -391,6 +393,9 @@ class Table:
         print(f"\ntargets ({issue}):")
         for t in targets:
             print(f"  {t['status']:<4} {t['target']}: {t['detail']}")
+        self.doc["wall_s"] = round(time.monotonic() - self.started, 1)
+        print(f"\n{self.doc['wall_s']} s since the table started (inputs, references, "
+              f"compiles and timing; each row's elapsed_s in the JSON)")
         self.write()
         return 1 if self.wrong else 0
 

@@ -12,21 +12,8 @@ import time
 import numpy as np
 
 from verify_reducer.spec.diagnostics import DiagnosticError
-from verify_reducer.spec.printer import format_func
-from verify_reducer.codegen.layout_text import format_layouts
-from verify_reducer.codegen.cuda import render
-from verify_reducer.codegen.lower.program import lower, program_json
-from verify_reducer.codegen import ptxas
-from verify_reducer.codegen.plan_text import format_plan, plan_json
-from verify_reducer.codegen.proofs.fast import smt2_queries
-from verify_reducer.verify.fuzzing.command import fuzz, groups
-from verify_reducer.verify.fuzzing.tilelang_target import prepare_setup
-
-from verify_reducer.verify.fuzzing import bugreport
 from verify_reducer.verify.cli import json_doc as cli_json
 from verify_reducer.verify.cli import config as cli_config
-from verify_reducer.verify.cli import compare as cli_compare
-from verify_reducer.verify.cli import html as cli_html
 from verify_reducer.verify.oracle import inputs as inputs_mod
 from verify_reducer.verify.oracle import pipeline
 from verify_reducer.verify.cli.batch import first_error, run_programs
@@ -35,7 +22,6 @@ from verify_reducer.verify.cli.finish import deliver_json, json_file_writable, s
 from verify_reducer.verify.cli.programs import is_batch
 from verify_reducer.verify.cli.batch import guarded as _guarded
 from verify_reducer.verify.cli import outputs
-from verify_reducer.verify.cli.svg import emit_rejected_svg, emit_svg, require_drawsvg, svg_destination
 from verify_reducer.verify.cli.batch import print_json as _print_json, report_usage as _report_usage
 from verify_reducer.verify.cli.batch import safe_source as _safe_source, stdin_source as _stdin_source
 from verify_reducer.verify.cli.output import Output, fuzz_meter, numpy_warnings_kept
@@ -49,15 +35,20 @@ from verify_reducer.verify.oracle.pipeline import EXIT_MISMATCH, EXIT_OK, EXIT_U
 from verify_reducer.verify.oracle.exit_codes import EXIT_INTERRUPTED  # noqa: F401 (tests read it here)
 from verify_reducer.verify.cli.parser import FUZZ_BACKENDS, max_memory, tilelang_config
 
+# What only some commands use is imported where they run (emit's renderers, fuzz's
+# campaign, run's TileLang comparison, compare, --html, --svg): a check, which a hook or
+# an editor runs on every save, loads none of it (benchmarks/cli_latency.py).
+
 def _given_inputs(path: str | None, args, loaded=None) -> dict[str, np.ndarray] | None:
     """--inputs: a keyword's inputs, or the .npz read against the program's parameters
     (inputs_mod.load_npz bounds what it reads by them). check has not loaded the program
     yet: it is loaded here for its parameters; one that cannot be gets None, and the
     check then says why."""
-    if path in cli_compare.INPUT_KEYWORDS:
-        return cli_compare.keyword_inputs(path, args)
     if not path:
         return None
+    from verify_reducer.verify.cli import compare as cli_compare
+    if path in cli_compare.INPUT_KEYWORDS:
+        return cli_compare.keyword_inputs(path, args)
     if loaded is None:
         try:
             loaded = pipeline.load(args.program, args.func, _stdin_source(args),
@@ -97,7 +88,9 @@ def cmd_check(args) -> int:
     args.detail = first_error(report.diagnostics)
     args.undecided = undecided(report)         # such an answer is not cached
     doc = cli_json.check_json(args.program, report, args.values) if args.json else None
-    cli_html.add_section(args, report, source, start, doc)     # --html reuses doc
+    if getattr(args, "html_sections", None) is not None:
+        from verify_reducer.verify.cli import html as cli_html
+        cli_html.add_section(args, report, source, start, doc)     # --html reuses doc
     if args.json:
         # judged now: an answer played from the cache says `"cached": true` (verify.cli.judged)
         _print_json({**doc, "input_notes": notes, "cached": False}, args)
@@ -167,6 +160,7 @@ def _output_path(args) -> str | None:
 # ----------------------------------------------------------------------------- run
 
 def cmd_run(args) -> int:
+    from verify_reducer.verify.cli.svg import emit_svg, require_drawsvg, svg_destination
     start = time.perf_counter()
     output = _output_path(args)
     if args.backend != "tilelang" and (args.tilelang_config or args.bug_report):
@@ -275,6 +269,7 @@ def _run_tilelang(args, loaded, values, notes: list[str], output: str | None) ->
     """TileLang is the backend this oracle exists to judge: its outputs are compared
     with the interpreter's, and a disagreement (a wrong value, or TileLang refusing the
     program) is a mismatch, exit 3, written as a bug report with --bug-report."""
+    from verify_reducer.verify.fuzzing import bugreport
     setup = pipeline.tilelang_setup(tilelang_config(args))
     outcome = bugreport.compare_with_tilelang(loaded, values, setup)
     facts = {"tilelang": {"version": setup.version, "pass_configs": setup.pass_configs}}
@@ -338,6 +333,13 @@ def _report_tilelang_failure(args, loaded, reference, failed, facts: dict) -> in
 # ----------------------------------------------------------------------------- emit
 
 def cmd_emit(args) -> int:
+    from verify_reducer.codegen.cuda import render
+    from verify_reducer.codegen.layout_text import format_layouts
+    from verify_reducer.codegen.lower.program import lower, program_json
+    from verify_reducer.codegen.plan_text import format_plan, plan_json
+    from verify_reducer.codegen.proofs.fast import smt2_queries
+    from verify_reducer.spec.printer import format_func
+    from verify_reducer.verify.cli.svg import emit_rejected_svg, emit_svg, svg_destination
     start = time.perf_counter()
     if args.out and args.what == "svg":
         svg_destination(args, args.out, "--out")
@@ -405,6 +407,8 @@ def cmd_emit(args) -> int:
 
 def _ptxas_figures(plan):
     """ptxas's figures for the plan's kernel (codegen.ptxas); UsageError without nvcc."""
+    from verify_reducer.codegen import ptxas
+    from verify_reducer.codegen.cuda import render
     source = render(plan)
     try:
         return ptxas.compile_figures(source.translation_unit(),
@@ -416,6 +420,8 @@ def _ptxas_figures(plan):
 # ----------------------------------------------------------------------------- fuzz
 
 def cmd_fuzz(args) -> int:
+    from verify_reducer.verify.fuzzing.command import fuzz, groups
+    from verify_reducer.verify.fuzzing.tilelang_target import prepare_setup
     out = args.ui
     if args.backend != "tilelang" and args.tilelang_config:
         raise UsageError("--tilelang-config applies to --backend tilelang only")
@@ -463,8 +469,13 @@ def cmd_fuzz(args) -> int:
     return code
 
 
+def cmd_compare(args) -> int:
+    from verify_reducer.verify.cli import compare as cli_compare
+    return cli_compare.cmd_compare(args)
+
+
 COMMANDS = {"check": cmd_check, "run": cmd_run, "emit": cmd_emit, "fuzz": cmd_fuzz,
-            "compare": cli_compare.cmd_compare}
+            "compare": cmd_compare}
 
 
 def run(args) -> int:
@@ -489,6 +500,7 @@ def _dispatch(args) -> int:
             return _report_usage(args, "--out names one file: give one program (or, with "
                                        "--what svg, a folder ending in /)")
         if args.command == "check" and args.html:
+            from verify_reducer.verify.cli import html as cli_html
             return cli_html.with_report(args, lambda: run_programs(args, cmd_check))
         return run_programs(args, COMMANDS[args.command])
     except BrokenPipeError:

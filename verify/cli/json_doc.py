@@ -11,6 +11,7 @@ stand: output values, bounds, a comparison's got/expected/bound."""
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,7 +20,9 @@ from verify_reducer.interp.accept import unjudged_reason
 
 from verify_reducer.verify.cli.documents import SCHEMA_VERSION, VERDICTS, document, dumps, jsonable, \
     summary_json, verdict  # noqa: F401 (re-exported: cli_json.dumps, cli_json.verdict, ...)
-from verify_reducer.verify.fuzzing.command import Finding
+
+if TYPE_CHECKING:     # a check does not load the fuzzer
+    from verify_reducer.verify.fuzzing.command import Finding
 
 NON_FINITE = ("nan", "inf", "-inf")
 

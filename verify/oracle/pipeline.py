@@ -3,9 +3,7 @@ shell over these functions; other tools (fuzzers, backend test suites) call them
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -533,6 +531,8 @@ _JOB: _WindowJob | None = None      # the job a forked worker runs (set before t
 def _map_blocks(job: _WindowJob, work: list) -> list:
     """job.run over (block, windows) pairs, in order: in this process, or in up to
     one worker per CPU when the windows are large and fork is available."""
+    import multiprocessing      # here: a check whose blocks are small never needs it
+    from concurrent.futures import ProcessPoolExecutor
     elements = sum(w.size for _, windows in work for w in windows.values())
     workers = min(len(work), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                   else os.cpu_count() or 1)

@@ -14,9 +14,10 @@ Contract. Decided here, once:
   grid). Outside a T.Parallel every thread that reaches the atomic issues it (TileLang's
   meaning, which the interpreter shares: docs/semantics.md §12);
 - *the instruction*: CUDA's native read-modify-write for the destination dtype on
-  every target (spec.target; `atomicAdd` on float, double, half, __nv_bfloat16, 32- and 64-bit integers; `atomicMax`
-  / `atomicMin` on 32- and 64-bit integers), with the operand type the call takes
-  (`unsigned long long` for a 64-bit integer add: two's complement adds alike). Where
+  every target of spec.target (`atomicAdd` on float, double, half, __nv_bfloat16, 32-
+  and 64-bit integers; `atomicMax` / `atomicMin` on 32- and 64-bit integers), with the
+  operand type the call takes (`unsigned long long` for a 64-bit integer add: two's
+  complement adds alike). Where
   there is none — float max/min, any op on 8/16-bit integers — a compare-and-swap loop
   (`function="atomicCAS"`, operand_type the swapped word): on the element itself for 16,
   32 and 64 bits, on the aligned 32-bit word holding it for 8 bits (`subword`; refused

@@ -21,11 +21,11 @@ and one the device cannot run (a newer target's features or shared memory) is re
 before anything is compiled (`device_target` is the device's own, which `run --backend
 cuda` plans for when no --arch is given). Modules are cached by source hash (the last
 MODULES_KEPT of them). Everything runs in device 0's primary context
-(pycuda.autoprimaryctx), pushed for each call and popped after it: the CUDA runtime, torch and TileLang use that context too, and a function
-loaded in a context of pycuda's own (pycuda.autoinit's) was an invalid resource handle
-once TileLang had made the primary one current in the same process. pycuda is imported
-only here and only when needed: without it, or without a device, `CudaUnavailable`
-says which."""
+(pycuda.autoprimaryctx), pushed for each call and popped after it: the CUDA runtime,
+torch and TileLang use that context too, and a function loaded in a context of pycuda's
+own (pycuda.autoinit's) was an invalid resource handle once TileLang had made the
+primary one current in the same process. pycuda is imported only here and only when
+needed: without it, or without a device, `CudaUnavailable` says which."""
 from __future__ import annotations
 
 import hashlib

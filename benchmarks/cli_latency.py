@@ -18,7 +18,14 @@ Targets (issue 29): `--version` under 0.15 s, `check` under 0.5 s median cold an
 0.2 s from the cache, `--jobs 2` at least 1.7× faster than `--jobs 1`, on 2 cores.
 --quick: one run of each and one example, for the test suite (tests/test_cli_latency.py:
 a smoke of the commands; its numbers are noisier). The cache used is a temporary folder
-of this run's own, never the user's."""
+of this run's own, never the user's.
+
+Python's bytecode: an installed package has its modules compiled (pip compiles them, and
+Python writes a checkout's on first import), so the commands run with bytecode, written
+once by an untimed warm-up into a folder of this run's own (PYTHONPYCACHEPREFIX), even
+where the environment says PYTHONDONTWRITEBYTECODE. --no-bytecode measures instead what
+that setting costs: every process compiles every module it imports from source (about
+0.25 s of a check's CPU)."""
 from __future__ import annotations
 
 import argparse
@@ -75,12 +82,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--no-bytecode", action="store_true",
+                        help="compile every module from source in every process")
     args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="verify-reducer-pyc-") as pycache:
+        return measure(args, pycache)
+
+
+def measure(args, pycache: str) -> int:
     repeat = 1 if args.quick else args.repeat
     # examples/refused/ holds rejected programs (exit 1): the top folder's are verified
     examples = sorted((ROOT / "examples").glob("*.py"))[:1 if args.quick else None]
     env = {k: v for k, v in os.environ.items()
-           if k not in ("VERIFY_REDUCER_NO_CACHE", "VERIFY_REDUCER_CACHE_DIR")}
+           if k not in ("VERIFY_REDUCER_NO_CACHE", "VERIFY_REDUCER_CACHE_DIR",
+                        "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    if args.no_bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        env["PYTHONPYCACHEPREFIX"] = pycache
+        # untimed: compiles what a check, and the commands below, import
+        timed(ENTRY + ["check", "-q", "--no-cache", str(examples[0])], env)
     floor = median([timed([sys.executable, "-c", "pass"], env) for _ in range(repeat)])
     rows = [("python -c pass", floor)]
     for flags in (["--version"], ["--help"], ["check", "--help"]):
@@ -108,9 +129,11 @@ def main(argv: list[str] | None = None) -> int:
         ratio = jobs[1].wall / jobs[2].wall
         print(f"--jobs 2 is {ratio:.2f}x faster than --jobs 1 (target >= 1.7: "
               f"{'met' if ratio >= 1.7 else 'NOT met'})")
+    bytecode = "no bytecode: every module compiled in every process" if args.no_bytecode \
+        else "modules compiled once, as installed"
     print(f"({len(examples)} example{'s' * (len(examples) != 1)}, median of {repeat} "
           f"run(s) each, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}, "
-          f"{sys.executable})")
+          f"{bytecode}, {sys.executable})")
     return 0
 
 

@@ -208,7 +208,7 @@ def _step(body, rp: ReducerPlan, step, first: int, count: int) -> None:
         elif isinstance(step, Shuffle):
             def shuffle(slot: str) -> None:
                 mine = C(f"{partial}[{slot}]")
-                other = _shuffle(mine, step.mask, dtype)
+                other = xor_shuffle(mine, step.mask, dtype)
                 body.out.line(f"{mine.text} = {combine(monoid, dtype, mine, other).text};")
             _over_slots(body, first, count, shuffle)
         elif isinstance(step, ToWorkspace):
@@ -242,7 +242,7 @@ def _fold(body, rp: ReducerPlan, target: str, term, terms: int, dtype, monoid) -
         body.out.line(f"{target} = value;")
 
 
-def _shuffle(value: C, mask: int, dtype) -> C:
+def xor_shuffle(value: C, mask: int, dtype) -> C:
     if dtype.is_float8:
         # no __shfl_xor_sync for CUDA's fp8 types: exchange the float (exact both ways)
         return from_float(C(f"__shfl_xor_sync({FULL_MASK}, {to_float(value, dtype).text}, "

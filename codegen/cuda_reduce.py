@@ -1,4 +1,7 @@
-"""`T.reduce_*` as CUDA: through shared memory. Replica 0 of each source element
+"""`T.reduce_*` as CUDA. A fragment into a fragment where codegen.lower.reduce finds
+the shuffle form: each thread folds its own terms, then `__shfl_xor_sync` over the lanes
+that share each output (no shared memory, no barrier). Otherwise through shared memory:
+replica 0 of each source element
 stores it into the statement's rows (declared by codegen.cuda, named by
 codegen.cuda_collectives), then every holder of an output element combines its row in
 order, starting from the row's first term (clear) or the output's old value (in shared
@@ -19,6 +22,7 @@ from .cuda_exprs import C, combine, convert, from_float, is_half_like, literal, 
 from .cuda_text import term_loop
 from .cuda_unsupported import Unsupported
 from .layout_rules import reduce_kept
+from .lower.reduce import ShuffleReduce, lower_reduce
 
 
 def render_reduce(body, stmt: ir.Reduce, frame: Frame) -> None:
@@ -33,6 +37,7 @@ def render_reduce(body, stmt: ir.Reduce, frame: Frame) -> None:
     if src.scope not in ("fragment", "shared") or kept is None:
         raise Unsupported(f"line {stmt.span.line}: T.reduce_{stmt.kind} of a "
                           f"{src.scope} buffer")
+    shuffled = lower_reduce(body.plan, stmt)
 
     def term_value(value: C) -> C:
         """A source element as the term it adds: |x| for the abs kinds (in the
@@ -41,6 +46,9 @@ def render_reduce(body, stmt: ir.Reduce, frame: Frame) -> None:
             value = _abs(value, src.dtype)
         return convert(value, src.dtype, dst.dtype)
 
+    if shuffled is not None:
+        _render_shuffled(body, stmt, shuffled, monoid, term_value)
+        return
     if src.scope == "fragment":
         scratch = collectives.reduce_rows_name(body, stmt)   # declared by codegen.cuda
         _stage_rows(body, stmt, frame, scratch, term_value)
@@ -80,6 +88,29 @@ def render_reduce(body, stmt: ir.Reduce, frame: Frame) -> None:
             body.out.line(f"value = {combine(monoid, dst.dtype, C('value'), element).text};")
         body.out.line(target.assign("value"))
     body.fence(stmt, "after")
+
+
+def _render_shuffled(body, stmt: ir.Reduce, low: ShuffleReduce, monoid, term_value) -> None:
+    """The plan's shuffle form, one block per destination slot: the thread's own terms
+    in order, then x = x ⊕ shfl_xor(x, m) for each mask, then the store (or the
+    combination with the old value)."""
+    src, dst = stmt.src, stmt.dst
+    out, dtype = body.out, dst.dtype
+    array, target = body.buffer(src), body.buffer(dst)
+    out.comment(f"line {stmt.span.line}: T.reduce_{stmt.kind}({src.name}, {dst.name}, "
+                f"dim={stmt.dim}): {low.describe()}")
+    for slot, terms in zip(low.slots, low.terms):
+        with body.maybe_block(""):
+            out.line(f"{dtype.c_name} value = {term_value(C(f'{array}[{terms[0]}]')).text};")
+            for t in terms[1:]:
+                value = combine(monoid, dtype, C("value"), term_value(C(f"{array}[{t}]")))
+                out.line(f"value = {value.text};")
+            for m in low.masks:
+                other = collectives.xor_shuffle(C("value"), m, dtype)
+                out.line(f"value = {combine(monoid, dtype, C('value'), other).text};")
+            old = C(f"{target}[{slot}]")
+            result = "value" if stmt.clear else combine(monoid, dtype, old, C("value")).text
+            out.line(f"{target}[{slot}] = {result};")
 
 
 def _render_private(body, stmt: ir.Reduce, monoid, dim: int) -> None:

@@ -17,7 +17,8 @@ The rules, statement by statement, with the participant set of the statement's f
   statements fence themselves inside the group);
 - `T.reduce_*` goes through shared memory: from a fragment, its rows are written after a
   barrier and read after another ("staged"); from a shared tile, a barrier first (the
-  tile is complete); into a shared destination, a barrier after;
+  tile is complete); into a shared destination, a barrier after; a fragment folded
+  into a fragment by warp shuffles (codegen.lower.reduce) has none;
 - a pipelined loop (spec.physical.Pipeline) issuing cp.async: a barrier before its
   prologue, then per iteration one after the wait ("landed"), and one where the stage is
   released: after `refill_after` ("refill") or at the iteration's end ("released");
@@ -31,6 +32,8 @@ from __future__ import annotations
 
 from verify_reducer.spec import ir
 from verify_reducer.spec.physical import BodyBarrier, BodyBarriers, PhysicalPlan
+
+from .lower.reduce import lower_reduce
 
 NAMED_BARRIERS = 16                   # the hardware's; 0 is __syncthreads
 
@@ -139,6 +142,8 @@ class _Walk:
         """codegen.cuda_reduce's shared memory: a fragment source's rows, or a shared
         source read in place; a shared destination."""
         src, dst = stmt.src, stmt.dst
+        if lower_reduce(self.plan, stmt) is not None:
+            return                    # registers and warp shuffles only
         if src.scope == "fragment":
             # {rows}: the rows' C name, which only the renderer gives (BodyBarrier)
             self.fence(stmt, "before", participants, "earlier readers of {rows} are done")

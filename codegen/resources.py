@@ -28,6 +28,7 @@ from verify_reducer.spec.physical import PhysicalPlan, RegisterUse, Resources, S
 from verify_reducer.spec.target import Target
 from .cuda_collectives import seeded_reducers
 from .lower import gemm
+from .lower.reduce import lower_reduce
 
 ALIGN = 16                       # bytes: a float4/uint4 access needs it
 REGISTER_OVERHEAD = 24           # words for thread/block indices, addresses, loop counters
@@ -76,7 +77,8 @@ def _shared_arrays(plan: PhysicalPlan) -> tuple[SharedArray, ...]:
             for buffer in plan.staged_buffers(stmt):
                 wanted.append((buffer.name, "shared buffer", buffer, buffer.dtype,
                                plan.stages_of(buffer) * buffer.size))
-        elif isinstance(stmt, ir.Reduce) and stmt.src.scope == "fragment":
+        elif isinstance(stmt, ir.Reduce) and stmt.src.scope == "fragment" and \
+                lower_reduce(plan, stmt) is None:
             # every holder of an output reads a whole row: the source goes through
             # shared memory in the destination's dtype (codegen.cuda_reduce); a shared
             # source is read where it is

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from verify_reducer.codegen.lower import copies as lowered
+from verify_reducer.codegen.lower.reduce import lower_reduce
 from verify_reducer.spec import ir
 from verify_reducer.spec.diagnostics import Diagnostic, DiagnosticError, error
 from verify_reducer.spec.dtypes import BOOL, INT64
@@ -372,6 +373,44 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution,
         self.write(dst, np.broadcast_to(rows, acc.shape), np.broadcast_to(out, acc.shape),
                    acc, stmt.span)
 
+    def _reduce_shuffled(self, stmt: ir.Reduce, low, mono, absolute: bool,
+                         lanes: Lanes) -> None:
+        """codegen.lower.reduce's shuffle form, lane by lane: each thread folds the terms
+        it holds (read through the checked register accessor) in order, then takes its
+        xor partner's value for each mask — every participant must be there, as
+        __shfl_xor_sync over the full warp needs — and stores into (or combines with) the
+        destination element it holds at that slot."""
+        src, dst = stmt.src, stmt.dst
+        offset, count = low.participants
+        arrived = lanes.env[THREAD].v
+        if len(arrived) != count:
+            missing = np.setdiff1d(np.arange(offset, offset + count), arrived)
+            self.report.add("R500", f"T.reduce_{stmt.kind} is combined by warp shuffles "
+                            f"among threads {offset}..{offset + count - 1}, but "
+                            f"{threads_text(missing)} never arrive", stmt.span,
+                            key=("reduce", stmt))
+            return
+        threads = np.arange(offset, offset + count)
+        shape = low.src_elements.shape
+        values = self.read_registers(src, np.repeat(threads, shape[1] * shape[2]),
+                                     low.src_elements.reshape(-1), stmt.span)
+        if absolute:
+            values = src.dtype.quantize(np.abs(values))
+        values = convert(Val(values, src.dtype), dst.dtype).v.reshape(shape)
+        acc = values[:, :, 0]
+        for k in range(1, shape[2]):
+            acc = mono.combine(dst.dtype, acc, values[:, :, k])
+        lane = np.arange(count)
+        for mask in low.masks:          # x = x ⊕ shfl_xor(x, mask)
+            acc = mono.combine(dst.dtype, acc, acc[lane ^ mask])
+        holders = np.repeat(threads, shape[1])
+        outputs = low.dst_elements.reshape(-1)
+        acc = acc.reshape(-1)
+        if not stmt.clear:
+            acc = mono.combine(dst.dtype, self.read_registers(dst, holders, outputs,
+                                                              stmt.span), acc)
+        self.write_registers(dst, holders, outputs, acc, stmt.span)
+
     def output_holders(self, stmt: ir.Reduce) -> tuple[np.ndarray, np.ndarray]:
         """(thread, output element) of each holder of each output of a T.reduce_*: the
         destination fragment's layout, else the participants' partition of it, as
@@ -441,6 +480,10 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution,
         dim = stmt.dim + len(src.shape) if stmt.dim < 0 else stmt.dim
         if src.scope == "local":
             self._reduce_private(stmt, mono, kind.absolute, dim, lanes.env[THREAD].v)
+            return
+        shuffled = lower_reduce(self.s.plan, stmt)
+        if shuffled is not None:
+            self._reduce_shuffled(stmt, shuffled, mono, kind.absolute, lanes)
             return
         rows = np.moveaxis(np.arange(src.size).reshape(src.shape), dim, -1)
         rows = rows.reshape(-1, src.shape[dim])

@@ -21,7 +21,7 @@ from verify_reducer.spec import ir
 from verify_reducer.spec.physical import PhysicalPlan
 from verify_reducer.spec.printer import headline
 
-from . import atomics, cells, copies, gemm, pipeline
+from . import atomics, cells, copies, gemm, pipeline, reduce
 
 INDENT = "    "
 
@@ -94,6 +94,16 @@ def _gemms(plan: PhysicalPlan) -> Iterator[Lowered]:
             yield Lowered(stmt, "gemm", decision, decision.describe())
 
 
+def _reduces(plan: PhysicalPlan) -> Iterator[Lowered]:
+    """Each T.reduce_* of a fragment into a fragment folded by warp shuffles
+    (codegen.lower.reduce); the others go through shared rows (their barriers above)."""
+    for stmt in ir.walk(plan.func.kernel.body):
+        if isinstance(stmt, ir.Reduce):
+            decision = reduce.lower_reduce(plan, stmt)
+            if decision is not None:
+                yield Lowered(stmt, "reduce", decision, decision.describe())
+
+
 def _atomics(plan: PhysicalPlan) -> Iterator[Lowered]:
     """Each atomic's issuers and instruction (codegen.lower.atomics)."""
     for stmt, issue in atomics.atomic_lowering(plan):
@@ -141,6 +151,7 @@ LOWERINGS: list[tuple[str, Lowering]] = [
     ("update", _reducer_sites),
     ("finalize", _finalizes),
     ("gemm", _gemms),
+    ("reduce", _reduces),
     ("atomic", _atomics),
 ]
 

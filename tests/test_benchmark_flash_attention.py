@@ -15,8 +15,8 @@ import pytest
 
 from benchmarks import flash_attention as bench
 from benchmarks import corpus_kernel, same_source
-from cuda_env import nvcc
-from test_benchmark_gemm import stand_in_runner
+from cuda_env import gpu_problem, nvcc
+from test_benchmark_gemm import run_on_the_gpu, stand_in_runner
 from test_benchmark_gemv import _Event, _Tensor, absent_runtimes
 
 SHAPE = (1, 2, 256, 64)
@@ -202,3 +202,16 @@ def test_the_target_compares_the_best_tiling_of_each_side():
     assert target["status"] == "FAIL"
     assert target["detail"] == ("worst 0.842 at bshd full; ours has no usable number at "
                                 "bshd causal")
+
+
+@pytest.mark.gpu
+@pytest.mark.tilelang
+@pytest.mark.skipif(gpu_problem() is not None, reason=gpu_problem() or "")
+def test_on_the_gpu_every_column_equals_the_reference(tmp_path):
+    """Both examples, causal (the mask and the shortened loop), at the factories' default
+    tiling, 2 heads of 512 tokens, head dim 64: two TileLang compiles."""
+    doc = run_on_the_gpu("flash_attention.py", ["--shape", "1x2x512x64", "--layout", "both",
+                                                "--causal", "yes", "--tilings", "64x64s1/128"],
+                         tmp_path / "fa.json")
+    assert [r["label"] for r in doc["rows"]] == ["bshd causal 64x64s1/128",
+                                                 "bhsd causal 64x64s1/128"]

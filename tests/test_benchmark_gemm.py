@@ -9,16 +9,19 @@ from __future__ import annotations
 import json
 import sys
 import types
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from benchmarks import gemm_same_source as bench
 from benchmarks import corpus_kernel, same_source
-from cuda_env import nvcc
+from cuda_env import gpu_problem, nvcc
 from test_benchmark_gemv import _Event, _Tensor, absent_runtimes
 from verify_reducer.spec.ir import Alloc, walk
 
 SHAPE = "256x256x512"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_dry_run_plans_renders_and_compiles_the_example(tmp_path, capsys):
@@ -48,7 +51,6 @@ def test_dry_run_plans_renders_and_compiles_the_example(tmp_path, capsys):
 
 
 def test_a_tiling_that_does_not_divide_is_refused(capsys):
-    import pytest
     with pytest.raises(SystemExit) as exited:
         bench.main(["--dry-run", "--shapes", "256x256x500"])
     assert exited.value.code == 2
@@ -181,3 +183,36 @@ def test_plans_with_the_same_cuda_are_timed_once(monkeypatch):
     assert timed == ["fast"] and cells["canonical"].us == 5.0
     assert cells["canonical"].same_as == "fast" and cells["fast"].same_as is None
     assert cells["canonical"].summary(10.0)["same_cuda_as"] == "fast"
+
+
+def run_on_the_gpu(script: str, args: list[str], out) -> dict:
+    """The benchmark as the lead runs it, in a process of its own (a fault or a hang
+    ends that run only), at a small size; its JSON document, after checking that no
+    result was WRONG and that ours and torch have numbers (TileLang too, where it is
+    installed)."""
+    import subprocess
+    done = subprocess.run([sys.executable, f"benchmarks/{script}", *args, "--repeat", "3",
+                           "--json", str(out)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=540)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    doc = json.loads(out.read_text())
+    tilelang = same_source.tilelang_backend.unavailable_reason()
+    for row in doc["rows"]:
+        for column in (c for c in row if isinstance(row[c], dict) and "us" in row[c]):
+            cell = row[column]
+            if column == "tilelang" and tilelang is not None:
+                assert cell["reason"] == tilelang, cell
+                continue
+            assert cell["us"] and cell["wrong"] is None, (row["label"], column, cell)
+    return doc
+
+
+@pytest.mark.gpu
+@pytest.mark.tilelang
+@pytest.mark.skipif(gpu_problem() is not None, reason=gpu_problem() or "")
+def test_on_the_gpu_every_column_equals_the_reference(tmp_path):
+    doc = run_on_the_gpu("gemm_same_source.py", ["--shapes", "512x512x1024",
+                                                 "--tilings", "128x128x32,64x64x32"],
+                         tmp_path / "gemm.json")
+    assert [r["label"] for r in doc["rows"]] == ["512x512x1024 128x128x32",
+                                                 "512x512x1024 64x64x32"]

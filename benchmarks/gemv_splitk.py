@@ -19,7 +19,8 @@ On the GPU machine, from the project root, with .gpu/ set up as gemv_same_source
 
     source .gpu/setup-device.sh && python3 benchmarks/gemv_splitk.py --json splitk.json
 
-Without a GPU, `--dry-run` generates, parses, plans and renders every tiling."""
+Without a GPU, `--dry-run` generates, parses, plans, renders and compiles (nvcc, ptxas's
+figures) every tiling."""
 from __future__ import annotations
 
 import argparse

@@ -35,7 +35,6 @@ from pathlib import Path
 import numpy as np
 
 from verify_reducer.codegen import ptxas, tilelang_backend
-from verify_reducer.spec.dtypes import DTYPES
 from verify_reducer.codegen.cuda import render
 from verify_reducer.codegen.plan import plan_func
 from verify_reducer.codegen.plan_fast import FastPlanRefused
@@ -43,6 +42,7 @@ from verify_reducer.codegen.resources import kib
 from verify_reducer.codegen.runner import run_cuda, time_cuda, time_launches
 from verify_reducer.interp.accept import within_bound
 from verify_reducer.spec.diagnostics import DiagnosticError
+from verify_reducer.spec.dtypes import DTYPES
 
 OURS = ("fast", "canonical")
 

@@ -215,3 +215,14 @@ def test_on_the_gpu_every_column_equals_the_reference(tmp_path):
                          tmp_path / "fa.json")
     assert [r["label"] for r in doc["rows"]] == ["bshd causal 64x64s1/128",
                                                  "bhsd causal 64x64s1/128"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--tilings", "64x48s1/128"], "the tokens must be a multiple of block_M and block_N"),
+    (["--tilings", "64x64"], "'64x64' is not a tiling BMxBNsSTAGES/THREADS"),
+    (["--shape", "1x2x256"], "'1x2x256' is not a shape BATCHxHEADSxTOKENSxDIM"),
+    (["--repeat", "0"], "need at least one configuration and --repeat >= 1")])
+def test_a_configuration_that_cannot_run_is_a_usage_error(args, message, capsys):
+    with pytest.raises(SystemExit) as exited:
+        bench.main(["--dry-run", "--shape", "1x2x256x64", *args])
+    assert exited.value.code == 2 and message in capsys.readouterr().err

@@ -3,7 +3,9 @@ compiles the corpus's example_mha_fwd_bshd at a small shape (the BHSD example is
 and planned); TileLang is handed the call our frontend binds; the reference's bound holds
 for an fp32 emulation of the kernel's online softmax (P rounded to fp16) and catches a
 dropped K/V tile and a missing rescale; the measuring path's bookkeeping runs with our
-runner replaced by that emulation, with TileLang and torch absent and as stand-ins."""
+runner replaced by that emulation, with TileLang and torch absent and as stand-ins. On
+the GPU (`gpu`, `tilelang`): the benchmark itself at a small size, both examples, every
+column a number within the bound."""
 from __future__ import annotations
 
 import json

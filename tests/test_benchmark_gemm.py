@@ -3,7 +3,8 @@ without a GPU: the dry run parses, plans, renders and compiles the corpus's
 example_gemm at a small shape; TileLang is handed the same call our frontend binds; the
 bound holds for fp32 sums and catches a dropped K tile; the measuring path's bookkeeping
 (judging, the table, ratios, the issue's targets, JSON, exit status) runs with our runner
-replaced by numpy, and with TileLang and torch stand-ins."""
+replaced by numpy, and with TileLang and torch stand-ins. On the GPU (`gpu`, `tilelang`):
+the benchmark itself at a small size, every column a number within the bound."""
 from __future__ import annotations
 
 import json

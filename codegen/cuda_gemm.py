@@ -1,13 +1,13 @@
 """T.gemm as CUDA: the thread program's GemmLowering (codegen.lower.gemm) printed.
 
 The tensor-core form (low.mma): per k step, each lane loads the registers the lowering
-names — two 16-bit elements per 32-bit register, one 32-bit shared load where the pair
-is adjacent (MmaOperand.pairs), else two loads packed; a fragment operand's own register
+names — two 16-bit or four 8-bit elements per 32-bit register, one 32-bit shared load
+where they are adjacent (MmaOperand.whole), else element loads packed; a fragment operand's own register
 slots — and issues one mma.sync.m16n8k16 per (A tile, B tile) of its warp on the
 accumulator slots the lowering names (reducer_mma_* in the runtime header). The
 simulator (interp.sim_gemm) executes the same data. clear_accum zeroes the slots first.
 
-The scalar form (8-bit operands, K not whole steps): each thread loops over its
+The scalar form (float8 on a target without its mma, K not whole steps): each thread loops over its
 accumulator slots; slot s holds element (row, col) of C as the lowering names it, and is
 computed by multiply-adds in k order in the lowering's work dtype, rounded into C's
 dtype after each step. Both forms are orders of the sum interp.gemm bounds."""
@@ -18,7 +18,7 @@ from verify_reducer.spec.dtypes import BOOL, DTYPES
 from verify_reducer.spec.indexexpr import Var
 
 from .cuda_access import Frame
-from .cuda_exprs import ADD, C, convert
+from .cuda_exprs import ADD, C, convert, literal
 from .lower import gemm as lowered
 
 # the C names of the lowering's variables, inside the gemm's own block
@@ -27,7 +27,8 @@ _NAMES = {lowered.THREAD: "gemm_t", lowered.SLOT: "gemm_s", lowered.K: "gemm_k",
           lowered.MI: "gemm_mi", lowered.NI: "gemm_ni", "q": "gemm_q"}
 UNROLLED_STEPS = 8
 _MMA = {"f32.f16.f16.f32": "reducer_mma_f32_f16", "f32.bf16.bf16.f32": "reducer_mma_f32_bf16",
-        "f16.f16.f16.f16": "reducer_mma_f16_f16"}
+        "f16.f16.f16.f16": "reducer_mma_f16_f16", "s32.s8.s8.s32": "reducer_mma_s32_s8",
+        "f32.e4m3.e4m3.f32": "reducer_mma_f32_e4m3", "f32.e5m2.e5m2.f32": "reducer_mma_f32_e5m2"}
 
 
 def render_gemm(body, stmt: ir.Gemm, low: lowered.GemmLowering, frame: Frame) -> None:
@@ -51,7 +52,7 @@ def render_gemm(body, stmt: ir.Gemm, low: lowered.GemmLowering, frame: Frame) ->
 
 def _render_mma(body, stmt: ir.Gemm, low: lowered.GemmLowering, acc: str) -> None:
     out, mma = body.out, low.mma
-    zero = convert(C("0.0f"), DTYPES["float32"], stmt.c.dtype).text
+    zero = literal(0, stmt.c.dtype).text
     with body.maybe_block("if (gemm_clear)"):
         out.line("#pragma unroll")
         with body.maybe_block(f"for (int gemm_s = 0; gemm_s < {low.slots}; ++gemm_s)"):
@@ -77,16 +78,16 @@ def _render_mma(body, stmt: ir.Gemm, low: lowered.GemmLowering, acc: str) -> Non
 
 
 def _render_loads(body, name: str, op: lowered.MmaOperand, tile: str) -> None:
-    """`unsigned name[tiles][registers / 2]`: the lane's registers of one operand at this
-    step, each two 16-bit elements (register 2q low, 2q + 1 high)."""
+    """`unsigned name[tiles][words]`: the lane's registers of one operand at this step,
+    each `packed` elements, the lowest-numbered in the low bits."""
     out = body.out
-    words = op.registers // 2
+    words = op.registers // op.packed
     array = body.buffer(op.buffer)
     names = dict(_NAMES, **{lowered.TILE: _NAMES[tile]})
     q = Var("q")
 
-    def at(expr, half: int) -> str:
-        return expr.substitute({lowered.REG: q * 2 + half}).to_c(names)
+    def at(expr, part: int) -> str:
+        return expr.substitute({lowered.REG: q * op.packed + part}).to_c(names)
 
     out.line(f"unsigned {name}[{op.tiles}][{words}];")
     out.line("#pragma unroll")
@@ -95,17 +96,18 @@ def _render_loads(body, name: str, op: lowered.MmaOperand, tile: str) -> None:
         out.line("#pragma unroll")
         with body.maybe_block(f"for (int gemm_q = 0; gemm_q < {words}; ++gemm_q)"):
             target = f"{name}[{names[tile]}][gemm_q]"
+            pack = f"reducer_pack{32 // op.packed}"
             if op.slot is not None:
                 body.register_slots[array] = body.layouts.fragment(op.buffer).slots_per_thread
-                value = (f"reducer_pack16({array}[{at(op.slot, 0)}], "
-                         f"{array}[{at(op.slot, 1)}])")
+                value = f"{pack}(" + ", ".join(f"{array}[{at(op.slot, h)}]"
+                                               for h in range(op.packed)) + ")"
             else:
                 base = body.stage_base.get(op.buffer)
                 flat = [at(op.index, h) if base is None else f"{base} + {at(op.index, h)}"
-                        for h in (0, 1)]
+                        for h in range(op.packed)]
                 value = (f"*reinterpret_cast<const unsigned*>(&{array}[{flat[0]}])"
-                         if op.pairs else
-                         f"reducer_pack16({array}[{flat[0]}], {array}[{flat[1]}])")
+                         if op.whole else
+                         f"{pack}(" + ", ".join(f"{array}[{f}]" for f in flat) + ")")
             out.line(f"{target} = {value};")
 
 

@@ -43,7 +43,7 @@ def plan_resources(plan: PhysicalPlan, target: Target) -> Resources:
     kernel = func.kernel
     shared = _shared_arrays(plan)
     total = _align(shared[-1].offset + shared[-1].bytes) if shared else 0
-    registers = _register_uses(plan)
+    registers = _register_uses(plan, target)
     grid = tuple(kernel.grid) + (1,) * (3 - len(kernel.grid))
     return Resources(
         target=target.name, threads=kernel.threads, grid=grid, shared=shared,
@@ -92,13 +92,13 @@ def _shared_arrays(plan: PhysicalPlan) -> tuple[SharedArray, ...]:
     return tuple(arrays)
 
 
-def _register_uses(plan: PhysicalPlan) -> tuple[RegisterUse, ...]:
+def _register_uses(plan: PhysicalPlan, target: Target) -> tuple[RegisterUse, ...]:
     reducer_plans = {rp.reducer: rp for rp in plan.reducers}
     seeded = seeded_reducers(plan.func)
     uses = []
     for stmt in ir.walk(plan.func.kernel.body):
         if isinstance(stmt, ir.Gemm):
-            uses.extend(_mma_operands(plan, stmt))
+            uses.extend(_mma_operands(plan, stmt, target))
         if not isinstance(stmt, ir.Alloc):
             continue
         buffer = stmt.buffer
@@ -122,17 +122,18 @@ def _register_uses(plan: PhysicalPlan) -> tuple[RegisterUse, ...]:
     return tuple(uses)
 
 
-def _mma_operands(plan: PhysicalPlan, stmt: ir.Gemm) -> list[RegisterUse]:
+def _mma_operands(plan: PhysicalPlan, stmt: ir.Gemm, target: Target) -> list[RegisterUse]:
     """A tensor-core gemm's registers for one step's shared operands: 4 words per A tile
     and 2 per B tile of the warp (a fragment operand is its own registers, counted with
     the fragment)."""
     try:
-        mma = gemm.lower_gemm(plan, stmt).mma
+        mma = gemm.lower_gemm(plan, stmt, target).mma
     except gemm.Unlowerable:       # refused where the plan is checked (R100)
         return []
     if mma is None:
         return []
-    words = sum(op.tiles * op.registers // 2 for op in (mma.a, mma.b) if op.slot is None)
+    words = sum(op.tiles * op.registers // op.packed for op in (mma.a, mma.b)
+                if op.slot is None)
     return [RegisterUse(f"{stmt.a.name}·{stmt.b.name}", "mma operands", words)] if words else []
 
 

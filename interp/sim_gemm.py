@@ -1,7 +1,8 @@
 """T.gemm in the simulator: the thread program's GemmLowering (codegen.lower.gemm)
 executed per lane.
 
-The tensor-core form (low.mma, 16-bit operands): per k step, every lane loads the
+The tensor-core form (low.mma: 16-bit operands, and 8-bit ones from shared memory): per
+k step, every lane loads the
 registers the lowering names — from shared memory through the race-tracked accessor
 (R504 against the plan's barriers, R502 for never-written words), from a fragment as its
 own registers through the checked register accessor (R300 where the thread does not hold
@@ -12,11 +13,11 @@ mma_b_position), multiplied, and the 16×8 C tile is handed back to the lanes by
 mma_c_position into the accumulator slots the lowering names, which must be the slots C's
 layout keeps those elements in (R300). A load the lowering addresses wrongly therefore
 puts a wrong value into C, which the comparison with the interpreter catches. The sum of
-one step's 16 exact products is added to C and rounded once into C's dtype: one of the
+one step's exact products (16 or 32) is added to C and rounded once into C's dtype: one of the
 orders interp.gemm's bound admits (the hardware's own internal rounding is inside it,
-docs/semantics.md §9.1).
+docs/semantics.md §9.1); int8 products are summed exactly and wrap into int32.
 
-The scalar form (8-bit operands, K not whole steps): one lane per (thread, accumulator
+The scalar form (float8 on a target without its mma, K not whole steps): one lane per (thread, accumulator
 slot) computes its element from the operand elements it reads, in k order, as the CUDA
 does. A mixin of interp.simulate's block."""
 from __future__ import annotations
@@ -108,20 +109,24 @@ class GemmExecution:
     def _gemm_mma(self, stmt: ir.Gemm, prep: _Prepared, clear: bool) -> None:
         mma, c = prep.low.mma, stmt.c
         warps = prep.low.participants[1] // lowered.WARP
+        # integers exactly (int64, wrapped into int32 at every step), floats in float64
+        wide = np.int64 if c.dtype.is_int else np.float64
         self.gemm_slots(c, prep.threads, prep.flat, prep.c_slots, stmt, "writes")
-        a = _tiles(self.mma_registers(mma.a, prep.a, stmt), warps, A_MAP, (16, 16))
-        b = _tiles(self.mma_registers(mma.b, prep.b, stmt), warps, B_MAP, (16, 8))
+        a = _tiles(self.mma_registers(mma.a, prep.a, stmt).astype(wide), warps,
+                   fragment_map(lowered.mma_a_position, mma.a), (16, mma.k))
+        b = _tiles(self.mma_registers(mma.b, prep.b, stmt).astype(wide), warps,
+                   fragment_map(lowered.mma_b_position, mma.b), (mma.k, 8))
         shape = prep.threads.shape                        # count, tiles_m, tiles_n, 4
         if clear:
-            acc = np.zeros((warps, shape[1], shape[2], 16, 8))
+            acc = np.zeros((warps, shape[1], shape[2], 16, 8), dtype=wide)
         else:
             old = self.read_registers(c, prep.threads.reshape(-1), prep.flat.reshape(-1),
                                       stmt.span)
-            acc = _tiles(old.reshape(shape).astype(np.float64), warps, C_MAP, (16, 8))
+            acc = _tiles(old.reshape(shape).astype(wide), warps, C_MAP, (16, 8))
         with np.errstate(all="ignore"):
             for step in range(mma.steps):      # one mma per (A tile, B tile) per step
                 acc = stored(c.dtype, acc + np.einsum(
-                    "wmik,wnkj->wmnij", a[:, :, step], b[:, :, step])).astype(np.float64)
+                    "wmik,wnkj->wmnij", a[:, :, step], b[:, :, step])).astype(wide)
         rows, cols = C_MAP
         per_lane = acc[:, :, :, rows, cols]               # warps, mi, ni, lane, register
         values = per_lane.transpose(0, 3, 1, 2, 4).reshape(-1)
@@ -130,8 +135,8 @@ class GemmExecution:
 
     def mma_registers(self, op: lowered.MmaOperand, loads: _Loads,
                       stmt: ir.Gemm) -> np.ndarray:
-        """Each lane's registers of one operand (thread, tile, step, register), as
-        float64: loaded from shared memory, or its own fragment registers."""
+        """Each lane's elements of one operand (thread, tile, step, element): loaded
+        from shared memory, or its own fragment registers."""
         if op.slot is None:
             values = self.gemm_operand(op.buffer, loads.threads, loads.elements, stmt)
         else:
@@ -140,7 +145,7 @@ class GemmExecution:
             values = self.read_registers(op.buffer, loads.threads.reshape(-1),
                                          loads.elements.reshape(-1), stmt.span
                                          ).reshape(loads.elements.shape)
-        return values.astype(np.float64)
+        return values
 
     def gemm_slots(self, buffer: ir.Buffer, threads: np.ndarray, elements: np.ndarray,
                    slots: np.ndarray, stmt: ir.Gemm, verb: str) -> None:
@@ -187,15 +192,24 @@ class GemmExecution:
         return values[inverse].reshape(at.shape)
 
 
-def _fragment_map(position, registers: int) -> tuple[np.ndarray, np.ndarray]:
-    """(row, column) in the tile of each (lane, register) under an mma fragment map."""
-    env = {"lane": np.arange(lowered.WARP)[:, None], "reg": np.arange(registers)[None, :]}
-    return tuple(np.broadcast_to(e.evaluate(env), (lowered.WARP, registers))
-                 for e in position(Var("lane"), Var("reg")))
+def _fragment_map(position, elements: int, *packed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(row, column) in the tile of each (lane, element) under an mma fragment map."""
+    env = {"lane": np.arange(lowered.WARP)[:, None], "reg": np.arange(elements)[None, :]}
+    return tuple(np.broadcast_to(e.evaluate(env), (lowered.WARP, elements))
+                 for e in position(Var("lane"), Var("reg"), *packed))
 
 
-A_MAP = _fragment_map(lowered.mma_a_position, 8)
-B_MAP = _fragment_map(lowered.mma_b_position, 4)
+_MAPS: dict = {}
+
+
+def fragment_map(position, op: lowered.MmaOperand) -> tuple[np.ndarray, np.ndarray]:
+    """An operand's map, for its element width."""
+    key = (position, op.registers, op.packed)
+    if key not in _MAPS:
+        _MAPS[key] = _fragment_map(position, op.registers, op.packed)
+    return _MAPS[key]
+
+
 C_MAP = _fragment_map(lowered.mma_c_position, 4)
 
 

@@ -38,6 +38,9 @@ class Target:
     # cvt to and from e4m3/e5m2 in hardware (sm_89 and later); cuda_fp8.hpp converts in
     # software below that, with the same rounding and saturation (tests/test_arch.py)
     fp8_conversions: bool = False
+    # mma.sync with .e4m3/.e5m2 operands (PTX ISA, "mma": sm_89 and later); below that a
+    # float8 T.gemm is multiply-adds (codegen.lower.gemm)
+    fp8_mma: bool = False
     wgmma: bool = False                # warpgroup MMA: sm_90 only (sm_90a's wgmma.*)
     # what one SM holds of the blocks resident on it (the occupancy calculator's figures)
     shared_per_sm: int = 0             # shared memory for all its blocks
@@ -110,13 +113,13 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     _target("sm_86", 100, threads_per_sm=1536, blocks_per_sm=16, async_copy=True),
     # L4, L40, RTX 40xx (Ada): as GA10x but 24 blocks, and fp8 conversions in hardware
     _target("sm_89", 100, threads_per_sm=1536, blocks_per_sm=24, async_copy=True,
-            fp8_conversions=True),
+            fp8_conversions=True, fp8_mma=True),
     # H100, H200 (Hopper): 228 KB per SM, 227 KB to one block
     _target("sm_90", 228, threads_per_sm=2048, blocks_per_sm=32, async_copy=True,
-            vector_float_atomics=True, fp8_conversions=True, wgmma=True),
+            vector_float_atomics=True, fp8_conversions=True, fp8_mma=True, wgmma=True),
     # B200 (Blackwell): Hopper's figures; no wgmma (tcgen05 replaces it)
     _target("sm_100", 228, threads_per_sm=2048, blocks_per_sm=32, async_copy=True,
-            vector_float_atomics=True, fp8_conversions=True),
+            vector_float_atomics=True, fp8_conversions=True, fp8_mma=True),
 )}
 
 DEFAULT_TARGET = "sm_90"               # the architecture generated CUDA is written for

@@ -375,8 +375,8 @@ def _planted(monkeypatch, operand: str, **change):
     import dataclasses
     real = lowered.lower_gemm
 
-    def planted(plan, stmt):
-        low = real(plan, stmt)
+    def planted(plan, stmt, target=None):
+        low = real(plan, stmt, target)
         target = getattr(low.mma, operand) if operand else low.mma
         fields = {name: fn(getattr(target, name)) for name, fn in change.items()}
         target = dataclasses.replace(target, **fields)
@@ -424,7 +424,7 @@ def test_planted_wrong_shared_load_gives_a_wrong_value_the_check_catches(monkeyp
     from verify_reducer.verify.oracle import pipeline
     k = Var(lowered.STEP)
     _planted(monkeypatch, "b", index=lambda index: index.substitute(
-        {lowered.STEP: k}) + 64 * (1 - 2 * mod(Var(lowered.REG), 2)), pairs=lambda p: False)
+        {lowered.STEP: k}) + 64 * (1 - 2 * mod(Var(lowered.REG), 2)), whole=lambda w: False)
     report = pipeline.check(str(VALID / "gemm_square.py"))
     wrong = [c for label, cs in report.comparisons.items() for c in cs
              if label != "interp" and not c.ok]
@@ -466,3 +466,23 @@ def test_planted_wrong_accumulator_layout_is_caught_with_a_counterexample(monkey
 def test_gpu_cuda_matches_the_interpreter(path, planner):
     from cuda_env import cuda_within_the_interpreters_bound
     cuda_within_the_interpreters_bound(path, planner)
+
+
+def test_eight_bit_operands_take_the_k32_instruction_where_the_target_has_it():
+    """int8 → int32 on every target and float8 → float32 from sm_89 on run
+    mma.sync.m16n8k32 (four elements to a register, one 32-bit load where they are
+    adjacent); below sm_89 a float8 gemm stays multiply-adds."""
+    from verify_reducer.codegen.cuda import render
+    from verify_reducer.codegen.plan import plan_func
+    from verify_reducer.spec import ir
+    func = parse_file(str(VALID / "gemm_int8.py")).func()
+    low = lowered.lower_gemm(plan := plan_func(func, "canonical"), next(
+        s for s in ir.walk(plan.func.kernel.body) if isinstance(s, ir.Gemm)))
+    assert low.mma.k == 32 and low.mma.instruction == "s32.s8.s8.s32"
+    assert low.mma.a.packed == 4 and low.mma.a.whole and low.mma.a.registers == 16
+    assert "reducer_mma_s32_s8(" in render(plan).source
+    func = parse_file(str(VALID / "gemm_bf16_fp8_columns.py")).func()
+    for target, form in (("sm_90", "reducer_mma_f32_e4m3("), ("sm_89", "reducer_mma_f32_e4m3("),
+                         ("sm_80", "gemm_acc = gemm_acc + ")):
+        cuda = render(plan_func(func, "canonical", target=target)).source
+        assert form in cuda, target

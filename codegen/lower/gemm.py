@@ -32,15 +32,27 @@ from verify_reducer.spec import ir
 from verify_reducer.spec.indexexpr import IndexExpr, Var, floordiv, mod
 from verify_reducer.spec.layout import Layout, index_names
 
+from .atomics import plan_target
+
 WARP = 32
 TILE_M, TILE_N = 16, 8            # the mma.m16n8k16 accumulator tile of one warp
 THREAD, SLOT, K = "t", "s", "kk"  # the variables of the per-thread expressions
 WORK = {"float32": "float32", "float16": "float32", "int32": "int32"}
-MMA_K = 16                        # the k extent of one m16n8k16 instruction
 TILE, STEP, REG = "tile", "ks", "r"  # the variables of an mma operand's load expressions
 MI, NI = "mi", "ni"               # a warp's C tile: its A tile and its B tile
-# operand dtypes the m16n8k16 instruction takes, and the accumulator dtypes it writes
-MMA_OPERANDS = {"float16": ("float32", "float16"), "bfloat16": ("float32",)}
+# operand dtypes an mma.sync takes (m16n8k16 for 16-bit, m16n8k32 for 8-bit elements),
+# the accumulator dtypes it writes, and each dtype's PTX type name
+MMA_OPERANDS = {"float16": ("float32", "float16"), "bfloat16": ("float32",),
+                "int8": ("int32",), "float8_e4m3fn": ("float32",),
+                "float8_e5m2": ("float32",)}
+PTX_TYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "s32",
+             "int8": "s8", "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
+
+
+def mma_k(bits: int) -> int:
+    """The k extent of one mma.sync: 16 for 16-bit elements (m16n8k16), 32 for 8-bit
+    ones (m16n8k32): four 32-bit registers of A per lane either way."""
+    return 8 * (32 // bits)
 
 
 class Unlowerable(Exception):
@@ -143,18 +155,23 @@ def operand_layout_b(k: int, n: int, wm: int, wn: int, offset: int,
                   slot, WARP * wm * wn, wm, offset)
 
 
-def mma_a_position(lane: IndexExpr, reg: IndexExpr) -> tuple[IndexExpr, IndexExpr]:
-    """(row, k) in the 16×16 A tile of register `reg` (0..7, one 16-bit element each) of
-    lane `lane` of an mma.sync.m16n8k16 (PTX ISA, "Matrix Fragments for mma.m16n8k16":
-    a0..a7 of the .f16/.bf16 A fragment). The hardware's fixed map, not a choice: the
-    lowering addresses loads by it and the simulator places the loaded values by it."""
-    return floordiv(lane, 4) + mod(floordiv(reg, 2), 2) * 8, \
-        mod(lane, 4) * 2 + mod(reg, 2) + floordiv(reg, 4) * 8
+def mma_a_position(lane: IndexExpr, reg: IndexExpr,
+                   packed: int = 2) -> tuple[IndexExpr, IndexExpr]:
+    """(row, k) in the 16×K A tile of element `reg` of lane `lane` of an mma.sync, its
+    elements `packed` to a 32-bit register (PTX ISA, "Matrix Fragments for mma.m16n8k16"
+    with .f16/.bf16: a0..a7, packed 2; "for mma.m16n8k32" with .s8/.e4m3/.e5m2:
+    a0..a15, packed 4). The hardware's fixed map, not a choice: the lowering addresses
+    loads by it and the simulator places the loaded values by it."""
+    return floordiv(lane, 4) + mod(floordiv(reg, packed), 2) * 8, \
+        mod(lane, 4) * packed + mod(reg, packed) + floordiv(reg, 2 * packed) * (4 * packed)
 
 
-def mma_b_position(lane: IndexExpr, reg: IndexExpr) -> tuple[IndexExpr, IndexExpr]:
-    """(k, column) in the 16×8 B tile of register `reg` (0..3) of lane `lane` (b0..b3)."""
-    return mod(lane, 4) * 2 + mod(reg, 2) + floordiv(reg, 2) * 8, floordiv(lane, 4)
+def mma_b_position(lane: IndexExpr, reg: IndexExpr,
+                   packed: int = 2) -> tuple[IndexExpr, IndexExpr]:
+    """(k, column) in the K×8 B tile of element `reg` of lane `lane` (b0..b3 packed 2,
+    b0..b7 packed 4)."""
+    return mod(lane, 4) * packed + mod(reg, packed) + floordiv(reg, packed) * (4 * packed), \
+        floordiv(lane, 4)
 
 
 def mma_c_position(lane: IndexExpr, reg: IndexExpr) -> tuple[IndexExpr, IndexExpr]:
@@ -164,30 +181,33 @@ def mma_c_position(lane: IndexExpr, reg: IndexExpr) -> tuple[IndexExpr, IndexExp
 
 @dataclass(frozen=True)
 class MmaOperand:
-    """How each lane fills one operand's registers for one mma: register r (REG) of
+    """How each lane fills one operand's registers for one mma: element r (REG) of
     thread t (THREAD) for warp tile TILE at k step STEP is element `index` (flat, in the
     buffer as stored); from a fragment, the thread's own register `slot`, which the
-    operand's layout must place there. `pairs`: registers 2q and 2q+1 are adjacent
-    elements, the first at an even position — one 32-bit load fills both."""
+    operand's layout must place there. Elements go `packed` to a 32-bit register
+    (mma_a_position, mma_b_position); `whole`: a register's elements are adjacent, the
+    first at a multiple of `packed` — one 32-bit load fills the register."""
     buffer: ir.Buffer
-    registers: int                  # 16-bit elements per lane per mma: 8 (A), 4 (B)
+    registers: int                  # elements per lane per mma: 4 (A) or 2 (B) words
     tiles: int                      # the warp's tiles of this operand (along M or N)
     index: IndexExpr                # over THREAD, TILE, STEP, REG
     slot: IndexExpr | None          # over TILE, STEP, REG; None for a shared operand
-    pairs: bool
+    whole: bool
+    packed: int                     # elements per 32-bit register: 2 or 4
 
 
 @dataclass(frozen=True)
 class Mma:
-    """The tensor-core form of a gemm: per k step (MMA_K deep), every warp loads its A
+    """The tensor-core form of a gemm: per k step (`k` deep), every warp loads its A
     tiles and B tiles into registers (MmaOperand) and issues one
-    mma.sync.m16n8k16.row.col per (A tile, B tile): C tile (mi, ni) of the warp is in
+    mma.sync.m16n8k{k}.row.col per (A tile, B tile): C tile (mi, ni) of the warp is in
     slots 4·(mi + ni·tiles_m) + r of its lanes (r = 0..3, mma_c_position), exactly the
     accumulator layout's slots (accumulator_layout)."""
     a: MmaOperand
     b: MmaOperand
-    steps: int                      # K / MMA_K, in order
+    steps: int                      # K / k, in order
     instruction: str                # the PTX type suffix, e.g. "f32.f16.f16.f32"
+    k: int                          # the instruction's k: 16 or 32
     c_index: IndexExpr              # C's flat element in register REG of tile (MI, NI)
                                     # of thread THREAD
 
@@ -218,10 +238,10 @@ class GemmLowering:
         wm, wn = self.warps
         if self.mma is not None:
             a, b = self.mma.a, self.mma.b
-            return (f"mma.sync m16n8k16 ({self.mma.instruction}): {wm}×{wn} warps, each "
+            return (f"mma.sync m16n8k{self.mma.k} ({self.mma.instruction}): {wm}×{wn} warps, each "
                     f"{a.tiles}×{b.tiles} tiles of 16×8, {self.slots} slot(s) per thread, "
                     f"slot s of thread t holds {self.stmt.c.name}[{self.row}, {self.col}]; "
-                    f"{self.mma.steps} k step(s) of {MMA_K} in order; A register r of "
+                    f"{self.mma.steps} k step(s) of {self.mma.k} in order; A element r of "
                     f"thread t, tile {TILE}, step {STEP}: {_source(a)}; B: {_source(b)}")
         return (f"mma m16n8k16 accumulator: {wm}×{wn} warps, {self.slots} slot(s) per "
                 f"thread, slot s of thread t holds {self.stmt.c.name}[{self.row}, "
@@ -230,8 +250,9 @@ class GemmLowering:
                 f"in {self.work}")
 
 
-def lower_gemm(plan, stmt: ir.Gemm) -> GemmLowering:
-    """The thread program of one gemm, under the plan's layouts (plan.layouts)."""
+def lower_gemm(plan, stmt: ir.Gemm, target=None) -> GemmLowering:
+    """The thread program of one gemm, under the plan's layouts (plan.layouts), for the
+    plan's target (`target` while the plan's resources are being measured)."""
     layouts = plan.layouts
     offset, count = layouts.participants[stmt]
     if count % WARP:
@@ -257,59 +278,67 @@ def lower_gemm(plan, stmt: ir.Gemm) -> GemmLowering:
     slots = m * n // count
     return GemmLowering(stmt, m, n, k, (wm, wn), (offset, count), slots,
                         row, col, a_index, b_index, WORK[stmt.c.dtype.name],
-                        _mma(stmt, m, n, k, wm, wn, count))
+                        _mma(stmt, m, n, k, wm, wn, count, target or plan_target(plan)))
 
 
 def _source(op: MmaOperand) -> str:
     where = f"{op.buffer.name}[{op.index}]"
     if op.slot is not None:
         return f"{where}, the thread's own slot {op.slot}"
-    return where + (" (two per 32-bit load)" if op.pairs else "")
+    return where + (f" ({op.packed} per 32-bit load)" if op.whole else "")
 
 
-def _mma(stmt: ir.Gemm, m: int, n: int, k: int, wm: int, wn: int,
-         count: int) -> Mma | None:
-    """The tensor-core form, where m16n8k16 takes the dtypes and K is whole steps."""
+def _mma(stmt: ir.Gemm, m: int, n: int, k: int, wm: int, wn: int, count: int,
+         target) -> Mma | None:
+    """The tensor-core form, where an mma.sync takes the dtypes on the target and K is
+    whole steps (an 8-bit operand in a fragment has no layout yet: R101 before here)."""
     operand, acc = stmt.a.dtype.name, stmt.c.dtype.name
+    bits = stmt.a.dtype.bits
+    packed = 32 // bits
+    step_k = mma_k(bits)
     if stmt.b.dtype.name != operand or acc not in MMA_OPERANDS.get(operand, ()) \
-            or k % MMA_K:
+            or k % step_k or (stmt.a.dtype.is_float8 and not target.fp8_mma) \
+            or (bits == 8 and "fragment" in (stmt.a.scope, stmt.b.scope)):
         return None
     t, tile, step, reg = (Var(x) for x in (THREAD, TILE, STEP, REG))
     lane, warp = mod(t, WARP), floordiv(t, WARP)
+    steps = k // step_k
     # A: row of the warp's tile `tile` (along M), k of step `step`
-    r_in, k_in = mma_a_position(lane, reg)
+    r_in, k_in = mma_a_position(lane, reg, packed)
     row = tile * (TILE_M * wm) + mod(warp, wm) * TILE_M + r_in
-    kk = step * MMA_K + k_in
+    kk = step * step_k + k_in
     tiles_m, tiles_n = m // (TILE_M * wm), n // (TILE_N * wn)
     a_slot = reg + (tile + step * tiles_m) * 8         # operand_layout_a's slot
-    a = _operand(stmt.a, 8, tiles_m, row * k + kk if not stmt.transpose_a else kk * m + row,
-                 a_slot, count, k // MMA_K)
-    k_in, c_in = mma_b_position(lane, reg)
+    a = _operand(stmt.a, 4 * packed, tiles_m,
+                 row * k + kk if not stmt.transpose_a else kk * m + row,
+                 a_slot, count, steps, packed)
+    k_in, c_in = mma_b_position(lane, reg, packed)
     col = tile * (TILE_N * wn) + floordiv(warp, wm) * TILE_N + c_in
-    kk = step * MMA_K + k_in
-    b_slot = reg + (step + tile * (k // MMA_K)) * 4     # operand_layout_b's slot
-    b = _operand(stmt.b, 4, tiles_n, kk * n + col if not stmt.transpose_b else col * k + kk,
-                 b_slot, count, k // MMA_K)
+    kk = step * step_k + k_in
+    b_slot = reg + (step + tile * steps) * 4            # operand_layout_b's slot
+    b = _operand(stmt.b, 2 * packed, tiles_n,
+                 kk * n + col if not stmt.transpose_b else col * k + kk,
+                 b_slot, count, steps, packed)
     r_in, c_in = mma_c_position(lane, reg)
     c_index = (Var(MI) * (TILE_M * wm) + mod(warp, wm) * TILE_M + r_in) * n \
         + Var(NI) * (TILE_N * wn) + floordiv(warp, wm) * TILE_N + c_in
-    types = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
-    instruction = ".".join(types[x] for x in (acc, operand, operand, acc))
-    return Mma(a, b, k // MMA_K, instruction, c_index)
+    instruction = ".".join(PTX_TYPES[x] for x in (acc, operand, operand, acc))
+    return Mma(a, b, steps, instruction, step_k, c_index)
 
 
 def _operand(buffer: ir.Buffer, registers: int, tiles: int, index: IndexExpr,
-             slot: IndexExpr, count: int, steps: int) -> MmaOperand:
-    """The operand's loads; `pairs` decided over every lane, tile, step and register
+             slot: IndexExpr, count: int, steps: int, packed: int) -> MmaOperand:
+    """The operand's loads; `whole` decided over every lane, tile, step and element
     (a few thousand points), since a transposed or odd-strided operand breaks it."""
     if buffer.scope == "fragment":
-        return MmaOperand(buffer, registers, tiles, index, slot, False)
+        return MmaOperand(buffer, registers, tiles, index, slot, False, packed)
     env = {THREAD: np.arange(count)[:, None, None, None],
            TILE: np.arange(tiles)[None, :, None, None],
            STEP: np.arange(steps)[None, None, :, None],
            REG: np.arange(registers)[None, None, None, :]}
     at = np.broadcast_to(index.evaluate(env), (count, tiles, steps, registers))
-    first, second = at[..., 0::2], at[..., 1::2]
-    pairs = bool(np.all(second == first + 1) and np.all(first % 2 == 0)
-                 and buffer.size % 2 == 0)    # a pipeline's stages stay 32-bit aligned
-    return MmaOperand(buffer, registers, tiles, index, None, pairs)
+    words = at.reshape(count, tiles, steps, registers // packed, packed)
+    first = words[..., :1]
+    whole = bool(np.all(words == first + np.arange(packed)) and np.all(first % packed == 0)
+                 and buffer.size % packed == 0)  # a pipeline's stages stay 32-bit aligned
+    return MmaOperand(buffer, registers, tiles, index, None, whole, packed)

@@ -122,6 +122,51 @@ __device__ __forceinline__ void reducer_mma_f32_bf16(float& d0, float& d1, float
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+// 8-bit operands (m16n8k32): four elements to a register, the first in the low byte
+__device__ __forceinline__ unsigned reducer_pack8(signed char a, signed char b, signed char c,
+                                                  signed char d) {
+  return static_cast<unsigned>(static_cast<unsigned char>(a)) |
+         (static_cast<unsigned>(static_cast<unsigned char>(b)) << 8) |
+         (static_cast<unsigned>(static_cast<unsigned char>(c)) << 16) |
+         (static_cast<unsigned>(static_cast<unsigned char>(d)) << 24);
+}
+
+template <typename F8>
+__device__ __forceinline__ unsigned reducer_pack8(F8 a, F8 b, F8 c, F8 d) {
+  return static_cast<unsigned>(a.__x) | (static_cast<unsigned>(b.__x) << 8) |
+         (static_cast<unsigned>(c.__x) << 16) | (static_cast<unsigned>(d.__x) << 24);
+}
+
+__device__ __forceinline__ void reducer_mma_s32_s8(int& d0, int& d1, int& d2, int& d3,
+                                                   const unsigned (&a)[4],
+                                                   const unsigned (&b)[2]) {
+  asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
+               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+r"(d0), "+r"(d1), "+r"(d2), "+r"(d3)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+// float8 operands: sm_89 and later (spec.target's fp8_mma)
+__device__ __forceinline__ void reducer_mma_f32_e4m3(float& d0, float& d1, float& d2, float& d3,
+                                                     const unsigned (&a)[4],
+                                                     const unsigned (&b)[2]) {
+  asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 "
+               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+__device__ __forceinline__ void reducer_mma_f32_e5m2(float& d0, float& d1, float& d2, float& d3,
+                                                     const unsigned (&a)[4],
+                                                     const unsigned (&b)[2]) {
+  asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 "
+               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#endif
+
 // float16 C: d0, d1 travel packed in one register and d2, d3 in another
 __device__ __forceinline__ void reducer_mma_f16_f16(half& d0, half& d1, half& d2, half& d3,
                                                     const unsigned (&a)[4],

@@ -82,12 +82,7 @@ class CopyExecution:
         gather. The region itself (at starts, its start values) must lie inside a
         non-global buffer (the logical rule, R102)."""
         buffer = region.buffer
-        if buffer.scope != "global":
-            for s, extent, size in zip(starts, region.extents, buffer.shape):
-                if s < 0 or s + extent > size:
-                    raise DiagnosticError(error(
-                        "R102", f"region {starts} + {list(region.extents)} is out of "
-                        f"bounds of {buffer.name} {list(buffer.shape)}", region.span))
+        _region_inside(region, starts)
         guarded = np.zeros(n, dtype=bool)
         if buffer.scope == "global":
             for ix, extent, (low, high) in zip(index, buffer.shape, guards):
@@ -105,13 +100,23 @@ class CopyExecution:
     def index_values(self, key, loop: tuple[str, ...], shape, hoisted, index,
                      e: np.ndarray, lanes: Lanes) -> list[np.ndarray]:
         """The lowered index expressions' values for iterations e (flat over shape) of
-        their element loop, whose variables they read with the uniform names: each
-        hoisted start's value and the names the starts read (block indices, serial loop
+        their element loop (`index_parts`)."""
+        parts, shifts, full = self.index_parts(key, loop, shape, hoisted, index, e, lanes)
+        return [full(ix) if shift is None else (base + shift if shift else base)
+                for (ix, base), shift in zip(parts, shifts)]
+
+    def index_parts(self, key, loop: tuple[str, ...], shape, hoisted, index,
+                    e: np.ndarray, lanes: Lanes):
+        """The lowered index expressions for iterations e (flat over shape) of their
+        element loop, whose variables they read with the uniform names: each hoisted
+        start's value and the names the starts read (block indices, serial loop
         variables, integer names a Let binds). An expression affine in the uniform names
         (spec.indexexpr.linear_in) is evaluated over the loop once per `key` (one
-        statement's lowering) with those names at 0 and then shifted by Σ c·name, which
-        is the same integer exactly: a pipelined copy moves the same elements to new
-        starts every iteration. Any other expression is evaluated in full."""
+        statement's lowering) with those names at 0: its value is that base shifted by
+        Σ c·name, the same integers exactly (a pipelined copy moves the same elements
+        to new starts every iteration). Returns ((expression, base) per expression, the
+        shift per expression — None where it is not affine —, and a function that
+        evaluates an expression in full)."""
         uniform = {start.name: self.uniform_int(start.value, lanes) for start in hoisted}
         for ix in index:
             for name in ix.free_vars():
@@ -129,15 +134,13 @@ class CopyExecution:
                 parts.append((ix, coefficients, base))
             found = self.s.index_bases[key] = (loop_env, parts)
         loop_env, parts = found
-        values = []
-        for ix, coefficients, base in parts:
-            if coefficients is None:
-                values.append(np.broadcast_to(ix.evaluate({**loop_env, **uniform}),
-                                              (len(e),)))
-                continue
-            shift = sum(k * uniform[name] for name, k in coefficients)
-            values.append(base + shift if shift else base)
-        return values
+        shifts = [None if coefficients is None else
+                  sum(k * uniform[name] for name, k in coefficients)
+                  for _, coefficients, _ in parts]
+
+        def full(ix):
+            return np.broadcast_to(ix.evaluate({**loop_env, **uniform}), (len(e),))
+        return [(ix, base) for ix, _, base in parts], shifts, full
 
     def lowered_copy(self, stmt: ir.Copy) -> tuple:
         """(the copy's lowering, absolute thread, replica and iteration of each of its
@@ -225,14 +228,34 @@ class CopyExecution:
         src, dst = stmt.src, stmt.dst
         lowering, threads, replica, e = self.lowered_copy(stmt)
         partition = lowering.partition
-        index = self.index_values(stmt, partition.index_vars, partition.shape,
-                                  lowering.hoisted, lowering.src_index + lowering.dst_index,
-                                  e, lanes)
+        parts, shifts, full = self.index_parts(
+            stmt, partition.index_vars, partition.shape, lowering.hoisted,
+            lowering.src_index + lowering.dst_index, e, lanes)
+        src_starts, dst_starts = self.starts(src, lanes), self.starts(dst, lanes)
+        template = self.s.move_templates.get(stmt)
+        if template is not None:
+            shifted = template.at(shifts)
+            if shifted is not None:
+                _region_inside(src, src_starts)
+                _region_inside(dst, dst_starts)
+                return shifted
+        index = [full(ix) if shift is None else (base + shift if shift else base)
+                 for (ix, base), shift in zip(parts, shifts)]
         split = len(lowering.src_index)
         s_flat, s_guarded, s_beyond = self.region_flat(
-            src, self.starts(src, lanes), index[:split], len(e), lowering.src_guards)
+            src, src_starts, index[:split], len(e), lowering.src_guards)
         d_flat, d_guarded, d_beyond = self.region_flat(
-            dst, self.starts(dst, lanes), index[split:], len(e), lowering.dst_guards)
+            dst, dst_starts, index[split:], len(e), lowering.dst_guards)
+        moves = self._moves(stmt, lowering, threads, replica, s_flat, s_guarded, s_beyond,
+                            d_flat, d_guarded, d_beyond)
+        if template is None and _Template.applies(lowering, shifts, s_beyond, d_beyond):
+            self.s.move_templates[stmt] = _Template.of(stmt, shifts, split, moves, s_flat,
+                                                       d_flat)
+        return moves
+
+    def _moves(self, stmt, lowering, threads, replica, s_flat, s_guarded, s_beyond,
+               d_flat, d_guarded, d_beyond) -> Moves:
+        src, dst = stmt.src, stmt.dst
         writers = ~d_guarded
         if lowering.one_writer:
             writers &= replica == 0          # one write per element, by replica 0
@@ -263,6 +286,69 @@ def _window(buffer: ir.Buffer, flat: np.ndarray) -> np.ndarray | slice:
             (np.diff(flat) == 1).all():
         return slice(int(flat[0]), int(flat[-1]) + 1)
     return flat
+
+
+def _region_inside(region: ir.Region, starts: list[int]) -> None:
+    """R102 unless the region (at starts) lies inside its buffer, when the buffer is not
+    a global tensor (the logical rule; a global one is guarded at its border)."""
+    buffer = region.buffer
+    if buffer.scope == "global":
+        return
+    for s, extent, size in zip(starts, region.extents, buffer.shape):
+        if s < 0 or s + extent > size:
+            raise DiagnosticError(error(
+                "R102", f"region {starts} + {list(region.extents)} is out of "
+                f"bounds of {buffer.name} {list(buffer.shape)}", region.span))
+
+
+@dataclass(frozen=True)
+class _Template:
+    """A copy's moves at one set of index shifts, from which its moves at any other are
+    one addition: every index expression affine in the uniform names (so an offset is
+    its base plus Σ strideᵈ·shiftᵈ), no border test in the lowering and no access
+    outside its buffer at the template (so no lane is skipped, every writer stays
+    one). At other shifts the same holds while both sides' offsets, moved by their
+    constant, stay inside their buffers — checked on the template's extremes, else the
+    moves are derived in full (and the faults found there)."""
+    shifts: tuple[int, ...]
+    moves: Moves
+    src_strides: tuple[int, ...]
+    dst_strides: tuple[int, ...]
+    src_range: tuple[int, int, int]     # least and greatest offset, the buffer's size
+    dst_range: tuple[int, int, int]     # (over every lane, writer or not)
+
+    @staticmethod
+    def applies(lowering, shifts, s_beyond, d_beyond) -> bool:
+        tested = any(low or high for low, high in lowering.src_guards + lowering.dst_guards)
+        return not tested and None not in shifts and s_beyond is None and d_beyond is None
+
+    @staticmethod
+    def of(stmt: ir.Copy, shifts, split: int, moves: Moves, s_flat, d_flat) -> "_Template":
+        def strides(shape):
+            return tuple(int(np.prod(shape[d + 1:], dtype=np.int64))
+                         for d in range(len(shape)))
+
+        def extent(flat, buffer):
+            return (int(flat.min()), int(flat.max()), buffer.size) if len(flat) else \
+                (0, -1, buffer.size)
+        return _Template(tuple(shifts), moves, strides(stmt.src.buffer.shape),
+                         strides(stmt.dst.buffer.shape), extent(s_flat, stmt.src.buffer),
+                         extent(d_flat, stmt.dst.buffer))
+
+    def at(self, shifts) -> Moves | None:
+        if None in shifts:
+            return None
+        split = len(self.src_strides)
+        moved = [k - k0 for k, k0 in zip(shifts, self.shifts)]
+        ds = sum(st * m for st, m in zip(self.src_strides, moved[:split]))
+        dd = sum(st * m for st, m in zip(self.dst_strides, moved[split:]))
+        for (low, high, size), delta in ((self.src_range, ds), (self.dst_range, dd)):
+            if low + delta < 0 or high + delta >= size:
+                return None
+        m = self.moves
+        dst = slice(m.dst.start + dd, m.dst.stop + dd) if isinstance(m.dst, slice) \
+            else m.dst + dd
+        return Moves(m.threads, m.src + ds, None, m.dst_lanes, dst, m.dst_threads, ())
 
 
 def outside_message(verb: str, buffer: ir.Buffer, flat: np.ndarray, bad: np.ndarray,

@@ -75,6 +75,8 @@ class PlanStatics:
         # each lowering's index expressions over its element loop, the uniform names at 0
         # (interp.sim_copies.index_values): by statement
         self.index_bases: dict[ir.Stmt, tuple] = {}
+        # each copy's moves at one start, shifted to the others (interp.sim_copies._Template)
+        self.move_templates: dict[ir.Copy, object] = {}
         self.moves_lanes = 0      # lanes held by moves: the cache is bounded by memory
         self.entries: dict[tuple, tuple] = {}
         self.readers: dict[ir.ReducerFinalize, tuple] = {}

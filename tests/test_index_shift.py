@@ -50,3 +50,63 @@ def test_the_shift_is_exact_wherever_it_is_claimed(e, k, b):
     base = np.broadcast_to(e.evaluate({**loop, "ko": 0, "bx": 0}), (40,))
     values = {"ko": k, "bx": b}
     assert np.array_equal(full, base + sum(c * values[n] for n, c in coefficients))
+
+
+# ------------------------------------------------------------------ the simulator's side
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from verify_reducer.codegen.plan import plan_func  # noqa: E402
+from verify_reducer.interp import sim_copies  # noqa: E402
+from verify_reducer.interp.sim_copies import Moves, _Template  # noqa: E402
+from verify_reducer.interp.simulate import simulate  # noqa: E402
+from verify_reducer.spec.frontend import parse_file  # noqa: E402
+from verify_reducer.verify.oracle.inputs import prepare  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+# the examples, and the valid programs that pipeline a loop (T.gemm's own simulation is
+# interp.sim_gemm's: no copy moves there)
+PROGRAMS = sorted(ROOT.glob("examples/*.py")) + \
+    [p for p in sorted(ROOT.glob("tests/programs/valid/*.py"))
+     if "T.Pipelined" in p.read_text() and "T.gemm" not in p.read_text()]
+
+
+def _run(path: Path, planner: str):
+    func = parse_file(str(path)).func()
+    result = simulate(plan_func(func, planner), prepare(func, 0))
+    return ({n: v.tobytes() for n, v in result.outputs.items()},
+            [(d.code, d.message) for d in result.violations], result.contributions)
+
+
+@pytest.mark.parametrize("planner", ["canonical", "auto"])
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
+def test_shifted_moves_equal_moves_derived_in_full(monkeypatch, path, planner):
+    """Every copy's moves derived in full at every start (no template) give the same
+    outputs, violations and contribution count as the shifted ones."""
+    shifted = _run(path, planner)
+    monkeypatch.setattr(_Template, "applies", staticmethod(lambda *a: False))
+    monkeypatch.setattr(sim_copies.CopyExecution, "index_parts", _unshifted)
+    assert _run(path, planner) == shifted
+
+
+_index_parts = sim_copies.CopyExecution.index_parts
+
+
+def _unshifted(self, *args):
+    """index_parts with every expression evaluated in full (no shift claimed)."""
+    parts, shifts, full = _index_parts(self, *args)
+    return parts, [None] * len(shifts), full
+
+
+def test_a_shift_that_leaves_a_buffer_falls_back_to_the_full_derivation():
+    moves = Moves(np.arange(4), np.arange(10, 14), None, None, slice(0, 4), np.arange(4))
+    t = _Template((0, 0), moves, (1,), (1,), (10, 13, 20), (0, 3, 8))
+    again = t.at((5, 4))
+    assert again.src.tolist() == [15, 16, 17, 18] and again.dst == slice(4, 8)
+    assert t.at((6, 0)).src.tolist() == [16, 17, 18, 19]    # the last one inside
+    assert t.at((7, 0)) is None         # src would reach 20: outside its 20
+    assert t.at((0, 5)) is None         # dst would reach 8: outside its 8
+    assert t.at((-11, 0)) is None       # src below 0
+    assert t.at((None, 0)) is None      # not affine at this start

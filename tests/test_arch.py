@@ -81,14 +81,24 @@ def test_each_target_has_the_programming_guides_figures(arch, per_sm, per_block,
     assert target_for_capability(*t.compute_capability) == arch
 
 
-@pytest.mark.parametrize("arch, async_copy, vector, fp8, wgmma", [
-    ("sm_80", True, False, False, False), ("sm_86", True, False, False, False),
-    ("sm_89", True, False, True, False), ("sm_90", True, True, True, True),
-    ("sm_100", True, True, True, False)])
-def test_each_target_has_its_features(arch, async_copy, vector, fp8, wgmma):
+@pytest.mark.parametrize("arch, async_copy, vector, fp8, fp8_mma, wgmma", [
+    ("sm_80", True, False, False, False, False), ("sm_86", True, False, False, False, False),
+    ("sm_89", True, False, True, True, False), ("sm_90", True, True, True, True, True),
+    ("sm_100", True, True, True, True, False)])
+def test_each_target_has_its_features(arch, async_copy, vector, fp8, fp8_mma, wgmma):
     t = target(arch)
-    assert (t.async_copy, t.vector_float_atomics, t.fp8_conversions, t.wgmma) == \
-        (async_copy, vector, fp8, wgmma)
+    assert (t.async_copy, t.vector_float_atomics, t.fp8_conversions, t.fp8_mma,
+            t.wgmma) == (async_copy, vector, fp8, fp8_mma, wgmma)
+
+
+def test_the_json_schema_lists_every_field_of_a_target():
+    """The plan's `limits` object is Target.to_json(); its schema (additionalProperties
+    false) must name each field, a new feature included."""
+    import json
+    schema = json.loads((ROOT / "verify_reducer" / "schemas" / "defs.schema.json")
+                        .read_text())["$defs"]["limits"]
+    fields = set(target("sm_90").to_json())
+    assert set(schema["properties"]) == set(schema["required"]) == fields
 
 
 def test_the_launch_limits_the_frontend_checks_are_every_targets():

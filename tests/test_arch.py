@@ -394,8 +394,8 @@ def test_the_runner_refuses_a_plan_the_device_cannot_run():
     plan = _plan(LANES.read_text(), "sm_90")
     with pytest.raises(runner.CudaUnavailable,
                        match="the plan is for sm_90 and the device is sm_80, which lacks "
-                             "vector_float_atomics, 232448 bytes of shared memory per "
-                             "block; plan for it"):
+                             "vector_float_atomics, fp8_mma, 232448 bytes of shared "
+                             "memory per block; plan for it"):
         runner._refuse_other_device(plan, _Driver((8, 0)))
     runner._refuse_other_device(_plan(LANES.read_text(), "sm_80"), _Driver((9, 0)))
     runner._refuse_other_device(plan, _Driver((10, 0)))

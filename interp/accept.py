@@ -86,18 +86,32 @@ def judge(got, exact, bound, where=None) -> tuple[np.ndarray, np.ndarray, np.nda
     if got.shape != exact.shape:
         raise ValueError(f"shape {got.shape} does not match the reference's {exact.shape}")
     bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), exact.shape)
-    if where is None:
-        where = np.ones(exact.shape, dtype=bool)
-    g, e, b = got[where], exact[where], bound[where]
     accepted = np.ones(exact.shape, dtype=bool)
     unjudged = np.zeros(exact.shape, dtype=bool)
     overflow = np.zeros(exact.shape, dtype=bool)
-    if e.size:
-        accepted[where] = within_bound(g, e, b)
-        unjudged[where] = skip = ~judgeable(e, b)
-        up, down = overflow_sides(e, b)
-        overflow[where] = (up | down) & ~skip
+    if where is None:
+        # every element, a slab of rows at a time: in place (a gather would copy each
+        # array), and each float64 temporary the size of a slab, not of the tensor
+        rows = max(1, _JUDGED_AT_ONCE // max(1, exact[:1].size)) if exact.ndim else 1
+        for first in range(0, len(exact) if exact.ndim else 1, rows):
+            part = slice(first, first + rows) if exact.ndim else ()
+            accepted[part], unjudged[part], overflow[part] = \
+                _judged(got[part], exact[part], bound[part])
+        return accepted, unjudged, overflow
+    if where.any():
+        accepted[where], unjudged[where], overflow[where] = \
+            _judged(got[where], exact[where], bound[where])
     return accepted, unjudged, overflow
+
+
+_JUDGED_AT_ONCE = 1 << 20      # elements judged together by `judge`
+
+
+def _judged(got, exact, bound) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    accepted = within_bound(got, exact, bound)
+    unjudged = ~judgeable(exact, bound)
+    up, down = overflow_sides(exact, bound)
+    return accepted, unjudged, (up | down) & ~unjudged
 
 
 def unjudged_reason(exact: float, bound: float) -> str:

@@ -95,3 +95,28 @@ def test_judge_on_written_elements_matches_the_whole_judgment():
     assert nothing[0].all() and not nothing[1].any() and not nothing[2].any()
     with pytest.raises(ValueError, match="does not match"):
         judge(got[:3], ref, bound, where)
+
+
+def test_judge_of_every_element_in_slabs_matches_the_whole_judgment(monkeypatch):
+    """where=None judges a slab of rows at a time (interp.accept._JUDGED_AT_ONCE): the
+    same answer as one pass, for slabs that do not divide the rows, and for a 0-d
+    tensor."""
+    from verify_reducer.interp import accept
+    rng = np.random.default_rng(9)
+    shape = (13, 5)
+    ref = np.float32(rng.standard_normal(shape))
+    ref[2, 1] = 3e38
+    bound = np.abs(rng.standard_normal(shape)) * 1e-3
+    bound[2, 1] = 1e38
+    bound[7, 4] = np.inf
+    got = ref + np.float32(rng.standard_normal(shape) * 2e-3)
+    got[2, 1] = np.inf
+    whole = judge(got, ref, bound)
+    monkeypatch.setattr(accept, "_JUDGED_AT_ONCE", 11)       # two rows a slab, 7 slabs
+    slabs = judge(got, ref, bound)
+    for a, b in zip(whole, slabs):
+        assert np.array_equal(a, b)
+    assert not whole[0].all() and whole[1][7, 4] and whole[2][2, 1]
+    scalar = judge(np.float32(1.5), np.float32(1.0), 0.25)
+    assert [bool(x) for x in scalar] == [False, False, False]
+    assert bool(judge(np.float32(1.1), np.float32(1.0), 0.25)[0])

@@ -137,7 +137,10 @@ def render_fill(body, stmt: ir.Fill, frame: Frame) -> None:
     if moves.partition is None:
         with body.maybe_block(f"for (int element = 0; element < {buffer.size}; "
                                f"++element)"):
-            body.out.line(f"{body.buffer(buffer)}[element] = {value};")
+            pitch = body.plan.pitch(buffer)
+            at = "element" if pitch is None else \
+                f"element / {buffer.shape[1]} * {pitch} + element % {buffer.shape[1]}"
+            body.out.line(f"{body.buffer(buffer)}[{at}] = {value};")
         return
     body.fence(stmt, "before")
     with body.cells(moves.partition, frame) as inner:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from verify_reducer.spec import ir
 from verify_reducer.spec.dtypes import BOOL, DTYPES
-from verify_reducer.spec.indexexpr import Var
+from verify_reducer.spec.indexexpr import Var, floordiv, mod
 
 from .cuda_access import Frame
 from .cuda_exprs import ADD, C, convert, literal
@@ -65,7 +65,7 @@ def _render_mma(body, stmt: ir.Gemm, low: lowered.GemmLowering, acc: str) -> Non
              "#pragma unroll 1")
     with body.maybe_block(f"for (int gemm_ks = 0; gemm_ks < {mma.steps}; ++gemm_ks)"):
         for name, op, tile in (("gemm_a", mma.a, lowered.MI), ("gemm_b", mma.b, lowered.NI)):
-            _render_loads(body, name, op, tile)
+            _render_loads(body, name, op, tile, low)
         out.line("#pragma unroll")
         with body.maybe_block(f"for (int gemm_mi = 0; gemm_mi < {mma.a.tiles}; ++gemm_mi)"):
             out.line("#pragma unroll")
@@ -77,10 +77,13 @@ def _render_mma(body, stmt: ir.Gemm, low: lowered.GemmLowering, acc: str) -> Non
                 out.line(f"{_MMA[mma.instruction]}({d}, gemm_a[gemm_mi], gemm_b[gemm_ni]);")
 
 
-def _render_loads(body, name: str, op: lowered.MmaOperand, tile: str) -> None:
+def _render_loads(body, name: str, op: lowered.MmaOperand, tile: str,
+                  low: lowered.GemmLowering) -> None:
     """`unsigned name[tiles][words]`: the lane's registers of one operand at this step,
     each `packed` elements, the lowest-numbered in the low bits."""
     out = body.out
+    ranges = {lowered.THREAD: (0, low.participants[1] - 1), lowered.TILE: (0, op.tiles - 1),
+              lowered.STEP: (0, low.mma.steps - 1), lowered.REG: (0, op.registers - 1)}
     words = op.registers // op.packed
     array = body.buffer(op.buffer)
     names = dict(_NAMES, **{lowered.TILE: _NAMES[tile]})
@@ -103,7 +106,8 @@ def _render_loads(body, name: str, op: lowered.MmaOperand, tile: str) -> None:
                                                for h in range(op.packed)) + ")"
             else:
                 base = body.stage_base.get(op.buffer)
-                flat = [at(op.index, h) if base is None else f"{base} + {at(op.index, h)}"
+                index = _pitched(body, op.buffer, op.index, ranges)
+                flat = [at(index, h) if base is None else f"{base} + {at(index, h)}"
                         for h in range(op.packed)]
                 value = (f"*reinterpret_cast<const unsigned*>(&{array}[{flat[0]}])"
                          if op.whole else
@@ -128,9 +132,19 @@ def _render_scalar(body, stmt: ir.Gemm, low: lowered.GemmLowering, acc: str) -> 
         out.line(f"{acc}[gemm_s] = {convert(C('gemm_acc'), work, c.dtype).text};")
 
 
+def _pitched(body, buffer: ir.Buffer, index, ranges=None):
+    """A shared operand's flat element as its address under the plan's padded rows
+    (codegen.plan_pitch): row·pitch + column, simplified over the variables' ranges."""
+    pitch = body.plan.pitch(buffer)
+    if pitch is None:
+        return index
+    width = buffer.shape[1]
+    return (floordiv(index, width, ranges) * pitch + mod(index, width, ranges))
+
+
 def _operand(body, buffer: ir.Buffer, index, work) -> str:
     """The element of a shared operand at the lowering's flat index, in the work dtype."""
-    flat = index.to_c(_NAMES)
+    flat = _pitched(body, buffer, index).to_c(_NAMES)
     base = body.stage_base.get(buffer)
     if base is not None:
         flat = f"{base} + {flat}"

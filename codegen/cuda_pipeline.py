@@ -116,7 +116,7 @@ class _Printer:
         for buffer in s.buffers:
             base = f"{body.buffer(buffer)}_{role}"
             body.out.line(f"const int {base} = (({iteration} - {s.start}) % {s.stages}) * "
-                          f"{buffer.size};")
+                          f"{body.plan.shared_elements(buffer)};")
             body.stage_base[buffer] = base
 
     def prefetch(self, event: Prefetch) -> None:

@@ -100,7 +100,9 @@ class KernelBody(CellLoops):
         if layout is not None:                       # a register array
             self.register_slots[name] = layout.slots_per_thread
             return register_place(name, layout, ix, frame, self.var)
-        flat = flat_offset(buffer.shape, ix, frame, self.var)
+        pitch = self.plan.pitch(buffer)
+        shape = buffer.shape if pitch is None else (buffer.shape[0], pitch)
+        flat = flat_offset(shape, ix, frame, self.var)       # the plan's padded rows
         base = self.stage_base.get(buffer)
         if base is not None:
             flat = C(f"{base} + {flat.text}", ADD)

@@ -22,6 +22,10 @@ def format_plan(plan: PhysicalPlan, ptxas=None) -> str:
     blocks = [head] + [_reducer_text(r) for r in plan.reducers]
     if plan.pipelines:
         blocks.append("\n".join(pipeline_text(p) for p in plan.pipelines))
+    if plan.pitches:
+        blocks.append("shared rows padded (codegen.plan_pitch): " + ", ".join(
+            f"{b.name} {p} elements a row ({b.shape[1]} + {p - b.shape[1]})"
+            for b, p in plan.pitches))
     if plan.barriers.items:
         blocks.append("\n".join(barriers_text(plan)))
     if plan.resources is not None:
@@ -221,6 +225,8 @@ def plan_json(plan: PhysicalPlan, ptxas=None) -> dict:
         "planner": plan.planner,
         "reducers": [_reducer_json(r) for r in plan.reducers],
         "pipelines": [_pipeline_json(p) for p in plan.pipelines],
+        "pitches": [{"buffer": b.name, "row": b.shape[1], "pitch": p}
+                    for b, p in plan.pitches],
         "barriers": [_barrier_json(b) for b in plan.barriers.items],
         "resources": resources_json(plan.resources) if plan.resources else None,
         "notes": [d.to_json() for d in plan.notes],

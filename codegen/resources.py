@@ -68,7 +68,7 @@ def _shared_arrays(plan: PhysicalPlan) -> tuple[SharedArray, ...]:
                 # a pipelined loop's staged buffer: one copy per stage
                 stages = plan.stages_of(buffer)
                 wanted.append((buffer.name, "shared buffer", buffer, buffer.dtype,
-                               stages * buffer.size))
+                               stages * plan.shared_elements(buffer)))
             elif rp is not None and rp.workspace_words:
                 wanted.append((f"{buffer.name} workspace", "reducer workspace", buffer,
                                buffer.dtype, rp.workspace_words))
@@ -76,7 +76,7 @@ def _shared_arrays(plan: PhysicalPlan) -> tuple[SharedArray, ...]:
             # a pipeline's stages of the tiles it reads into fragments (StagedRead)
             for buffer in plan.staged_buffers(stmt):
                 wanted.append((buffer.name, "shared buffer", buffer, buffer.dtype,
-                               plan.stages_of(buffer) * buffer.size))
+                               plan.stages_of(buffer) * plan.shared_elements(buffer)))
         elif isinstance(stmt, ir.Reduce) and stmt.src.scope == "fragment" and \
                 lower_reduce(plan, stmt) is None:
             # every holder of an output reads a whole row: the source goes through

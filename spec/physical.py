@@ -338,6 +338,18 @@ class PhysicalPlan:
     # the T.Parallel loops whose replicated layout would make several threads update
     # one shared element: only replica 0 runs their body (codegen.plan_barriers)
     one_writer_loops: tuple[Stmt, ...] = ()
+    # shared buffers whose rows are padded: (buffer, elements from one row's start to the
+    # next), the rest row-major (codegen.plan_pitch: a tensor-core gemm's operands)
+    pitches: tuple[tuple[Buffer, int], ...] = ()
+
+    def pitch(self, buffer: Buffer) -> int | None:
+        """The padded row of a 2-D shared buffer (None: plain row-major)."""
+        return next((p for b, p in self.pitches if b is buffer), None)
+
+    def shared_elements(self, buffer: Buffer) -> int:
+        """The elements one stage of a shared buffer occupies, padding included."""
+        pitch = self.pitch(buffer)
+        return buffer.size if pitch is None else buffer.shape[0] * pitch
 
     def pipeline(self, loop: SerialFor) -> Pipeline | None:
         """The loop's pipeline when it runs as one (None: a plain loop)."""

@@ -486,3 +486,27 @@ def test_eight_bit_operands_take_the_k32_instruction_where_the_target_has_it():
                          ("sm_80", "gemm_acc = gemm_acc + ")):
         cuda = render(plan_func(func, "canonical", target=target)).source
         assert form in cuda, target
+
+
+def test_shared_operands_get_padded_rows_the_renderer_and_resources_use():
+    """gemm_square: a_s (64 × 32 fp16, 64-byte rows) and b_s (32 × 64, 128-byte rows)
+    conflict on the mma loads; the plan pads each row by 16 bytes, every access (the
+    copies' vectors, the mma loads) is row·pitch + column, and the allocation is
+    rows × pitch. Each stage of a pipelined operand is rows × pitch apart."""
+    from verify_reducer.codegen.cuda import render
+    from verify_reducer.codegen.plan_pitch import plan_pitches
+    plan = _plan(VALID / "gemm_square.py")
+    pitches = {b.name: p for b, p in plan.pitches}
+    assert pitches == {"a_s": 40, "b_s": 72}
+    shared = {a.name: a.elements for a in plan.resources.shared}
+    assert shared["a_s"] == 64 * 40 and shared["b_s"] == 32 * 72
+    cuda = render(plan).source
+    assert "&a_s[40*i + 8*j_run]" in cuda and "&b_s[72*i + 8*j_run]" in cuda
+    assert "40*(gemm_t % 32 / 4)" in cuda            # an mma row step is the pitch
+    # a row not a multiple of 32 bytes (a_s: 8 fp16) keeps its plain layout
+    assert [(b.name, p) for b, p in plan_pitches(parse_source(_kernel(
+        "T.gemm(a_s, b_s, acc)", a="(32, 8), T.float16", b="(8, 32), T.float16")).func())] \
+        == [("b_s", 40)]
+    staged = _plan(VALID / "gemm_pipelined_clear.py")
+    pitch = dict((b.name, p) for b, p in staged.pitches)
+    assert f"% 2) * {16 * pitch['b_s']};" in render(staged).source

@@ -1,0 +1,41 @@
+"""Padded rows for the shared operands of tensor-core gemms: plan data.
+
+    plan_pitches(func) -> ((buffer, pitch), ...)
+
+An mma's lanes load a 16-row tile eight rows at a time (codegen.lower.gemm: lane l reads
+row l/4, 4-byte word l mod 4 of the tile's k, or its B column l/4 at rows 2·(l mod 4)).
+When a shared operand's row is a multiple of 32 bytes, those eight rows start on at most
+four distinct banks and the loads conflict up to four ways (a 128 × 32 fp16 A tile: rows
+64 bytes apart, rows r and r + 2 on the same banks). Padding every row by 16 bytes puts
+the eight rows' words on distinct banks: a row of w words becomes w + 4 words, and w ≡ 0
+(mod 8) makes w + 4 an odd multiple of 4, so 8 consecutive rows cover all 32 banks once
+(B's pairs of rows 2 apart likewise step 8 banks). TileLang swizzles instead; padding
+keeps every address an affine function of the element, costs 16 bytes a row, and keeps
+16-byte vector copies and cp.async aligned (the pitch is a multiple of 16 bytes).
+
+The pitch is the plan's (spec.physical.PhysicalPlan.pitches): the renderer addresses
+every element of the buffer through it (codegen.cuda_stmts.KernelBody.place, the gemm's
+loads, a pipeline's stage size) and the resources allocate rows × pitch per stage. The
+simulator tracks shared memory by element; the map element → row·pitch + column is
+injective (pitch ≥ the row) and inside the allocation, so its accounting is the
+hardware's."""
+from __future__ import annotations
+
+from verify_reducer.spec import ir
+
+BANK_ROW = 32          # bytes: a row this multiple of, 8 rows fall on at most 4 banks
+PAD = 16               # bytes added to every such row (a 16-byte vector stays aligned)
+
+
+def plan_pitches(func: ir.PrimFunc) -> tuple[tuple[ir.Buffer, int], ...]:
+    found: dict[ir.Buffer, int] = {}
+    for stmt in ir.walk(func.kernel.body):
+        if not isinstance(stmt, ir.Gemm):
+            continue
+        for operand in (stmt.a, stmt.b):
+            if operand.scope != "shared" or len(operand.shape) != 2:
+                continue
+            width = max(operand.dtype.bits // 8, 1)
+            if (operand.shape[1] * width) % BANK_ROW == 0:
+                found[operand] = operand.shape[1] + PAD // width
+    return tuple(found.items())

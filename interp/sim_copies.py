@@ -213,8 +213,8 @@ class CopyExecution:
             found = self.s.moves.get(key)
             if found is not None:
                 return found
-        made = self.derive_moves(stmt, lanes)
-        if key is not None:
+        made, shifted = self.derive_moves(stmt, lanes)
+        if key is not None and not shifted:
             # a copy whose starts read the block index meets new keys in every block:
             # bounded by lanes, not entries, memory stays flat however many blocks run
             if len(self.s.moves) > 4096 or self.s.moves_lanes > MOVES_CACHE_LANES:
@@ -224,7 +224,9 @@ class CopyExecution:
             self.s.moves_lanes += len(made.src)
         return made
 
-    def derive_moves(self, stmt: ir.Copy, lanes: Lanes) -> Moves:
+    def derive_moves(self, stmt: ir.Copy, lanes: Lanes) -> tuple[Moves, bool]:
+        """The copy's moves at the current starts, and whether they are its template's
+        shifted (one addition: not worth the memory of caching them)."""
         src, dst = stmt.src, stmt.dst
         lowering, threads, replica, e = self.lowered_copy(stmt)
         partition = lowering.partition
@@ -238,7 +240,7 @@ class CopyExecution:
             if shifted is not None:
                 _region_inside(src, src_starts)
                 _region_inside(dst, dst_starts)
-                return shifted
+                return shifted, True
         index = [full(ix) if shift is None else (base + shift if shift else base)
                  for (ix, base), shift in zip(parts, shifts)]
         split = len(lowering.src_index)
@@ -251,7 +253,7 @@ class CopyExecution:
         if template is None and _Template.applies(lowering, shifts, s_beyond, d_beyond):
             self.s.move_templates[stmt] = _Template.of(stmt, shifts, split, moves, s_flat,
                                                        d_flat)
-        return moves
+        return moves, False
 
     def _moves(self, stmt, lowering, threads, replica, s_flat, s_guarded, s_beyond,
                d_flat, d_guarded, d_beyond) -> Moves:

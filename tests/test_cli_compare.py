@@ -171,7 +171,7 @@ def test_every_command_prints_its_help(capsys):
 
 @pytest.fixture
 def big_gemv(tmp_path) -> Path:
-    """The GEMV at 16384 x 4096: a whole-grid run (and its witness) of about 2.5 GiB."""
+    """The GEMV at 16384 x 4096: a whole-grid run (and its witness) of about 1.5 GiB."""
     source = Path(GEMV).read_text().replace("M = 128\n", "M = 16384\n") \
         .replace("K = 512\n", "K = 4096\n")
     path = tmp_path / "gemv_big.py"
@@ -198,16 +198,16 @@ def test_witness_and_reference_runs_are_estimated_before_anything_is_built(
     start = time.perf_counter()
     code, _, err = run_cli(capsys, argv[0], big_gemv, *argv[1:], "--max-memory", "200M")
     assert code == 2
-    assert "would need about 2.5 GiB" in err and "over --max-memory 200.0 MiB" in err
+    assert "would need about 1.5 GiB" in err and "over --max-memory 200.0 MiB" in err
     assert time.perf_counter() - start < 10
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
-    assert grown_kib < 200 * 1024        # nothing of the 2.5 GiB was built
+    assert grown_kib < 200 * 1024        # nothing of the 1.5 GiB was built
 
 
 def test_the_oracle_api_refuses_a_witness_over_max_memory(big_gemv):
-    with pytest.raises(oracle.TooLarge, match="the witness inputs would need about 2.5 GiB"):
+    with pytest.raises(oracle.TooLarge, match="the witness inputs would need about 1.5 GiB"):
         oracle.witness(big_gemv, max_memory=200 << 20)
-    with pytest.raises(oracle.TooLarge, match="the reference run would need about 2.5 GiB"):
+    with pytest.raises(oracle.TooLarge, match="the reference run would need about 1.5 GiB"):
         oracle.compare(big_gemv, {"y": np.zeros(16384, np.float32)}, max_memory=200 << 20)
     with pytest.raises(oracle.TooLarge):
         oracle.check(big_gemv, oracle.backend("interp"), "seeded", max_memory=200 << 20)

@@ -141,9 +141,9 @@ def test_instance_at_a_huge_size_samples_blocks_and_keeps_the_memory_limit():
     # A alone would be 2^36 elements; the sample's windows are estimated and refused
     # over the limit before anything runs (4096 trips a block: within the runs a check
     # executes, docs/limits.md)
-    huge = check_instance(loaded, {"M": 1 << 20, "K": 24 * 4096 - 1}, 0, 16 << 20)
+    huge = check_instance(loaded, {"M": 1 << 20, "K": 24 * 4096 - 1}, 0, 8 << 20)
     assert huge.verdict == "not run" and huge.executions == []
-    assert "over --max-memory 16.0 MiB" in huge.not_run
+    assert "over --max-memory 8.0 MiB" in huge.not_run
     assert huge.report.estimate.total < 1 << 30
 
 

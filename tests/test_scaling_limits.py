@@ -137,7 +137,7 @@ def test_a_run_time_trip_count_is_not_a_false_refusal(tmp_path):
 def test_the_estimate_counts_a_run_time_loop_at_the_limit_the_run_enforces():
     source = (ROOT / "tests/programs/limits/runtime_trip_count_estimate.py").read_text()
     func = parse_source(source, "runtime.py").func()
-    # one contribution a run of the body, at most 2**14 runs, 64 bytes each: 1 MiB
+    # one contribution a run of the body, at most 2**14 runs, 24 bytes each: 384 KiB
     assert estimate(func).working < 8 << 20
 
 

@@ -4,16 +4,20 @@ is refused with the number, not killed by the system halfway).
 The model follows where the interpreter and simulator keep data. Per global tensor
 element, held whole or as a block's window: the input array, the interpreter's storage
 and its result copy, the simulator's storage (each the element's own size), the
-interpreter's float64 bound array and the comparison's float64 temporaries (every
-tensor is compared). Per block (blocks run one after another, so the largest counts):
-every on-chip buffer with its written flags and bounds, the lanes of the widest
+interpreter's float64 bound array and the comparison's per-element masks (every tensor
+is compared; its float64 temporaries are made a slab, or only the written elements, at
+a time: interp.accept.judge). Per block (blocks run one after another, so the largest
+counts): every on-chip buffer with its written flags and bounds, the lanes of the widest
 `T.Parallel` (each lane carries loop variables, values, bounds and accounting ids), and
 every contribution of the largest epoch, which the interpreter keeps until finalize to
-sum exactly (value, output index, their sorted copies).
+sum exactly (value and output index, and their concatenation at finalize; the sum
+itself goes 64 K terms at a time: interp.exact).
 
 On the streaming GEMV (docs/limits.md) the estimate lies within about 20% of the traced
-peak of the run's allocations, on either side; the process adds itself (the interpreter
-and its libraries, 60 to 150 MiB)."""
+peak of the run's allocations (2026-12-03, tracemalloc over check_loaded in one
+process: 65536², 4 sampled blocks, 198 MiB estimated for 207 traced; 16384², 53 for 65;
+4096² with --blocks all, 395 for 384); the process
+adds itself (the interpreter and its libraries, 60 to 150 MiB)."""
 from __future__ import annotations
 
 import math
@@ -32,8 +36,8 @@ from verify_reducer.verify.epochs.scopes import Context, Frame, kernel_context
 
 LANE_BYTES = 256              # per T.Parallel lane: env, temporaries, accounting ids
 BUFFER_BYTES = 24             # per on-chip element beyond its value: flags, bound, pair
-COMPARE_BYTES = 24            # per element: the comparison's float64 temporaries
-CONTRIBUTION_BYTES = 64       # per contribution of an epoch, held until its finalize
+COMPARE_BYTES = 8             # per element: the comparison's masks
+CONTRIBUTION_BYTES = 24       # per contribution of an epoch, held until its finalize
 
 
 @dataclass(frozen=True)

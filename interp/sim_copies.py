@@ -101,9 +101,7 @@ class CopyExecution:
                      e: np.ndarray, lanes: Lanes) -> list[np.ndarray]:
         """The lowered index expressions' values for iterations e (flat over shape) of
         their element loop (`index_parts`)."""
-        parts, shifts, full = self.index_parts(key, loop, shape, hoisted, index, e, lanes)
-        return [full(ix) if shift is None else (base + shift if shift else base)
-                for (ix, base), shift in zip(parts, shifts)]
+        return _values(*self.index_parts(key, loop, shape, hoisted, index, e, lanes))
 
     def index_parts(self, key, loop: tuple[str, ...], shape, hoisted, index,
                     e: np.ndarray, lanes: Lanes):
@@ -241,8 +239,7 @@ class CopyExecution:
                 _region_inside(src, src_starts)
                 _region_inside(dst, dst_starts)
                 return shifted, True
-        index = [full(ix) if shift is None else (base + shift if shift else base)
-                 for (ix, base), shift in zip(parts, shifts)]
+        index = _values(parts, shifts, full)
         split = len(lowering.src_index)
         s_flat, s_guarded, s_beyond = self.region_flat(
             src, src_starts, index[:split], len(e), lowering.src_guards)
@@ -251,8 +248,7 @@ class CopyExecution:
         moves = self._moves(stmt, lowering, threads, replica, s_flat, s_guarded, s_beyond,
                             d_flat, d_guarded, d_beyond)
         if template is None and _Template.applies(lowering, shifts, s_beyond, d_beyond):
-            self.s.move_templates[stmt] = _Template.of(stmt, shifts, split, moves, s_flat,
-                                                       d_flat)
+            self.s.move_templates[stmt] = _Template.of(stmt, shifts, moves, s_flat, d_flat)
         return moves, False
 
     def _moves(self, stmt, lowering, threads, replica, s_flat, s_guarded, s_beyond,
@@ -290,6 +286,12 @@ def _window(buffer: ir.Buffer, flat: np.ndarray) -> np.ndarray | slice:
     return flat
 
 
+def _values(parts, shifts, full) -> list[np.ndarray]:
+    """index_parts' expressions as values: each base shifted, or evaluated in full."""
+    return [full(ix) if shift is None else (base + shift if shift else base)
+            for (ix, base), shift in zip(parts, shifts)]
+
+
 def _region_inside(region: ir.Region, starts: list[int]) -> None:
     """R102 unless the region (at starts) lies inside its buffer, when the buffer is not
     a global tensor (the logical rule; a global one is guarded at its border)."""
@@ -325,7 +327,7 @@ class _Template:
         return not tested and None not in shifts and s_beyond is None and d_beyond is None
 
     @staticmethod
-    def of(stmt: ir.Copy, shifts, split: int, moves: Moves, s_flat, d_flat) -> "_Template":
+    def of(stmt: ir.Copy, shifts, moves: Moves, s_flat, d_flat) -> "_Template":
         def strides(shape):
             return tuple(int(np.prod(shape[d + 1:], dtype=np.int64))
                          for d in range(len(shape)))

@@ -96,6 +96,15 @@ def _render_loads(body, name: str, op: lowered.MmaOperand, tile: str,
     out.line("#pragma unroll")
     with body.maybe_block(f"for (int {names[tile]} = 0; {names[tile]} < {op.tiles}; "
                           f"++{names[tile]})"):
+        if op.ldmatrix is not None:
+            # one instruction per tile: this lane supplies one row's address
+            plan = op.ldmatrix
+            base = body.stage_base.get(op.buffer)
+            row = _pitched(body, op.buffer, plan.address, ranges).to_c(names)
+            row = row if base is None else f"{base} + {row}"
+            function = f"reducer_ldmatrix_x{plan.matrices}{'_trans' if plan.trans else ''}"
+            out.line(f"{function}({name}[{names[tile]}], &{array}[{row}]);")
+            return
         out.line("#pragma unroll")
         with body.maybe_block(f"for (int gemm_q = 0; gemm_q < {words}; ++gemm_q)"):
             target = f"{name}[{names[tile]}][gemm_q]"

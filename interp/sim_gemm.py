@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from verify_reducer.codegen.lower import gemm as lowered
+from verify_reducer.codegen.lower import ldmatrix
 from verify_reducer.spec import ir
 from verify_reducer.spec.diagnostics import DiagnosticError, error
 from verify_reducer.spec.dtypes import BOOL
@@ -48,6 +49,7 @@ class _Loads:
     threads: np.ndarray
     elements: np.ndarray
     slots: np.ndarray | None
+    rows: np.ndarray | None = None    # ldmatrix: the row each thread supplies, 8 elements
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,9 @@ class GemmExecution:
                       stmt: ir.Gemm) -> np.ndarray:
         """Each lane's elements of one operand (thread, tile, step, element): loaded
         from shared memory, or its own fragment registers."""
-        if op.slot is None:
+        if op.ldmatrix is not None:
+            values = self.ldmatrix(op, loads, stmt)
+        elif op.slot is None:
             values = self.gemm_operand(op.buffer, loads.threads, loads.elements, stmt)
         else:
             self.gemm_slots(op.buffer, loads.threads, loads.elements, loads.slots, stmt,
@@ -146,6 +150,24 @@ class GemmExecution:
                                          loads.elements.reshape(-1), stmt.span
                                          ).reshape(loads.elements.shape)
         return values
+
+    def ldmatrix(self, op: lowered.MmaOperand, loads: _Loads, stmt: ir.Gemm) -> np.ndarray:
+        """An ldmatrix per tile and step: each supplying lane (8 per matrix) reads its
+        16-byte row through the race-tracked accessor, and every lane receives its
+        registers by the instruction's map (codegen.lower.ldmatrix.distribute) — so a
+        wrong row address is a wrong value, not a silent one."""
+        count, tiles, steps, _ = loads.rows.shape
+        plan = op.ldmatrix
+        supplies = np.arange(count) % lowered.WARP < ldmatrix.ROW * plan.matrices
+        threads = np.broadcast_to(loads.threads[:, :, :, :1], loads.rows.shape)
+        read = self.gemm_operand(op.buffer, threads[supplies], loads.rows[supplies], stmt)
+        rows = np.zeros(loads.rows.shape, dtype=read.dtype)
+        rows[supplies] = read
+        per_warp = rows.reshape(count // lowered.WARP, lowered.WARP, tiles, steps,
+                                ldmatrix.ROW).transpose(0, 2, 3, 1, 4)
+        got = ldmatrix.distribute(per_warp, plan.trans, plan.matrices)
+        return got.reshape(count // lowered.WARP, tiles, steps, lowered.WARP, -1) \
+            .transpose(0, 3, 1, 2, 4).reshape(loads.elements.shape)
 
     def gemm_slots(self, buffer: ir.Buffer, threads: np.ndarray, elements: np.ndarray,
                    slots: np.ndarray, stmt: ir.Gemm, verb: str) -> None:
@@ -257,7 +279,11 @@ def _prepare_mma(low: lowered.GemmLowering) -> _Prepared:
         threads = np.broadcast_to(env[lowered.THREAD] + offset, shape)
         elements = np.broadcast_to(op.index.evaluate(env), shape)
         slots = None if op.slot is None else np.broadcast_to(op.slot.evaluate(env), shape)
-        return _Loads(threads, elements, slots)
+        rows = None
+        if op.ldmatrix is not None:
+            starts = np.broadcast_to(op.ldmatrix.address.evaluate(env), shape[:3] + (1,))
+            rows = starts + np.arange(ldmatrix.ROW)
+        return _Loads(threads, elements, slots, rows)
 
     shape = (count, mma.a.tiles, mma.b.tiles, 4)
     env = grid(shape, (lowered.THREAD, lowered.MI, lowered.NI, lowered.REG))

@@ -245,9 +245,9 @@ def test_thread_program_and_cuda_print_the_lowering():
     cuda = render(physical).source
     assert "const bool gemm_clear = ko == 0;" in cuda or "gemm_clear = (ko == 0)" in cuda
     assert "for (int gemm_ks = 0; gemm_ks < " in cuda
-    # A stored K×M (transpose_A): a register's two k are a row apart, two loads packed,
-    # at the pipeline stage's offset
-    assert "gemm_a[gemm_mi][gemm_q] = reducer_pack16(a_s[a_s_stage + " in cuda
+    # A stored K×M (transpose_A): a register's two k are a row apart, so ldmatrix
+    # .trans delivers them, each lane supplying a row at the pipeline stage's offset
+    assert "reducer_ldmatrix_x4_trans(gemm_a[gemm_mi], &a_s[a_s_stage + " in cuda
     assert "reducer_mma_f32_f16(acc[" in cuda
 
 
@@ -417,18 +417,32 @@ def test_planted_wrong_accumulator_register_is_caught(monkeypatch):
     assert found and found[0].code == "R300", [d.message for d in violations]
 
 
-def test_planted_wrong_shared_load_gives_a_wrong_value_the_check_catches(monkeypatch):
-    """B's registers loaded one row of k too far down (k + 1): the tiles the warps
-    multiply hold other elements, so C is not A·B and the check says so with the
-    element (the interpreter's reference, the simulator's value)."""
+def _refuted(program: str) -> list:
     from verify_reducer.verify.oracle import pipeline
-    k = Var(lowered.STEP)
-    _planted(monkeypatch, "b", index=lambda index: index.substitute(
-        {lowered.STEP: k}) + 64 * (1 - 2 * mod(Var(lowered.REG), 2)), whole=lambda w: False)
-    report = pipeline.check(str(VALID / "gemm_square.py"))
+    report = pipeline.check(str(VALID / program))
     wrong = [c for label, cs in report.comparisons.items() for c in cs
              if label != "interp" and not c.ok]
     assert report.exit_code != pipeline.EXIT_OK and wrong
+    return wrong
+
+
+def test_planted_wrong_shared_load_gives_a_wrong_value_the_check_catches(monkeypatch):
+    """B's registers loaded lane by lane (no ldmatrix) with k and k + 1 swapped: the
+    tiles the warps multiply hold other elements, so C is not A·B and the check says so
+    with the element (the interpreter's reference, the simulator's value)."""
+    _planted(monkeypatch, "b", index=lambda index: index + 64 * (
+        1 - 2 * mod(Var(lowered.REG), 2)), whole=lambda w: False, ldmatrix=lambda m: None)
+    wrong = _refuted("gemm_square.py")
+    assert wrong[0].name == "c" and wrong[0].got != wrong[0].expected
+
+
+def test_planted_wrong_ldmatrix_row_gives_a_wrong_value_the_check_catches(monkeypatch):
+    """A's ldmatrix with every lane supplying the next row's address: the warp's A
+    tiles are shifted a row, and the check refutes C."""
+    import dataclasses
+    _planted(monkeypatch, "a", ldmatrix=lambda m: dataclasses.replace(
+        m, address=m.address + 32 * (1 - 2 * mod(Var(lowered.THREAD), 2))))
+    wrong = _refuted("gemm_square.py")
     assert wrong[0].name == "c" and wrong[0].got != wrong[0].expected
 
 
@@ -502,7 +516,7 @@ def test_shared_operands_get_padded_rows_the_renderer_and_resources_use():
     assert shared["a_s"] == 64 * 40 and shared["b_s"] == 32 * 72
     cuda = render(plan).source
     assert "&a_s[40*i + 8*j_run]" in cuda and "&b_s[72*i + 8*j_run]" in cuda
-    assert "40*(gemm_t % 32 / 4)" in cuda            # an mma row step is the pitch
+    assert "40*(gemm_t % 8)" in cuda                 # an ldmatrix row step is the pitch
     # a row not a multiple of 32 bytes (a_s: 8 fp16) keeps its plain layout
     assert [(b.name, p) for b, p in plan_pitches(parse_source(_kernel(
         "T.gemm(a_s, b_s, acc)", a="(32, 8), T.float16", b="(8, 32), T.float16")).func())] \

@@ -33,6 +33,7 @@ from verify_reducer.spec.indexexpr import IndexExpr, Var, floordiv, mod
 from verify_reducer.spec.layout import Layout, index_names
 
 from .atomics import plan_target
+from .ldmatrix import ROW, Ldmatrix, plan_ldmatrix
 
 WARP = 32
 TILE_M, TILE_N = 16, 8            # the mma.m16n8k16 accumulator tile of one warp
@@ -194,6 +195,9 @@ class MmaOperand:
     slot: IndexExpr | None          # over TILE, STEP, REG; None for a shared operand
     whole: bool
     packed: int                     # elements per 32-bit register: 2 or 4
+    # a shared 16-bit operand whose registers one ldmatrix per tile fills (its rows
+    # 16-byte aligned): the lanes' row addresses (codegen.lower.ldmatrix)
+    ldmatrix: Ldmatrix | None = None
 
 
 @dataclass(frozen=True)
@@ -285,6 +289,8 @@ def _source(op: MmaOperand) -> str:
     where = f"{op.buffer.name}[{op.index}]"
     if op.slot is not None:
         return f"{where}, the thread's own slot {op.slot}"
+    if op.ldmatrix is not None:
+        return f"{where} by {op.ldmatrix.describe()}"
     return where + (f" ({op.packed} per 32-bit load)" if op.whole else "")
 
 
@@ -341,4 +347,8 @@ def _operand(buffer: ir.Buffer, registers: int, tiles: int, index: IndexExpr,
     first = words[..., :1]
     whole = bool(np.all(words == first + np.arange(packed)) and np.all(first % packed == 0)
                  and buffer.size % packed == 0)  # a pipeline's stages stay 32-bit aligned
-    return MmaOperand(buffer, registers, tiles, index, None, whole, packed)
+    matrix = None
+    if packed == 2 and len(buffer.shape) == 2 and buffer.size % ROW == 0:
+        matrix = plan_ldmatrix(index, (THREAD, TILE, STEP, REG), count, tiles, steps,
+                               registers, buffer.shape[1])
+    return MmaOperand(buffer, registers, tiles, index, None, whole, packed, matrix)

@@ -167,6 +167,34 @@ __device__ __forceinline__ void reducer_mma_f32_e5m2(float& d0, float& d1, float
 }
 #endif
 
+// ldmatrix (sm_75 and later): lane 8j + r supplies the address of row r (16 bytes) of
+// matrix j; register j of lane l receives row l/4's elements 2(l%4), 2(l%4)+1 of matrix
+// j, or with .trans column l/4's elements in rows 2(l%4), 2(l%4)+1
+// (codegen.lower.ldmatrix.distribute).
+__device__ __forceinline__ void reducer_ldmatrix_x4(unsigned (&r)[4], const void* row) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+}
+
+__device__ __forceinline__ void reducer_ldmatrix_x4_trans(unsigned (&r)[4], const void* row) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+}
+
+__device__ __forceinline__ void reducer_ldmatrix_x2(unsigned (&r)[2], const void* row) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(a));
+}
+
+__device__ __forceinline__ void reducer_ldmatrix_x2_trans(unsigned (&r)[2], const void* row) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(a));
+}
+
 // float16 C: d0, d1 travel packed in one register and d2, d3 in another
 __device__ __forceinline__ void reducer_mma_f16_f16(half& d0, half& d1, half& d2, half& d3,
                                                     const unsigned (&a)[4],

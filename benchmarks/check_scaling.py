@@ -28,7 +28,13 @@ shows the two ratios alike.
     python benchmarks/check_scaling.py --split-k [4096 16384]
 
 TileLang's split-K GEMM (blocks that meet only through T.atomic_add, sampled by their
-contributions): the blocks check ran of the grid, wall and CPU time, peak RSS."""
+contributions): the blocks check ran of the grid, wall and CPU time, peak RSS.
+
+The children run with the package's modules compiled once (a private
+PYTHONPYCACHEPREFIX, warmed by an untimed check of examples/minimal_rfc.py), as an
+installed package runs, even where the environment sets PYTHONDONTWRITEBYTECODE;
+--no-bytecode keeps that setting (every child compiles every module it imports, about
+0.25 s of CPU)."""
 from __future__ import annotations
 
 import argparse
@@ -60,11 +66,22 @@ def gemv_source(m: int, k: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+CHILD_ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def compiled_modules(folder: str) -> None:
+    """Children from now on read and write their bytecode under folder; one untimed
+    check compiles what a check imports."""
+    CHILD_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+    CHILD_ENV["PYTHONPYCACHEPREFIX"] = folder
+    run_child(str(ROOT / "examples" / "minimal_rfc.py"), [])
+
+
 def run_child(path: str, extra: list[str]) -> dict:
     """One `check` in a child process (the text report, as people run it: `--json` of a
     whole run spells every tensor out), its wall and CPU time and peak RSS. --no-cache:
     every run is judged, never answered from an earlier run's cache (verify.cli.cache)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = CHILD_ENV
     start = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         child = subprocess.Popen([sys.executable, "-m", "verify_reducer", "check", path,
@@ -167,7 +184,16 @@ def main() -> int:
     parser.add_argument("--split-k", type=int, nargs="*", metavar="N",
                         help="check TileLang's split-K GEMM at M = N = K = N instead "
                              "(none named: 4096 and 16384)")
+    parser.add_argument("--no-bytecode", action="store_true",
+                        help="children compile every module from source")
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="verify-reducer-pyc-") as pycache:
+        if not args.no_bytecode:
+            compiled_modules(pycache)
+        return measure(args)
+
+
+def measure(args) -> int:
     if args.split_k is not None:
         split_k(args.split_k or [4096, 16384])
         return 0

@@ -36,7 +36,6 @@ from verify_reducer.spec.indexexpr import Var
 
 from .evaluate import operand, stored
 from .values import ITER, THREAD, Lanes
-from .violations import threads_text
 
 # per plan's statics: each gemm's lowering and its lanes, derived once
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -84,17 +83,10 @@ class GemmExecution:
                 "R100", "a T.gemm inside a T.Parallel is not supported", stmt.span))
         prep = self.lowered_gemm(stmt)
         low = prep.low
-        arrived = lanes.env[THREAD].v
-        offset, count = low.participants
         threads = prep.threads
-        if len(arrived) != count:
-            missing = np.setdiff1d(np.arange(offset, offset + count), arrived)
-            self.report.add("R500", f"T.gemm is computed by threads {offset}.."
-                            f"{offset + count - 1} together, but "
-                            f"{threads_text(missing)} never arrive", stmt.span,
-                            key=("gemm", stmt))
-            if low.mma is not None:    # mma.sync needs every lane of each warp
-                return
+        if not self.all_arrive(stmt, low.participants, lanes, "T.gemm is computed by") \
+                and low.mma is not None:    # mma.sync needs every lane of each warp
+            return
         clear = operand(stmt.clear_accum, BOOL, lanes, self).v
         if clear.any() != clear.all():
             raise DiagnosticError(error(
@@ -102,7 +94,7 @@ class GemmExecution:
         if low.mma is not None:
             self._gemm_mma(stmt, prep, bool(clear.all()))
         else:
-            keep = np.isin(threads, arrived)
+            keep = np.isin(threads, lanes.env[THREAD].v)
             self._gemm_scalar(stmt, low, threads[keep], prep.flat[keep], prep.a[keep],
                               prep.b[keep], bool(clear.all()))
 

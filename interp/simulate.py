@@ -382,13 +382,8 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution,
         destination element it holds at that slot."""
         src, dst = stmt.src, stmt.dst
         offset, count = low.participants
-        arrived = lanes.env[THREAD].v
-        if len(arrived) != count:
-            missing = np.setdiff1d(np.arange(offset, offset + count), arrived)
-            self.report.add("R500", f"T.reduce_{stmt.kind} is combined by warp shuffles "
-                            f"among threads {offset}..{offset + count - 1}, but "
-                            f"{threads_text(missing)} never arrive", stmt.span,
-                            key=("reduce", stmt))
+        if not self.all_arrive(stmt, low.participants, lanes,
+                               f"T.reduce_{stmt.kind} is combined by warp shuffles among"):
             return
         threads = np.arange(offset, offset + count)
         shape = low.src_elements.shape
@@ -410,6 +405,20 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution,
             acc = mono.combine(dst.dtype, self.read_registers(dst, holders, outputs,
                                                               stmt.span), acc)
         self.write_registers(dst, holders, outputs, acc, stmt.span)
+
+    def all_arrive(self, stmt: ir.Stmt, participants: tuple[int, int], lanes: Lanes,
+                   what: str) -> bool:
+        """Whether every participant of a block-level statement (a gemm, a shuffled
+        reduction) runs it; R500 naming the missing threads otherwise."""
+        offset, count = participants
+        arrived = lanes.env[THREAD].v
+        if len(arrived) == count:
+            return True
+        missing = np.setdiff1d(np.arange(offset, offset + count), arrived)
+        self.report.add("R500", f"{what} threads {offset}..{offset + count - 1}, but "
+                        f"{threads_text(missing)} never arrive", stmt.span,
+                        key=(type(stmt).__name__, stmt))
+        return False
 
     def output_holders(self, stmt: ir.Reduce) -> tuple[np.ndarray, np.ndarray]:
         """(thread, output element) of each holder of each output of a T.reduce_*: the

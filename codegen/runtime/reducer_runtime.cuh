@@ -104,23 +104,19 @@ __device__ __forceinline__ unsigned reducer_pack16(__nv_bfloat16 lo, __nv_bfloat
          (static_cast<unsigned>(__bfloat16_as_ushort(hi)) << 16);
 }
 
-__device__ __forceinline__ void reducer_mma_f32_f16(float& d0, float& d1, float& d2, float& d3,
-                                                    const unsigned (&a)[4],
-                                                    const unsigned (&b)[2]) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-               : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
+// One mma.sync of the warp on four 32-bit accumulator registers of type T (asm
+// constraint C: "f" float, "r" int), d += a·b; INSTR names the shape and types.
+#define REDUCER_MMA(NAME, T, C, INSTR)                                                 \
+  __device__ __forceinline__ void NAME(T& d0, T& d1, T& d2, T& d3,                    \
+                                       const unsigned (&a)[4], const unsigned (&b)[2]) { \
+    asm volatile("mma.sync.aligned." INSTR " "                                         \
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"               \
+                 : "+" C(d0), "+" C(d1), "+" C(d2), "+" C(d3)                          \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));  \
+  }
 
-__device__ __forceinline__ void reducer_mma_f32_bf16(float& d0, float& d1, float& d2, float& d3,
-                                                     const unsigned (&a)[4],
-                                                     const unsigned (&b)[2]) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-               : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
+REDUCER_MMA(reducer_mma_f32_f16, float, "f", "m16n8k16.row.col.f32.f16.f16.f32")
+REDUCER_MMA(reducer_mma_f32_bf16, float, "f", "m16n8k16.row.col.f32.bf16.bf16.f32")
 
 // 8-bit operands (m16n8k32): four elements to a register, the first in the low byte
 __device__ __forceinline__ unsigned reducer_pack8(signed char a, signed char b, signed char c,
@@ -137,63 +133,35 @@ __device__ __forceinline__ unsigned reducer_pack8(F8 a, F8 b, F8 c, F8 d) {
          (static_cast<unsigned>(c.__x) << 16) | (static_cast<unsigned>(d.__x) << 24);
 }
 
-__device__ __forceinline__ void reducer_mma_s32_s8(int& d0, int& d1, int& d2, int& d3,
-                                                   const unsigned (&a)[4],
-                                                   const unsigned (&b)[2]) {
-  asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-               : "+r"(d0), "+r"(d1), "+r"(d2), "+r"(d3)
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
+REDUCER_MMA(reducer_mma_s32_s8, int, "r", "m16n8k32.row.col.s32.s8.s8.s32")
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
 // float8 operands: sm_89 and later (spec.target's fp8_mma)
-__device__ __forceinline__ void reducer_mma_f32_e4m3(float& d0, float& d1, float& d2, float& d3,
-                                                     const unsigned (&a)[4],
-                                                     const unsigned (&b)[2]) {
-  asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-               : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-__device__ __forceinline__ void reducer_mma_f32_e5m2(float& d0, float& d1, float& d2, float& d3,
-                                                     const unsigned (&a)[4],
-                                                     const unsigned (&b)[2]) {
-  asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-               : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
+REDUCER_MMA(reducer_mma_f32_e4m3, float, "f", "m16n8k32.row.col.f32.e4m3.e4m3.f32")
+REDUCER_MMA(reducer_mma_f32_e5m2, float, "f", "m16n8k32.row.col.f32.e5m2.e5m2.f32")
 #endif
 
 // ldmatrix (sm_75 and later): lane 8j + r supplies the address of row r (16 bytes) of
 // matrix j; register j of lane l receives row l/4's elements 2(l%4), 2(l%4)+1 of matrix
 // j, or with .trans column l/4's elements in rows 2(l%4), 2(l%4)+1
 // (codegen.lower.ldmatrix.distribute).
-__device__ __forceinline__ void reducer_ldmatrix_x4(unsigned (&r)[4], const void* row) {
-  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-}
-
-__device__ __forceinline__ void reducer_ldmatrix_x4_trans(unsigned (&r)[4], const void* row) {
-  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-}
-
-__device__ __forceinline__ void reducer_ldmatrix_x2(unsigned (&r)[2], const void* row) {
-  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
-               : "=r"(r[0]), "=r"(r[1]) : "r"(a));
-}
-
-__device__ __forceinline__ void reducer_ldmatrix_x2_trans(unsigned (&r)[2], const void* row) {
-  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];"
-               : "=r"(r[0]), "=r"(r[1]) : "r"(a));
-}
+#define REDUCER_LDMATRIX_X4(NAME, QUALIFIERS)                                          \
+  __device__ __forceinline__ void NAME(unsigned (&r)[4], const void* row) {           \
+    const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row));            \
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4" QUALIFIERS ".shared.b16 "             \
+                 "{%0,%1,%2,%3}, [%4];"                                                 \
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));            \
+  }
+#define REDUCER_LDMATRIX_X2(NAME, QUALIFIERS)                                          \
+  __device__ __forceinline__ void NAME(unsigned (&r)[2], const void* row) {           \
+    const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row));            \
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2" QUALIFIERS ".shared.b16 {%0,%1}, [%2];" \
+                 : "=r"(r[0]), "=r"(r[1]) : "r"(a));                                    \
+  }
+REDUCER_LDMATRIX_X4(reducer_ldmatrix_x4, "")
+REDUCER_LDMATRIX_X4(reducer_ldmatrix_x4_trans, ".trans")
+REDUCER_LDMATRIX_X2(reducer_ldmatrix_x2, "")
+REDUCER_LDMATRIX_X2(reducer_ldmatrix_x2_trans, ".trans")
 
 // float16 C: d0, d1 travel packed in one register and d2, d3 in another
 __device__ __forceinline__ void reducer_mma_f16_f16(half& d0, half& d1, half& d2, half& d3,

@@ -49,7 +49,7 @@ MAX_BYTES = 64 * 2**20          # the whole cache; an answer over MAX_BYTES // 1
 ENTRY_FORMAT = 1                # the layout of an entry file (a change makes old ones unread)
 VERDICT_CODES = (0, 1, 3, 5)    # verified, rejected, mismatch, inconclusive
 # the libraries whose versions can change a verdict (proofs, arithmetic, float8 rounding)
-LIBRARIES = ("z3", "numpy", "ml_dtypes")
+LIBRARIES = ("z3", "numpy", "ml_dtypes", "networkx")
 SUBPACKAGES = ("spec", "interp", "codegen", "verify")
 SOURCE_SUFFIXES = (".py", ".cuh", ".j2", ".json")
 

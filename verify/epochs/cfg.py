@@ -1,4 +1,4 @@
-"""The control-flow graph of a kernel body, as a directed graph (`DiGraph`).
+"""The control-flow graph of a kernel body, as a networkx DiGraph.
 
 Every statement is a node (its nested bodies hang below it); synthetic nodes mark the
 entry and exit of the kernel, the join after an `if`, and a loop's body start, latch and
@@ -24,6 +24,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Iterator, Mapping
 
+import networkx as nx
+
 from verify_reducer.spec import ir
 
 from verify_reducer.verify.epochs.bounds import trip_range
@@ -32,51 +34,9 @@ from verify_reducer.verify.epochs.scopes import Context, Frame, kernel_context
 Label = tuple[str, ir.Stmt] | None   # ("then"|"else"|"skip"|"again", the control statement)
 
 
-class _Nodes(dict):
-    """node -> its attributes; iterated, the nodes; called with data=True, the pairs."""
-
-    def __call__(self, data: bool = False):
-        return iter(self.items()) if data else iter(self)
-
-
-class DiGraph:
-    """The directed graph the epoch checker walks, with networkx's spellings of the few
-    operations it uses (nodes with attributes, labelled edges, successors and
-    predecessors in insertion order). networkx itself was imported for this alone:
-    75 ms and some 300 modules of every check's start-up."""
-
-    def __init__(self):
-        self.nodes = _Nodes()
-        self.edges: dict[tuple[int, int], dict] = {}
-        self._succ: dict[int, dict[int, None]] = {}
-        self._pred: dict[int, dict[int, None]] = {}
-
-    def number_of_nodes(self) -> int:
-        return len(self.nodes)
-
-    def add_node(self, n: int, **attrs) -> None:
-        self.nodes.setdefault(n, {}).update(attrs)
-        self._succ.setdefault(n, {})
-        self._pred.setdefault(n, {})
-
-    def add_edge(self, a: int, b: int, **attrs) -> None:
-        for n in (a, b):
-            if n not in self.nodes:
-                self.add_node(n)
-        self.edges.setdefault((a, b), {}).update(attrs)
-        self._succ[a][b] = None
-        self._pred[b][a] = None
-
-    def successors(self, n: int) -> Iterator[int]:
-        return iter(self._succ[n])
-
-    def predecessors(self, n: int) -> Iterator[int]:
-        return iter(self._pred[n])
-
-
 @dataclass
 class CFG:
-    graph: DiGraph
+    graph: nx.DiGraph
     entry: int
     exit: int
 
@@ -131,7 +91,7 @@ def build(kernel: ir.Kernel, trips: Trips | None = None) -> CFG:
 
 class _Builder:
     def __init__(self, trips: Trips | None = None):
-        self.graph = DiGraph()
+        self.graph = nx.DiGraph()
         self.trips = trips or {}
 
     def add(self, kind: str, stmt: ir.Stmt | None = None, ctx: Context | None = None) -> int:

@@ -1,8 +1,7 @@
 """A cold `check` loads what checking needs and nothing else (issue 29: a hook or an
 editor runs it on every save). The modules of other commands — fuzz's campaign, run's
 TileLang comparison, compare's witness, emit's renderers, --html — stay unloaded, and
-so do networkx (the epoch checker's graph is its own) and the process pool (a check of
-small blocks runs them in this process)."""
+so does the process pool (a check of small blocks runs them in this process)."""
 from __future__ import annotations
 
 import os
@@ -12,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-NOT_FOR_CHECK = ("networkx", "multiprocessing", "concurrent.futures",
+NOT_FOR_CHECK = ("multiprocessing", "concurrent.futures",
                  "verify_reducer.verify.fuzzing.command",
                  "verify_reducer.verify.fuzzing.campaign",
                  "verify_reducer.verify.fuzzing.bugreport",

@@ -180,21 +180,23 @@ def test_a_window_too_narrow_at_an_update_site_is_caught(monkeypatch):
 
 # ------------------------------------------------------- at a T.reduce_* destination
 
-REDUCE = "tests/programs/valid/builtin_reduce_batch.py"   # T.reduce_sum(f, rs, dim=1)
+# a destination the rows form writes through its cell loop (a reduction folded by warp
+# shuffles writes its registers by slot: codegen.lower.reduce)
+REDUCE = "tests/programs/valid/serial_row_then_reduce.py"   # T.reduce_sum(row, s_frag)
 
 
 def test_a_wrong_digit_at_a_reduce_destination_is_caught(monkeypatch):
     func, plan = _program(REDUCE)
     assert not _violations(func, plan)
-    layout = next(l for b, l in plan.layouts.fragments.items() if b.name == "rs")
-    assert cell_loop(layout).replica == t % 8
+    layout = next(l for b, l in plan.layouts.fragments.items() if b.name == "s_frag")
+    assert cell_loop(layout).replica == t
     real = lowering.cell_loop
     monkeypatch.setattr(lowering, "cell_loop", lambda of, selects=None: replace(
-        real(of, selects), replica=t % 4) if of == layout else real(of, selects))
+        real(of, selects), replica=t % 32) if of == layout else real(of, selects))
     found = [d for d in _violations(func, plan) if "cell loop" in d.message]
-    diag = next(d for d in found if d.code == "R503" and d.span.line == 32)
-    assert "thread 4, slot 0: this cell runs iteration (0,) (replica 0) instead of the " \
-        "layout's iteration (0,) (replica 4)" in diag.message
+    diag = next(d for d in found if d.code == "R503" and d.span.line == 27)
+    assert "thread 32, slot 0: this cell runs iteration (0,) (replica 0) instead of the " \
+        "layout's iteration (0,) (replica 32)" in diag.message, diag.message
     assert diag.counterexample.layout == layout       # drawn on the layout's own grid
 
 

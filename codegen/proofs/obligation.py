@@ -78,12 +78,15 @@ def solve(query: Query, timeout_ms: int = DEFAULT_TIMEOUT_MS,
     that only needs to know *whether* a candidate fails re-solves the one failure it
     shows)."""
     start = time.perf_counter()
+    text = (tuple(query.constraints),)
+    if _proved_before(text[0]):
+        return ProofResult(query.name, PROVED, _ms(start), None, text, None, query.line)
     solver = z3.Solver()
     solver.set(timeout=max(1, int(timeout_ms)))
     solver.add(*query.constraints)
-    text = (tuple(query.constraints),)
     verdict = solver.check()
     if verdict == z3.unsat:
+        _remember_proved(text[0])
         return ProofResult(query.name, PROVED, _ms(start), None, text, None, query.line)
     if verdict == z3.unknown:
         reason = solver.reason_unknown()
@@ -94,6 +97,28 @@ def solve(query: Query, timeout_ms: int = DEFAULT_TIMEOUT_MS,
     drawn = query.evidence(values) if query.evidence is not None else None
     return ProofResult(query.name, REFUTED, _ms(start), query.explain(values), text,
                        values, query.line, drawn)
+
+
+# Constraint sets already proved unsatisfiable in this process, by the ids of their terms
+# (Z3 hash-conses terms, so one structure is one id while the term lives): two reducers
+# with one layout and one participant set, or two sites of one shape, ask the same
+# questions. The entry holds the terms themselves, so no id is reused while it is kept,
+# and a hit is confirmed term by term. Only proofs are kept: unsat of the same set is
+# the same theorem; a refutation's counterexample speaks of its own query.
+_PROVED: dict[tuple[int, ...], tuple] = {}
+_PROVED_KEPT = 4096
+
+
+def _proved_before(constraints: tuple) -> bool:
+    key = tuple(c.get_id() for c in constraints)
+    kept = _PROVED.get(key)
+    return kept is not None and all(a.eq(b) for a, b in zip(kept, constraints))
+
+
+def _remember_proved(constraints: tuple) -> None:
+    if len(_PROVED) >= _PROVED_KEPT:
+        _PROVED.pop(next(iter(_PROVED)))      # the oldest: a plain FIFO bound
+    _PROVED[tuple(c.get_id() for c in constraints)] = constraints
 
 
 def _minimize(solver: z3.Solver, objectives, reported) -> dict[str, int]:

@@ -18,9 +18,13 @@ blocks per SM, with IN_FLIGHT_PER_SM twice Little's figure. Where the block's th
 shared memory would let more be resident, every launch asks for more dynamic shared
 memory than the block uses (Target.shared_for), so that no more fit; the padding is
 never addressed. A kernel without a pipeline runs as many blocks as fit: its loads are
-not in flight across iterations, and more blocks are what hides their latency."""
+not in flight across iterations, and more blocks are what hides their latency; nor does
+a kernel whose pipeline feeds a T.gemm (a GEMM, attention): it computes on every tile,
+and its warps, not its bytes in flight, hide the latency (the 4096³ GEMM ran capped at 2
+blocks per SM until 2026-12-03, docs/performance.md)."""
 from __future__ import annotations
 
+from verify_reducer.spec import ir
 from verify_reducer.spec.physical import Occupancy, PhysicalPlan, Resources
 from verify_reducer.spec.target import KIB, Target
 from .resources import element_bytes
@@ -45,6 +49,12 @@ def plan_occupancy(plan: PhysicalPlan, res: Resources, target: Target) -> Occupa
     if not flight:
         return Occupancy(resident, 0, None, res.dynamic_shared_bytes,
                          "no pipeline: as many as fit by threads and shared memory")
+    if _computes(plan):
+        return Occupancy(resident, flight, None, res.dynamic_shared_bytes,
+                         "a pipeline that feeds T.gemm computes on every tile: as many "
+                         "as fit by threads and shared memory (more warps hide the "
+                         "tensor cores' latency; the in-flight rule is a streaming "
+                         "kernel's)")
     cap = max(FEWEST, -(-IN_FLIGHT_PER_SM // flight))
     need = f"{_kb(flight)} in flight per block, {_kb(IN_FLIGHT_PER_SM)} per SM suffice"
     if resident <= cap:
@@ -55,6 +65,13 @@ def plan_occupancy(plan: PhysicalPlan, res: Resources, target: Target) -> Occupa
     return Occupancy(resident, flight, cap, max(padded, res.dynamic_shared_bytes),
                      f"{need}: {cap} instead of the {resident} that fit by threads and "
                      f"shared memory")
+
+
+def _computes(plan: PhysicalPlan) -> bool:
+    """Whether an active pipeline's loop runs a T.gemm: the kernel is then bound by its
+    tensor cores, not by the bytes it streams."""
+    return any(isinstance(stmt, ir.Gemm) for p in plan.pipelines if p.active
+               for stmt in ir.walk(p.loop.body))
 
 
 def _bytes(buffer) -> int:

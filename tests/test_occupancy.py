@@ -100,6 +100,22 @@ def test_a_pipeline_whose_blocks_already_fit_no_more_than_the_cap_is_left_alone(
     assert render(plan).carveout is None
 
 
+def test_a_pipeline_that_feeds_a_gemm_runs_as_many_blocks_as_fit():
+    """TileLang's GEMM at 4096³ (128×128×32, 3 stages): 48 KB in flight per block would
+    cap a streaming kernel at 2 blocks per SM; a gemm computes on every tile, so the 4
+    that fit run, and the launch asks for no padding."""
+    source = (ROOT / "tests" / "upstream" / "gemm.py").read_text()
+    func = parse_source(source, "gemm.py", params=dict(
+        M=4096, N=4096, K=4096, block_M=128, block_N=128, block_K=32)).func()
+    plan = plan_func(func, "fast")
+    res = plan.resources
+    occ = res.occupancy
+    assert occ.in_flight_bytes == 3 * 2 * 128 * 32 * 2 and occ.cap is None
+    assert occ.resident == SM90.resident_blocks(128, res.shared_bytes) == 4
+    assert res.launch_shared_bytes == res.dynamic_shared_bytes
+    assert "feeds T.gemm" in format_plan(plan)
+
+
 # ----------------------------------------------------------------------------- reports
 
 def test_plan_text_and_json_state_the_cap():

@@ -18,10 +18,11 @@ blocks per SM, with IN_FLIGHT_PER_SM twice Little's figure. Where the block's th
 shared memory would let more be resident, every launch asks for more dynamic shared
 memory than the block uses (Target.shared_for), so that no more fit; the padding is
 never addressed. A kernel without a pipeline runs as many blocks as fit: its loads are
-not in flight across iterations, and more blocks are what hides their latency; nor does
-a kernel whose pipeline feeds a T.gemm (a GEMM, attention): it computes on every tile,
-and its warps, not its bytes in flight, hide the latency (the 4096³ GEMM ran capped at 2
-blocks per SM until 2026-12-03, docs/performance.md)."""
+not in flight across iterations, and more blocks are what hides their latency. Nor is a
+kernel whose pipeline feeds a T.gemm (a GEMM, attention): the in-flight rule was
+measured on a streaming kernel and says nothing of one that computes on every tile,
+which TileLang runs with as many blocks as fit (the 4096³ GEMM ran capped at 2 of its 4
+until 2026-12-03; which is faster there is not measured yet: docs/performance.md)."""
 from __future__ import annotations
 
 from verify_reducer.spec import ir
@@ -52,9 +53,8 @@ def plan_occupancy(plan: PhysicalPlan, res: Resources, target: Target) -> Occupa
     if _computes(plan):
         return Occupancy(resident, flight, None, res.dynamic_shared_bytes,
                          "a pipeline that feeds T.gemm computes on every tile: as many "
-                         "as fit by threads and shared memory (more warps hide the "
-                         "tensor cores' latency; the in-flight rule is a streaming "
-                         "kernel's)")
+                         "as fit by threads and shared memory, as TileLang runs it (the "
+                         "in-flight rule is a streaming kernel's)")
     cap = max(FEWEST, -(-IN_FLIGHT_PER_SM // flight))
     need = f"{_kb(flight)} in flight per block, {_kb(IN_FLIGHT_PER_SM)} per SM suffice"
     if resident <= cap:

@@ -146,3 +146,15 @@ def tilelang_outputs(path: Path, func, inputs: dict):
             pytest.skip(f"TileLang refuses this program ({failed.stage}): "
                         f"{failed.detail[-300:]}")
         raise
+
+
+def batch_unit(sources: list[str]) -> str:
+    """One translation unit of many kernels: the runtime header once, then each kernel
+    (named apart) in a namespace of its own, so file-scope tables of different kernels
+    never clash (one nvcc call compiles a batch)."""
+    from verify_reducer.codegen.cuda import INCLUDE, RUNTIME_HEADER
+    parts = [RUNTIME_HEADER.read_text().replace("#pragma once\n", "")]
+    for n, source in enumerate(sources):
+        parts.append(f"namespace case{n} {{\n{source.replace(INCLUDE, '')}}}  "
+                     f"// namespace case{n}\n")
+    return "\n".join(parts)

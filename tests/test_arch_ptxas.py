@@ -29,7 +29,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import pytest
 
-from cuda_env import NIGHTLY, PROGRAMS, ROOT, case_id, requires_nvcc
+from cuda_env import NIGHTLY, PROGRAMS, ROOT, batch_unit, case_id, requires_nvcc
 
 pytestmark = [pytest.mark.nvcc, requires_nvcc]
 
@@ -69,14 +69,6 @@ def _plan_and_render(job: tuple[str, str]) -> list[tuple[str, object, str, str, 
     return out
 
 
-def _unit(sources: list[str]) -> str:
-    from verify_reducer.codegen.cuda import INCLUDE, RUNTIME_HEADER
-    parts = [RUNTIME_HEADER.read_text().replace("#pragma once\n", "")]
-    parts += [f"namespace case{n} {{\n{s.replace(INCLUDE, '')}}}\n"
-              for n, s in enumerate(sources)]
-    return "\n".join(parts)
-
-
 @pytest.fixture(scope="module")
 def compiled():
     """case id -> (Resources, PtxasFigures, the launch's dynamic bytes)."""
@@ -91,7 +83,7 @@ def compiled():
               for arch in TARGETS for b in range(BATCHES)]
     with ThreadPoolExecutor(2) as pool:
         batches = list(pool.map(
-            lambda g: compile_figures(_unit([r[2] for r in g[1]]), g[0]), groups))
+            lambda g: compile_figures(batch_unit([r[2] for r in g[1]]), g[0]), groups))
     return {cid: (resources, figures[kernel], launch)
             for (_, group), figures in zip(groups, batches)
             for cid, resources, _, kernel, launch in group}, refused

@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pytest
 
-from cuda_env import PROGRAMS, ROOT, case_id, cases, nvcc, plan, planners, requires_nvcc, \
-    sampled
+from cuda_env import PROGRAMS, ROOT, batch_unit, case_id, cases, nvcc, plan, planners, \
+    requires_nvcc, sampled
 
 pytestmark = [pytest.mark.nvcc, requires_nvcc]
 
@@ -52,17 +52,6 @@ def _compile(source: str, workdir: Path, stem: str) -> tuple[int, str]:
     done = subprocess.run([nvcc(), *COMMAND, "-o", str(workdir / f"{stem}.cubin"), str(unit)],
                           capture_output=True, text=True, timeout=600)
     return done.returncode, done.stdout + done.stderr
-
-
-def _batch_unit(sources: list[str]) -> str:
-    """One translation unit: the runtime header once, then each kernel (named apart)
-    in a namespace of its own, so file-scope tables of different kernels never clash."""
-    from verify_reducer.codegen.cuda import INCLUDE, RUNTIME_HEADER
-    parts = [RUNTIME_HEADER.read_text().replace("#pragma once\n", "")]
-    for n, source in enumerate(sources):
-        parts.append(f"namespace case{n} {{\n{source.replace(INCLUDE, '')}}}  "
-                     f"// namespace case{n}\n")
-    return "\n".join(parts)
 
 
 def _render_program(path: Path) -> list[tuple[str, str, str, str]]:
@@ -111,7 +100,7 @@ def compiled():
     groups = [group for group in (distinct[b::BATCHES] for b in range(BATCHES)) if group]
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(2) as pool:
         work = Path(tmp)
-        batches = [pool.submit(_compile, _batch_unit([named[c] for c in group]), work,
+        batches = [pool.submit(_compile, batch_unit([named[c] for c in group]), work,
                                f"batch{b}") for b, group in enumerate(groups)]
         alone: dict[str, object] = {}
         for group, future in zip(groups, batches):

@@ -17,7 +17,8 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import pytest
 
-from cuda_env import GEMV, PROGRAMS, TILINGS, case_id, requires_nvcc, sampled, tiling_source
+from cuda_env import GEMV, PROGRAMS, TILINGS, batch_unit, case_id, requires_nvcc, sampled, \
+    tiling_source
 
 pytestmark = [pytest.mark.nvcc, requires_nvcc]
 
@@ -53,14 +54,6 @@ def _plan_and_render(program: tuple[str, str, str]) -> list[tuple[str, object, s
     return out
 
 
-def _unit(sources: list[str]) -> str:
-    from verify_reducer.codegen.cuda import INCLUDE, RUNTIME_HEADER
-    parts = [RUNTIME_HEADER.read_text().replace("#pragma once\n", "")]
-    parts += [f"namespace case{n} {{\n{s.replace(INCLUDE, '')}}}\n"
-              for n, s in enumerate(sources)]
-    return "\n".join(parts)
-
-
 @pytest.fixture(scope="module")
 def measured():
     """case id -> (Resources, PtxasFigures)."""
@@ -69,7 +62,7 @@ def measured():
         rows = [row for rows in pool.map(_plan_and_render, _programs()) for row in rows]
     groups = [rows[b::BATCHES] for b in range(BATCHES)]
     with ThreadPoolExecutor(2) as pool:
-        batches = list(pool.map(lambda g: compile_figures(_unit([r[2] for r in g])), groups))
+        batches = list(pool.map(lambda g: compile_figures(batch_unit([r[2] for r in g])), groups))
     return {cid: (resources, figures[kernel])
             for group, figures in zip(groups, batches)
             for cid, resources, _, kernel in group}

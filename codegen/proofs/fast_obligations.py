@@ -49,7 +49,7 @@ from verify_reducer.codegen.proofs.partition import Partition, group_numbers
 # ----------------------------------------------------------------------------- queries
 
 def duplicate_query(site: Site, part: Partition) -> Query:
-    a = SiteTerms(site, "a")
+    a = SiteTerms.of(site, "a")
     r2 = z3.Int("a_rep2")
     t2 = a.thread_of(r2)
     constraints = a.domain + [within(r2, 0, site.layout.replicate), a.rep < r2,
@@ -82,7 +82,7 @@ def duplicate_query(site: Site, part: Partition) -> Query:
 def omission_query(site: Site, other: Site, part: Partition) -> Query:
     """Site `other` puts a contribution to output o in group g (thread u); an iteration
     x of `site` updating o has no replica in g."""
-    a, b = SiteTerms(site, "x"), SiteTerms(other, "y")
+    a, b = SiteTerms.of(site, "x"), SiteTerms.of(other, "y")
     g = group_of(b.thread, part.width, part.scale)
     missing = [group_of(a.thread_of(r), part.width, part.scale) != g
                for r in range(site.layout.replicate)]
@@ -135,7 +135,7 @@ def _iteration(site: Site, values: dict[str, int]) -> tuple[int, ...]:
 def storage_query(storage: Layout, part: Partition) -> Query:
     """The storage keeps every output at most once per thread, each in its own slot."""
     as_site = Site(None, 0, storage, part.participants, None)
-    a, b = SiteTerms(as_site, "a"), SiteTerms(as_site, "b")
+    a, b = SiteTerms.of(as_site, "a"), SiteTerms.of(as_site, "b")
     distinct = z3.Or(a.rep != b.rep, *[a.vars[v] != b.vars[v] for v in a.vars])
     constraints = a.domain + b.domain + [distinct, a.thread == b.thread, a.slot == b.slot]
     objectives = [("t", a.thread), ("s", a.slot)] + a.objectives("a_") + b.objectives("b_")
@@ -152,7 +152,7 @@ def storage_query(storage: Layout, part: Partition) -> Query:
 
 def writes_held_query(site: Site, storage: Layout, part: Partition) -> Query:
     """Every replica writes its output into a thread that keeps that output."""
-    a = SiteTerms(site, "x")
+    a = SiteTerms.of(site, "x")
     out_vars = {v: o for v, o in zip(storage.index_vars, a.output)}
     kept = [_storage_thread(storage, out_vars, q, part) != a.thread
             for q in range(storage.replicate)]
@@ -179,7 +179,7 @@ def writes_held_query(site: Site, storage: Layout, part: Partition) -> Query:
 def storage_complete_query(site: Site, storage: Layout, part: Partition) -> Query:
     """Every group the storage keeps an output in receives each of the site's
     contributions to it: no kept copy is left at the identity."""
-    a = SiteTerms(site, "x")
+    a = SiteTerms.of(site, "x")
     q = z3.Int("q")
     out_vars = {v: o for v, o in zip(storage.index_vars, a.output)}
     env = dict(out_vars)

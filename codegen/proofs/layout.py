@@ -32,7 +32,23 @@ def size_var(name: str) -> z3.ArithRef:
 
 class SiteTerms:
     """One copy of a site's variables in a query (tag keeps two copies apart). A
-    family's sizes are shared by every copy: both iterations live in one member."""
+    family's sizes are shared by every copy: both iterations live in one member.
+    Immutable once built: `of` gives the one copy per (site, tag, in_range), since the
+    search asks every candidate partition's questions of the same sites and rebuilding
+    the terms was a fifth of a cold check."""
+
+    _made: dict = {}
+    _KEPT = 1024
+
+    @classmethod
+    def of(cls, site: Site, tag: str, in_range: bool = True) -> "SiteTerms":
+        key = (site, tag, in_range)
+        found = cls._made.get(key)
+        if found is None:
+            if len(cls._made) >= cls._KEPT:
+                cls._made.clear()
+            found = cls._made[key] = cls(site, tag, in_range)
+        return found
 
     def __init__(self, site: Site, tag: str, in_range: bool = True):
         self.site = site
@@ -73,7 +89,7 @@ class SiteTerms:
 
 
 def injective_query(site: Site) -> Query:
-    a, b = SiteTerms(site, "a", False), SiteTerms(site, "b", False)
+    a, b = SiteTerms.of(site, "a", False), SiteTerms.of(site, "b", False)
     offset, count = site.participants
     distinct = z3.Or(a.rep != b.rep, *[a.vars[v] != b.vars[v] for v in a.vars])
     collide = z3.And(distinct, a.thread == b.thread, a.slot == b.slot)
@@ -99,7 +115,7 @@ def injective_query(site: Site) -> Query:
 
 def guard_query(site: Site) -> Query:
     """Exactly one replica r of each iteration has r == 0 and runs on a participant."""
-    a = SiteTerms(site, "a", False)
+    a = SiteTerms.of(site, "a", False)
     layout = site.layout
     count = site.participants[1]
     chosen = [z3.If(z3.And(z3.IntVal(r) == 0, a.thread_of(r) >= 0,

@@ -2,15 +2,18 @@
 
 The tensor-core form (low.mma): per k step, each lane loads the registers the lowering
 names — two 16-bit or four 8-bit elements per 32-bit register, one 32-bit shared load
-where they are adjacent (MmaOperand.whole), else element loads packed; a fragment operand's own register
-slots — and issues one mma.sync.m16n8k16 per (A tile, B tile) of its warp on the
-accumulator slots the lowering names (reducer_mma_* in the runtime header). The
-simulator (interp.sim_gemm) executes the same data. clear_accum zeroes the slots first.
+where they are adjacent (MmaOperand.whole), else element loads packed; one ldmatrix per
+tile where the lowering found one (MmaOperand.ldmatrix); a fragment operand's own
+register slots — and issues one mma.sync (m16n8k16 or m16n8k32) per (A tile, B tile) of
+its warp on the accumulator slots the lowering names (reducer_mma_* in the runtime
+header). The simulator (interp.sim_gemm) executes the same data. clear_accum zeroes the
+slots first.
 
-The scalar form (float8 on a target without its mma, K not whole steps): each thread loops over its
-accumulator slots; slot s holds element (row, col) of C as the lowering names it, and is
-computed by multiply-adds in k order in the lowering's work dtype, rounded into C's
-dtype after each step. Both forms are orders of the sum interp.gemm bounds."""
+The scalar form (float8 on a target without its mma, K not whole steps): each thread
+loops over its accumulator slots; slot s holds element (row, col) of C as the lowering
+names it, and is computed by multiply-adds in k order in the lowering's work dtype,
+rounded into C's dtype after each step. Both forms are orders of the sum interp.gemm
+bounds."""
 from __future__ import annotations
 
 from verify_reducer.spec import ir

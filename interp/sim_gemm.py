@@ -1,25 +1,25 @@
-"""T.gemm in the simulator: the thread program's GemmLowering (codegen.lower.gemm)
-executed per lane.
+"""T.gemm in the simulator: the thread program's GemmLowering (codegen.lower.gemm) executed
+per lane.
 
 The tensor-core form (low.mma: 16-bit operands, and 8-bit ones from shared memory): per
-k step, every lane loads the
-registers the lowering names — from shared memory through the race-tracked accessor
-(R504 against the plan's barriers, R502 for never-written words), from a fragment as its
-own registers through the checked register accessor (R300 where the thread does not hold
-the element or keeps it in another slot than the one the CUDA names) — and each warp's
-mma.sync is executed as the hardware defines it: the A and B tiles are assembled from
-the lanes' registers by the instruction's fixed fragment maps (mma_a_position,
-mma_b_position), multiplied, and the 16×8 C tile is handed back to the lanes by
-mma_c_position into the accumulator slots the lowering names, which must be the slots C's
-layout keeps those elements in (R300). A load the lowering addresses wrongly therefore
-puts a wrong value into C, which the comparison with the interpreter catches. The sum of
-one step's exact products (16 or 32) is added to C and rounded once into C's dtype: one of the
-orders interp.gemm's bound admits (the hardware's own internal rounding is inside it,
-docs/semantics.md §9.1); int8 products are summed exactly and wrap into int32.
+k step, every lane loads the registers the lowering names — from shared memory through
+the race-tracked accessor (R504 against the plan's barriers, R502 for never-written
+words), from a fragment as its own registers through the checked register accessor (R300
+where the thread does not hold the element or keeps it in another slot than the one the
+CUDA names) — and each warp's mma.sync is executed as the hardware defines it: the A and
+B tiles are assembled from the lanes' registers by the instruction's fixed fragment maps
+(mma_a_position, mma_b_position), multiplied, and the 16×8 C tile is handed back to the
+lanes by mma_c_position into the accumulator slots the lowering names, which must be the
+slots C's layout keeps those elements in (R300). A load the lowering addresses wrongly
+therefore puts a wrong value into C, which the comparison with the interpreter catches.
+The sum of one step's exact products (16 or 32) is added to C and rounded once into C's
+dtype: one of the orders interp.gemm's bound admits (the hardware's own internal
+rounding is inside it, docs/semantics.md §9.1); int8 products are summed exactly and
+wrap into int32.
 
-The scalar form (float8 on a target without its mma, K not whole steps): one lane per (thread, accumulator
-slot) computes its element from the operand elements it reads, in k order, as the CUDA
-does. A mixin of interp.simulate's block."""
+The scalar form (float8 on a target without its mma, K not whole steps): one lane per
+(thread, accumulator slot) computes its element from the operand elements it reads, in k
+order, as the CUDA does. A mixin of interp.simulate's block."""
 from __future__ import annotations
 
 import weakref

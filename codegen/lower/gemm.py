@@ -245,8 +245,9 @@ class GemmLowering:
             return (f"mma.sync m16n8k{self.mma.k} ({self.mma.instruction}): {wm}×{wn} warps, each "
                     f"{a.tiles}×{b.tiles} tiles of 16×8, {self.slots} slot(s) per thread, "
                     f"slot s of thread t holds {self.stmt.c.name}[{self.row}, {self.col}]; "
-                    f"{self.mma.steps} k step(s) of {self.mma.k} in order; A element r of "
-                    f"thread t, tile {TILE}, step {STEP}: {_source(a)}; B: {_source(b)}")
+                    f"{self.mma.steps} k step(s) of {self.mma.k} in order; element r of "
+                    f"thread t's A (its warp's tile `{TILE}`, step `{STEP}`): {_source(a)}; "
+                    f"B: {_source(b)}")
         return (f"mma m16n8k16 accumulator: {wm}×{wn} warps, {self.slots} slot(s) per "
                 f"thread, slot s of thread t holds {self.stmt.c.name}[{self.row}, "
                 f"{self.col}]; k = 0..{self.k - 1} in order: acc += "

@@ -13,7 +13,9 @@ order; this module decides none of them. For the usual schedule:
     }
 
 A tile goes out as one cp.async of 16 bytes per run of the copy's lowered vector
-(codegen.lower.copies), into the stage's copy of the shared buffer at element offset stage * buffer.size. A staged
+(codegen.lower.copies), into the stage's copy of the shared buffer at element offset
+stage × the elements a stage occupies (PhysicalPlan.shared_elements: padded rows
+included). A staged
 read's tile goes out the same way, into its stage buffer; where its copy stands, the
 body reads the fragment from that stage. The barriers are the plan's."""
 from __future__ import annotations

@@ -109,16 +109,20 @@ _PROVED: dict[tuple[int, ...], tuple] = {}
 _PROVED_KEPT = 4096
 
 
+def _key(constraints: tuple) -> tuple:
+    """Ids are per Z3 context: the context is part of the key."""
+    return tuple((id(c.ctx), c.get_id()) for c in constraints)
+
+
 def _proved_before(constraints: tuple) -> bool:
-    key = tuple(c.get_id() for c in constraints)
-    kept = _PROVED.get(key)
+    kept = _PROVED.get(_key(constraints))
     return kept is not None and all(a.eq(b) for a, b in zip(kept, constraints))
 
 
 def _remember_proved(constraints: tuple) -> None:
     if len(_PROVED) >= _PROVED_KEPT:
         _PROVED.pop(next(iter(_PROVED)))      # the oldest: a plain FIFO bound
-    _PROVED[tuple(c.get_id() for c in constraints)] = constraints
+    _PROVED[_key(constraints)] = constraints
 
 
 def _minimize(solver: z3.Solver, objectives, reported) -> dict[str, int]:

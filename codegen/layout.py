@@ -98,6 +98,9 @@ class LayoutMap:
     # every plan made from them (auto, fast, a size family's member) is chosen by the
     # same proofs, run once and dropped with the layouts; a copy starts empty
     searches: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+    # codegen.lower.reduce's decision per T.reduce_* under these layouts: the planner,
+    # the renderer and the simulator all ask, and it is derived once
+    reduces: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def fragment(self, buffer: ir.Buffer) -> Layout:
         return self.fragments[buffer]

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from verify_reducer.spec import ir
 
+from .resources import element_bytes
+
 BANK_ROW = 32          # bytes: a row this multiple of, 8 rows fall on at most 4 banks
 PAD = 16               # bytes added to every such row (a 16-byte vector stays aligned)
 
@@ -35,7 +37,7 @@ def plan_pitches(func: ir.PrimFunc) -> tuple[tuple[ir.Buffer, int], ...]:
         for operand in (stmt.a, stmt.b):
             if operand.scope != "shared" or len(operand.shape) != 2:
                 continue
-            width = max(operand.dtype.bits // 8, 1)
+            width = element_bytes(operand.dtype)
             if (operand.shape[1] * width) % BANK_ROW == 0:
                 found[operand] = operand.shape[1] + PAD // width
     return tuple(found.items())

@@ -22,6 +22,7 @@ The scalar form (float8 on a target without its mma, K not whole steps): one lan
 order, as the CUDA does. A mixin of interp.simulate's block."""
 from __future__ import annotations
 
+import functools
 import weakref
 from dataclasses import dataclass
 
@@ -206,6 +207,7 @@ class GemmExecution:
         return values[inverse].reshape(at.shape)
 
 
+@functools.cache
 def _fragment_map(position, elements: int, *packed: int) -> tuple[np.ndarray, np.ndarray]:
     """(row, column) in the tile of each (lane, element) under an mma fragment map."""
     env = {"lane": np.arange(lowered.WARP)[:, None], "reg": np.arange(elements)[None, :]}
@@ -213,15 +215,9 @@ def _fragment_map(position, elements: int, *packed: int) -> tuple[np.ndarray, np
                  for e in position(Var("lane"), Var("reg"), *packed))
 
 
-_MAPS: dict = {}
-
-
 def fragment_map(position, op: lowered.MmaOperand) -> tuple[np.ndarray, np.ndarray]:
     """An operand's map, for its element width."""
-    key = (position, op.registers, op.packed)
-    if key not in _MAPS:
-        _MAPS[key] = _fragment_map(position, op.registers, op.packed)
-    return _MAPS[key]
+    return _fragment_map(position, op.registers, op.packed)
 
 
 C_MAP = _fragment_map(lowered.mma_c_position, 4)

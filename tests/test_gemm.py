@@ -325,7 +325,7 @@ def test_the_plan_refuses_what_it_cannot_lay_out(tmp_path, body, kw, code, words
     assert words in errors[0].message and errors[0].span.line >= 12
 
 
-def test_a_fragment_layout_is_tilelang_gemm_rs_and_shuffles_stay_in_the_quad():
+def test_a_fragment_layout_is_tilelang_gemm_rs_and_the_mma_a_fragment():
     for m, k, wm, wn in [(64, 64, 4, 1), (64, 32, 2, 2), (128, 64, 4, 2)]:
         layout = lowered.operand_layout_a(m, k, wm, wn, 0)
         assert layout.replicate == wn and layout.slots_per_thread == m * k // (32 * wm)
@@ -339,7 +339,7 @@ def test_a_fragment_layout_is_tilelang_gemm_rs_and_shuffles_stay_in_the_quad():
                               + 4 * (j[first] // 8))
 
 
-def test_b_fragment_layout_is_the_mma_b_operand_and_shuffles_stay_in_the_warp():
+def test_b_fragment_layout_is_the_mma_b_operand_replicated_over_the_m_warps():
     for k, n, wm, wn in [(32, 64, 2, 2), (64, 32, 4, 1), (32, 64, 1, 4)]:
         layout = lowered.operand_layout_b(k, n, wm, wn, 0)
         assert layout.replicate == wm and layout.slots_per_thread == k * n // (32 * wn)
@@ -358,7 +358,7 @@ def test_b_fragment_layout_is_the_mma_b_operand_and_shuffles_stay_in_the_warp():
 
 def test_a_transposed_operand_in_a_fragment_is_laid_out_by_its_logical_element():
     """transpose_A / transpose_B in a fragment: the element stored at (k, i) of a
-    transposed A sits where A[i, k] would, so the shuffles read the same registers."""
+    transposed A sits where A[i, k] would, so the mma reads the same registers."""
     for transposed, plain in ((lowered.operand_layout_a(64, 32, 2, 2, 0, True),
                                lowered.operand_layout_a(64, 32, 2, 2, 0)),
                               (lowered.operand_layout_b(32, 64, 2, 2, 0, True),

@@ -63,15 +63,15 @@ def plan_ldmatrix(index: IndexExpr, names: tuple[str, str, str, str], count: int
     address = index.substitute({thread: floordiv(t, WARP) * WARP,
                                 reg: floordiv(mod(lane, ROW * matrices), ROW) * 2}) \
         + mod(lane, ROW) * width
-    env = {thread: np.arange(count)[:, None, None], tile: np.arange(tiles)[None, :, None],
-           step: np.arange(steps)[None, None, :]}
-    starts = np.broadcast_to(address.evaluate(env), (count, tiles, steps))
+    env = {thread: np.arange(count)[:, None, None, None],
+           tile: np.arange(tiles)[None, :, None, None],
+           step: np.arange(steps)[None, None, :, None],
+           reg: np.arange(registers)[None, None, None, :]}
+    starts = np.broadcast_to(address.evaluate(env), (count, tiles, steps, 1))
     if (starts % ROW).any() or (starts % width + ROW > width).any():
         return None                        # a row not 16-byte aligned within one row
-    rows = starts[..., None] + np.arange(ROW)                  # count, tiles, steps, 8
+    rows = starts + np.arange(ROW)                             # count, tiles, steps, 8
     per_warp = rows.reshape(count // WARP, WARP, tiles, steps, ROW).transpose(0, 2, 3, 1, 4)
-    env[reg] = np.arange(registers)[None, None, None, :]
-    env = {k: v[..., None] if k != reg else v for k, v in env.items()}
     want = np.broadcast_to(index.evaluate(env), (count, tiles, steps, registers))
     want = want.reshape(count // WARP, WARP, tiles, steps, registers).transpose(0, 2, 3, 1, 4)
     for trans in (False, True):

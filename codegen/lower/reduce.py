@@ -3,7 +3,7 @@ layouts allow (src/op/reduce.cc: a thread-local fold, then an AllReduce of
 `__shfl_xor_sync` over the lanes that share an output): no shared memory, no barrier.
 
 Contract. `lower_reduce(plan, stmt) -> ShuffleReduce | None`, a pure function of the
-plan's layouts, None where the statement goes through shared rows instead
+plan's layouts (and kept with them), None where the statement goes through shared rows instead
 (codegen.cuda_reduce's staged form: a shared or global destination, a replicated
 source, holders that are not one xor-closed set of lanes of a warp, a destination
 that is not held by exactly those lanes, or terms that do not sit in the same slots on
@@ -23,7 +23,6 @@ lane by lane), codegen.cuda_reduce PRINTS it; one of the orders the interpreter'
 admits (docs/semantics.md §9)."""
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,10 +30,6 @@ import numpy as np
 from verify_reducer.spec import ir
 
 WARP = 32
-
-# per layout map (by identity: it is not hashable): each statement's decision, derived
-# once, since the planner, the renderer and the simulator all ask
-_CACHE: dict[int, tuple[weakref.ref, dict]] = {}
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,15 +54,11 @@ class ShuffleReduce:
 
 
 def lower_reduce(plan, stmt: ir.Reduce) -> ShuffleReduce | None:
-    layouts = plan.layouts
-    ref, per_plan = _CACHE.get(id(layouts), (None, None))
-    if ref is None or ref() is not layouts:
-        per_plan = {}
-        _CACHE[id(layouts)] = (weakref.ref(layouts, lambda _, key=id(layouts):
-                                           _CACHE.pop(key, None)), per_plan)
-    if stmt not in per_plan:
-        per_plan[stmt] = _decide(plan.layouts, stmt)
-    return per_plan[stmt]
+    """The decision, kept with the layouts it follows from (LayoutMap.reduces)."""
+    kept = plan.layouts.reduces
+    if stmt not in kept:
+        kept[stmt] = _decide(plan.layouts, stmt)
+    return kept[stmt]
 
 
 def _decide(layouts, stmt: ir.Reduce) -> ShuffleReduce | None:

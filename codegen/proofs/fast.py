@@ -159,7 +159,7 @@ class Budget:
         if left_ms <= 0:
             raise BudgetSpent()
         self.asked += 1
-        result = solve(query, min(self.timeout_ms, left_ms), minimize)
+        result = solve(query, min(self.timeout_ms, left_ms), minimize, lean=True)
         if result.result == UNKNOWN and time.monotonic() >= self.deadline:
             raise BudgetSpent()         # the budget, not the query, cut it short
         return result
@@ -190,9 +190,7 @@ def distinct_sites(sites: list[Site]) -> list[Site]:
     ask identical questions."""
     seen: dict = {}
     for site in sites:
-        key = (site.layout, site.participants, site.output, site.constraints, site.opaque,
-               site.problems, site.reducer_shape)
-        seen.setdefault(key, site)
+        seen.setdefault(site.question, site)
     return list(seen.values())
 
 

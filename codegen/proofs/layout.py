@@ -33,16 +33,18 @@ def size_var(name: str) -> z3.ArithRef:
 class SiteTerms:
     """One copy of a site's variables in a query (tag keeps two copies apart). A
     family's sizes are shared by every copy: both iterations live in one member.
-    Immutable once built: `of` gives the one copy per (site, tag, in_range), since the
-    search asks every candidate partition's questions of the same sites and rebuilding
-    the terms was a fifth of a cold check."""
+    Immutable once built: `of` gives the one copy per (site's question, tag, in_range),
+    since the search asks every candidate partition's questions of the same sites —
+    and reducers whose sites ask one question (Site.question) ask them again — and
+    rebuilding the terms was a fifth of a cold check. The terms read nothing of the site
+    but its question, so the copy made for one such site serves them all."""
 
     _made: dict = {}
     _KEPT = 1024
 
     @classmethod
     def of(cls, site: Site, tag: str, in_range: bool = True) -> "SiteTerms":
-        key = (site, tag, in_range)
+        key = (site.question, tag, in_range)
         found = cls._made.get(key)
         if found is None:
             if len(cls._made) >= cls._KEPT:
@@ -65,6 +67,7 @@ class SiteTerms:
         if site.output is not None:
             self.output = [e.to_z3(env) for e in site.output]
             self.domain += [within(o, 0, s) for o, s in zip(self.output, site.reducer_shape)]
+        self._threads: dict[int, object] = {}
         self.thread = self.thread_of(self.rep)
         self.slot = layout.slot.to_z3(self.vars)
         if in_range:
@@ -72,7 +75,16 @@ class SiteTerms:
             self.domain.append(within(self.thread, 0, site.participants[1]))
 
     def thread_of(self, rep):
-        """The relative thread of replica rep (a term or an int) of this iteration."""
+        """The relative thread of replica rep (a term or an int) of this iteration. A
+        constant replica's term is kept: every candidate partition's `sites agree` asks
+        for each replica's thread again."""
+        if isinstance(rep, int):
+            if rep not in self._threads:
+                self._threads[rep] = self._thread_term(rep)
+            return self._threads[rep]
+        return self._thread_term(rep)
+
+    def _thread_term(self, rep):
         env = dict(self.vars)
         env[self.site.layout.rep_var] = rep if not isinstance(rep, int) else z3.IntVal(rep)
         return self.site.layout.thread.to_z3(env) + self.site.shift

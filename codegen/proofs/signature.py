@@ -78,6 +78,14 @@ class Site:
     def shift(self) -> int:
         return self.layout.offset - self.participants[0]
 
+    @property
+    def question(self) -> tuple:
+        """What every proof query reads of the site (all but its update, line and
+        reducer's name, which only the sentences name): two sites with one question ask
+        the same queries, whichever reducer or line they belong to."""
+        return (self.layout, self.participants, self.output, self.constraints, self.opaque,
+                self.problems, self.reducer_shape, self.sizes)
+
     def active(self) -> np.ndarray:
         """[N]: which iterations the affine part of the predicate lets contribute."""
         layout = self.layout

@@ -47,3 +47,33 @@ def test_a_cold_check_loads_no_other_commands_modules():
 def test_the_commands_that_need_them_still_load_them():
     line = _loaded_after(["emit", "-q", "examples/minimal_rfc.py", "--what", "layout"])
     assert line.startswith("0 ") and "'verify_reducer.codegen.layout_text'" in line
+
+
+def _blas_after(env_extra: dict[str, str]) -> str:
+    """What a check leaves: OPENBLAS_NUM_THREADS as the command saw it after running, and
+    how many threads the process has once numpy is loaded (OpenBLAS's own among them)."""
+    probe = ("import os, io, contextlib\n"
+             "from verify_reducer.verify.cli.entry import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
+             "    code = main(['check', '-q', '--no-cache', 'examples/minimal_rfc.py'])\n"
+             "import numpy\n"
+             "print(code, os.environ.get('OPENBLAS_NUM_THREADS'), "
+             "len(os.listdir('/proc/self/task')))")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env={**env, **env_extra},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_the_command_gives_openblas_one_thread_unless_the_user_chose():
+    # numpy's OpenBLAS would start a thread per core that the verifier never uses
+    # (verify.cli.entry.one_blas_thread); the user's own setting is kept, either name.
+    # Z3's timer has threads of its own, so the count is compared with two BLAS threads
+    code, blas, threads = _blas_after({}).split()
+    assert (code, blas) == ("0", "1")
+    code, blas, two = _blas_after({"OPENBLAS_NUM_THREADS": "2"}).split()
+    assert (code, blas) == ("0", "2") and int(two) == int(threads) + 1
+    code, blas, _ = _blas_after({"OMP_NUM_THREADS": "2"}).split()
+    assert (code, blas) == ("0", "None")

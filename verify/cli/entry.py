@@ -8,6 +8,7 @@ more than it needs:
 - every other command line goes to verify.cli.commands, imported then."""
 from __future__ import annotations
 
+import os
 import sys
 
 from verify_reducer.verify.cli.parser import build_parser, flag_value, mistyped_command, normalize_argv
@@ -18,6 +19,7 @@ ONLY_THE_PARSER = ("-h", "--help", "--version")
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    one_blas_thread()
     try:
         if any(a in ONLY_THE_PARSER for a in argv):
             # argparse prints the help or the version and exits 0 (or 2 on a bad flag)
@@ -41,6 +43,18 @@ def main(argv: list[str] | None = None) -> int:
         # being written are left as they were (verify.cli.outputs writes atomically)
         print("verify-reducer: interrupted", file=sys.stderr, flush=True)
         return EXIT_INTERRUPTED
+
+
+def one_blas_thread() -> None:
+    """One OpenBLAS thread for the command, unless the user chose (OPENBLAS_NUM_THREADS,
+    or OMP_NUM_THREADS, which OpenBLAS reads too). numpy's OpenBLAS starts a thread per
+    core when numpy is imported, and they spin waiting for work the verifier never gives
+    them: it multiplies no matrices through BLAS (T.gemm's simulation is an einsum,
+    numpy's own loop). On 2 cores they were about 0.1 s of every cold check's CPU time —
+    time another process on a busy machine waits for. Set here, before anything imports
+    numpy; the processes the command starts (--jobs workers) inherit it."""
+    if "OPENBLAS_NUM_THREADS" not in os.environ and "OMP_NUM_THREADS" not in os.environ:
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 
 def prepare(argv: list[str]):

@@ -57,6 +57,16 @@ class CudaSource:
                                             f"// ---- end of {RUNTIME_HEADER.name}")
 
 
+WGMMA_MARK = "wgmma.mma_async.sync.aligned"
+
+
+def compile_arch(arch: str, unit_text: str) -> str:
+    """The nvcc architecture a translation unit compiles for on an `arch` device:
+    sm_90a where it issues wgmma (an architecture-specific feature, codegen.cuda_wgmma),
+    else arch itself."""
+    return f"{arch}a" if arch == "sm_90" and WGMMA_MARK in unit_text else arch
+
+
 def render(plan: PhysicalPlan, kernel_name: str | None = None) -> CudaSource:
     """The plan's kernel as CUDA; kernel_name overrides `<func>_kernel` (e.g. to put
     several kernels in one translation unit)."""
@@ -136,9 +146,11 @@ def _shared_declarations(body: KernelBody) -> list[str]:
     pointer at the array's offset into the one dynamic buffer."""
     resources = body.plan.resources
     lines = []
+    # a swizzled buffer's stages start on its swizzle's period of the shared window
+    align = max([16] + [z.align for _, z in body.plan.swizzles])
     if resources.dynamic:
         smem = body.names.get(("dynamic shared memory",), "smem")
-        lines.append(f"extern __shared__ __align__(16) unsigned char {smem}[];  "
+        lines.append(f"extern __shared__ __align__({align}) unsigned char {smem}[];  "
                      f"// {resources.shared_bytes} bytes, sized by the launch")
     for array in resources.shared:
         name = _shared_name(body, array)
@@ -147,7 +159,10 @@ def _shared_declarations(body: KernelBody) -> list[str]:
             lines.append(f"{ctype}* const {name} = reinterpret_cast<{ctype}*>({smem} + "
                          f"{array.offset});  // {array.elements} elements, {array.what}")
         else:
-            lines.append(f"__shared__ __align__(16) {ctype} {name}[{array.elements}];")
+            swizzle = body.plan.swizzle(array.owner) if array.what == "shared buffer" \
+                else None
+            lines.append(f"__shared__ __align__({16 if swizzle is None else swizzle.align}) "
+                         f"{ctype} {name}[{array.elements}];")
         body.shared[name] = lines[-1]
     return lines
 

@@ -108,3 +108,20 @@ def flat_offset(shape: tuple[int, ...], indices: tuple[Index, ...], frame: Frame
         part = ix if isinstance(ix, C) else render_index(ix, frame, var_name, ranges={})
         text = part.text if text is None else f"({text}) * {extent} + {part.at(ADD + 1)}"
     return C(text, ADD)
+
+
+def swizzled_offset(swizzle, indices: tuple[Index, ...], frame: Frame, var_name) -> C:
+    """The element offset of a 2-D shared element in its stage under the plan's swizzle
+    (codegen.lower.wgmma.Swizzle): the chunked offset, then the XOR of
+    reducer_swizzle (runtime header) in element units."""
+    row, col = indices
+    if isinstance(row, IndexExpr) and isinstance(col, IndexExpr):
+        chunked = render_index(swizzle.chunked(row, col), frame, var_name, ranges={})
+    else:
+        r, c = (ix if isinstance(ix, C) else render_index(ix, frame, var_name, ranges={})
+                for ix in (row, col))
+        w = swizzle.chunk_cols
+        chunked = C(f"({c.text}) / {w} * {swizzle.rows * w} + ({r.text}) * {w} + "
+                    f"({c.text}) % {w}", ADD)
+    right, left = swizzle.c_shift()
+    return C(f"reducer_swizzle({chunked.text}, {right}, {swizzle.mask}, {left})", ATOM)

@@ -15,7 +15,7 @@ from typing import Callable
 
 from verify_reducer.spec import ir
 
-from .cuda_access import LANE, Frame, Place, render_index
+from .cuda_access import LANE, Frame, Place, render_index, swizzled_offset
 from .cuda_exprs import C, convert, literal
 from .cuda_unsupported import Unsupported
 from .cuda_vector import vector_type
@@ -137,9 +137,13 @@ def render_fill(body, stmt: ir.Fill, frame: Frame) -> None:
     if moves.partition is None:
         with body.maybe_block(f"for (int element = 0; element < {buffer.size}; "
                                f"++element)"):
-            pitch = body.plan.pitch(buffer)
+            pitch, swizzle = body.plan.pitch(buffer), body.plan.swizzle(buffer)
             at = "element" if pitch is None else \
                 f"element / {buffer.shape[1]} * {pitch} + element % {buffer.shape[1]}"
+            if swizzle is not None:
+                at = swizzled_offset(swizzle, (C(f"element / {buffer.shape[1]}"),
+                                               C(f"element % {buffer.shape[1]}")),
+                                     None, None).text
             body.out.line(f"{body.buffer(buffer)}[{at}] = {value};")
         return
     body.fence(stmt, "before")

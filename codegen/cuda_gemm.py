@@ -22,6 +22,7 @@ from verify_reducer.spec.indexexpr import Var, floordiv, mod
 
 from .cuda_access import Frame
 from .cuda_exprs import ADD, C, convert, literal
+from .cuda_wgmma import render_wgmma
 from .lower import gemm as lowered
 
 # the C names of the lowering's variables, inside the gemm's own block
@@ -46,7 +47,9 @@ def render_gemm(body, stmt: ir.Gemm, low: lowered.GemmLowering, frame: Frame) ->
         out.line(f"const bool gemm_clear = {clear};")
         out.line(f"const int gemm_t = tid - {offset};" if offset else
                  "const int gemm_t = tid;")
-        if low.mma is not None:
+        if low.wgmma is not None:
+            render_wgmma(body, stmt, low, acc)
+        elif low.mma is not None:
             _render_mma(body, stmt, low, acc)
         else:
             _render_scalar(body, stmt, low, acc)

@@ -16,7 +16,7 @@ from verify_reducer.spec.layout import Layout
 from verify_reducer.spec.physical import PhysicalPlan
 
 from . import cuda_collectives as collectives
-from .cuda_access import Frame, Index, Place, flat_offset, register_place
+from .cuda_access import Frame, Index, Place, flat_offset, register_place, swizzled_offset
 from .cuda_cells import CellLoops
 from .lower import cells as cells_lowering
 from .lower.cells import CellLoop
@@ -100,9 +100,13 @@ class KernelBody(CellLoops):
         if layout is not None:                       # a register array
             self.register_slots[name] = layout.slots_per_thread
             return register_place(name, layout, ix, frame, self.var)
-        pitch = self.plan.pitch(buffer)
-        shape = buffer.shape if pitch is None else (buffer.shape[0], pitch)
-        flat = flat_offset(shape, ix, frame, self.var)       # the plan's padded rows
+        swizzle = self.plan.swizzle(buffer)
+        if swizzle is not None:                  # the plan's swizzled chunks (wgmma)
+            flat = swizzled_offset(swizzle, ix, frame, self.var)
+        else:
+            pitch = self.plan.pitch(buffer)
+            shape = buffer.shape if pitch is None else (buffer.shape[0], pitch)
+            flat = flat_offset(shape, ix, frame, self.var)   # the plan's padded rows
         base = self.stage_base.get(buffer)
         if base is not None:
             flat = C(f"{base} + {flat.text}", ADD)
@@ -125,6 +129,8 @@ class KernelBody(CellLoops):
             raise Unsupported(f"no named barrier left for threads {barrier.participants}")
         text = "__syncthreads();" if barrier.id == 0 else \
             f"reducer_barrier({barrier.id}, {barrier.arrivals});"
+        if barrier.async_proxy:
+            text = "reducer_fence_async_proxy(); " + text
         self.out.line(f"{text}  // {barrier.why.replace('{rows}', rows)}")
 
     # --- statements ------------------------------------------------------------------

@@ -69,8 +69,10 @@ from verify_reducer.spec.indexexpr import Var
 from verify_reducer.spec.layout import (Layout, default_partition, fully_replicated, index_names,
                          vectorized_partition)
 from verify_reducer.spec.source import Span
-from .lower.gemm import (accumulator_layout, operand_layout_a, operand_layout_b,
-                         warp_partition)
+from verify_reducer.spec.target import DEFAULT_TARGET, target as target_named
+from .lower.gemm import (accumulator_layout, gemm_split, operand_layout_a,
+                         operand_layout_b)
+from .lower.wgmma import wgmma_refusal
 from .layout_copy import cooperative_layout, is_cooperative
 from .layout_access import (Access, Scope, bind_let, memory_accesses, region_access,
                             serial_scope, stmt_accesses)
@@ -94,6 +96,9 @@ class LayoutMap:
     copies: dict[ir.Copy, Layout] = field(default_factory=dict)
     participants: dict[object, tuple[int, int]] = field(default_factory=dict)  # every stmt
     sources: dict[ir.Buffer, Span] = field(default_factory=dict)  # where a fragment was placed
+    # each gemm's warps (along M, along N) as its accumulator layout splits them
+    # (codegen.lower.gemm.gemm_split: the target's wgmma or mma split)
+    gemm_splits: dict[ir.Gemm, tuple[int, int]] = field(default_factory=dict)
     # the fast planner's search per reducer under these layouts (codegen.proofs.fast):
     # every plan made from them (auto, fast, a size family's member) is chosen by the
     # same proofs, run once and dropped with the layouts; a copy starts empty
@@ -118,10 +123,27 @@ def scalar_layout(participants: tuple[int, int]) -> Layout:
     return Layout((1,), (SCALAR_VAR,), Var("rep"), 0, count, count, offset)
 
 
-def infer_layouts(func: ir.PrimFunc) -> LayoutMap:
-    """The layouts of every fragment, T.Parallel loop and reducer update of func.
-    Raises DiagnosticError with every R300 found."""
-    return _Inference(func).run()
+def infer_layouts(func: ir.PrimFunc, target: str | None = None) -> LayoutMap:
+    """The layouts of every fragment, T.Parallel loop and reducer update of func, for
+    the target architecture (a spec.target name: a gemm's accumulator is split as that
+    target's tensor-core instruction wants; None: the default target). Raises
+    DiagnosticError with every R300 found."""
+    return _Inference(func, target_named(target or DEFAULT_TARGET)).run()
+
+
+def _wgmma_accumulators(func: ir.PrimFunc, target) -> set[ir.Buffer]:
+    """The accumulators every gemm into which can run as wgmma over the whole block (a
+    gemm inside a T.ws group stays on mma.sync): one layout serves every gemm into an
+    accumulator, so one gemm that cannot keeps them all on TileLang's mma split."""
+    grouped = {id(s) for g in ir.walk(func.kernel.body) if isinstance(g, ir.WarpGroup)
+               for s in ir.walk(g.body)}
+    block = (0, func.kernel.threads)
+    able, unable = set(), set()
+    for stmt in ir.walk(func.kernel.body):
+        if isinstance(stmt, ir.Gemm):
+            fits = id(stmt) not in grouped and not wgmma_refusal(stmt, target, block)
+            (able if fits else unable).add(stmt.c)
+    return able - unable
 
 
 @dataclass(eq=False)
@@ -177,8 +199,10 @@ class _Inference:
     one (TileLang's InferInFreeMode): a whole-tile copy then adopts the layout a loop
     needs instead of imposing its default partition."""
 
-    def __init__(self, func: ir.PrimFunc):
+    def __init__(self, func: ir.PrimFunc, target):
         self.func = func
+        self.target = target
+        self.wgmma_accumulators = _wgmma_accumulators(func, target)
         self.result = LayoutMap()
         self.allocated: dict[ir.Buffer, tuple[int, int]] = {}
         self.ops: list[_Op] = []
@@ -331,11 +355,12 @@ class _Inference:
             return
         offset, count = scope.participants
         m, n, _ = stmt.mnk
-        split = warp_partition(stmt.policy, m, n, count // 32) if count % 32 == 0 else \
-            f"T.gemm runs on {count} threads, not a whole number of warps"
+        split = gemm_split(stmt, scope.participants, self.target,
+                           wgmma=stmt.c in self.wgmma_accumulators)
         if isinstance(split, str):
             self.diagnostics.append(error("R102", split, stmt.span))
             return
+        self.result.gemm_splits[stmt] = split
         bound_cells(max(m * n, count), f"the accumulator {stmt.c.name}", stmt.span)
         fixed = ((stmt.c, accumulator_layout(m, n, *split, offset)),)
         k = stmt.mnk[2]

@@ -24,6 +24,7 @@ from .plan_legacy import plan_legacy
 from .pipeline import plan_pipelines, prefetch_instead
 from .plan_barriers import one_writer_loops, plan_barriers
 from .plan_pitch import plan_pitches
+from .plan_swizzle import plan_swizzles
 from .plan_sites import ReducerSites, gather_reducers
 from .occupancy import plan_occupancy
 from .resources import kib, plan_resources, resource_diagnostics
@@ -59,12 +60,14 @@ def plan_func(func: ir.PrimFunc, planner: str | Planner = "auto",
     else:
         plan_reducer = PLANNERS[planner]
     if layouts is None:
-        layouts = infer_layouts(func)
+        layouts = infer_layouts(func, target)
     reducers = tuple(plan_reducer(sites) for sites in gather_reducers(func, layouts))
     limits = target_named(target)
     pipelines, planned_layouts = plan_pipelines(func, layouts, limits)
+    swizzles = plan_swizzles(func, planned_layouts, limits)
     plan = PhysicalPlan(func, planner, planned_layouts, reducers, pipelines=pipelines,
-                        pitches=plan_pitches(func))
+                        pitches=plan_pitches(func, tuple(b for b, _ in swizzles)),
+                        swizzles=swizzles)
     resources = plan_resources(plan, limits)
     if resources.shared_bytes > limits.dynamic_shared_bytes and \
             any(p.staged_reads for p in plan.pipelines):

@@ -24,6 +24,10 @@ The rules, statement by statement, with the participant set of the statement's f
   released: after `refill_after` ("refill") or at the iteration's end ("released");
 - no barrier under a thread-dependent `if` (not every participant could arrive), except a
   pipeline's own, which runs for the whole block wherever it stands;
+- in a plan that swizzles shared operands for wgmma (PhysicalPlan.swizzles), every
+  barrier first fences its threads' shared writes for the async proxy, through which a
+  wgmma reads (BodyBarrier.async_proxy): whichever write a wgmma after it reads, the
+  barrier that orders the two is one of them;
 - the whole block's barrier is `__syncthreads` (id 0); a warp group's is a named barrier:
   the one its own finalizes use when they are over the same threads (those threads run
   them one after the other), else the lowest free id (None when all 15 are taken: the
@@ -62,7 +66,8 @@ class _Walk:
         if self.divergent and not always:
             return
         self.found.append(BodyBarrier(stmt, where, participants,
-                                      self.barrier_id(participants), why))
+                                      self.barrier_id(participants), why,
+                                      async_proxy=bool(self.plan.swizzles)))
 
     def barrier_id(self, participants: tuple[int, int]) -> int | None:
         if participants[1] == self.threads:

@@ -1,6 +1,6 @@
 """Padded rows for the shared operands of tensor-core gemms: plan data.
 
-    plan_pitches(func) -> ((buffer, pitch), ...)
+    plan_pitches(func, swizzled) -> ((buffer, pitch), ...)
 
 An mma's lanes load a 16-row tile eight rows at a time (codegen.lower.gemm: lane l reads
 row l/4, 4-byte word l mod 4 of the tile's k, or its B column l/4 at rows 2·(l mod 4)).
@@ -29,13 +29,16 @@ BANK_ROW = 32          # bytes: a row this multiple of, 8 rows fall on at most 4
 PAD = 16               # bytes added to every such row (a 16-byte vector stays aligned)
 
 
-def plan_pitches(func: ir.PrimFunc) -> tuple[tuple[ir.Buffer, int], ...]:
+def plan_pitches(func: ir.PrimFunc, swizzled: tuple[ir.Buffer, ...] = ()
+                 ) -> tuple[tuple[ir.Buffer, int], ...]:
+    """The pitches of the mma.sync operands; a buffer swizzled for wgmma
+    (codegen.plan_swizzle) has its own layout instead."""
     found: dict[ir.Buffer, int] = {}
     for stmt in ir.walk(func.kernel.body):
         if not isinstance(stmt, ir.Gemm):
             continue
         for operand in (stmt.a, stmt.b):
-            if operand.scope != "shared" or len(operand.shape) != 2:
+            if operand.scope != "shared" or len(operand.shape) != 2 or operand in swizzled:
                 continue
             width = element_bytes(operand.dtype)
             if (operand.shape[1] * width) % BANK_ROW == 0:

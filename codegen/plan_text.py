@@ -26,6 +26,9 @@ def format_plan(plan: PhysicalPlan, ptxas=None) -> str:
         blocks.append("shared rows padded (codegen.plan_pitch): " + ", ".join(
             f"{b.name} {p} elements a row ({b.shape[1]} + {p - b.shape[1]})"
             for b, p in plan.pitches))
+    if plan.swizzles:
+        blocks.append("shared operands swizzled for wgmma (codegen.plan_swizzle): " +
+                      ", ".join(f"{b.name} {z.describe()}" for b, z in plan.swizzles))
     if plan.barriers.items:
         blocks.append("\n".join(barriers_text(plan)))
     if plan.resources is not None:
@@ -43,6 +46,8 @@ def barriers_text(plan: PhysicalPlan) -> list[str]:
         which = "__syncthreads" if b.id == 0 else \
             "no named barrier left" if b.id is None else \
             f"named barrier {b.id} ({b.arrivals} arrivals)"
+        if b.async_proxy:
+            which = "fence.proxy.async, " + which
         what = type(b.stmt).__name__
         lines.append(f"  line {b.stmt.span.line} {what}, {b.where}: {which}, threads "
                      f"{offset}..{offset + count - 1}: {b.why.replace('{rows}', 'its rows')}")
@@ -227,6 +232,8 @@ def plan_json(plan: PhysicalPlan, ptxas=None) -> dict:
         "pipelines": [_pipeline_json(p) for p in plan.pipelines],
         "pitches": [{"buffer": b.name, "row": b.shape[1], "pitch": p}
                     for b, p in plan.pitches],
+        "swizzles": [{"buffer": b.name, "width": z.width, "chunks": b.shape[1] // z.chunk_cols}
+                     for b, z in plan.swizzles],
         "barriers": [_barrier_json(b) for b in plan.barriers.items],
         "resources": resources_json(plan.resources) if plan.resources else None,
         "notes": [d.to_json() for d in plan.notes],
@@ -255,7 +262,7 @@ def _barrier_json(b) -> dict:
     return {"line": b.stmt.span.line, "statement": type(b.stmt).__name__,
             "where": b.where, "participants": {"offset": offset, "count": count},
             "id": b.id, "arrivals": b.arrivals,
-            "why": b.why.replace("{rows}", "its rows")}
+            "why": b.why.replace("{rows}", "its rows"), "async_proxy": b.async_proxy}
 
 
 def _copies_json(copies) -> list[dict]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verify_reducer.spec.target import DEFAULT_TARGET
-from .cuda import NVCC_OPTIONS
+from .cuda import NVCC_OPTIONS, compile_arch
 
 _ENTRY = re.compile(r"Compiling entry function '([^']+)' for '([^']+)'")
 _PROPERTIES = re.compile(r"Function properties for (\S+)")
@@ -78,7 +78,7 @@ def parse_verbose(output: str) -> dict[str, PtxasFigures]:
         m = _ENTRY.search(line)
         if m:
             current = fields.setdefault(m.group(1), {})
-            current["arch"] = m.group(2)
+            current["arch"] = m.group(2).removesuffix("a")   # sm_90a: sm_90's figures
             continue
         m = _PROPERTIES.search(line)
         if m:
@@ -121,7 +121,8 @@ def compile_figures(unit_text: str, arch: str = DEFAULT_TARGET) -> dict[str, Ptx
     with tempfile.TemporaryDirectory(prefix="verify-reducer-ptxas-") as tmp:
         unit = Path(tmp) / "kernel.cu"
         unit.write_text(unit_text)
-        returncode, output = _run(command(unit, Path(tmp) / "kernel.cubin", arch))
+        returncode, output = _run(command(unit, Path(tmp) / "kernel.cubin",
+                                          compile_arch(arch, unit_text)))
     if returncode != 0:
         raise PtxasFailed(output.strip())
     return parse_verbose(output)

@@ -84,9 +84,15 @@ def _shared_arrays(plan: PhysicalPlan) -> tuple[SharedArray, ...]:
             # source is read where it is
             wanted.append((f"{stmt.src.name} {stmt.kind} rows", "reduce rows", stmt,
                            stmt.dst.dtype, stmt.src.size))
+    # a swizzled buffer (wgmma's operands) first, on a multiple of its swizzle's period:
+    # the hardware swizzles absolute addresses (codegen.lower.wgmma)
+    wanted.sort(key=lambda w: plan.swizzle(w[2]) is None)
     arrays, offset = [], 0
     for name, what, owner, dtype, elements in wanted:
         size = elements * element_bytes(dtype)
+        swizzle = plan.swizzle(owner)
+        if swizzle is not None:
+            offset = -(-offset // swizzle.align) * swizzle.align
         arrays.append(SharedArray(name, what, owner, dtype, elements, size, offset))
         offset = _align(offset + size)
     return tuple(arrays)

@@ -38,7 +38,7 @@ from verify_reducer.spec.diagnostics import DiagnosticError
 from verify_reducer.spec.dtypes import DType, float8_bits, float8_from_bits
 from verify_reducer.spec.physical import PhysicalPlan
 from verify_reducer.spec.target import target as target_named, target_for_capability
-from .cuda import NVCC_OPTIONS, CudaSource, render
+from .cuda import NVCC_OPTIONS, CudaSource, compile_arch, render
 
 
 class CudaUnavailable(RuntimeError):
@@ -218,8 +218,8 @@ def _refuse_other_device(plan: PhysicalPlan, driver) -> None:
 
 def _module(source: CudaSource, driver):
     from pycuda.compiler import SourceModule
-    arch = architecture(driver)
     text = source.translation_unit()
+    arch = compile_arch(architecture(driver), text)
     key = hashlib.sha256(f"{arch}\0{' '.join(NVCC_OPTIONS)}\0{text}".encode()).hexdigest()
     if key in _modules:
         _modules.move_to_end(key)

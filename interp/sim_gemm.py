@@ -36,6 +36,7 @@ from verify_reducer.spec.dtypes import BOOL
 from verify_reducer.spec.indexexpr import Var
 
 from .evaluate import operand, stored
+from .sim_wgmma import WgmmaExecution, WgmmaLanes, prepare_wgmma
 from .values import ITER, THREAD, Lanes
 
 # per plan's statics: each gemm's lowering and its lanes, derived once
@@ -62,10 +63,10 @@ class _Prepared:
     c_slots: np.ndarray | None = None  # mma form: the slot of each C register
 
 
-class GemmExecution:
+class GemmExecution(WgmmaExecution):
     """T.gemm for interp.simulate._Block."""
 
-    def lowered_gemm(self, stmt: ir.Gemm) -> _Prepared:
+    def lowered_gemm(self, stmt: ir.Gemm) -> "_Prepared | WgmmaLanes":
         """The gemm's lowering and its lanes' arrays, once per plan."""
         cache = _CACHE.setdefault(self.s, {})
         found = cache.get(stmt)
@@ -74,7 +75,8 @@ class GemmExecution:
                 low = lowered.lower_gemm(self.s.plan, stmt)
             except lowered.Unlowerable as e:
                 raise DiagnosticError(error("R100", str(e), stmt.span)) from None
-            found = cache[stmt] = (_prepare_mma if low.mma is not None else
+            found = cache[stmt] = (prepare_wgmma if low.wgmma is not None else
+                                   _prepare_mma if low.mma is not None else
                                    _prepare_scalar)(low)
         return found
 
@@ -86,13 +88,16 @@ class GemmExecution:
         low = prep.low
         threads = prep.threads
         if not self.all_arrive(stmt, low.participants, lanes, "T.gemm is computed by") \
-                and low.mma is not None:    # mma.sync needs every lane of each warp
-            return
+                and (low.mma is not None or low.wgmma is not None):
+            return                  # mma.sync needs every lane of each warp, wgmma each
+                                    # warpgroup's
         clear = operand(stmt.clear_accum, BOOL, lanes, self).v
         if clear.any() != clear.all():
             raise DiagnosticError(error(
                 "R100", "T.gemm's clear_accum differs between the threads", stmt.span))
-        if low.mma is not None:
+        if low.wgmma is not None:
+            self.gemm_wgmma(stmt, prep, bool(clear.all()))
+        elif low.mma is not None:
             self._gemm_mma(stmt, prep, bool(clear.all()))
         else:
             keep = np.isin(threads, lanes.env[THREAD].v)

@@ -292,6 +292,9 @@ class BodyBarrier:
     participants: tuple[int, int]
     id: int
     why: str
+    # the arriving threads first make their shared-memory writes visible to the async
+    # proxy (fence.proxy.async): a wgmma after the barrier reads them through it
+    async_proxy: bool = False
 
     @property
     def arrivals(self) -> int:
@@ -341,10 +344,17 @@ class PhysicalPlan:
     # shared buffers whose rows are padded: (buffer, elements from one row's start to the
     # next), the rest row-major (codegen.plan_pitch: a tensor-core gemm's operands)
     pitches: tuple[tuple[Buffer, int], ...] = ()
+    # shared buffers stored swizzled for Hopper's wgmma: (buffer, codegen.lower.wgmma.
+    # Swizzle), every access through its element -> byte map (codegen.plan_swizzle)
+    swizzles: tuple[tuple[Buffer, object], ...] = ()
 
     def pitch(self, buffer: Buffer) -> int | None:
         """The padded row of a 2-D shared buffer (None: plain row-major)."""
         return next((p for b, p in self.pitches if b is buffer), None)
+
+    def swizzle(self, buffer: Buffer):
+        """The swizzled layout of a shared buffer (None: not swizzled)."""
+        return next((z for b, z in self.swizzles if b is buffer), None)
 
     def shared_elements(self, buffer: Buffer) -> int:
         """The elements one stage of a shared buffer occupies, padding included."""

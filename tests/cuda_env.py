@@ -89,22 +89,28 @@ def load(path: Path):
     return parse_file(str(path)).func()
 
 
-def plan(path: Path, planner: str):
-    """The physical plan, or pytest.skip when the planner refuses this program."""
+def plan(path: Path, planner: str, target: str | None = None):
+    """The physical plan (for target: a spec.target name, default the default target),
+    or pytest.skip when the planner refuses this program."""
     from verify_reducer.codegen.plan import plan_func
+    from verify_reducer.spec.target import DEFAULT_TARGET
     func = load(path)
+    target = target or DEFAULT_TARGET
     if planner == "fast":
         from verify_reducer.codegen.plan_fast import FastPlanRefused
         try:
-            return plan_func(func, planner)
+            return plan_func(func, planner, target=target)
         except FastPlanRefused as refused:
             pytest.skip(f"the fast plan is refused: {refused}")
-    return plan_func(func, planner)
+    return plan_func(func, planner, target=target)
 
 
-def cuda_within_the_interpreters_bound(path: Path, planner: str) -> None:
-    """Our CUDA under planner, on seed 0's inputs, lies within the logical interpreter's
-    bound for every output (skipped without a GPU; a refused fast plan skips)."""
+def cuda_within_the_interpreters_bound(path: Path, planner: str,
+                                       target: str | None = None) -> None:
+    """Our CUDA under planner (planned for target: an older architecture's plan runs
+    on the H200 as its lowering says, e.g. sm_80's mma.sync where sm_90 issues wgmma),
+    on seed 0's inputs, lies within the logical interpreter's bound for every output
+    (skipped without a GPU; a refused fast plan skips)."""
     import numpy as np
     from verify_reducer.codegen.runner import run_cuda
     from verify_reducer.interp.accept import within_bound
@@ -113,7 +119,7 @@ def cuda_within_the_interpreters_bound(path: Path, planner: str) -> None:
     problem = gpu_problem()
     if problem is not None:
         pytest.skip(problem)
-    physical = plan(path, planner)
+    physical = plan(path, planner, target)
     inputs = prepare(physical.func, seed=0)
     reference = run(physical.func, {k: v.copy() for k, v in inputs.items()})
     got = run_cuda(physical, {k: v.copy() for k, v in inputs.items()})

@@ -1,5 +1,6 @@
 """Every program's generated CUDA, in every plan, compiles with
-`nvcc -arch=sm_90 -cubin -fmad=false`.
+`nvcc -arch=sm_90 -cubin -fmad=false` (`-arch=sm_90a` for a unit that issues wgmma:
+codegen.cuda.compile_arch).
 
 Planning (the fast plan's proofs) runs in two worker processes, a program each. nvcc
 costs seconds per process whatever it compiles, so the kernels are compiled in a few
@@ -37,7 +38,7 @@ from cuda_env import PROGRAMS, ROOT, batch_unit, case_id, cases, nvcc, plan, pla
 pytestmark = [pytest.mark.nvcc, requires_nvcc]
 
 CASES = cases(sampled(PROGRAMS))       # every program at night (cuda_env.NIGHTLY)
-COMMAND = ("-arch=sm_90", "-cubin", "-fmad=false", "-Xptxas", "-v")
+COMMAND = ("-arch=sm_90", "-cubin", "-fmad=false", "-Xptxas", "-v")   # sm_90a for wgmma
 BATCHES = 4                  # two at a time on two cores; a failure re-runs only its batch
 MINIMAL = ROOT / "examples" / "minimal_rfc.py"
 ALONE = [(MINIMAL, planner) for planner in planners()] + [
@@ -47,9 +48,12 @@ ALONE = [(MINIMAL, planner) for planner in planners()] + [
 
 
 def _compile(source: str, workdir: Path, stem: str) -> tuple[int, str]:
+    from verify_reducer.codegen.cuda import compile_arch
     unit = workdir / f"{stem}.cu"
     unit.write_text(source)
-    done = subprocess.run([nvcc(), *COMMAND, "-o", str(workdir / f"{stem}.cubin"), str(unit)],
+    arch = f"-arch={compile_arch('sm_90', source)}"      # a unit that issues wgmma: sm_90a
+    done = subprocess.run([nvcc(), arch, *COMMAND[1:], "-o", str(workdir / f"{stem}.cubin"),
+                           str(unit)],
                           capture_output=True, text=True, timeout=600)
     return done.returncode, done.stdout + done.stderr
 

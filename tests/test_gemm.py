@@ -198,9 +198,14 @@ def test_accumulator_layout_is_the_m16n8_tile_and_the_lowering_inverts_it(m, n, 
     assert np.array_equal(slots[first], j[first] % 2 + 2 * (i[first] // 8))
 
 
-def _plan(path: Path, planner: str = "canonical"):
+# the mma.sync form's tests plan for sm_80 (sm_90 runs a gemm of shared operands as
+# wgmma where it fits: codegen.lower.wgmma, tests/test_wgmma.py)
+MMA_TARGET = "sm_80"
+
+
+def _plan(path: Path, planner: str = "canonical", target: str = MMA_TARGET):
     from verify_reducer.codegen.plan import plan_func
-    return plan_func(parse_file(str(path)).func(), planner)
+    return plan_func(parse_file(str(path)).func(), planner, target=target)
 
 
 def test_lowering_inverts_the_placed_layout_and_describes_it():
@@ -386,10 +391,10 @@ def _planted(monkeypatch, operand: str, **change):
     monkeypatch.setattr(lowered, "lower_gemm", planted)
 
 
-def _simulated(program: str):
+def _simulated(program: str, target: str = MMA_TARGET):
     from verify_reducer.interp.simulate import simulate
     from verify_reducer.verify.oracle.inputs import prepare
-    physical = _plan(VALID / program)
+    physical = _plan(VALID / program, target=target)
     return simulate(physical, prepare(physical.func, seed=0))
 
 
@@ -417,9 +422,9 @@ def test_planted_wrong_accumulator_register_is_caught(monkeypatch):
     assert found and found[0].code == "R300", [d.message for d in violations]
 
 
-def _refuted(program: str) -> list:
+def _refuted(program: str, target: str = MMA_TARGET) -> list:
     from verify_reducer.verify.oracle import pipeline
-    report = pipeline.check(str(VALID / program))
+    report = pipeline.check(str(VALID / program), target=target)
     wrong = [c for label, cs in report.comparisons.items() for c in cs
              if label != "interp" and not c.ok]
     assert report.exit_code != pipeline.EXIT_OK and wrong
@@ -476,10 +481,13 @@ def test_planted_wrong_accumulator_layout_is_caught_with_a_counterexample(monkey
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("planner", ["canonical", "fast"])
+@pytest.mark.parametrize("target", ["sm_90", MMA_TARGET])
 @pytest.mark.parametrize("path", GEMM_PROGRAMS, ids=lambda p: p.name)
-def test_gpu_cuda_matches_the_interpreter(path, planner):
+def test_gpu_cuda_matches_the_interpreter(path, planner, target):
+    """Each gemm program on the H200 as sm_90 plans it (wgmma where it fits) and as
+    sm_80 plans it (mma.sync everywhere)."""
     from cuda_env import cuda_within_the_interpreters_bound
-    cuda_within_the_interpreters_bound(path, planner)
+    cuda_within_the_interpreters_bound(path, planner, target)
 
 
 def test_eight_bit_operands_take_the_k32_instruction_where_the_target_has_it():

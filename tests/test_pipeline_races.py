@@ -162,7 +162,8 @@ def test_the_plan_json_lists_every_barrier_and_follows_the_schema():
             b.participants
     assert {"line": 33, "statement": "SerialFor", "where": "landed",
             "participants": {"offset": 0, "count": 128}, "id": 0, "arrivals": 128,
-            "why": "every thread's tiles of this stage have landed"} in barriers
+            "why": "every thread's tiles of this stage have landed",
+            "async_proxy": False} in barriers
     from verify_reducer.json_schemas import validator
     validator = validator("emit.schema.json#/$defs/plan")
     validator.validate(doc)

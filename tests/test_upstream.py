@@ -316,20 +316,21 @@ def test_interpreter_and_simulator_equal_the_reference(path: Path):
 def test_generated_cuda_compiles():
     """Every verified kernel in both plans (the HEAVY ones at night), in one translation
     unit (nvcc costs seconds per process)."""
-    from verify_reducer.codegen.cuda import INCLUDE, RUNTIME_HEADER, render
+    from cuda_env import batch_unit
+    from verify_reducer.codegen.cuda import compile_arch, render
     units = {}
     for path in (p for p in RUNNABLE if NIGHTLY or p.stem not in HEAVY):
         loaded = load(path)
         for name, plan in _plans(loaded).items():
             stem = re.sub(r"\W", "_", f"{path.stem}_{name}")
             units[f"{path.stem}/{name}"] = render(plan, kernel_name=f"{stem}_kernel").source
-    parts = [RUNTIME_HEADER.read_text().replace("#pragma once\n", "")]
-    parts += [f"namespace case{n} {{\n{src.replace(INCLUDE, '')}}}\n"
-              for n, src in enumerate(units.values())]
+    text = batch_unit(list(units.values()))
     with tempfile.TemporaryDirectory() as tmp:
         unit = Path(tmp) / "corpus.cu"
-        unit.write_text("\n".join(parts))
-        done = subprocess.run([nvcc(), "-arch=sm_90", "-cubin", "-fmad=false", "-o",
+        unit.write_text(text)
+        # sm_90a where a kernel issues wgmma (codegen.cuda.compile_arch)
+        done = subprocess.run([nvcc(), f"-arch={compile_arch('sm_90', text)}", "-cubin",
+                               "-fmad=false", "-o",
                                str(Path(tmp) / "corpus.cubin"), str(unit)],
                               capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, f"nvcc failed on the corpus:\n{done.stderr[-4000:]}"

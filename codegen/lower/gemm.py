@@ -34,6 +34,7 @@ from verify_reducer.spec.layout import Layout, index_names
 
 from .atomics import plan_target
 from .ldmatrix import ROW, Ldmatrix, plan_ldmatrix
+from .wgmma import Wgmma, plan_wgmma, wgmma_refusal
 
 WARP = 32
 TILE_M, TILE_N = 16, 8            # the mma.m16n8k16 accumulator tile of one warp
@@ -88,6 +89,23 @@ def warp_partition(policy: str, m: int, n: int, warps: int) -> tuple[int, int] |
                 f"(policy {policy}): each warp must own a multiple of {TILE_M} rows and "
                 f"{TILE_N} columns, as TileLang's mma path requires")
     return found
+
+
+def gemm_split(stmt: ir.Gemm, participants: tuple[int, int], target,
+               wgmma: bool = True) -> tuple[int, int] | str:
+    """The warps along M and N of a gemm's accumulator on target, or why none fits:
+    every warp along M where the gemm runs as wgmma (a warpgroup's four warps own 16
+    rows each of its 64-row instruction tiles, as TileLang's Hopper layout; `wgmma`
+    False: another gemm into the same accumulator cannot, and one layout serves both),
+    else TileLang's mma split (warp_partition). codegen.layout places the accumulator
+    with it and lower_gemm reads it back from the layouts (LayoutMap.gemm_splits)."""
+    offset, count = participants
+    if count % WARP:
+        return f"T.gemm runs on {count} threads, not a whole number of warps"
+    if wgmma and target is not None and not wgmma_refusal(stmt, target, participants):
+        return count // WARP, 1
+    m, n, _ = stmt.mnk
+    return warp_partition(stmt.policy, m, n, count // WARP)
 
 
 def accumulator_layout(m: int, n: int, wm: int, wn: int, offset: int) -> Layout:
@@ -237,9 +255,16 @@ class GemmLowering:
     # the tensor-core form (the scalar fields above still name each slot's element);
     # None where the m16n8k16 instruction does not take the operands (docs/limits.md)
     mma: Mma | None = None
+    # Hopper's warpgroup form (codegen.lower.wgmma), where the plan swizzled both
+    # operands for it; mma is then None
+    wgmma: Wgmma | None = None
 
     def describe(self) -> str:
         wm, wn = self.warps
+        if self.wgmma is not None:
+            return (f"{self.wgmma.describe()}; {wm} warps along M, {self.slots} slot(s) "
+                    f"per thread, slot s of thread t holds {self.stmt.c.name}[{self.row}, "
+                    f"{self.col}]")
         if self.mma is not None:
             a, b = self.mma.a, self.mma.b
             return (f"mma.sync m16n8k{self.mma.k} ({self.mma.instruction}): {wm}×{wn} warps, each "
@@ -263,10 +288,12 @@ def lower_gemm(plan, stmt: ir.Gemm, target=None) -> GemmLowering:
     if count % WARP:
         raise Unlowerable(f"T.gemm runs on {count} threads, not a whole number of warps")
     m, n, k = stmt.mnk
-    split = warp_partition(stmt.policy, m, n, count // WARP)
+    split = layouts.gemm_splits.get(stmt) or warp_partition(stmt.policy, m, n,
+                                                             count // WARP)
     if isinstance(split, str):
         raise Unlowerable(split)
     wm, wn = split
+    target = target or plan_target(plan)
     # The mma's own lane map (the hardware's, whatever the plan placed): the simulator
     # checks every lane's register against the layout codegen.layout gave C, so a plan
     # whose layout differs from it is caught there (R300), not trusted here.
@@ -281,9 +308,14 @@ def lower_gemm(plan, stmt: ir.Gemm, target=None) -> GemmLowering:
     a_index = kk * m + r if stmt.transpose_a else r * k + kk
     b_index = c * k + kk if stmt.transpose_b else kk * n + c
     slots = m * n // count
+    if wn == 1 and plan.swizzle(stmt.a) is not None and plan.swizzle(stmt.b) is not None \
+            and not wgmma_refusal(stmt, target, (offset, count)):
+        return GemmLowering(stmt, m, n, k, (wm, wn), (offset, count), slots, row, col,
+                            a_index, b_index, WORK[stmt.c.dtype.name],
+                            wgmma=plan_wgmma(stmt, m, n, k, wm))
     return GemmLowering(stmt, m, n, k, (wm, wn), (offset, count), slots,
                         row, col, a_index, b_index, WORK[stmt.c.dtype.name],
-                        _mma(stmt, m, n, k, wm, wn, count, target or plan_target(plan)))
+                        _mma(stmt, m, n, k, wm, wn, count, target))
 
 
 def _source(op: MmaOperand) -> str:

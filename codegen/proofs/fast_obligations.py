@@ -40,7 +40,8 @@ from verify_reducer.spec.diagnostics import Counterexample
 from verify_reducer.spec.indexexpr import IndexExpr, Var
 from verify_reducer.spec.layout import Layout, flat_index, index_names
 from verify_reducer.spec.physical import Barrier
-from verify_reducer.codegen.proofs.obligation import Query, group_member, group_of, within
+from verify_reducer.codegen.proofs.obligation import (Query, group_member, group_of,
+                                                     shared_terms, within)
 from verify_reducer.codegen.proofs.layout import SiteTerms
 from verify_reducer.codegen.proofs.signature import Site, output_values, preimage
 from verify_reducer.codegen.proofs.partition import Partition, group_numbers
@@ -50,15 +51,18 @@ from verify_reducer.codegen.proofs.partition import Partition, group_numbers
 
 def duplicate_query(site: Site, part: Partition) -> Query:
     a = SiteTerms.of(site, "a")
-    r2 = z3.Int("a_rep2")
-    t2 = a.thread_of(r2)
-    constraints = a.domain + [within(r2, 0, site.layout.replicate), a.rep < r2,
-                              group_of(a.thread, part.width, part.scale) ==
-                              group_of(t2, part.width, part.scale)]
+
+    def build():
+        r2 = z3.Int("a_rep2")
+        t2 = a.thread_of(r2)
+        lower = z3.If(a.thread < t2, a.thread, t2)
+        return (a.domain + [within(r2, 0, site.layout.replicate), a.rep < r2,
+                            group_of(a.thread, part.width, part.scale) ==
+                            group_of(t2, part.width, part.scale)],
+                [("low", lower), ("t", a.thread)] + a.objectives("x_") +
+                [("r1", a.rep), ("r2", r2), ("t2", t2)])
+    constraints, objectives = shared_terms(("exactly-once", site.question, part), build)
     offset = part.participants[0]
-    lower = z3.If(a.thread < t2, a.thread, t2)
-    objectives = [("low", lower), ("t", a.thread)] + a.objectives("x_") + \
-        [("r1", a.rep), ("r2", r2), ("t2", t2)]
 
     def evidence(w: dict[str, int]) -> Counterexample:
         x = a.values(w, "x_")
@@ -83,13 +87,17 @@ def omission_query(site: Site, other: Site, part: Partition) -> Query:
     """Site `other` puts a contribution to output o in group g (thread u); an iteration
     x of `site` updating o has no replica in g."""
     a, b = SiteTerms.of(site, "x"), SiteTerms.of(other, "y")
-    g = group_of(b.thread, part.width, part.scale)
-    missing = [group_of(a.thread_of(r), part.width, part.scale) != g
-               for r in range(site.layout.replicate)]
-    constraints = a.domain + b.domain + [a.same_output(b)] + missing
-    # the group first, then the missing iteration, then the one that is there
-    objectives = [("u", b.thread)] + a.objectives("x_") + b.objectives("y_") + \
-        [("ry", b.rep)]
+
+    def build():
+        g = group_of(b.thread, part.width, part.scale)
+        missing = [group_of(a.thread_of(r), part.width, part.scale) != g
+                   for r in range(site.layout.replicate)]
+        # the group first, then the missing iteration, then the one that is there
+        return (a.domain + b.domain + [a.same_output(b)] + missing,
+                [("u", b.thread)] + a.objectives("x_") + b.objectives("y_") +
+                [("ry", b.rep)])
+    constraints, objectives = shared_terms(
+        ("sites agree", site.question, other.question, part), build)
 
     def evidence(w: dict[str, int]) -> Counterexample:
         """On the loop of `site`: the missing iteration and the group; the iteration the
@@ -134,11 +142,13 @@ def _iteration(site: Site, values: dict[str, int]) -> tuple[int, ...]:
 
 def storage_query(storage: Layout, part: Partition) -> Query:
     """The storage keeps every output at most once per thread, each in its own slot."""
-    as_site = Site(None, 0, storage, part.participants, None)
-    a, b = SiteTerms.of(as_site, "a"), SiteTerms.of(as_site, "b")
-    distinct = z3.Or(a.rep != b.rep, *[a.vars[v] != b.vars[v] for v in a.vars])
-    constraints = a.domain + b.domain + [distinct, a.thread == b.thread, a.slot == b.slot]
-    objectives = [("t", a.thread), ("s", a.slot)] + a.objectives("a_") + b.objectives("b_")
+    def build():
+        as_site = Site(None, 0, storage, part.participants, None)
+        a, b = SiteTerms.of(as_site, "a"), SiteTerms.of(as_site, "b")
+        distinct = z3.Or(a.rep != b.rep, *[a.vars[v] != b.vars[v] for v in a.vars])
+        return (a.domain + b.domain + [distinct, a.thread == b.thread, a.slot == b.slot],
+                [("t", a.thread), ("s", a.slot)] + a.objectives("a_") + b.objectives("b_"))
+    constraints, objectives = shared_terms(("slots", storage, part), build)
     offset = part.participants[0]
     names = storage.index_vars
 
@@ -153,11 +163,14 @@ def storage_query(storage: Layout, part: Partition) -> Query:
 def writes_held_query(site: Site, storage: Layout, part: Partition) -> Query:
     """Every replica writes its output into a thread that keeps that output."""
     a = SiteTerms.of(site, "x")
-    out_vars = {v: o for v, o in zip(storage.index_vars, a.output)}
-    kept = [_storage_thread(storage, out_vars, q, part) != a.thread
-            for q in range(storage.replicate)]
-    constraints = a.domain + kept
-    objectives = [("t", a.thread)] + a.objectives("x_") + [("r", a.rep)]
+
+    def build():
+        out_vars = {v: o for v, o in zip(storage.index_vars, a.output)}
+        kept = [_storage_thread(storage, out_vars, q, part) != a.thread
+                for q in range(storage.replicate)]
+        return a.domain + kept, [("t", a.thread)] + a.objectives("x_") + [("r", a.rep)]
+    constraints, objectives = shared_terms(("writes held", site.question, storage, part),
+                                           build)
     offset = part.participants[0]
 
     def explain(w: dict[str, int]) -> str:
@@ -180,16 +193,19 @@ def storage_complete_query(site: Site, storage: Layout, part: Partition) -> Quer
     """Every group the storage keeps an output in receives each of the site's
     contributions to it: no kept copy is left at the identity."""
     a = SiteTerms.of(site, "x")
-    q = z3.Int("q")
-    out_vars = {v: o for v, o in zip(storage.index_vars, a.output)}
-    env = dict(out_vars)
-    env[storage.rep_var] = q
-    keeper = storage.thread.to_z3(env) + (storage.offset - part.participants[0])
-    g = group_of(keeper, part.width, part.scale)
-    missing = [group_of(a.thread_of(r), part.width, part.scale) != g
-               for r in range(site.layout.replicate)]
-    constraints = a.domain + [within(q, 0, storage.replicate)] + missing
-    objectives = [("u", keeper)] + a.objectives("x_")
+
+    def build():
+        q = z3.Int("q")
+        env = {v: o for v, o in zip(storage.index_vars, a.output)}
+        env[storage.rep_var] = q
+        keeper = storage.thread.to_z3(env) + (storage.offset - part.participants[0])
+        g = group_of(keeper, part.width, part.scale)
+        missing = [group_of(a.thread_of(r), part.width, part.scale) != g
+                   for r in range(site.layout.replicate)]
+        return (a.domain + [within(q, 0, storage.replicate)] + missing,
+                [("u", keeper)] + a.objectives("x_"))
+    constraints, objectives = shared_terms(
+        ("storage complete", site.question, storage, part), build)
     offset = part.participants[0]
 
     def explain(w: dict[str, int]) -> str:
@@ -211,17 +227,20 @@ def destination_query(dst: Layout, storage: Layout, part: Partition, what: str,
                       line: int) -> Query:
     """Every (output, replica) of the destination is on a thread that keeps the output."""
     offset = part.participants[0]
-    o = {v: z3.Int(f"d_{v}") for v in dst.index_vars}
-    rep = z3.Int("d_rep")
-    env = dict(o)
-    env[dst.rep_var] = rep
-    thread = dst.thread.to_z3(env) + (dst.offset - offset)
-    out_vars = {sv: o[dv] for sv, dv in zip(storage.index_vars, dst.index_vars)}
-    missing = [_storage_thread(storage, out_vars, q, part) != thread
-               for q in range(storage.replicate)]
-    constraints = [within(o[v], 0, e) for v, e in zip(dst.index_vars, dst.shape)] + \
-        [within(rep, 0, dst.replicate)] + missing
-    objectives = [("t", thread)] + [(f"o_{v}", o[v]) for v in dst.index_vars]
+
+    def build():
+        o = {v: z3.Int(f"d_{v}") for v in dst.index_vars}
+        rep = z3.Int("d_rep")
+        env = dict(o)
+        env[dst.rep_var] = rep
+        thread = dst.thread.to_z3(env) + (dst.offset - offset)
+        out_vars = {sv: o[dv] for sv, dv in zip(storage.index_vars, dst.index_vars)}
+        missing = [_storage_thread(storage, out_vars, q, part) != thread
+                   for q in range(storage.replicate)]
+        return ([within(o[v], 0, e) for v, e in zip(dst.index_vars, dst.shape)] +
+                [within(rep, 0, dst.replicate)] + missing,
+                [("t", thread)] + [(f"o_{v}", o[v]) for v in dst.index_vars])
+    constraints, objectives = shared_terms(("destination", dst, storage, part), build)
 
     def explain(w: dict[str, int]) -> str:
         idx = ", ".join(str(w[f"o_{v}"]) for v in dst.index_vars)
@@ -244,18 +263,22 @@ def shape_query(part: Partition) -> Query:
     """Groups tile the participants; the lanes of every warp that shuffles are all
     participants."""
     offset, count = part.participants
-    t, lane, u = z3.Int("t"), z3.Int("lane"), z3.Int("u")
-    member = group_member(group_of(t, part.width, part.scale), lane, part.width, part.scale)
     powers = is_power_of_two(part.width) and is_power_of_two(part.scale) and \
         count % (part.width * part.scale) == 0
-    escapes = z3.And(within(t, 0, count), within(lane, 0, part.width),
-                     z3.Not(within(member, 0, count)))
-    lanes = z3.And(z3.BoolVal(_uses_shuffles(part)), u >= 0,
-                   z3.Not(within(u, offset, offset + count)),
-                   z3.Or(u / WARP == z3.IntVal(offset) / WARP,
-                         u / WARP == z3.IntVal(offset + count - 1) / WARP))
-    constraints = [z3.Or(z3.BoolVal(not powers), escapes, lanes)]
-    objectives = [("t", t), ("lane", lane), ("u", u)]
+
+    def build():
+        t, lane, u = z3.Int("t"), z3.Int("lane"), z3.Int("u")
+        member = group_member(group_of(t, part.width, part.scale), lane, part.width,
+                              part.scale)
+        escapes = z3.And(within(t, 0, count), within(lane, 0, part.width),
+                         z3.Not(within(member, 0, count)))
+        lanes = z3.And(z3.BoolVal(_uses_shuffles(part)), u >= 0,
+                       z3.Not(within(u, offset, offset + count)),
+                       z3.Or(u / WARP == z3.IntVal(offset) / WARP,
+                             u / WARP == z3.IntVal(offset + count - 1) / WARP))
+        return [z3.Or(z3.BoolVal(not powers), escapes, lanes)], \
+            [("t", t), ("lane", lane), ("u", u)]
+    constraints, objectives = shared_terms(("collective shape", part), build)
 
     def explain(w: dict[str, int]) -> str:
         if not powers:
@@ -278,12 +301,16 @@ def barrier_query(part: Partition | None, participants: tuple[int, int],
         collective = butterfly(part.width, part.scale, count, barrier_id, 1, 1, offset)
         what = part.describe()
     barriers = [s for c in collective.chunks for s in c.steps if isinstance(s, Barrier)]
-    wrong = []
-    for b in barriers:
-        arriving = z3.Sum([z3.If(_guards_hold(b.guards, t), 1, 0) for t in range(count)]) \
-            if b.guards else z3.IntVal(count)
-        wrong.append(z3.Or(arriving != b.count, z3.IntVal(b.count) != count))
-    constraints = [z3.Or(*wrong)] if wrong else [z3.BoolVal(False)]
+
+    def build():
+        wrong = []
+        for b in barriers:
+            arriving = z3.Sum([z3.If(_guards_hold(b.guards, t), 1, 0)
+                               for t in range(count)]) if b.guards else z3.IntVal(count)
+            wrong.append(z3.Or(arriving != b.count, z3.IntVal(b.count) != count))
+        return ([z3.Or(*wrong)] if wrong else [z3.BoolVal(False)],)
+    # the barriers as the collective places them: what the terms are made of
+    (constraints,) = shared_terms(("barrier count", tuple(barriers), count), build)
 
     def explain(w: dict[str, int]) -> str:
         return (f"{what}: a named barrier's count differs from the {count} threads that "

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import z3
 
-from verify_reducer.codegen.proofs.obligation import DEFAULT_TIMEOUT_MS, ProofResult, Query, solve, within
+from verify_reducer.codegen.proofs.obligation import (DEFAULT_TIMEOUT_MS, ProofResult, Query,
+                                                     shared_terms, solve, within)
 from verify_reducer.codegen.proofs.signature import Site
 
 OPS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
@@ -103,14 +104,17 @@ class SiteTerms:
 def injective_query(site: Site) -> Query:
     a, b = SiteTerms.of(site, "a", False), SiteTerms.of(site, "b", False)
     offset, count = site.participants
-    distinct = z3.Or(a.rep != b.rep, *[a.vars[v] != b.vars[v] for v in a.vars])
-    collide = z3.And(distinct, a.thread == b.thread, a.slot == b.slot)
-    outside = z3.Or(a.thread < 0, a.thread >= count)
-    # b mirrors a when only a's range is at stake, so the model stays one iteration
-    mirror = z3.And(b.rep == a.rep, *[a.vars[v] == b.vars[v] for v in a.vars])
-    constraints = a.domain + b.domain + [z3.Or(collide, z3.And(outside, mirror))]
-    objectives = [("t", a.thread)] + a.objectives("a_") + [("ra", a.rep)] + \
-        b.objectives("b_") + [("rb", b.rep)]
+
+    def build():
+        distinct = z3.Or(a.rep != b.rep, *[a.vars[v] != b.vars[v] for v in a.vars])
+        collide = z3.And(distinct, a.thread == b.thread, a.slot == b.slot)
+        outside = z3.Or(a.thread < 0, a.thread >= count)
+        # b mirrors a when only a's range is at stake, so the model stays one iteration
+        mirror = z3.And(b.rep == a.rep, *[a.vars[v] == b.vars[v] for v in a.vars])
+        return (a.domain + b.domain + [z3.Or(collide, z3.And(outside, mirror))],
+                [("t", a.thread)] + a.objectives("a_") + [("ra", a.rep)] +
+                b.objectives("b_") + [("rb", b.rep)])
+    constraints, objectives = shared_terms(("injective", site.question), build)
 
     def explain(w: dict[str, int]) -> str:
         xa, xb = a.values(w, "a_"), b.values(w, "b_")
@@ -130,11 +134,13 @@ def guard_query(site: Site) -> Query:
     a = SiteTerms.of(site, "a", False)
     layout = site.layout
     count = site.participants[1]
-    chosen = [z3.If(z3.And(z3.IntVal(r) == 0, a.thread_of(r) >= 0,
-                           a.thread_of(r) < count), 1, 0)
-              for r in range(layout.replicate)]
-    constraints = a.domain + [a.rep == 0, z3.Sum(chosen) != 1]
-    objectives = a.objectives("a_")
+
+    def build():
+        chosen = [z3.If(z3.And(z3.IntVal(r) == 0, a.thread_of(r) >= 0,
+                               a.thread_of(r) < count), 1, 0)
+                  for r in range(layout.replicate)]
+        return a.domain + [a.rep == 0, z3.Sum(chosen) != 1], a.objectives("a_")
+    constraints, objectives = shared_terms(("guard", site.question), build)
 
     def explain(w: dict[str, int]) -> str:
         return (f"the guard `{layout.rep_var} == 0` does not select exactly one executor "

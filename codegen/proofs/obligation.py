@@ -152,6 +152,28 @@ def _lean_answer(query: Query, timeout_ms: int, minimize: bool):
         solver.pop()
 
 
+# The terms of queries by their content. Building a query's Z3 terms through z3's Python
+# API costs more than deciding it (about half of the fast search), and reducers whose
+# sites ask one question (codegen.proofs.signature.Site.question) build the same
+# queries again: `shared_terms` makes them once per process. Only the terms are shared;
+# each query keeps its own name, line and sentences, which name its own site. The
+# key must hold everything the terms are made of (a site's question, a partition, a
+# storage layout), never a site's identity or line.
+_TERMS: dict[tuple, tuple] = {}
+_TERMS_KEPT = 4096
+
+
+def shared_terms(key: tuple, build: Callable[[], tuple]) -> tuple:
+    """What build() makes (constraints, objectives, the terms the sentences read) for
+    the query whose content is key: made the first time, then the same terms."""
+    found = _TERMS.get(key)
+    if found is None:
+        if len(_TERMS) >= _TERMS_KEPT:
+            _TERMS.pop(next(iter(_TERMS)))      # the oldest: a plain FIFO bound
+        found = _TERMS[key] = build()
+    return found
+
+
 # Constraint sets already proved unsatisfiable in this process, by the ids of their terms
 # (Z3 hash-conses terms, so one structure is one id while the term lives): two reducers
 # with one layout and one participant set, or two sites of one shape, ask the same

@@ -198,3 +198,48 @@ __device__ __forceinline__ void reducer_cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 }
 #endif
+
+// ---- Hopper's warpgroup MMA (sm_90a; codegen.lower.wgmma, docs/design.md §24.4) ----
+// A swizzled shared operand's element offset: the chunked offset e with bits
+// [left, left+b) XOR bits [right, right+b) (mask = 2^b - 1), the 128B/64B/32B swizzle of
+// the descriptor's mode in element units.
+__device__ __forceinline__ int reducer_swizzle(int e, int right, int mask, int left) {
+  return e ^ (((e >> right) & mask) << left);
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// The matrix descriptor of a wgmma operand: the tile's first element (before the
+// swizzle, which the hardware applies), LBO and SBO already >> 4, the swizzle mode
+// (1 = 128B, 2 = 64B, 3 = 32B); base offset 0 (the stages start on the swizzle's period).
+__device__ __forceinline__ unsigned long long reducer_wgmma_desc(const void* tile, int lbo,
+                                                                 int sbo, int mode) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(tile));
+  return static_cast<unsigned long long>((a & 0x3FFFF) >> 4) |
+         (static_cast<unsigned long long>(lbo & 0x3FFF) << 16) |
+         (static_cast<unsigned long long>(sbo & 0x3FFF) << 32) |
+         (static_cast<unsigned long long>(mode) << 62);
+}
+// wgmma.fence: the accumulator registers written before are ready for the wgmmas after
+__device__ __forceinline__ void reducer_wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void reducer_wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+// every committed wgmma of this warpgroup has completed (its reads and its registers)
+__device__ __forceinline__ void reducer_wgmma_wait_all() {
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+}
+// keeps the compiler from moving an accumulator register's accesses across a wgmma
+__device__ __forceinline__ void reducer_wgmma_operand(float& r) {
+  asm volatile("" : "+f"(r)::"memory");
+}
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// this thread's shared-memory writes become visible to the async proxy (wgmma's reads)
+__device__ __forceinline__ void reducer_fence_async_proxy() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+#else
+__device__ __forceinline__ void reducer_fence_async_proxy() {}
+#endif

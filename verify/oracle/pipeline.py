@@ -171,7 +171,7 @@ def static_diagnostics(loaded: Loaded) -> list[Diagnostic]:
 def loaded_layouts(loaded: Loaded) -> LayoutMap:
     """The layouts of the loaded function (inferred once)."""
     if loaded.layouts is None:
-        loaded.layouts = infer_layouts(loaded.func)
+        loaded.layouts = infer_layouts(loaded.func, loaded.arch)
     return loaded.layouts
 
 

@@ -1,0 +1,380 @@
+"""Hopper's wgmma (issue 28): the swizzled shared layout, the matrix descriptors, the
+accumulator registers, the plan that chooses them, the simulator that executes them
+(planted faults caught before any GPU), the CUDA that prints them, and the GPU runs."""
+from __future__ import annotations
+
+import dataclasses
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from verify_reducer.codegen.lower import gemm as lowered
+from verify_reducer.codegen.lower import wgmma
+from verify_reducer.spec import ir
+from verify_reducer.spec.frontend import parse_file, parse_source
+from verify_reducer.spec.target import target as target_named
+
+ROOT = Path(__file__).resolve().parent.parent
+VALID = ROOT / "tests" / "programs" / "valid"
+UPSTREAM_GEMM = ROOT / "tests" / "upstream" / "gemm.py"
+SM90 = target_named("sm_90")
+
+
+def _program(m=64, n=64, k=32, dtype="float16", transpose_a=False, transpose_b=False,
+             threads=128, stages=0, clear=False) -> str:
+    a = f"({k}, {m})" if transpose_a else f"({m}, {k})"
+    b = f"({n}, {k})" if transpose_b else f"({k}, {n})"
+    copy_a = f"T.copy(A[0:{k}, 0:{m}], a_s)" if transpose_a else f"T.copy(A[0:{m}, 0:{k}], a_s)"
+    copy_b = f"T.copy(B[0:{n}, 0:{k}], b_s)" if transpose_b else f"T.copy(B[0:{k}, 0:{n}], b_s)"
+    flags = f"transpose_A={transpose_a}, transpose_B={transpose_b}, clear_accum={clear}"
+    body = f"""\
+        {copy_a}
+        {copy_b}
+        T.gemm(a_s, b_s, acc, {flags})
+        T.copy(acc, C)"""
+    return "import tilelang.language as T\n\n\n" + textwrap.dedent(f"""\
+        @T.prim_func
+        def main(A: T.Tensor({a}, T.{dtype}), B: T.Tensor({b}, T.{dtype}),
+                 C: T.Tensor(({m}, {n}), T.float32)):
+            with T.Kernel(1, threads={threads}) as bx:
+                a_s = T.alloc_shared({a}, T.{dtype})
+                b_s = T.alloc_shared({b}, T.{dtype})
+                acc = T.alloc_fragment(({m}, {n}), T.float32)
+                T.fill(acc, 0)
+        """) + textwrap.indent(textwrap.dedent(body), " " * 8) + "\n"
+
+
+def _plan(source: str, target: str = "sm_90", planner: str = "canonical"):
+    from verify_reducer.codegen.plan import plan_func
+    return plan_func(parse_source(source, "wgmma_case.py").func(), planner, target=target)
+
+
+def _gemm(plan) -> ir.Gemm:
+    return next(s for s in ir.walk(plan.func.kernel.body) if isinstance(s, ir.Gemm))
+
+
+CASES = [dict(), dict(transpose_b=True), dict(transpose_a=True),
+         dict(transpose_a=True, transpose_b=True), dict(dtype="bfloat16"),
+         dict(m=128, n=128, k=32), dict(m=128, n=256, k=64, threads=256),
+         dict(m=64, n=192, k=16), dict(m=64, n=512, k=16), dict(m=64, n=32, k=64),
+         dict(m=64, n=24, k=16, transpose_b=True), dict(m=192, n=64, k=128, threads=384)]
+
+
+# ----------------------------------------------------------------------------- layout
+
+@pytest.mark.parametrize("rows, cols, element", [(128, 32, 2), (32, 128, 2), (64, 64, 2),
+                                                 (8, 16, 2), (16, 256, 2), (64, 48, 2),
+                                                 (8, 64, 1), (16, 32, 4)])
+def test_swizzle_is_a_bijection_of_the_stage_and_keeps_16_byte_units(rows, cols, element):
+    dtype = {1: "int8", 2: "float16", 4: "float32"}[element]
+    swz = wgmma.swizzle_of(_buffer((rows, cols), dtype))
+    assert swz is not None and (cols * element) % swz.width == 0
+    flat = np.arange(rows * cols)
+    byte = swz.physical(flat)
+    assert sorted(byte.tolist()) == list(range(0, rows * cols * element, element))
+    assert np.array_equal(swz.logical(byte), flat)
+    # a 16-byte run aligned to 16 bytes stays one contiguous 16-byte unit
+    per_unit = 16 // element
+    runs = byte.reshape(-1, per_unit)
+    assert np.all(runs[:, 1:] - runs[:, :-1] == element) and np.all(runs[:, 0] % 16 == 0)
+    # the XOR reads bits up to 7 + b: a stage of whole 8-row periods
+    assert (rows * cols * element) % swz.align == 0
+
+
+def _buffer(shape, dtype, scope="shared"):
+    from verify_reducer.spec.source import Span
+    return ir.Buffer("s", shape, _dtype(dtype), scope, Span(1, 0, 1, 0))
+
+
+def _dtype(name):
+    from verify_reducer.spec.dtypes import DTYPES
+    return DTYPES[name]
+
+
+def test_rows_that_cannot_be_swizzled_have_no_swizzle():
+    for shape, dtype in (((64, 8), "float16"), ((4, 64), "float16"), ((64, 20), "float16"),
+                         ((8, 64, 2), "float16")):
+        assert wgmma.swizzle_of(_buffer(shape, dtype)) is None
+    assert wgmma.swizzle_of(_buffer((64, 64), "float16", "fragment")) is None
+
+
+def test_the_c_swizzle_is_the_same_function_in_element_units():
+    """reducer_swizzle(e, right, mask, left) of the runtime header, evaluated here as C
+    evaluates it, equals Swizzle.physical / element for every element."""
+    for cols in (32, 64, 128, 256):
+        swz = wgmma.swizzle_of(_buffer((64, cols), "float16"))
+        flat = np.arange(64 * cols)
+        chunked = swz.chunked(flat // cols, flat % cols)
+        right, left = swz.c_shift()
+        c = chunked ^ (((chunked >> right) & swz.mask) << left)
+        assert np.array_equal(c * swz.element, swz.physical(flat))
+
+
+# ----------------------------------------------------------------------------- descriptors
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items())
+                         or "64x64x32")
+def test_every_descriptor_element_is_the_operand_element_the_gemm_names(case):
+    """For every warpgroup, instruction tile, N block and k step, the byte each
+    descriptor gives element (x, y) of its tile (the canonical layout), swizzled as the
+    mode swizzles it, holds the logical element A[row0 + x, k0 + y] (B[k0 + y, col0 +
+    x]) the gemm multiplies there."""
+    plan = _plan(_program(**case))
+    stmt = _gemm(plan)
+    low = lowered.lower_gemm(plan, stmt)
+    assert low.wgmma is not None, low.describe()
+    w = low.wgmma
+    m, n, k = stmt.mnk
+    groups = low.participants[1] // wgmma.WARPGROUP
+    warps = low.participants[1] // 32
+    for g in range(groups):
+        for ks in range(w.steps):
+            for tile in range(w.tiles):
+                for nb in range(w.nblocks):
+                    env = {wgmma.GROUP: g, wgmma.TILE: tile, wgmma.NBLOCK: nb, wgmma.STEP: ks}
+                    x, y = np.meshgrid(np.arange(64), np.arange(16), indexing="ij")
+                    row = tile * 16 * warps + g * 64 + x
+                    kk = ks * 16 + y
+                    want = kk * m + row if stmt.transpose_a else row * k + kk
+                    got = _decoded(w.a, env, x, y)
+                    assert np.array_equal(got, want), (g, ks, tile)
+                    x, y = np.meshgrid(np.arange(w.instr_n), np.arange(16), indexing="ij")
+                    col = nb * w.instr_n + x
+                    want = col * k + kk[:1, :] if stmt.transpose_b else \
+                        (ks * 16 + y) * n + col
+                    assert np.array_equal(_decoded(w.b, env, x, y), want), (g, ks, nb)
+
+
+def _decoded(op: wgmma.WgmmaOperand, env, x, y):
+    byte = op.byte(op.start(env), x, y)
+    return op.swizzle.logical(op.swizzle.swizzle(byte))
+
+
+def test_the_upstream_gemm_gets_tilelangs_own_descriptors():
+    """TileLang 0.1.15's kernel for examples/gemm (128×128×32, 128 threads, sm_90)
+    initializes its descriptors as initialize_wgmma_descriptor<2, 1, 32> for A (64B
+    swizzle, LBO 16, SBO 512 bytes) and <1, 256, 64> for B (128B swizzle, LBO 4096, SBO
+    1024 bytes), and issues two m64n128k16 per k step (tl::wgmma_ss<..., 64, 128, 16,
+    false, true, ...>: A K-major, B MN-major) — read off its generated CUDA on the H200
+    (docs/gpu-runs/2026-12-04-wgmma.log). Ours, from the same file, is the same."""
+    from benchmarks.corpus_kernel import Call, CorpusKernel
+    kernel = CorpusKernel("gemm", "matmul")
+    call = Call(kwargs=(("M", 256), ("N", 256), ("K", 256), ("block_M", 128),
+                        ("block_N", 128), ("block_K", 32)))
+    plan = kernel.plan(call)["canonical"].plan
+    w = lowered.lower_gemm(plan, _gemm(plan)).wgmma
+    assert (w.instr_n, w.tiles, w.nblocks, w.steps) == (128, 2, 1, 2)
+    assert wgmma.descriptor_fields(w.a) == (1, 32, 2) and w.a.major == "K"
+    assert wgmma.descriptor_fields(w.b) == (256, 64, 1) and w.b.major == "MN"
+
+
+# ----------------------------------------------------------------------------- the plan
+
+@pytest.mark.parametrize("source, target, why", [
+    (_program(), "sm_80", "sm_80 has no wgmma"),
+    (_program(m=32), "sm_90", "not whole m64nNk16 tiles"),
+    (_program(threads=64), "sm_90", "not whole warpgroups"),
+    (_program(m=64, n=64, k=8), "sm_90", "not whole m64nNk16"),
+])
+def test_a_gemm_that_does_not_fit_runs_as_mma_sync_and_says_why(source, target, why):
+    plan = _plan(source, target)
+    stmt = _gemm(plan)
+    assert why in wgmma.wgmma_refusal(stmt, target_named(target),
+                                      plan.layouts.participants[stmt])
+    low = lowered.lower_gemm(plan, stmt)
+    assert low.wgmma is None and plan.swizzles == ()
+
+
+def test_refusals_name_dtypes_scopes_and_policies():
+    half = _plan(_program()).func
+    stmt = _gemm_of(half)
+    cases = {
+        "float16/bfloat16 operands into a float32": dataclasses.replace(
+            stmt, c=dataclasses.replace(stmt.c, dtype=_dtype("float16"))),
+        "both operands from shared": dataclasses.replace(
+            stmt, a=dataclasses.replace(stmt.a, scope="fragment")),
+        "cannot be swizzled": dataclasses.replace(
+            stmt, a=dataclasses.replace(stmt.a, shape=(64, 36)), k=36)
+        if "k" in {f.name for f in dataclasses.fields(stmt)} else None,
+    }
+    for words, changed in cases.items():
+        if changed is None:
+            continue
+        assert words in wgmma.wgmma_refusal(changed, SM90, (0, 128)), words
+    assert "FullCol" in wgmma.wgmma_refusal(dataclasses.replace(stmt, policy="FullCol"),
+                                            SM90, (0, 256)) or \
+        "not whole" in wgmma.wgmma_refusal(dataclasses.replace(stmt, policy="FullCol"),
+                                           SM90, (0, 256))
+    assert wgmma.wgmma_refusal(dataclasses.replace(stmt, policy="FullCol"), SM90,
+                               (0, 128)) == ""
+
+
+def _gemm_of(func) -> ir.Gemm:
+    return next(s for s in ir.walk(func.kernel.body) if isinstance(s, ir.Gemm))
+
+
+def test_the_accumulator_splits_warps_along_m_on_sm90_and_as_tilelang_elsewhere():
+    source = _program(m=128, n=128, k=32)
+    on90, on80 = _plan(source, "sm_90"), _plan(source, "sm_80")
+    assert on90.layouts.gemm_splits[_gemm(on90)] == (4, 1)
+    assert on80.layouts.gemm_splits[_gemm(on80)] == (2, 2)      # TileLang's Square split
+    assert {b.name for b, _ in on90.swizzles} == {"a_s", "b_s"} and on90.pitches == ()
+    assert on80.swizzles == () and {b.name for b, _ in on80.pitches} == {"a_s", "b_s"}
+
+
+def test_a_buffer_an_mma_gemm_reads_is_not_swizzled():
+    """attention's K_shared-like case: b_s read by a wgmma-able gemm and by a gemm with
+    a fragment A (mma.sync): b_s keeps the padded rows ldmatrix reads, and the first gemm
+    runs as mma.sync too (its operand is not swizzled)."""
+    source = _program().replace("T.copy(acc, C)", textwrap.dedent("""\
+        f = T.alloc_fragment((64, 32), T.float16)
+                T.fill(f, 1)
+                T.gemm(f, b_s, acc)
+                T.copy(acc, C)""")).replace("T.gemm(f, b_s, acc)", "T.gemm(f, b_s, acc)")
+    plan = _plan(source)
+    assert plan.swizzles == ()
+    for stmt in ir.walk(plan.func.kernel.body):
+        if isinstance(stmt, ir.Gemm):
+            assert lowered.lower_gemm(plan, stmt).wgmma is None
+
+
+def test_swizzled_stages_start_on_the_swizzle_period():
+    from benchmarks.corpus_kernel import Call, CorpusKernel
+    call = Call(kwargs=(("M", 256), ("N", 256), ("K", 256), ("block_M", 128),
+                        ("block_N", 128), ("block_K", 32)))
+    plan = CorpusKernel("gemm", "matmul").plan(call)["fast"].plan
+    for array in plan.resources.shared:
+        swz = plan.swizzle(array.owner)
+        if swz is not None:
+            assert array.offset % swz.align == 0
+            assert (array.bytes // plan.stages_of(array.owner)) % swz.align == 0
+
+
+# ----------------------------------------------------------------------------- simulator
+
+def _check(source: str, monkeypatch=None, plant=None):
+    from verify_reducer.verify.oracle import pipeline
+    path = Path(pytest.importorskip("tempfile").mkdtemp()) / "wgmma_case.py"
+    path.write_text(source)
+    if plant is not None:
+        real = lowered.lower_gemm
+
+        def planted(plan, stmt, target=None):
+            low = real(plan, stmt, target)
+            return low if low.wgmma is None else \
+                dataclasses.replace(low, wgmma=plant(low.wgmma))
+        monkeypatch.setattr(lowered, "lower_gemm", planted)
+    return pipeline.check(str(path))
+
+
+@pytest.mark.parametrize("case", CASES[:6], ids=lambda c: ",".join(
+    f"{k}={v}" for k, v in c.items()) or "64x64x32")
+def test_simulated_wgmma_equals_the_interpreter(case):
+    report = _check(_program(**case))
+    assert report.exit_code == 0, report.comparisons
+
+
+@pytest.mark.parametrize("fault, words", [
+    (lambda w: dataclasses.replace(w, a=dataclasses.replace(w.a, sbo=w.a.sbo * 2)), "c"),
+    (lambda w: dataclasses.replace(w, b=dataclasses.replace(w.b, lbo=w.b.lbo // 2)), "c"),
+    (lambda w: dataclasses.replace(w, b=dataclasses.replace(w.b, major="K")), "c"),
+])
+def test_planted_wrong_descriptor_computes_a_wrong_value_the_check_refutes(monkeypatch,
+                                                                          fault, words):
+    """A stride byte offset doubled, a leading one halved, B read K-major: the
+    simulator reads the elements those descriptors name, C is not A·B, and the check
+    says which element (the interpreter's reference against the simulator's value)."""
+    report = _check(_program(m=64, n=128, k=32), monkeypatch, fault)
+    wrong = [c for label, cs in report.comparisons.items() for c in cs
+             if label != "interp" and not c.ok]
+    assert report.exit_code != 0 and wrong and wrong[0].name == "C"
+    assert wrong[0].got != wrong[0].expected
+
+
+def test_planted_wrong_accumulator_register_is_caught(monkeypatch):
+    """Registers 0 and 1 of every instruction named by each other's slot: the CUDA
+    would write C's element into a slot the layout keeps another in (R300)."""
+    real = wgmma.Wgmma.c_slot
+    monkeypatch.setattr(wgmma.Wgmma, "c_slot", lambda self, tile, nblock, reg:
+                        real(self, tile, nblock, reg + 1 - (reg % 2) * 2))
+    from verify_reducer.interp.simulate import simulate
+    from verify_reducer.verify.oracle.inputs import prepare
+    plan = _plan(_program())
+    result = simulate(plan, prepare(plan.func, seed=0))
+    found = [d for d in result.violations if "mma writes slot" in d.message]
+    assert found and found[0].code == "R300", [d.message for d in result.violations]
+
+
+def test_a_missing_barrier_before_the_wgmma_is_a_race(monkeypatch):
+    """The copy's barrier after it dropped from the plan: the wgmma's reads (charged to
+    the warpgroup's threads) race with the other threads' writes (R504)."""
+    from verify_reducer.codegen import plan as plan_mod
+    from verify_reducer.spec.physical import BodyBarriers
+    real = plan_mod.plan_barriers
+
+    def without(plan):
+        found = real(plan)
+        return BodyBarriers(tuple(b for b in found.items
+                                  if not (isinstance(b.stmt, ir.Copy) and b.where == "after"
+                                          and b.stmt.dst.buffer.name == "b_s")))
+    monkeypatch.setattr(plan_mod, "plan_barriers", without)
+    from verify_reducer.interp.simulate import simulate
+    from verify_reducer.verify.oracle.inputs import prepare
+    plan = _plan(_program())
+    result = simulate(plan, prepare(plan.func, seed=0))
+    assert any(d.code == "R504" for d in result.violations), \
+        [d.message for d in result.violations]
+
+
+# ----------------------------------------------------------------------------- CUDA
+
+def test_the_cuda_issues_wgmma_on_swizzled_stages_and_fences_the_async_proxy():
+    from verify_reducer.codegen.cuda import compile_arch, render
+    plan = _plan(_program(m=128, n=128, k=32))
+    cuda = render(plan)
+    text = cuda.source
+    assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in text
+    assert "reducer_wgmma_desc(&a_s[" in text and "reducer_wgmma_wait_all();" in text
+    assert "reducer_swizzle(" in text                      # the copies' addresses
+    assert "reducer_fence_async_proxy(); __syncthreads();" in text
+    assert compile_arch("sm_90", cuda.translation_unit()) == "sm_90a"
+    assert compile_arch("sm_80", cuda.translation_unit()) == "sm_80"
+    mma = render(_plan(_program(m=128, n=128, k=32), "sm_80")).source
+    assert "wgmma" not in mma.split("extern \"C\"")[1] and "fence_async_proxy();" not in mma
+
+
+def test_wgmma_kernels_compile_for_sm90a_with_the_plans_resources():
+    """nvcc for sm_90a (the wgmma functions refuse plain sm_90 with an #error), ptxas's
+    figures under sm_90's name, the shared memory the plan's resources count."""
+    from verify_reducer.codegen.cuda import render
+    from verify_reducer.codegen.ptxas import PtxasUnavailable, compile_figures
+    plan = _plan(_program(m=128, n=128, k=32, transpose_b=True))
+    try:
+        figures = compile_figures(render(plan).translation_unit(), "sm_90")
+    except PtxasUnavailable as exc:
+        pytest.skip(str(exc))
+    (found,) = figures.values()
+    assert found.arch == "sm_90" and found.spill_stores == 0
+    assert found.shared_bytes == plan.resources.shared_bytes
+
+
+# ----------------------------------------------------------------------------- GPU
+
+GPU_CASES = CASES + [dict(m=128, n=128, k=64, clear=True),
+                     dict(m=64, n=64, k=32, dtype="bfloat16", transpose_a=True)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", GPU_CASES, ids=lambda c: ",".join(
+    f"{k}={v}" for k, v in c.items()) or "64x64x32")
+@pytest.mark.parametrize("planner", ["canonical", "fast"])
+def test_gpu_wgmma_equals_the_interpreter(case, planner, tmp_path):
+    """Every case on the H200 (wgmma, sm_90a) within the interpreter's bound."""
+    from cuda_env import cuda_within_the_interpreters_bound
+    path = tmp_path / "wgmma_case.py"
+    path.write_text(_program(**case))
+    plan = _plan(path.read_text())
+    assert lowered.lower_gemm(plan, _gemm(plan)).wgmma is not None
+    cuda_within_the_interpreters_bound(path, planner)

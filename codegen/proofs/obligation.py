@@ -132,7 +132,13 @@ _lean = threading.local()
 
 def _lean_answer(query: Query, timeout_ms: int, minimize: bool):
     """PROVED, the model's values (a refutation that will not be minimized), or None:
-    ask the usual way."""
+    ask the usual way. A refutation already found for the same terms (`_REFUTED`) is
+    the same model's values."""
+    looked = tuple(query.constraints) + tuple(t for _, t in query.objectives + query.reported)
+    if not minimize:
+        kept = _REFUTED.get(_key(looked))
+        if kept is not None and all(a.eq(b) for a, b in zip(kept[0], looked)):
+            return dict(kept[1])
     asked = getattr(_lean, "asked", LEAN_QUERIES)
     if asked >= LEAN_QUERIES:
         _lean.solver, asked = z3.SimpleSolver(), 0
@@ -146,10 +152,20 @@ def _lean_answer(query: Query, timeout_ms: int, minimize: bool):
         if verdict == z3.unsat:
             return PROVED
         if verdict == z3.sat and not minimize:
-            return _minimize(solver, [], query.objectives + query.reported)
+            values = _minimize(solver, [], query.objectives + query.reported)
+            _remember(_REFUTED, looked, (looked, dict(values)))
+            return values
         return None
     finally:
         solver.pop()
+
+
+# Refutations the lean solver found, by the ids of their terms (constraints, then the
+# terms whose values are read), with the values: the search asks a refuted candidate's
+# question again for every reducer whose sites ask it, and a model of those constraints
+# is a refutation of them all. Only unminimized ones — a shown counterexample is always
+# asked the usual way.
+_REFUTED: dict[tuple, tuple] = {}
 
 
 # The terms of queries by their content. Building a query's Z3 terms through z3's Python
@@ -195,9 +211,15 @@ def _proved_before(constraints: tuple) -> bool:
 
 
 def _remember_proved(constraints: tuple) -> None:
-    if len(_PROVED) >= _PROVED_KEPT:
-        _PROVED.pop(next(iter(_PROVED)))      # the oldest: a plain FIFO bound
-    _PROVED[_key(constraints)] = constraints
+    _remember(_PROVED, constraints, constraints)
+
+
+def _remember(table: dict, terms: tuple, entry) -> None:
+    """entry under the ids of terms; it must hold the terms, so no id is reused while
+    it is kept."""
+    if len(table) >= _PROVED_KEPT:
+        table.pop(next(iter(table)))      # the oldest: a plain FIFO bound
+    table[_key(terms)] = entry
 
 
 def _minimize(solver: z3.Solver, objectives, reported) -> dict[str, int]:

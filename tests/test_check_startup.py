@@ -21,7 +21,13 @@ NOT_FOR_CHECK = ("multiprocessing", "concurrent.futures",
                  "verify_reducer.verify.cli.svg",
                  "verify_reducer.codegen.layout_text",
                  "verify_reducer.codegen.lower.program",
-                 "verify_reducer.codegen.ptxas")
+                 "verify_reducer.codegen.ptxas",
+                 # the backends a check does not run: the CUDA renderer and its runner,
+                 # TileLang's bridge (verify.oracle.pipeline imports them when one runs)
+                 "verify_reducer.codegen.runner",
+                 "verify_reducer.codegen.cuda",
+                 "verify_reducer.codegen.cuda_stmts",
+                 "verify_reducer.codegen.tilelang_backend")
 
 
 def _loaded_after(argv: list[str]) -> str:
@@ -47,6 +53,25 @@ def test_a_cold_check_loads_no_other_commands_modules():
 def test_the_commands_that_need_them_still_load_them():
     line = _loaded_after(["emit", "-q", "examples/minimal_rfc.py", "--what", "layout"])
     assert line.startswith("0 ") and "'verify_reducer.codegen.layout_text'" in line
+    line = _loaded_after(["emit", "-q", "examples/minimal_rfc.py", "--what", "cuda"])
+    assert line.startswith("0 ") and "'verify_reducer.codegen.cuda'" in line
+
+
+def test_the_backends_names_stay_readable_on_the_pipeline():
+    # imported when a backend runs, still `pipeline.TileLangFailed` for the callers
+    # that catch them (verify_reducer.oracle, the tests' stand-ins for run_cuda)
+    from verify_reducer.codegen import runner, tilelang_backend
+    from verify_reducer.verify.oracle import pipeline
+    assert pipeline.CudaUnavailable is runner.CudaUnavailable
+    for name in ("PassConfigError", "PrimFuncNotFound", "TileLangFailed", "TileLangSetup",
+                 "TileLangUnavailable"):
+        assert getattr(pipeline, name) is getattr(tilelang_backend, name)
+    try:
+        pipeline.no_such_name
+    except AttributeError as exc:
+        assert "no_such_name" in str(exc)
+    else:
+        raise AssertionError("an unknown name must raise AttributeError")
 
 
 def _blas_after(env_extra: dict[str, str]) -> str:

@@ -12,7 +12,7 @@ import tempfile
 import traceback
 from typing import Callable
 
-from verify_reducer.codegen.cuda import Unsupported
+from verify_reducer.codegen.cuda_unsupported import Unsupported   # the class alone: no renderer
 from verify_reducer.spec.diagnostics import DiagnosticError
 
 from verify_reducer.verify.cli import cache

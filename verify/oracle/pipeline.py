@@ -3,8 +3,10 @@ shell over these functions; other tools (fuzzers, backend test suites) call them
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,10 +24,6 @@ from verify_reducer.interp.accept import judge
 from verify_reducer.codegen.layout import LayoutMap, infer_layouts
 from verify_reducer.codegen.plan import plan_func
 from verify_reducer.codegen.plan_fast import FastPlanRefused
-from verify_reducer.codegen.runner import CudaUnavailable, device_target, run_cuda
-from verify_reducer.codegen.tilelang_backend import (PassConfigError, PrimFuncNotFound,  # noqa: F401
-                                      TileLangFailed, TileLangSetup,   # (re-exported)
-                                      TileLangUnavailable, prepare, run_tilelang)
 from verify_reducer.codegen.proofs.obligation import ProofResult
 from verify_reducer.verify.proofs.monoid import OpReport, op_reports, user_ops
 from verify_reducer.interp.simulate import simulate
@@ -43,6 +41,38 @@ from verify_reducer.verify.oracle import suppressions
 from verify_reducer.verify.oracle.exit_codes import (  # noqa: F401  (re-exported)
     EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
     UsageError)
+
+if TYPE_CHECKING:                    # annotations only: imported when TileLang runs
+    from verify_reducer.codegen.tilelang_backend import TileLangSetup
+
+# The backends that run elsewhere are imported when one runs: codegen.runner brings the
+# whole CUDA renderer (about 10 ms and 16 modules), codegen.tilelang_backend TileLang's
+# bridge, and a check needs neither. Their names stay readable here (`pipeline.
+# TileLangFailed`, `pipeline.CudaUnavailable`), as they were when imported at the top.
+_BACKEND_NAMES = {"CudaUnavailable": "runner", "PassConfigError": "tilelang_backend",
+                  "PrimFuncNotFound": "tilelang_backend", "TileLangFailed": "tilelang_backend",
+                  "TileLangSetup": "tilelang_backend",
+                  "TileLangUnavailable": "tilelang_backend"}
+
+
+def __getattr__(name: str):
+    module = _BACKEND_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"verify_reducer.codegen.{module}"), name)
+
+
+def run_cuda(plan: PhysicalPlan, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """codegen.runner.run_cuda, imported on the first run (the tests stand in for it
+    here)."""
+    from verify_reducer.codegen.runner import run_cuda as run
+    return run(plan, values)
+
+
+def device_target() -> str | None:
+    """codegen.runner.device_target, imported when asked."""
+    from verify_reducer.codegen.runner import device_target as target
+    return target()
 
 
 class OutputsError(ValueError):
@@ -607,6 +637,7 @@ def run_backend(loaded: Loaded, backend: str, values: dict[str, np.ndarray],
     if backend == "cuda":
         if loaded.target is None:           # no --arch: planned for the GPU it runs on
             loaded = dataclasses.replace(loaded, target=_device_target())
+        from verify_reducer.codegen.runner import CudaUnavailable
         plan = make_plan(loaded, planner)
         try:
             outputs = run_cuda(plan, values)
@@ -621,6 +652,7 @@ def run_backend(loaded: Loaded, backend: str, values: dict[str, np.ndarray],
 def _device_target() -> str | None:
     """The GPU's architecture, or None where no device answers (the default target is
     planned for, and run_cuda says why it cannot run)."""
+    from verify_reducer.codegen.runner import CudaUnavailable
     try:
         return device_target()
     except CudaUnavailable:
@@ -631,6 +663,8 @@ def tilelang_setup(config: dict[str, str] | None = None) -> TileLangSetup:
     """TileLang's version and the pass configs of config (KEY -> VALUE text, from
     --tilelang-config); UsageError (exit 2) when TileLang cannot run here or does not
     take a key or value."""
+    from verify_reducer.codegen.tilelang_backend import (PassConfigError, TileLangUnavailable,
+                                                         prepare)
     try:
         return prepare(config)
     except TileLangUnavailable as exc:
@@ -656,6 +690,8 @@ def run_tilelang_backend(loaded: Loaded, values: dict[str, np.ndarray],
         raise UsageError(f"{loaded.path}: the tilelang backend cannot run a program with "
                          f"a declared reducer op ({', '.join(declared)}): TileLang has no "
                          f"`T.reducer_op`; use --backend cuda")
+    from verify_reducer.codegen.tilelang_backend import (PrimFuncNotFound, TileLangUnavailable,
+                                                         run_tilelang)
     setup = setup if setup is not None else tilelang_setup()
     try:
         outputs = run_tilelang(loaded.path, loaded.func, values, setup.pass_configs)

@@ -195,7 +195,7 @@ def device_target() -> str:
 
 # the features a lowering chooses its CUDA by (fp8 conversions do not change the source:
 # cuda_fp8.hpp picks hardware or software by the architecture it is compiled for)
-_FEATURES = ("async_copy", "vector_float_atomics", "fp8_mma")
+_FEATURES = ("async_copy", "vector_float_atomics", "fp8_mma", "wgmma")
 
 
 def _refuse_other_device(plan: PhysicalPlan, driver) -> None:

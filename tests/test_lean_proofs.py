@@ -140,3 +140,22 @@ def test_sites_with_one_question_share_terms_and_keep_their_own_lines():
     lines = {p.line for p in searches[1].proofs()}          # its site's, its finalize's
     assert b.line in lines and a.line not in lines
     _forget()
+
+
+def test_a_query_the_plain_core_needs_long_for_is_decided_the_usual_way():
+    # the regression the render snapshot found: fuzz kernel 113 of seed 7 (a 16384-
+    # iteration loop) has an injective query the plain core proves in about 85 ms and
+    # the combined solver gives up on; taken from the lean solver it turned the refused
+    # fast plan into a proved one and changed the program's CUDA. Past LEAN_TIMEOUT_MS
+    # the query is the usual solver's, whatever it answers on this machine.
+    from verify_reducer.spec.frontend import parse_source
+    from verify_reducer.verify.fuzzing.campaign import kernel_of
+    from verify_reducer.verify.fuzzing.program import render
+    func = parse_source(render(kernel_of(7, 113)), "fuzz113.py").func()
+    layouts = infer_layouts(func)
+    (rs,) = gather_reducers(func, layouts)
+    (site,) = update_sites(rs.updates, layouts, rs.participants)
+    _forget()
+    lean = solve(injective_query(site), 500, lean=True).result
+    _forget()
+    assert lean == solve(injective_query(site), 500).result

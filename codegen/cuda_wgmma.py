@@ -32,20 +32,50 @@ def render_wgmma(body, stmt: ir.Gemm, low: GemmLowering, acc: str) -> None:
     function = _definition(body, w)
     out.line(f"const int gemm_wg = gemm_t / {lowered.WARPGROUP};")
     _fence_operands(body, acc, low.slots)
+    if w.registers_a:
+        # A's registers are read by the wgmmas until the wait: packed once, kept live
+        # past it (a register rewritten before the wait would change what they read)
+        out.line(f"unsigned gemm_a[{w.steps * w.tiles * 4}];  // [k step][tile][register]")
     out.line("reducer_wgmma_fence();")
-    out.line("#pragma unroll" if w.steps <= UNROLLED_STEPS else "#pragma unroll 1")
+    # A in registers names its slots by the step: the steps unrolled, as the mma's
+    unrolled = w.steps <= UNROLLED_STEPS or w.registers_a
+    out.line("#pragma unroll" if unrolled else "#pragma unroll 1")
     with body.maybe_block(f"for (int gemm_ks = 0; gemm_ks < {w.steps}; ++gemm_ks)"):
         for tile in range(w.tiles):
+            fixed = {lowered.TILE: tile}
+            if w.registers_a:
+                first = _pack_a(body, w.a, tile, w.tiles)
+            else:
+                first = [_descriptor(body, w.a, fixed)]
             for nblock in range(w.nblocks):
                 fixed = {lowered.TILE: tile, lowered.NBLOCK: nblock}
-                descriptors = [_descriptor(body, op, fixed) for op in (w.a, w.b)]
                 registers = ", ".join(
                     f"{acc}[{int(w.c_slot(tile, nblock, r))}]" for r in range(w.registers))
-                out.line(f"{function}({', '.join(descriptors)},")
+                out.line(f"{function}({', '.join(first + [_descriptor(body, w.b, fixed)])},")
                 out.line(f"    {registers});")
     out.line("reducer_wgmma_commit();")
     out.line("reducer_wgmma_wait_all();")
     _fence_operands(body, acc, low.slots)
+    if w.registers_a:
+        out.line("#pragma unroll")
+        with body.maybe_block(f"for (int gemm_s = 0; gemm_s < {w.steps * w.tiles * 4}; "
+                              f"++gemm_s)"):
+            out.line("reducer_wgmma_operand(gemm_a[gemm_s]);")
+
+
+def _pack_a(body, a: lowered.WgmmaRegisters, tile: int, tiles: int) -> list[str]:
+    """Tile `tile`'s four A registers at step gemm_ks from the fragment's slots, two
+    16-bit elements to a register, the lower-numbered in the low half; their names."""
+    array = body.buffer(a.buffer)
+    body.register_slots[array] = body.layouts.fragment(a.buffer).slots_per_thread
+    names = []
+    for q in range(4):
+        halves = [a.slot.substitute({lowered.TILE: tile, lowered.REG: 2 * q + h}).to_c(
+            {lowered.STEP: "gemm_ks"}) for h in range(2)]
+        names.append(f"gemm_a[(gemm_ks * {tiles} + {tile}) * 4 + {q}]")
+        body.out.line(f"{names[-1]} = reducer_pack16({array}[{halves[0]}], "
+                      f"{array}[{halves[1]}]);")
+    return names
 
 
 def _fence_operands(body, acc: str, slots: int) -> None:
@@ -68,30 +98,44 @@ def _descriptor(body, op: lowered.WgmmaOperand, fixed: dict) -> str:
 
 def _definition(body, w: lowered.Wgmma) -> str:
     """The instruction's device function (one per shape, types and majors), added to
-    the translation unit once: its accumulator registers as references, in order."""
+    the translation unit once: A's descriptor (or its four registers), B's descriptor,
+    the accumulator registers as references, in order."""
+    form = "rs_" if w.registers_a else f"{w.a.transposed}"
     name = (f"reducer_wgmma_m64n{w.instr_n}k16_{w.instruction.replace('.', '_')}_"
-            f"{w.a.transposed}{w.b.transposed}")
+            f"{form}{w.b.transposed}")
     if any(name in text for text in body.table_text):
         return name
     n = w.registers
     params = ", ".join(f"float& d{r}" for r in range(n))
     regs = ", ".join(f"%{r}" for r in range(n))
     outs = ", ".join(f'"+f"(d{r})' for r in range(n))
+    if w.registers_a:
+        a_params = "unsigned a0, unsigned a1, unsigned a2, unsigned a3"
+        a_operand, b_at, pred = f"{{%{n}, %{n + 1}, %{n + 2}, %{n + 3}}}", n + 4, n + 5
+        ins = '"r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(db), "r"(1)'
+        tail = f"p, 1, 1, {w.b.transposed}"          # no transpose of A in registers
+        what = "A from the registers a0..a3 (the mma's A fragment)"
+    else:
+        a_params = "unsigned long long da"
+        a_operand, b_at, pred = f"%{n}", n + 1, n + 2
+        ins = '"l"(da), "l"(db), "r"(1)'
+        tail = f"p, 1, 1, {w.a.transposed}, {w.b.transposed}"
+        what = "A from the descriptor da"
     body.table_text.append("\n".join([
-        f"// wgmma.mma_async m64n{w.instr_n}k16 {w.instruction}: d += A·B, A and B from the",
-        "// descriptors da, db (codegen.lower.wgmma); d in the instruction's register order",
-        f"__device__ __forceinline__ void {name}(unsigned long long da, unsigned long long db,",
+        f"// wgmma.mma_async m64n{w.instr_n}k16 {w.instruction}: d += A·B, {what}, B from",
+        "// the descriptor db (codegen.lower.wgmma); d in the instruction's register order",
+        f"__device__ __forceinline__ void {name}({a_params}, unsigned long long db,",
         f"    {params}) {{",
         # device code only; compiled for plain sm_90, ptxas refuses the instruction by
         # name (sm_90a: codegen.cuda.compile_arch), never a silent no-op
         "#if defined(__CUDA_ARCH__)",
         "  asm volatile(",
         "      \"{\\n.reg .pred p;\\n\"",
-        f"      \"setp.ne.b32 p, %{n + 2}, 0;\\n\"",
+        f"      \"setp.ne.b32 p, %{pred}, 0;\\n\"",
         f"      \"wgmma.mma_async.sync.aligned.m64n{w.instr_n}k16.{w.instruction} \"",
-        f"      \"{{{regs}}}, %{n}, %{n + 1}, p, 1, 1, {w.a.transposed}, {w.b.transposed};\\n}}\\n\"",
+        f"      \"{{{regs}}}, {a_operand}, %{b_at}, {tail};\\n}}\\n\"",
         f"      : {outs}",
-        "      : \"l\"(da), \"l\"(db), \"r\"(1));",
+        f"      : {ins});",
         "#endif",
         "}"]))
     return name

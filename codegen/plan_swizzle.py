@@ -4,7 +4,8 @@
 
 A gemm runs as wgmma (codegen.lower.wgmma) when the target has it, the gemm fits
 (wgmma_refusal) and its layouts split the warps along M (LayoutMap.gemm_splits, which
-codegen.layout chose for it). Its two shared operands are then stored in the swizzled
+codegen.layout chose for it). Its shared operands (both, or B where A is a fragment
+read from registers) are then stored in the swizzled
 chunks its descriptors describe. A buffer another gemm reads through mma.sync (ldmatrix
 and 32-bit loads of a row-major or padded layout) is not swizzled, and a gemm whose
 operand is not swizzled runs as mma.sync: the decision is repeated until it settles.
@@ -32,7 +33,8 @@ def plan_swizzles(func: ir.PrimFunc, layouts, target) -> tuple[tuple[ir.Buffer, 
     for g in gemms:
         if g in chosen:
             for operand in (g.a, g.b):
-                found[operand] = swizzle_of(operand)
+                if operand.scope == "shared":      # a fragment A is read from registers
+                    found[operand] = swizzle_of(operand)
     return tuple(found.items())
 
 

@@ -40,6 +40,11 @@ class WgmmaLanes:
     a_elements: np.ndarray   # the logical element of A each reads
     b_threads: np.ndarray    # (groups, nblocks, steps, N, 16)
     b_elements: np.ndarray
+    # A in registers (the rs form): per (thread, tile, step, element) its A element,
+    # the slot the CUDA reads it from, and its (x, y) in the instruction's A tile
+    a_slots: np.ndarray | None = None
+    a_x: np.ndarray | None = None
+    a_y: np.ndarray | None = None
 
 
 def prepare_wgmma(low: GemmLowering) -> WgmmaLanes:
@@ -55,6 +60,12 @@ def prepare_wgmma(low: GemmLowering) -> WgmmaLanes:
     lane, warp = t % 32, t // 32
     tile_rows = np.broadcast_to((warp % 4) * 16 + lane // 4 + (reg // 2) % 2 * 8, shape)
     tile_cols = np.broadcast_to(reg // 4 * 8 + lane % 4 * 2 + reg % 2, shape)
+    if w.registers_a:
+        return _with_registers(low, np.broadcast_to(t + offset, shape), flat, slots,
+                               tile_rows, tile_cols, *_operand(w.b, w.instr_n, offset, {
+                                   lowered.GROUP: np.arange(groups),
+                                   lowered.NBLOCK: np.arange(w.nblocks),
+                                   lowered.STEP: np.arange(w.steps)}))
     a_threads, a_elements = _operand(w.a, lowered.INSTR_M, offset, {
         lowered.GROUP: np.arange(groups), lowered.TILE: np.arange(w.tiles),
         lowered.STEP: np.arange(w.steps)})
@@ -63,6 +74,27 @@ def prepare_wgmma(low: GemmLowering) -> WgmmaLanes:
         lowered.STEP: np.arange(w.steps)})
     return WgmmaLanes(low, np.broadcast_to(t + offset, shape), flat, slots, tile_rows,
                       tile_cols, a_threads, a_elements, b_threads, b_elements)
+
+
+def _with_registers(low, threads, flat, slots, tile_rows, tile_cols, b_threads,
+                    b_elements) -> WgmmaLanes:
+    """The rs form's lanes: A's elements per (thread, tile, step, element) from the
+    lowering's register map, and where each sits in its instruction's 64 × 16 tile."""
+    w, (offset, count) = low.wgmma, low.participants
+    a = w.a
+    t, tile, step, reg = np.ix_(np.arange(count), np.arange(w.tiles), np.arange(w.steps),
+                                np.arange(a.elements))
+    shape = (count, w.tiles, w.steps, a.elements)
+    env = {lowered.THREAD: t, lowered.TILE: tile, lowered.STEP: step, lowered.REG: reg}
+    row = np.broadcast_to(a.row.evaluate(env), shape)
+    kk = np.broadcast_to(a.kk.evaluate(env), shape)
+    elements = kk * low.m + row if low.stmt.transpose_a else row * low.k + kk
+    row0 = tile * (16 * (count // 32)) + (t // lowered.WARPGROUP) * lowered.INSTR_M
+    return WgmmaLanes(low, threads, flat, slots, tile_rows, tile_cols,
+                      np.broadcast_to(t + offset, shape), elements, b_threads, b_elements,
+                      np.broadcast_to(a.slot.evaluate(env), shape),
+                      np.broadcast_to(row - row0, shape),
+                      np.broadcast_to(kk - step * lowered.INSTR_K, shape))
 
 
 def _operand(op: lowered.WgmmaOperand, extent: int, offset: int, axes: dict):
@@ -92,7 +124,7 @@ class WgmmaExecution:
         w, c = lanes.low.wgmma, stmt.c
         wide = np.float64
         self.gemm_slots(c, lanes.threads, lanes.flat, lanes.slots, stmt, "writes")
-        a = self.gemm_operand(stmt.a, lanes.a_threads, lanes.a_elements, stmt).astype(wide)
+        a = self._wgmma_a(stmt, lanes).astype(wide)
         b = self.gemm_operand(stmt.b, lanes.b_threads, lanes.b_elements, stmt).astype(wide)
         count = lanes.threads.shape[0]
         groups = count // lowered.WARPGROUP
@@ -111,6 +143,24 @@ class WgmmaExecution:
         values = acc[g, ti, nb, lanes.tile_rows.reshape(-1), lanes.tile_cols.reshape(-1)]
         self.write_registers(c, lanes.threads.reshape(-1), lanes.flat.reshape(-1), values,
                              stmt.span)
+
+    def _wgmma_a(self, stmt: ir.Gemm, lanes: WgmmaLanes) -> np.ndarray:
+        """A's instruction tiles (groups, tiles, steps, 64, 16): read from shared memory
+        at the descriptors' elements, or assembled from the threads' registers, each
+        read from the slot the CUDA names (R300 where the layout keeps it elsewhere)."""
+        if lanes.a_slots is None:
+            return self.gemm_operand(stmt.a, lanes.a_threads, lanes.a_elements, stmt)
+        self.gemm_slots(stmt.a, lanes.a_threads, lanes.a_elements, lanes.a_slots, stmt,
+                        "reads")
+        values = self.read_registers(stmt.a, lanes.a_threads.reshape(-1),
+                                     lanes.a_elements.reshape(-1), stmt.span)
+        count, tiles, steps, _ = lanes.a_threads.shape
+        groups = count // lowered.WARPGROUP
+        out = np.zeros((groups, tiles, steps, lowered.INSTR_M, lowered.INSTR_K))
+        t, ti, st, _ = np.indices(lanes.a_threads.shape)
+        out[(t // lowered.WARPGROUP).reshape(-1), ti.reshape(-1), st.reshape(-1),
+            lanes.a_x.reshape(-1), lanes.a_y.reshape(-1)] = values
+        return out
 
     @staticmethod
     def _register_tiles(lanes: WgmmaLanes):

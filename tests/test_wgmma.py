@@ -193,8 +193,8 @@ def test_refusals_name_dtypes_scopes_and_policies():
     cases = {
         "float16/bfloat16 operands into a float32": dataclasses.replace(
             stmt, c=dataclasses.replace(stmt.c, dtype=_dtype("float16"))),
-        "both operands from shared": dataclasses.replace(
-            stmt, a=dataclasses.replace(stmt.a, scope="fragment")),
+        "reads B from shared memory": dataclasses.replace(
+            stmt, b=dataclasses.replace(stmt.b, scope="fragment")),
         "cannot be swizzled": dataclasses.replace(
             stmt, a=dataclasses.replace(stmt.a, shape=(64, 36)), k=36)
         if "k" in {f.name for f in dataclasses.fields(stmt)} else None,
@@ -225,19 +225,39 @@ def test_the_accumulator_splits_warps_along_m_on_sm90_and_as_tilelang_elsewhere(
 
 
 def test_a_buffer_an_mma_gemm_reads_is_not_swizzled():
-    """attention's K_shared-like case: b_s read by a wgmma-able gemm and by a gemm with
-    a fragment A (mma.sync): b_s keeps the padded rows ldmatrix reads, and the first gemm
-    runs as mma.sync too (its operand is not swizzled)."""
+    """b_s read by a gemm that fits wgmma and by one that does not (32 rows: no 64-row
+    instruction tile): b_s keeps the padded rows the mma's ldmatrix reads, and the first
+    gemm runs as mma.sync too (its operand is not swizzled)."""
     source = _program().replace("T.copy(acc, C)", textwrap.dedent("""\
-        f = T.alloc_fragment((64, 32), T.float16)
-                T.fill(f, 1)
-                T.gemm(f, b_s, acc)
-                T.copy(acc, C)""")).replace("T.gemm(f, b_s, acc)", "T.gemm(f, b_s, acc)")
+        a2 = T.alloc_shared((32, 32), T.float16)
+                acc2 = T.alloc_fragment((32, 64), T.float32)
+                T.fill(a2, 1)
+                T.fill(acc2, 0)
+                T.gemm(a2, b_s, acc2)
+                T.copy(acc, C)"""))
     plan = _plan(source)
     assert plan.swizzles == ()
-    for stmt in ir.walk(plan.func.kernel.body):
-        if isinstance(stmt, ir.Gemm):
-            assert lowered.lower_gemm(plan, stmt).wgmma is None
+    gemms = [s for s in ir.walk(plan.func.kernel.body) if isinstance(s, ir.Gemm)]
+    assert len(gemms) == 2
+    for stmt in gemms:
+        assert lowered.lower_gemm(plan, stmt).wgmma is None
+
+
+def test_a_fragment_a_runs_as_wgmma_from_registers():
+    """gemm_fragment_a: A in a fragment (TileLang's wgmma_rs) — its registers are the
+    mma's A fragment per warp, in the slots A's layout keeps (the simulator checks every
+    one), B swizzled alone."""
+    from verify_reducer.codegen.cuda import render
+    plan = _plan((VALID / "gemm_fragment_a.py").read_text())
+    forms = [lowered.lower_gemm(plan, s).wgmma for s in ir.walk(plan.func.kernel.body)
+             if isinstance(s, ir.Gemm)]
+    rs = [w for w in forms if w is not None and w.registers_a]
+    assert rs and all(w.a.buffer.scope == "fragment" for w in rs)
+    assert all(plan.swizzle(w.a.buffer) is None and plan.swizzle(w.b.buffer) is not None
+               for w in rs)
+    text = render(plan).source
+    assert "k16.f32.f16.f16 \"\n" in text or "_rs_" in text
+    assert "reducer_wgmma_operand(gemm_a[gemm_s]);" in text
 
 
 def test_swizzled_stages_start_on_the_swizzle_period():
@@ -378,3 +398,22 @@ def test_gpu_wgmma_equals_the_interpreter(case, planner, tmp_path):
     plan = _plan(path.read_text())
     assert lowered.lower_gemm(plan, _gemm(plan)).wgmma is not None
     cuda_within_the_interpreters_bound(path, planner)
+
+
+def test_planted_wrong_register_of_a_is_caught(monkeypatch):
+    """The register form's A elements 0 and 1 (the two k of a register) read from each
+    other's slot: the CUDA would pack another element than the layout keeps there
+    (R300, before any GPU runs it)."""
+    real = lowered._wgmma_registers
+
+    def planted(stmt, m, k, wm):
+        regs = real(stmt, m, k, wm)
+        r = wgmma.Var(wgmma.REG)
+        return dataclasses.replace(regs, slot=regs.slot + 1 - (r % 2) * 2)
+    monkeypatch.setattr(lowered, "_wgmma_registers", planted)
+    from verify_reducer.interp.simulate import simulate
+    from verify_reducer.verify.oracle.inputs import prepare
+    plan = _plan((VALID / "gemm_fragment_a.py").read_text())
+    result = simulate(plan, prepare(plan.func, seed=0))
+    found = [d for d in result.violations if "mma reads slot" in d.message]
+    assert found and found[0].code == "R300", [d.message for d in result.violations]

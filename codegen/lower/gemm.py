@@ -34,7 +34,8 @@ from verify_reducer.spec.layout import Layout, index_names
 
 from .atomics import plan_target
 from .ldmatrix import ROW, Ldmatrix, plan_ldmatrix
-from .wgmma import Wgmma, plan_wgmma, wgmma_refusal
+from . import wgmma as hopper
+from .wgmma import Wgmma, WgmmaRegisters, plan_wgmma, wgmma_refusal
 
 WARP = 32
 TILE_M, TILE_N = 16, 8            # the mma.m16n8k16 accumulator tile of one warp
@@ -308,14 +309,28 @@ def lower_gemm(plan, stmt: ir.Gemm, target=None) -> GemmLowering:
     a_index = kk * m + r if stmt.transpose_a else r * k + kk
     b_index = c * k + kk if stmt.transpose_b else kk * n + c
     slots = m * n // count
-    if wn == 1 and plan.swizzle(stmt.a) is not None and plan.swizzle(stmt.b) is not None \
-            and not wgmma_refusal(stmt, target, (offset, count)):
+    swizzled = all(plan.swizzle(op) is not None for op in (stmt.a, stmt.b)
+                   if op.scope == "shared")
+    if wn == 1 and swizzled and not wgmma_refusal(stmt, target, (offset, count)):
+        registers = _wgmma_registers(stmt, m, k, wm) if stmt.a.scope == "fragment" \
+            else None
         return GemmLowering(stmt, m, n, k, (wm, wn), (offset, count), slots, row, col,
                             a_index, b_index, WORK[stmt.c.dtype.name],
-                            wgmma=plan_wgmma(stmt, m, n, k, wm))
+                            wgmma=plan_wgmma(stmt, m, n, k, wm, registers))
     return GemmLowering(stmt, m, n, k, (wm, wn), (offset, count), slots,
                         row, col, a_index, b_index, WORK[stmt.c.dtype.name],
                         _mma(stmt, m, n, k, wm, wn, count, target))
+
+
+def _wgmma_registers(stmt: ir.Gemm, m: int, k: int, wm: int) -> WgmmaRegisters:
+    """A fragment A of a wgmma: each warp's 16 rows of an instruction tile in the mma's
+    A fragment map, in operand_layout_a's slots (the layout codegen.layout gave A)."""
+    t, tile, step, reg = (Var(x) for x in (hopper.THREAD, hopper.TILE, hopper.STEP,
+                                           hopper.REG))
+    r_in, k_in = mma_a_position(mod(t, WARP), reg, 2)
+    row = tile * (TILE_M * wm) + floordiv(t, WARP) * TILE_M + r_in
+    tiles_m = m // (TILE_M * wm)
+    return WgmmaRegisters(stmt.a, row, step * 16 + k_in, reg + (tile + step * tiles_m) * 8)
 
 
 def _source(op: MmaOperand) -> str:

@@ -57,6 +57,7 @@ MAX_N = 256
 OPERANDS = {"float16": "f16", "bfloat16": "bf16"}   # with a float32 accumulator
 MODES = {128: 1, 64: 2, 32: 3}  # swizzle width (bytes) -> the descriptor's mode field
 TILE, NBLOCK, STEP, GROUP = "wt", "wn", "ks", "wg"  # variables of a descriptor's start
+THREAD, REG = "t", "r"          # and of A's registers (WgmmaRegisters)
 
 
 @dataclass(frozen=True)
@@ -144,8 +145,9 @@ def wgmma_refusal(stmt: ir.Gemm, target, participants: tuple[int, int]) -> str:
     if stmt.a.dtype.name not in OPERANDS or stmt.b.dtype.name != stmt.a.dtype.name \
             or stmt.c.dtype.name != "float32":
         return "wgmma here takes float16/bfloat16 operands into a float32 accumulator"
-    if stmt.a.scope != "shared" or stmt.b.scope != "shared" or stmt.c.scope != "fragment":
-        return "wgmma here reads both operands from shared memory"
+    if stmt.a.scope not in ("shared", "fragment") or stmt.b.scope != "shared" \
+            or stmt.c.scope != "fragment":
+        return "wgmma reads B from shared memory and A from shared memory or registers"
     if offset % WARPGROUP or count % WARPGROUP:
         return "the gemm's threads are not whole warpgroups"
     groups = count // WARPGROUP
@@ -153,6 +155,8 @@ def wgmma_refusal(stmt: ir.Gemm, target, participants: tuple[int, int]) -> str:
         return f"{m}×{n}×{k} is not whole m64nNk16 tiles over {groups} warpgroup(s)"
     for operand, major, extent in ((stmt.a, "MN" if stmt.transpose_a else "K", INSTR_M),
                                    (stmt.b, "K" if stmt.transpose_b else "MN", _instr_n(n))):
+        if operand.scope == "fragment":
+            continue                   # A in registers: the mma's A fragment per warp
         swz = swizzle_of(operand)
         if swz is None:
             return (f"{operand.name}'s rows cannot be swizzled (a multiple of 8 rows of "
@@ -205,12 +209,28 @@ class WgmmaOperand:
 
 
 @dataclass(frozen=True)
+class WgmmaRegisters:
+    """A from the threads' own registers (wgmma's A-in-registers form, TileLang's
+    wgmma_rs): each warp holds the mma.sync m16k16 A fragment of its 16 rows of the
+    instruction tile (codegen.lower.gemm.mma_a_position, two 16-bit elements to a
+    register). Element r (REG, 0..7) of thread t (THREAD) for tile TILE at step STEP is
+    A's (row, kk), kept in the fragment's slot `slot` (operand_layout_a's)."""
+    buffer: ir.Buffer
+    row: IndexExpr
+    kk: IndexExpr
+    slot: IndexExpr
+
+    elements = 8                # per thread per instruction: four 32-bit registers
+    major = "registers"
+
+
+@dataclass(frozen=True)
 class Wgmma:
     """A gemm as wgmma.mma_async.m64n{instr_n}k16: per warpgroup, `tiles` tiles along M
     × `nblocks` N blocks, `steps` k steps in order (one wgmma each), the accumulator
     registers of instruction (tile, nblock) register r at slot c_slot (module
     docstring)."""
-    a: WgmmaOperand
+    a: "WgmmaOperand | WgmmaRegisters"
     b: WgmmaOperand
     instr_n: int
     tiles: int
@@ -237,8 +257,16 @@ class Wgmma:
         col = nblock * self.instr_n + reg // 4 * 8 + lane % 4 * 2 + reg % 2
         return row, col
 
+    @property
+    def registers_a(self) -> bool:
+        """A comes from the threads' registers (wgmma's rs form)."""
+        return isinstance(self.a, WgmmaRegisters)
+
     def describe(self) -> str:
-        def op(o: WgmmaOperand) -> str:
+        def op(o) -> str:
+            if isinstance(o, WgmmaRegisters):
+                return (f"{o.buffer.name} from registers, element r of thread t at tile "
+                        f"{TILE}, step {STEP}: [{o.row}, {o.kk}] in slot {o.slot}")
             return (f"{o.buffer.name} {o.major}-major, {o.swizzle.describe()}, LBO {o.lbo} "
                     f"SBO {o.sbo} bytes, tile at element {o.first}")
         return (f"wgmma.mma_async m64n{self.instr_n}k16 ({self.instruction}): per "
@@ -246,8 +274,11 @@ class Wgmma:
                 f"k step(s) in order; A: {op(self.a)}; B: {op(self.b)}")
 
 
-def plan_wgmma(stmt: ir.Gemm, m: int, n: int, k: int, warps: int) -> Wgmma:
-    """The wgmma form of a gemm wgmma_refusal accepted, its warps (count / 32) along M."""
+def plan_wgmma(stmt: ir.Gemm, m: int, n: int, k: int, warps: int,
+               registers: WgmmaRegisters | None = None) -> Wgmma:
+    """The wgmma form of a gemm wgmma_refusal accepted, its warps (count / 32) along M;
+    `registers`: A's registers where A is a fragment (codegen.lower.gemm builds them
+    from the mma's A fragment map)."""
     tile, nblock, step, group = (Var(x) for x in (TILE, NBLOCK, STEP, GROUP))
     instr_n = _instr_n(n)
     row0 = tile * (16 * warps) + group * INSTR_M          # the instruction's first row
@@ -259,8 +290,8 @@ def plan_wgmma(stmt: ir.Gemm, m: int, n: int, k: int, warps: int) -> Wgmma:
         lbo = swz.rows * swz.width if major == "MN" else 16
         return WgmmaOperand(buffer, major, swz, lbo, 8 * swz.width, first)
 
-    a = operand(stmt.a, "MN" if stmt.transpose_a else "K", row0,
-                k0 * m + row0 if stmt.transpose_a else row0 * k + k0)
+    a = registers or operand(stmt.a, "MN" if stmt.transpose_a else "K", row0,
+                             k0 * m + row0 if stmt.transpose_a else row0 * k + k0)
     b = operand(stmt.b, "K" if stmt.transpose_b else "MN", col0,
                 col0 * k + k0 if stmt.transpose_b else k0 * n + col0)
     name = OPERANDS[stmt.a.dtype.name]

@@ -234,6 +234,10 @@ __device__ __forceinline__ void reducer_wgmma_wait_all() {
 __device__ __forceinline__ void reducer_wgmma_operand(float& r) {
   asm volatile("" : "+f"(r)::"memory");
 }
+// ... and an A register of the register form live until the wait (never reused before)
+__device__ __forceinline__ void reducer_wgmma_operand(unsigned& r) {
+  asm volatile("" : "+r"(r)::"memory");
+}
 #endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // this thread's shared-memory writes become visible to the async proxy (wgmma's reads)

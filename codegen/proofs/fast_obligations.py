@@ -90,8 +90,8 @@ def omission_query(site: Site, other: Site, part: Partition) -> Query:
 
     def build():
         g = group_of(b.thread, part.width, part.scale)
-        missing = [group_of(a.thread_of(r), part.width, part.scale) != g
-                   for r in range(site.layout.replicate)]
+        missing = [group != g for group in a.per_replica(
+            group_of(a.thread, part.width, part.scale))]
         # the group first, then the missing iteration, then the one that is there
         return (a.domain + b.domain + [a.same_output(b)] + missing,
                 [("u", b.thread)] + a.objectives("x_") + b.objectives("y_") +
@@ -166,8 +166,7 @@ def writes_held_query(site: Site, storage: Layout, part: Partition) -> Query:
 
     def build():
         out_vars = {v: o for v, o in zip(storage.index_vars, a.output)}
-        kept = [_storage_thread(storage, out_vars, q, part) != a.thread
-                for q in range(storage.replicate)]
+        kept = [t != a.thread for t in _storage_threads(storage, out_vars, part)]
         return a.domain + kept, [("t", a.thread)] + a.objectives("x_") + [("r", a.rep)]
     constraints, objectives = shared_terms(("writes held", site.question, storage, part),
                                            build)
@@ -200,8 +199,8 @@ def storage_complete_query(site: Site, storage: Layout, part: Partition) -> Quer
         env[storage.rep_var] = q
         keeper = storage.thread.to_z3(env) + (storage.offset - part.participants[0])
         g = group_of(keeper, part.width, part.scale)
-        missing = [group_of(a.thread_of(r), part.width, part.scale) != g
-                   for r in range(site.layout.replicate)]
+        missing = [group != g for group in a.per_replica(
+            group_of(a.thread, part.width, part.scale))]
         return (a.domain + [within(q, 0, storage.replicate)] + missing,
                 [("u", keeper)] + a.objectives("x_"))
     constraints, objectives = shared_terms(
@@ -235,8 +234,7 @@ def destination_query(dst: Layout, storage: Layout, part: Partition, what: str,
         env[dst.rep_var] = rep
         thread = dst.thread.to_z3(env) + (dst.offset - offset)
         out_vars = {sv: o[dv] for sv, dv in zip(storage.index_vars, dst.index_vars)}
-        missing = [_storage_thread(storage, out_vars, q, part) != thread
-                   for q in range(storage.replicate)]
+        missing = [t != thread for t in _storage_threads(storage, out_vars, part)]
         return ([within(o[v], 0, e) for v, e in zip(dst.index_vars, dst.shape)] +
                 [within(rep, 0, dst.replicate)] + missing,
                 [("t", thread)] + [(f"o_{v}", o[v]) for v in dst.index_vars])
@@ -331,10 +329,15 @@ def _uses_shuffles(part: Partition) -> bool:
     return part.width > 1 and part.scale < WARP and offset % WARP == 0 and count % WARP == 0
 
 
-def _storage_thread(storage: Layout, out_vars: dict, q: int, part: Partition):
+def _storage_threads(storage: Layout, out_vars: dict, part: Partition) -> list:
+    """The thread keeping each copy q of the outputs out_vars: one term with the copy
+    symbolic, then each copy substituted in (z3.substitute makes the term the direct
+    encoding would, in one call instead of one per operator)."""
+    q = z3.Int("storage!rep")            # no name of a site or a size has a `!rep`
     env = dict(out_vars)
-    env[storage.rep_var] = z3.IntVal(q)
-    return storage.thread.to_z3(env) + (storage.offset - part.participants[0])
+    env[storage.rep_var] = q
+    thread = storage.thread.to_z3(env) + (storage.offset - part.participants[0])
+    return [z3.substitute(thread, (q, z3.IntVal(c))) for c in range(storage.replicate)]
 
 
 def _thread_int(site: Site, x: dict[str, int], rep: int) -> int:

@@ -68,7 +68,6 @@ class SiteTerms:
         if site.output is not None:
             self.output = [e.to_z3(env) for e in site.output]
             self.domain += [within(o, 0, s) for o, s in zip(self.output, site.reducer_shape)]
-        self._threads: dict[int, object] = {}
         self.thread = self.thread_of(self.rep)
         self.slot = layout.slot.to_z3(self.vars)
         if in_range:
@@ -76,19 +75,20 @@ class SiteTerms:
             self.domain.append(within(self.thread, 0, site.participants[1]))
 
     def thread_of(self, rep):
-        """The relative thread of replica rep (a term or an int) of this iteration. A
-        constant replica's term is kept: every candidate partition's `sites agree` asks
-        for each replica's thread again."""
+        """The relative thread of replica rep (a term or an int) of this iteration."""
         if isinstance(rep, int):
-            if rep not in self._threads:
-                self._threads[rep] = self._thread_term(rep)
-            return self._threads[rep]
-        return self._thread_term(rep)
-
-    def _thread_term(self, rep):
+            return z3.substitute(self.thread, (self.rep, z3.IntVal(rep)))
         env = dict(self.vars)
-        env[self.site.layout.rep_var] = rep if not isinstance(rep, int) else z3.IntVal(rep)
+        env[self.site.layout.rep_var] = rep
         return self.site.layout.thread.to_z3(env) + self.site.shift
+
+    def per_replica(self, term) -> list:
+        """term, which speaks of this iteration's replica, for each replica in turn:
+        the replica substituted in (z3.substitute makes the term the direct encoding
+        would, in one call instead of one per operator — the search asks it of every
+        candidate partition)."""
+        return [z3.substitute(term, (self.rep, z3.IntVal(r)))
+                for r in range(self.site.layout.replicate)]
 
     def values(self, model_values: dict[str, int], prefix: str) -> dict[str, int]:
         """The iteration variables' values from a minimized witness."""
@@ -136,9 +136,8 @@ def guard_query(site: Site) -> Query:
     count = site.participants[1]
 
     def build():
-        chosen = [z3.If(z3.And(z3.IntVal(r) == 0, a.thread_of(r) >= 0,
-                               a.thread_of(r) < count), 1, 0)
-                  for r in range(layout.replicate)]
+        chosen = a.per_replica(z3.If(z3.And(a.rep == 0, a.thread >= 0, a.thread < count),
+                                     1, 0))
         return a.domain + [a.rep == 0, z3.Sum(chosen) != 1], a.objectives("a_")
     constraints, objectives = shared_terms(("guard", site.question), build)
 

@@ -47,6 +47,8 @@ def render_gemm(body, stmt: ir.Gemm, low: lowered.GemmLowering, frame: Frame) ->
         out.line(f"const bool gemm_clear = {clear};")
         out.line(f"const int gemm_t = tid - {offset};" if offset else
                  "const int gemm_t = tid;")
+        if low.wgmma is not None or low.mma is not None:
+            _clear(body, stmt, low, acc)      # the tensor-core forms add into C in place
         if low.wgmma is not None:
             render_wgmma(body, stmt, low, acc)
         elif low.mma is not None:
@@ -56,13 +58,17 @@ def render_gemm(body, stmt: ir.Gemm, low: lowered.GemmLowering, frame: Frame) ->
     body.fence(stmt, "after")
 
 
-def _render_mma(body, stmt: ir.Gemm, low: lowered.GemmLowering, acc: str) -> None:
-    out, mma = body.out, low.mma
+def _clear(body, stmt: ir.Gemm, low: lowered.GemmLowering, acc: str) -> None:
+    """clear_accum: the thread's accumulator slots zeroed before the first step."""
     zero = literal(0, stmt.c.dtype).text
     with body.maybe_block("if (gemm_clear)"):
-        out.line("#pragma unroll")
+        body.out.line("#pragma unroll")
         with body.maybe_block(f"for (int gemm_s = 0; gemm_s < {low.slots}; ++gemm_s)"):
-            out.line(f"{acc}[gemm_s] = {zero};")
+            body.out.line(f"{acc}[gemm_s] = {zero};")
+
+
+def _render_mma(body, stmt: ir.Gemm, low: lowered.GemmLowering, acc: str) -> None:
+    out, mma = body.out, low.mma
     # a fragment operand's slot depends on the step: unrolled, every slot is a constant;
     # a few steps of shared loads unrolled let the next step's loads overlap this one's
     # mma (a tile's block_K is 2-4 steps; a whole long K stays a loop)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from verify_reducer.spec import ir
 
-from .cuda_exprs import literal
 from .lower import wgmma as lowered
 from .lower.gemm import GemmLowering
 
@@ -24,11 +23,6 @@ UNROLLED_STEPS = 8
 
 def render_wgmma(body, stmt: ir.Gemm, low: GemmLowering, acc: str) -> None:
     out, w = body.out, low.wgmma
-    zero = literal(0, stmt.c.dtype).text
-    with body.maybe_block("if (gemm_clear)"):
-        out.line("#pragma unroll")
-        with body.maybe_block(f"for (int gemm_s = 0; gemm_s < {low.slots}; ++gemm_s)"):
-            out.line(f"{acc}[gemm_s] = {zero};")
     function = _definition(body, w)
     out.line(f"const int gemm_wg = gemm_t / {lowered.WARPGROUP};")
     _fence_operands(body, acc, low.slots)

@@ -102,3 +102,35 @@ def test_the_command_gives_openblas_one_thread_unless_the_user_chose():
     assert (code, blas) == ("0", "2") and int(two) == int(threads) + 1
     code, blas, _ = _blas_after({"OMP_NUM_THREADS": "2"}).split()
     assert (code, blas) == ("0", "None")
+
+
+def _as_process(argv: list[str], stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+    """`python -m verify_reducer argv` with an atexit handler of the caller's own (as
+    coverage tools and tests/test_scaling_limits.py register one)."""
+    probe = ("import atexit, runpy, sys\n"
+             "atexit.register(lambda: print('atexit ran', file=sys.stderr))\n"
+             f"sys.argv = ['verify-reducer', *{argv!r}]\n"
+             "runpy.run_module('verify_reducer', run_name='__main__', alter_sys=True)\n")
+    return subprocess.run([sys.executable, "-c", probe], cwd=ROOT, stdout=stdout,
+                          stderr=subprocess.PIPE, text=True, timeout=300)
+
+
+def test_the_process_ends_with_the_answer_its_code_and_its_atexit_handlers():
+    # verify.cli.entry.run skips the interpreter's teardown, nothing else
+    done = _as_process(["check", "-q", "--no-cache", "examples/minimal_rfc.py"])
+    assert (done.returncode, done.stdout) == (0, "examples/minimal_rfc.py: verified\n")
+    assert done.stderr == "atexit ran\n"
+    done = _as_process(["check", "--no-cache", "examples/refused/saturating_add.py"])
+    assert done.returncode == 1 and "verdict: rejected" in done.stdout
+    assert "error[" in done.stderr and done.stderr.endswith("atexit ran\n")
+
+
+def test_a_reader_that_goes_away_gets_no_traceback():
+    # the reader closes the pipe before the last flush (verify.cli.finish.stdout_closed)
+    read, write = os.pipe()
+    os.close(read)
+    with os.fdopen(write, "w") as closed:
+        done = _as_process(["check", "-q", "--no-cache", "examples/minimal_rfc.py",
+                            "examples/minimal_v2.py"], stdout=closed)
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
+    assert done.stderr.endswith("atexit ran\n") and done.returncode == 0

@@ -199,9 +199,9 @@ class _Inference:
     one (TileLang's InferInFreeMode): a whole-tile copy then adopts the layout a loop
     needs instead of imposing its default partition."""
 
-    def __init__(self, func: ir.PrimFunc, target):
+    def __init__(self, func: ir.PrimFunc, target=None):
         self.func = func
-        self.target = target
+        self.target = target or target_named(DEFAULT_TARGET)
         self.wgmma_accumulators = _wgmma_accumulators(func, target)
         self.result = LayoutMap()
         self.allocated: dict[ir.Buffer, tuple[int, int]] = {}

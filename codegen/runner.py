@@ -195,7 +195,7 @@ def device_target() -> str:
 
 # the features a lowering chooses its CUDA by (fp8 conversions do not change the source:
 # cuda_fp8.hpp picks hardware or software by the architecture it is compiled for)
-_FEATURES = ("async_copy", "vector_float_atomics", "fp8_mma", "wgmma")
+_FEATURES = ("async_copy", "vector_float_atomics", "fp8_mma")
 
 
 def _refuse_other_device(plan: PhysicalPlan, driver) -> None:
@@ -208,6 +208,8 @@ def _refuse_other_device(plan: PhysicalPlan, driver) -> None:
     except ValueError:
         return          # a device newer than the table: nvcc and the driver decide
     missing = [f for f in _FEATURES if getattr(wanted, f) and not getattr(device, f)]
+    if plan.swizzles and not device.wgmma:        # its gemms issue wgmma (sm_90a only)
+        missing.append("wgmma")
     if wanted.dynamic_shared_bytes > device.dynamic_shared_bytes:
         missing.append(f"{wanted.dynamic_shared_bytes} bytes of shared memory per block")
     if missing:

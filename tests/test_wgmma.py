@@ -417,3 +417,28 @@ def test_planted_wrong_register_of_a_is_caught(monkeypatch):
     result = simulate(plan, prepare(plan.func, seed=0))
     found = [d for d in result.violations if "mma reads slot" in d.message]
     assert found and found[0].code == "R300", [d.message for d in result.violations]
+
+
+def test_a_plan_that_issues_wgmma_is_refused_on_a_device_without_it():
+    """sm_90's wgmma plan on a B200 (sm_100: no wgmma) is refused by name; the same
+    program planned without a wgmma gemm runs there."""
+    from verify_reducer.codegen import runner
+
+    class Device:
+        def __init__(self, capability):
+            self.capability = capability
+
+        def compute_capability(self):
+            return self.capability
+
+    class Driver:
+        class Context:
+            device = None
+
+            @classmethod
+            def get_device(cls):
+                return cls.device
+    Driver.Context.device = Device((10, 0))
+    with pytest.raises(runner.CudaUnavailable, match="which lacks wgmma"):
+        runner._refuse_other_device(_plan(_program()), Driver)
+    runner._refuse_other_device(_plan(_program(m=32)), Driver)

@@ -13,7 +13,7 @@ import pytest
 from verify_reducer.codegen.lower import gemm as lowered
 from verify_reducer.codegen.lower import wgmma
 from verify_reducer.spec import ir
-from verify_reducer.spec.frontend import parse_file, parse_source
+from verify_reducer.spec.frontend import parse_source
 from verify_reducer.spec.target import target as target_named
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -188,25 +188,31 @@ def test_a_gemm_that_does_not_fit_runs_as_mma_sync_and_says_why(source, target, 
 
 
 def test_refusals_name_dtypes_scopes_and_policies():
-    half = _plan(_program()).func
-    stmt = _gemm_of(half)
+    stmt = _gemm_of(_plan(_program()).func)                  # 64×64×32, fits on 128
+    assert wgmma.wgmma_refusal(stmt, SM90, (0, 128)) == ""
+
+    def with_buffers(**shapes_and_more):
+        return dataclasses.replace(stmt, **{
+            name: dataclasses.replace(getattr(stmt, name), **change)
+            for name, change in shapes_and_more.items()})
     cases = {
-        "float16/bfloat16 operands into a float32": dataclasses.replace(
-            stmt, c=dataclasses.replace(stmt.c, dtype=_dtype("float16"))),
-        "reads B from shared memory": dataclasses.replace(
-            stmt, b=dataclasses.replace(stmt.b, scope="fragment")),
-        "cannot be swizzled": dataclasses.replace(
-            stmt, a=dataclasses.replace(stmt.a, shape=(64, 36)), k=36)
-        if "k" in {f.name for f in dataclasses.fields(stmt)} else None,
+        "float16/bfloat16 operands into a float32": with_buffers(c={"dtype": _dtype("float16")}),
+        "reads B from shared memory": with_buffers(b={"scope": "fragment"}),
+        # B's rows of 8 float16 are 16 bytes: no swizzle mode takes them
+        "b_s's rows cannot be swizzled": with_buffers(a={"shape": (64, 16)},
+                                                      b={"shape": (16, 8)},
+                                                      c={"shape": (64, 8)}),
+        "not whole warpgroups": stmt,
     }
     for words, changed in cases.items():
-        if changed is None:
-            continue
-        assert words in wgmma.wgmma_refusal(changed, SM90, (0, 128)), words
-    assert "FullCol" in wgmma.wgmma_refusal(dataclasses.replace(stmt, policy="FullCol"),
-                                            SM90, (0, 256)) or \
-        "not whole" in wgmma.wgmma_refusal(dataclasses.replace(stmt, policy="FullCol"),
-                                           SM90, (0, 256))
+        threads = (0, 64) if words == "not whole warpgroups" else (0, 128)
+        assert words in wgmma.wgmma_refusal(changed, SM90, threads), words
+    # two warpgroups: FullCol would split N, wgmma here splits M
+    tall = _gemm_of(_plan(_program(m=128, n=64, k=32, threads=256)).func)
+    assert wgmma.wgmma_refusal(tall, SM90, (0, 256)) == ""
+    assert "FullCol" in wgmma.wgmma_refusal(dataclasses.replace(tall, policy="FullCol"),
+                                            SM90, (0, 256))
+    # one warpgroup: every policy's split is the warpgroup's four warps along M
     assert wgmma.wgmma_refusal(dataclasses.replace(stmt, policy="FullCol"), SM90,
                                (0, 128)) == ""
 
@@ -274,9 +280,9 @@ def test_swizzled_stages_start_on_the_swizzle_period():
 
 # ----------------------------------------------------------------------------- simulator
 
-def _check(source: str, monkeypatch=None, plant=None):
+def _check(source: str, folder: Path, monkeypatch=None, plant=None):
     from verify_reducer.verify.oracle import pipeline
-    path = Path(pytest.importorskip("tempfile").mkdtemp()) / "wgmma_case.py"
+    path = folder / "wgmma_case.py"
     path.write_text(source)
     if plant is not None:
         real = lowered.lower_gemm
@@ -291,22 +297,22 @@ def _check(source: str, monkeypatch=None, plant=None):
 
 @pytest.mark.parametrize("case", CASES[:6], ids=lambda c: ",".join(
     f"{k}={v}" for k, v in c.items()) or "64x64x32")
-def test_simulated_wgmma_equals_the_interpreter(case):
-    report = _check(_program(**case))
+def test_simulated_wgmma_equals_the_interpreter(case, tmp_path):
+    report = _check(_program(**case), tmp_path)
     assert report.exit_code == 0, report.comparisons
 
 
-@pytest.mark.parametrize("fault, words", [
-    (lambda w: dataclasses.replace(w, a=dataclasses.replace(w.a, sbo=w.a.sbo * 2)), "c"),
-    (lambda w: dataclasses.replace(w, b=dataclasses.replace(w.b, lbo=w.b.lbo // 2)), "c"),
-    (lambda w: dataclasses.replace(w, b=dataclasses.replace(w.b, major="K")), "c"),
-])
+@pytest.mark.parametrize("fault", [
+    lambda w: dataclasses.replace(w, a=dataclasses.replace(w.a, sbo=w.a.sbo * 2)),
+    lambda w: dataclasses.replace(w, b=dataclasses.replace(w.b, lbo=w.b.lbo // 2)),
+    lambda w: dataclasses.replace(w, b=dataclasses.replace(w.b, major="K")),
+], ids=["A's SBO doubled", "B's LBO halved", "B read K-major"])
 def test_planted_wrong_descriptor_computes_a_wrong_value_the_check_refutes(monkeypatch,
-                                                                          fault, words):
+                                                                          fault, tmp_path):
     """A stride byte offset doubled, a leading one halved, B read K-major: the
     simulator reads the elements those descriptors name, C is not A·B, and the check
     says which element (the interpreter's reference against the simulator's value)."""
-    report = _check(_program(m=64, n=128, k=32), monkeypatch, fault)
+    report = _check(_program(m=64, n=128, k=32), tmp_path, monkeypatch, fault)
     wrong = [c for label, cs in report.comparisons.items() for c in cs
              if label != "interp" and not c.ok]
     assert report.exit_code != 0 and wrong and wrong[0].name == "C"

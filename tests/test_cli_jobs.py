@@ -46,3 +46,24 @@ def test_jobs_keep_every_section_of_the_html_report(capsys, tmp_path):
     html = report.read_text()
     positions = [html.index(p) for p in PROGRAMS[:3]]
     assert positions == sorted(positions)
+
+
+def test_a_worker_that_dies_is_an_internal_error_not_a_hang(capsys, monkeypatch):
+    """A --jobs worker killed mid-way (here: it exits at its first program) never leaves
+    the parent waiting for answers that will not come: the program it took is an
+    internal error naming the worker's exit code, and the parent judges the rest."""
+    import os
+    from verify_reducer.verify.cli import batch
+    parent, real = os.getpid(), batch.judge_captured
+
+    def dying(pargs, command):
+        if os.getpid() != parent:
+            os._exit(3)
+        return real(pargs, command)
+    monkeypatch.setattr(batch, "judge_captured", dying)
+    code, out, err = cli(capsys, "check", "--jobs", "2", "-q", *PROGRAMS[:3], *PROGRAMS[:3])
+    assert code == 4, (out, err)
+    assert "ended without an answer (worker exit codes 3)" in err
+    lines = out.splitlines()
+    assert len([line for line in lines if ".py: " in line]) == 6, out   # one per program
+    assert any(line.endswith("verified") for line in lines), out

@@ -1,6 +1,8 @@
-"""`check --jobs N`: the programs of one command line checked in N worker processes,
-each program's answer recorded whole (verify.cli.judged) and played in the order the
-programs were named, as one process would have printed them.
+"""`check --jobs N`: the programs of one command line checked by N processes (this one
+and N - 1 forked workers), each program's answer recorded whole (verify.cli.judged) and
+played in the order the programs were named, as one process would have printed them. A
+worker that ends without answering (killed, out of memory) costs the programs it took
+an internal error each (exit 4), never a hang; the others keep their answers.
 
 A worker runs the command exactly as the sequential loop does (verify.cli.batch
 .judge_captured: guarded, the same exit-code contract, its standard streams recorded);
@@ -64,11 +66,14 @@ def judge_in_workers(pargs_of: Callable[[object], argparse.Namespace],
                 yield done.pop(played)
                 played += 1
         while played < len(programs):
-            if played not in done:
-                _receive(answers, done, workers, block=True)
-                continue
-            yield done.pop(played)
-            played += 1
+            if played not in done and not _receive(answers, done, workers, block=True):
+                # every worker has ended and this program's answer never came: the
+                # worker that took it was killed (or crashed past the command's guard)
+                codes = ", ".join(str(w.exitcode) for w in workers)
+                done[played] = judge_captured(pargs_of(programs[played]), _Lost(codes))
+            if played in done:
+                yield done.pop(played)
+                played += 1
     finally:
         for worker in workers:
             if worker.is_alive():
@@ -76,22 +81,31 @@ def judge_in_workers(pargs_of: Callable[[object], argparse.Namespace],
             worker.join()
 
 
-def _receive(answers, done: dict, workers: list, block: bool) -> None:
-    """Every answer the workers have sent (block: at least one); RuntimeError when a
-    worker has ended without sending the answers it took (killed, or an internal error
-    past the command's guard: its traceback is on stderr)."""
+def _receive(answers, done: dict, workers: list, block: bool) -> bool:
+    """Every answer the workers have sent (block: wait for one). False when blocking
+    found none and none can come: every worker has ended and the queue is empty."""
     import queue
     while True:
         try:
             index, judged = answers.get(timeout=0.1) if block else answers.get_nowait()
         except queue.Empty:
             if not block:
-                return
-            ended = [w for w in workers if not w.is_alive()]
-            if len(ended) == len(workers) and answers.empty():
-                codes = ", ".join(str(w.exitcode) for w in ended)
-                raise RuntimeError(f"a --jobs worker ended without its answers (exit "
-                                   f"codes {codes})") from None
+                return True
+            if not any(w.is_alive() for w in workers) and answers.empty():
+                return False
             continue
         done[index] = judged
         block = False
+
+
+class _Lost:
+    """The command a program gets whose worker ended without answering: an internal
+    error of ours (exit 4, a crash report naming the workers' exit codes), its own
+    program's line in the output; the other programs keep their answers."""
+
+    def __init__(self, codes: str):
+        self.codes = codes
+
+    def __call__(self, args) -> int:
+        raise RuntimeError(f"the --jobs worker that took {args.program} ended without "
+                           f"an answer (worker exit codes {self.codes})")

@@ -448,3 +448,23 @@ def test_a_plan_that_issues_wgmma_is_refused_on_a_device_without_it():
     with pytest.raises(runner.CudaUnavailable, match="which lacks wgmma"):
         runner._refuse_other_device(_plan(_program()), Driver)
     runner._refuse_other_device(_plan(_program(m=32)), Driver)
+
+
+def test_the_plan_says_its_swizzles_and_async_proxy_fences_and_follows_the_schema():
+    """`emit --what plan`: the swizzled operands (text and JSON) and the barriers that
+    fence the async proxy; the JSON validates against emit.schema.json's plan."""
+    import json
+    pytest.importorskip("jsonschema")
+    from verify_reducer.codegen.plan_text import format_plan, plan_json
+    from verify_reducer.json_schemas import validator
+    plan = _plan(_program(m=128, n=128, k=32))
+    text = format_plan(plan)
+    assert "shared operands swizzled for wgmma" in text and "a_s 64B swizzle" in text
+    assert "fence.proxy.async, __syncthreads" in text
+    doc = json.loads(json.dumps(plan_json(plan)))
+    assert {(s["buffer"], s["width"], s["chunks"]) for s in doc["swizzles"]} == \
+        {("a_s", 64, 1), ("b_s", 128, 2)}
+    assert doc["barriers"] and all(b["async_proxy"] for b in doc["barriers"])
+    validator("emit.schema.json#/$defs/plan").validate(doc)
+    mma = json.loads(json.dumps(plan_json(_plan(_program(m=128, n=128, k=32), "sm_80"))))
+    assert mma["swizzles"] == [] and not any(b["async_proxy"] for b in mma["barriers"])

@@ -93,7 +93,8 @@ def render(plan: PhysicalPlan, kernel_name: str | None = None) -> CudaSource:
         dynamic += (f" ({resources.dynamic_shared_bytes} used: at most {occupancy.cap} "
                     f"blocks per SM, {occupancy.reason})")
     out.comment(f"Launch: grid {tuple(kernel.grid)}, {kernel.threads} threads{dynamic}; "
-                f"compile with {' '.join(NVCC_OPTIONS)}.")
+                f"compile with {' '.join(NVCC_OPTIONS)}"
+                + (" for sm_90a (it issues wgmma)." if plan.swizzles else "."))
     out.line(INCLUDE)
     for definition in _user_ops(plan):
         out.line()

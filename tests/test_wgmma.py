@@ -366,6 +366,7 @@ def test_the_cuda_issues_wgmma_on_swizzled_stages_and_fences_the_async_proxy():
     assert "reducer_swizzle(" in text                      # the copies' addresses
     assert "reducer_fence_async_proxy(); __syncthreads();" in text
     assert compile_arch("sm_90", cuda.translation_unit()) == "sm_90a"
+    assert "for sm_90a (it issues wgmma)." in text         # the launch comment says so
     assert compile_arch("sm_80", cuda.translation_unit()) == "sm_80"
     mma = render(_plan(_program(m=128, n=128, k=32), "sm_80")).source
     assert "wgmma" not in mma.split("extern \"C\"")[1] and "fence_async_proxy();" not in mma

@@ -469,3 +469,21 @@ def test_the_plan_says_its_swizzles_and_async_proxy_fences_and_follows_the_schem
     validator("emit.schema.json#/$defs/plan").validate(doc)
     mma = json.loads(json.dumps(plan_json(_plan(_program(m=128, n=128, k=32), "sm_80"))))
     assert mma["swizzles"] == [] and not any(b["async_proxy"] for b in mma["barriers"])
+
+
+@pytest.mark.parametrize("m, n, threads", [(64, 64, 128), (128, 64, 256), (128, 128, 128)])
+def test_a_from_registers_over_warpgroups_equals_the_interpreter(m, n, threads, tmp_path):
+    """The register form with one and two warpgroups and two M tiles a warpgroup: A
+    copied from shared memory into a fragment, each warp's rows of each tile read from
+    the slots its layout keeps them in, simulated against the interpreter."""
+    source = _program(m=m, n=n, k=32, threads=threads).replace(
+        "T.gemm(a_s, b_s, acc,", "T.gemm(f, b_s, acc,").replace(
+        "        T.fill(acc, 0)\n", f"        T.fill(acc, 0)\n"
+        f"        f = T.alloc_fragment(({m}, 32), T.float16)\n")
+    source = source.replace("        T.gemm(f, b_s, acc,", "        T.copy(a_s, f)\n"
+                            "        T.gemm(f, b_s, acc,")
+    plan = _plan(source)
+    low = lowered.lower_gemm(plan, _gemm(plan))
+    assert low.wgmma is not None and low.wgmma.registers_a, low.describe()
+    report = _check(source, tmp_path)
+    assert report.exit_code == 0, report.comparisons

@@ -471,19 +471,38 @@ def test_the_plan_says_its_swizzles_and_async_proxy_fences_and_follows_the_schem
     assert mma["swizzles"] == [] and not any(b["async_proxy"] for b in mma["barriers"])
 
 
-@pytest.mark.parametrize("m, n, threads", [(64, 64, 128), (128, 64, 256), (128, 128, 128)])
-def test_a_from_registers_over_warpgroups_equals_the_interpreter(m, n, threads, tmp_path):
-    """The register form with one and two warpgroups and two M tiles a warpgroup: A
-    copied from shared memory into a fragment, each warp's rows of each tile read from
-    the slots its layout keeps them in, simulated against the interpreter."""
+REGISTER_CASES = [(64, 64, 128), (128, 64, 256), (128, 128, 128)]
+
+
+def _registers_program(m: int, n: int, threads: int) -> str:
+    """A copied from shared memory into a fragment, then T.gemm(f, b_s, acc)."""
     source = _program(m=m, n=n, k=32, threads=threads).replace(
         "T.gemm(a_s, b_s, acc,", "T.gemm(f, b_s, acc,").replace(
         "        T.fill(acc, 0)\n", f"        T.fill(acc, 0)\n"
         f"        f = T.alloc_fragment(({m}, 32), T.float16)\n")
-    source = source.replace("        T.gemm(f, b_s, acc,", "        T.copy(a_s, f)\n"
-                            "        T.gemm(f, b_s, acc,")
+    return source.replace("        T.gemm(f, b_s, acc,", "        T.copy(a_s, f)\n"
+                          "        T.gemm(f, b_s, acc,")
+
+
+@pytest.mark.parametrize("m, n, threads", REGISTER_CASES)
+def test_a_from_registers_over_warpgroups_equals_the_interpreter(m, n, threads, tmp_path):
+    """The register form with one and two warpgroups and two M tiles a warpgroup: each
+    warp's rows of each tile read from the slots A's layout keeps them in, simulated
+    against the interpreter."""
+    source = _registers_program(m, n, threads)
     plan = _plan(source)
     low = lowered.lower_gemm(plan, _gemm(plan))
     assert low.wgmma is not None and low.wgmma.registers_a, low.describe()
     report = _check(source, tmp_path)
     assert report.exit_code == 0, report.comparisons
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("planner", ["canonical", "fast"])
+@pytest.mark.parametrize("m, n, threads", REGISTER_CASES)
+def test_gpu_a_from_registers_equals_the_interpreter(m, n, threads, planner, tmp_path):
+    """The register form's cases on the H200 within the interpreter's bound."""
+    from cuda_env import cuda_within_the_interpreters_bound
+    path = tmp_path / "wgmma_registers.py"
+    path.write_text(_registers_program(m, n, threads))
+    cuda_within_the_interpreters_bound(path, planner)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from verify_reducer.spec import ir
 
-from .lower.wgmma import WARPGROUP, swizzle_of, wgmma_refusal
+from .lower.wgmma import swizzle_of, wgmma_refusal
 
 
 def plan_swizzles(func: ir.PrimFunc, layouts, target) -> tuple[tuple[ir.Buffer, object], ...]:
@@ -42,5 +42,4 @@ def _fits(stmt: ir.Gemm, layouts, target) -> bool:
     participants = layouts.participants.get(stmt)
     if participants is None or wgmma_refusal(stmt, target, participants):
         return False
-    return layouts.gemm_splits.get(stmt) == (participants[1] // 32, 1) and \
-        participants[1] % WARPGROUP == 0
+    return layouts.gemm_splits.get(stmt) == (participants[1] // 32, 1)

@@ -17,6 +17,7 @@ products (16) are summed and added to C, rounded once into C's dtype: one of the
 interp.gemm's bound admits, as for mma.sync (docs/semantics.md §9.1)."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,71 +31,64 @@ from .evaluate import stored
 
 @dataclass(frozen=True)
 class WgmmaLanes:
+    """Everything an execution reads, derived once per plan: per accumulator register
+    (flattened over thread, tile, N block, register) its thread, element, slot and
+    place in its instruction's tile; per operand element its reader and element."""
     low: GemmLowering
-    threads: np.ndarray      # (count, tiles, nblocks, registers): the absolute thread
-    flat: np.ndarray         # C's element of each register
+    threads: np.ndarray      # the absolute thread of each accumulator register
+    flat: np.ndarray         # C's element it holds
     slots: np.ndarray        # the slot the CUDA names for it
-    tile_rows: np.ndarray    # its row and column inside the instruction's tile
-    tile_cols: np.ndarray
+    at: tuple                # (group, tile, N block, row, column) in the tiles' array
     a_threads: np.ndarray    # (groups, tiles, steps, 64, 16): who reads A's element
     a_elements: np.ndarray   # the logical element of A each reads
     b_threads: np.ndarray    # (groups, nblocks, steps, N, 16)
     b_elements: np.ndarray
-    # A in registers (the rs form): per (thread, tile, step, element) its A element,
-    # the slot the CUDA reads it from, and its (x, y) in the instruction's A tile
+    # A in registers (the rs form): per (thread, tile, step, element), flattened, its A
+    # element and the slot the CUDA reads it from (a_threads, a_elements), and where it
+    # sits: (group, tile, step, x, y) in the A tiles' array
     a_slots: np.ndarray | None = None
-    a_x: np.ndarray | None = None
-    a_y: np.ndarray | None = None
+    a_at: tuple | None = None
 
 
 def prepare_wgmma(low: GemmLowering) -> WgmmaLanes:
     w = low.wgmma
     offset, count = low.participants
     groups, warps = count // lowered.WARPGROUP, count // 32
-    t, tile, nblock, reg = np.ix_(np.arange(count), np.arange(w.tiles),
-                                  np.arange(w.nblocks), np.arange(w.registers))
-    shape = (count, w.tiles, w.nblocks, w.registers)
+    t, tile, nblock, reg = (a.reshape(-1) for a in np.indices(
+        (count, w.tiles, w.nblocks, w.registers)))
     row, col = w.c_element(t, tile, nblock, reg, warps)
-    flat = np.broadcast_to(row * low.n + col, shape)
-    slots = np.broadcast_to(w.c_slot(tile, nblock, reg), shape)
-    lane, warp = t % 32, t // 32
-    tile_rows = np.broadcast_to((warp % 4) * 16 + lane // 4 + (reg // 2) % 2 * 8, shape)
-    tile_cols = np.broadcast_to(reg // 4 * 8 + lane % 4 * 2 + reg % 2, shape)
-    if w.registers_a:
-        return _with_registers(low, np.broadcast_to(t + offset, shape), flat, slots,
-                               tile_rows, tile_cols, *_operand(w.b, w.instr_n, offset, {
-                                   lowered.GROUP: np.arange(groups),
-                                   lowered.NBLOCK: np.arange(w.nblocks),
-                                   lowered.STEP: np.arange(w.steps)}))
-    a_threads, a_elements = _operand(w.a, lowered.INSTR_M, offset, {
-        lowered.GROUP: np.arange(groups), lowered.TILE: np.arange(w.tiles),
-        lowered.STEP: np.arange(w.steps)})
+    row0 = tile * (16 * warps) + (t // lowered.WARPGROUP) * lowered.INSTR_M
+    at = (t // lowered.WARPGROUP, tile, nblock, row - row0, col - nblock * w.instr_n)
     b_threads, b_elements = _operand(w.b, w.instr_n, offset, {
         lowered.GROUP: np.arange(groups), lowered.NBLOCK: np.arange(w.nblocks),
         lowered.STEP: np.arange(w.steps)})
-    return WgmmaLanes(low, np.broadcast_to(t + offset, shape), flat, slots, tile_rows,
-                      tile_cols, a_threads, a_elements, b_threads, b_elements)
+    lanes = WgmmaLanes(low, t + offset, row * low.n + col, w.c_slot(tile, nblock, reg),
+                       at, None, None, b_threads, b_elements)
+    if w.registers_a:
+        return _with_registers(lanes)
+    a_threads, a_elements = _operand(w.a, lowered.INSTR_M, offset, {
+        lowered.GROUP: np.arange(groups), lowered.TILE: np.arange(w.tiles),
+        lowered.STEP: np.arange(w.steps)})
+    return dataclasses.replace(lanes, a_threads=a_threads, a_elements=a_elements)
 
 
-def _with_registers(low, threads, flat, slots, tile_rows, tile_cols, b_threads,
-                    b_elements) -> WgmmaLanes:
+def _with_registers(lanes: WgmmaLanes) -> WgmmaLanes:
     """The rs form's lanes: A's elements per (thread, tile, step, element) from the
     lowering's register map, and where each sits in its instruction's 64 × 16 tile."""
+    low = lanes.low
     w, (offset, count) = low.wgmma, low.participants
     a = w.a
-    t, tile, step, reg = np.ix_(np.arange(count), np.arange(w.tiles), np.arange(w.steps),
-                                np.arange(a.elements))
-    shape = (count, w.tiles, w.steps, a.elements)
+    t, tile, step, reg = (x.reshape(-1) for x in np.indices(
+        (count, w.tiles, w.steps, a.elements)))
     env = {lowered.THREAD: t, lowered.TILE: tile, lowered.STEP: step, lowered.REG: reg}
-    row = np.broadcast_to(a.row.evaluate(env), shape)
-    kk = np.broadcast_to(a.kk.evaluate(env), shape)
+    row = np.broadcast_to(a.row.evaluate(env), t.shape)
+    kk = np.broadcast_to(a.kk.evaluate(env), t.shape)
     elements = kk * low.m + row if low.stmt.transpose_a else row * low.k + kk
     row0 = tile * (16 * (count // 32)) + (t // lowered.WARPGROUP) * lowered.INSTR_M
-    return WgmmaLanes(low, threads, flat, slots, tile_rows, tile_cols,
-                      np.broadcast_to(t + offset, shape), elements, b_threads, b_elements,
-                      np.broadcast_to(a.slot.evaluate(env), shape),
-                      np.broadcast_to(row - row0, shape),
-                      np.broadcast_to(kk - step * lowered.INSTR_K, shape))
+    return dataclasses.replace(
+        lanes, a_threads=t + offset, a_elements=elements,
+        a_slots=np.broadcast_to(a.slot.evaluate(env), t.shape),
+        a_at=(t // lowered.WARPGROUP, tile, step, row - row0, kk - step * lowered.INSTR_K))
 
 
 def _operand(op: lowered.WgmmaOperand, extent: int, offset: int, axes: dict):
@@ -126,23 +120,15 @@ class WgmmaExecution:
         self.gemm_slots(c, lanes.threads, lanes.flat, lanes.slots, stmt, "writes")
         a = self._wgmma_a(stmt, lanes).astype(wide)
         b = self.gemm_operand(stmt.b, lanes.b_threads, lanes.b_elements, stmt).astype(wide)
-        count = lanes.threads.shape[0]
-        groups = count // lowered.WARPGROUP
-        n = w.instr_n
-        acc = np.zeros((groups, w.tiles, w.nblocks, lowered.INSTR_M, n), dtype=wide)
+        groups = lanes.low.participants[1] // lowered.WARPGROUP
+        acc = np.zeros((groups, w.tiles, w.nblocks, lowered.INSTR_M, w.instr_n), dtype=wide)
         if not clear:
-            old = self.read_registers(c, lanes.threads.reshape(-1), lanes.flat.reshape(-1),
-                                      stmt.span).astype(wide)
-            g, ti, nb = self._register_tiles(lanes)
-            acc[g, ti, nb, lanes.tile_rows.reshape(-1), lanes.tile_cols.reshape(-1)] = old
+            acc[lanes.at] = self.read_registers(c, lanes.threads, lanes.flat, stmt.span)
         with np.errstate(all="ignore"):
             for step in range(w.steps):        # one wgmma per (tile, N block) per step
                 acc = stored(c.dtype, acc + np.einsum(
                     "gtxy,gnzy->gtnxz", a[:, :, step], b[:, :, step])).astype(wide)
-        g, ti, nb = self._register_tiles(lanes)
-        values = acc[g, ti, nb, lanes.tile_rows.reshape(-1), lanes.tile_cols.reshape(-1)]
-        self.write_registers(c, lanes.threads.reshape(-1), lanes.flat.reshape(-1), values,
-                             stmt.span)
+        self.write_registers(c, lanes.threads, lanes.flat, acc[lanes.at], stmt.span)
 
     def _wgmma_a(self, stmt: ir.Gemm, lanes: WgmmaLanes) -> np.ndarray:
         """A's instruction tiles (groups, tiles, steps, 64, 16): read from shared memory
@@ -152,19 +138,9 @@ class WgmmaExecution:
             return self.gemm_operand(stmt.a, lanes.a_threads, lanes.a_elements, stmt)
         self.gemm_slots(stmt.a, lanes.a_threads, lanes.a_elements, lanes.a_slots, stmt,
                         "reads")
-        values = self.read_registers(stmt.a, lanes.a_threads.reshape(-1),
-                                     lanes.a_elements.reshape(-1), stmt.span)
-        count, tiles, steps, _ = lanes.a_threads.shape
-        groups = count // lowered.WARPGROUP
-        out = np.zeros((groups, tiles, steps, lowered.INSTR_M, lowered.INSTR_K))
-        t, ti, st, _ = np.indices(lanes.a_threads.shape)
-        out[(t // lowered.WARPGROUP).reshape(-1), ti.reshape(-1), st.reshape(-1),
-            lanes.a_x.reshape(-1), lanes.a_y.reshape(-1)] = values
+        w = lanes.low.wgmma
+        groups = lanes.low.participants[1] // lowered.WARPGROUP
+        out = np.zeros((groups, w.tiles, w.steps, lowered.INSTR_M, lowered.INSTR_K))
+        out[lanes.a_at] = self.read_registers(stmt.a, lanes.a_threads, lanes.a_elements,
+                                              stmt.span)
         return out
-
-    @staticmethod
-    def _register_tiles(lanes: WgmmaLanes):
-        """(group, tile, N block) of every accumulator register, flattened."""
-        count, tiles, nblocks, regs = lanes.threads.shape
-        t, ti, nb, _ = np.indices((count, tiles, nblocks, regs))
-        return (t // lowered.WARPGROUP).reshape(-1), ti.reshape(-1), nb.reshape(-1)

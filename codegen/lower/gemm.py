@@ -309,14 +309,14 @@ def lower_gemm(plan, stmt: ir.Gemm, target=None) -> GemmLowering:
     a_index = kk * m + r if stmt.transpose_a else r * k + kk
     b_index = c * k + kk if stmt.transpose_b else kk * n + c
     slots = m * n // count
-    swizzled = all(plan.swizzle(op) is not None for op in (stmt.a, stmt.b)
-                   if op.scope == "shared")
-    if wn == 1 and swizzled and not wgmma_refusal(stmt, target, (offset, count)):
+    if plan.swizzle(stmt.b) is not None:
+        # the plan chose wgmma (codegen.plan_swizzle): it swizzles B only for gemms that
+        # fit, whose warps lie along M, and every gemm reading B is one of them
         registers = _wgmma_registers(stmt, m, k, wm) if stmt.a.scope == "fragment" \
             else None
         return GemmLowering(stmt, m, n, k, (wm, wn), (offset, count), slots, row, col,
                             a_index, b_index, WORK[stmt.c.dtype.name],
-                            wgmma=plan_wgmma(stmt, m, n, k, wm, registers))
+                            wgmma=plan_wgmma(stmt, m, n, k, wm, plan.swizzle, registers))
     return GemmLowering(stmt, m, n, k, (wm, wn), (offset, count), slots,
                         row, col, a_index, b_index, WORK[stmt.c.dtype.name],
                         _mma(stmt, m, n, k, wm, wn, count, target))

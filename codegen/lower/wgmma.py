@@ -47,6 +47,7 @@ its slot (Wgmma.c_slot); the renderer lists them in the instruction's order."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from verify_reducer.spec import ir
 from verify_reducer.spec.indexexpr import IndexExpr, Var
@@ -195,8 +196,7 @@ class WgmmaOperand:
 
     def start(self, env) -> object:
         """The tile's start byte (before the swizzle) at the variables of env."""
-        return self.swizzle.unswizzled(self.first.evaluate(env) if isinstance(
-            self.first, IndexExpr) else self.first)
+        return self.swizzle.unswizzled(self.first.evaluate(env))
 
     def byte(self, start, x, y):
         """The byte of the tile's element (x, y) (x along M/N, y along K), before the
@@ -221,7 +221,6 @@ class WgmmaRegisters:
     slot: IndexExpr
 
     elements = 8                # per thread per instruction: four 32-bit registers
-    major = "registers"
 
 
 @dataclass(frozen=True)
@@ -275,24 +274,26 @@ class Wgmma:
 
 
 def plan_wgmma(stmt: ir.Gemm, m: int, n: int, k: int, warps: int,
+               swizzle: Callable[[ir.Buffer], Swizzle],
                registers: WgmmaRegisters | None = None) -> Wgmma:
-    """The wgmma form of a gemm wgmma_refusal accepted, its warps (count / 32) along M;
-    `registers`: A's registers where A is a fragment (codegen.lower.gemm builds them
-    from the mma's A fragment map)."""
+    """The wgmma form of a gemm wgmma_refusal accepted, its warps (count / 32) along M,
+    its shared operands stored as `swizzle` (the plan's) says; `registers`: A's
+    registers where A is a fragment (codegen.lower.gemm builds them from the mma's A
+    fragment map)."""
     tile, nblock, step, group = (Var(x) for x in (TILE, NBLOCK, STEP, GROUP))
     instr_n = _instr_n(n)
     row0 = tile * (16 * warps) + group * INSTR_M          # the instruction's first row
     col0 = nblock * instr_n
     k0 = step * INSTR_K
 
-    def operand(buffer: ir.Buffer, major: str, x0, first) -> WgmmaOperand:
-        swz = swizzle_of(buffer)
+    def operand(buffer: ir.Buffer, major: str, first) -> WgmmaOperand:
+        swz = swizzle(buffer)
         lbo = swz.rows * swz.width if major == "MN" else 16
         return WgmmaOperand(buffer, major, swz, lbo, 8 * swz.width, first)
 
-    a = registers or operand(stmt.a, "MN" if stmt.transpose_a else "K", row0,
+    a = registers or operand(stmt.a, "MN" if stmt.transpose_a else "K",
                              k0 * m + row0 if stmt.transpose_a else row0 * k + k0)
-    b = operand(stmt.b, "K" if stmt.transpose_b else "MN", col0,
+    b = operand(stmt.b, "K" if stmt.transpose_b else "MN",
                 col0 * k + k0 if stmt.transpose_b else k0 * n + col0)
     name = OPERANDS[stmt.a.dtype.name]
     return Wgmma(a, b, instr_n, m // (16 * warps), n // instr_n, k // INSTR_K,

@@ -189,9 +189,7 @@ def shared_terms(key: tuple, build: Callable[[], tuple]) -> tuple:
     the query whose content is key: made the first time, then the same terms."""
     found = _TERMS.get(key)
     if found is None:
-        if len(_TERMS) >= _TERMS_KEPT:
-            _TERMS.pop(next(iter(_TERMS)))      # the oldest: a plain FIFO bound
-        found = _TERMS[key] = build()
+        found = _kept(_TERMS, key, build(), _TERMS_KEPT)
     return found
 
 
@@ -222,9 +220,16 @@ def _remember_proved(constraints: tuple) -> None:
 def _remember(table: dict, terms: tuple, entry) -> None:
     """entry under the ids of terms; it must hold the terms, so no id is reused while
     it is kept."""
-    if len(table) >= _PROVED_KEPT:
-        table.pop(next(iter(table)))      # the oldest: a plain FIFO bound
-    table[_key(terms)] = entry
+    _kept(table, _key(terms), entry, _PROVED_KEPT)
+
+
+def _kept(table: dict, key: tuple, entry, limit: int):
+    """table[key] = entry, the oldest entry dropped first at `limit` (a plain FIFO
+    bound: a long campaign does not grow a table without end); entry."""
+    if len(table) >= limit:
+        table.pop(next(iter(table)))
+    table[key] = entry
+    return entry
 
 
 def _minimize(solver: z3.Solver, objectives, reported) -> dict[str, int]:

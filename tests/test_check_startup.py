@@ -134,3 +134,30 @@ def test_a_reader_that_goes_away_gets_no_traceback():
                             "examples/minimal_v2.py"], stdout=closed)
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
     assert done.stderr.endswith("atexit ran\n") and done.returncode == 0
+
+
+def test_the_verifier_is_imported_with_the_collector_paused_then_frozen_once():
+    # verify.cli.entry.verifier: no collection runs while ~800 modules are imported
+    # (numpy's import sees the collector off), it is on again afterwards, what the
+    # imports made is frozen, and a second command in the same process freezes nothing
+    # more (its own objects stay collectable)
+    probe = ("import gc, io, sys, contextlib\n"
+             "seen = []\n"
+             "class Spy:\n"
+             "    def find_spec(self, name, path=None, target=None):\n"
+             "        if name == 'numpy':\n"
+             "            seen.append(gc.isenabled())\n"
+             "sys.meta_path.insert(0, Spy())\n"
+             "from verify_reducer.verify.cli.entry import main\n"
+             "argv = ['check', '-q', '--no-cache', 'examples/minimal_rfc.py']\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
+             "    first = main(argv)\n"
+             "frozen = gc.get_freeze_count()\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
+             "    second = main(argv)\n"
+             "print(first, second, seen, gc.isenabled(), frozen > 50000, "
+             "gc.get_freeze_count() == frozen)")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[-2] == "0 0 [False] True True True"

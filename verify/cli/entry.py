@@ -9,6 +9,7 @@ more than it needs:
 from __future__ import annotations
 
 import atexit
+import gc
 import os
 import sys
 
@@ -37,8 +38,7 @@ def main(argv: list[str] | None = None) -> int:
             return stdout_closed()
         if code is not None:
             return code
-        from verify_reducer.verify.cli import commands
-        return commands.run(args)
+        return verifier().run(args)
     except KeyboardInterrupt:
         # Ctrl-C is the user's decision, not a crash: one line, no traceback; files
         # being written are left as they were (verify.cli.outputs writes atomically)
@@ -66,6 +66,31 @@ def run() -> None:
         pass                     # no one to tell
     atexit._run_exitfuncs()
     os._exit(code)
+
+
+def verifier():
+    """verify.cli.commands, and with it numpy, Z3, networkx and the verifier (~800
+    modules), imported with Python's cyclic garbage collector paused. The imports make
+    some 100,000 objects that live as long as the process (modules, classes, functions)
+    and nothing the collector could free; the ~130 collections they set off only
+    traversed them: about 30 ms of the 0.25 s every cold check spends before its first
+    program, where --jobs workers cannot help (docs/performance.md). Once imported, the
+    objects are frozen (gc.freeze: kept out of every later collection), so the
+    collections during the check traverse what the check makes rather than the
+    modules again. Done the first time only: a process that runs the command again (a
+    test) keeps its own later objects collectable."""
+    name = "verify_reducer.verify.cli.commands"
+    if name in sys.modules:
+        return sys.modules[name]
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        from verify_reducer.verify.cli import commands
+    finally:
+        if was_enabled:
+            gc.enable()
+    gc.freeze()
+    return commands
 
 
 def one_blas_thread() -> None:

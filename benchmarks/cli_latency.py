@@ -21,6 +21,15 @@ Targets (issue 29): `--version` under 0.15 s, `check` under 0.5 s median cold an
 a smoke of the commands; its numbers are noisier). The cache used is a temporary folder
 of this run's own, never the user's.
 
+--phases: instead of the table, where the time of one `check -q --no-cache --jobs 1` and
+one `--jobs 2` of the examples goes (docs/performance.md, the thirteenth session): the
+start-up before the first program (Python, the imports), each process's programs
+(their wall and CPU time, first start and last end), and the CPU the programs took
+beyond what one process took for them (work both processes did: each process shares
+its terms and proofs only with itself). Each program is timed around
+verify.cli.batch.judge_captured in the process that judges it; the times are
+CLOCK_MONOTONIC's, which every process reads alike.
+
 Python's bytecode: an installed package has its modules compiled (pip compiles them, and
 Python writes a checkout's on first import), so the commands run with bytecode, written
 once by an untimed warm-up into a folder of this run's own (PYTHONPYCACHEPREFIX), even
@@ -30,6 +39,7 @@ that setting costs: every process compiles every module it imports from source (
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
@@ -85,9 +95,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--no-bytecode", action="store_true",
                         help="compile every module from source in every process")
+    parser.add_argument("--phases", action="store_true",
+                        help="where one --jobs 1 and one --jobs 2 run spend their time")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="verify-reducer-pyc-") as pycache:
-        return measure(args, pycache)
+        return (phases if args.phases else measure)(args, pycache)
 
 
 def measure(args, pycache: str) -> int:
@@ -137,6 +149,75 @@ def measure(args, pycache: str) -> int:
     print(f"({len(examples)} example{'s' * (len(examples) != 1)}, median of {repeat} "
           f"run(s) each, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}, "
           f"{bytecode}, {sys.executable})")
+    return 0
+
+
+# A check run as the command runs it (verify.cli.entry.run's os._exit included), each
+# program's judgment timed in the process that judges it: the timer is set on
+# verify.cli.batch once the verifier is imported (entry.verifier), so the start-up is
+# the command's own.
+PROBE = """
+import json, os, sys, time
+from verify_reducer.verify.cli import entry
+imported, log = entry.verifier, sys.argv.pop(1)
+def verifier():
+    commands = imported()
+    from verify_reducer.verify.cli import batch
+    judge = batch.judge_captured
+    def timed(pargs, command):
+        start, cpu = time.perf_counter(), time.thread_time()
+        judged = judge(pargs, command)
+        with open(log, "a") as f:
+            f.write(json.dumps([os.getpid(), start, time.perf_counter(),
+                                time.thread_time() - cpu]) + "\\n")
+        return judged
+    batch.judge_captured = timed
+    return commands
+entry.verifier = verifier
+with open(log, "a") as f:
+    f.write(json.dumps(["parent", os.getpid()]) + "\\n")
+entry.run()
+"""
+
+
+def phases(args, pycache: str) -> int:
+    examples = sorted((ROOT / "examples").glob("*.py"))[:2 if args.quick else None]
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    env["PYTHONPYCACHEPREFIX"] = pycache
+    together = ["check", "-q", "--no-cache", *map(str, examples)]
+    timed(ENTRY + together, env)                   # untimed: writes the bytecode
+    one_cpu = None
+    print(f"{'':9} {'process':8} {'programs':>8} {'judging':>8} {'cpu':>7} "
+          f"{'first':>7} {'last':>7}   (s; first/last: a program's start/end)")
+    for jobs in (1, 2):
+        with tempfile.TemporaryDirectory(prefix="verify-reducer-phases-") as folder:
+            log = os.path.join(folder, "programs.jsonl")
+            spawned = time.perf_counter()
+            took = timed([sys.executable, "-c", PROBE, log, *together, "--jobs", str(jobs)],
+                         env)
+            with open(log) as f:
+                (_, parent), *runs = [json.loads(line) for line in f]
+        by_process: dict[int, list] = {parent: []}
+        for pid, start, end, cpu in runs:
+            by_process.setdefault(pid, []).append((start - spawned, end - spawned, cpu))
+        first_start = min(start for done in by_process.values() for start, _, _ in done)
+        print(f"--jobs {jobs}  start-up before the first program: {first_start:.3f}; "
+              f"the command: {took.wall:.3f} wall, {took.cpu:.3f} cpu")
+        for pid, done in by_process.items():
+            span = f"{min(s for s, _, _ in done):7.3f} {max(e for _, e, _ in done):7.3f}" \
+                if done else ""
+            print(f"{'':9} {'parent' if pid == parent else 'worker':8} {len(done):8d} "
+                  f"{sum(e - s for s, e, _ in done):8.3f} {sum(c for _, _, c in done):7.3f} "
+                  f"{span}")
+        cpu = sum(c for _, _, _, c in runs)
+        if one_cpu is None:
+            one_cpu = cpu
+        else:
+            print(f"{'':9} the programs' CPU beyond one process's: {cpu - one_cpu:+.3f} s "
+                  f"(work done in both)")
+    print(f"({len(examples)} examples, one run each, {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.2f})")
     return 0
 
 

@@ -107,7 +107,10 @@ def render(plan: PhysicalPlan, kernel_name: str | None = None) -> CudaSource:
     out.line()
     name = kernel_name or f"{func.name}_kernel"
     signature = ",\n    ".join(_param(p, c, _written(func)) for p, c in zip(func.params, params))
-    with out.block(f'extern "C" __global__ void __launch_bounds__({kernel.threads}) '
+    bounds = str(kernel.threads)
+    if occupancy is not None and occupancy.min_blocks is not None:
+        bounds += f", {occupancy.min_blocks}"   # registers for that many blocks per SM
+    with out.block(f'extern "C" __global__ void __launch_bounds__({bounds}) '
                    f'{name}(\n    {signature})'):
         out.line("const int tid = threadIdx.x;")
         used = used_vars(kernel.body)

@@ -27,9 +27,7 @@ def render_wgmma(body, stmt: ir.Gemm, low: GemmLowering, acc: str) -> None:
     out.line(f"const int gemm_wg = gemm_t / {lowered.WARPGROUP};")
     _fence_operands(body, acc, low.slots)
     if w.registers_a:
-        # A's registers are read by the wgmmas until the wait: packed once, kept live
-        # past it (a register rewritten before the wait would change what they read)
-        out.line(f"unsigned gemm_a[{w.steps * w.tiles * 4}];  // [k step][tile][register]")
+        _pack_all_a(body, w)
     out.line("reducer_wgmma_fence();")
     # A in registers names its slots by the step: the steps unrolled, as the mma's
     unrolled = w.steps <= UNROLLED_STEPS or w.registers_a
@@ -38,7 +36,7 @@ def render_wgmma(body, stmt: ir.Gemm, low: GemmLowering, acc: str) -> None:
         for tile in range(w.tiles):
             fixed = {lowered.TILE: tile}
             if w.registers_a:
-                first = _pack_a(body, w.a, tile, w.tiles)
+                first = [_a_register(tile, w.tiles, q) for q in range(4)]
             else:
                 first = [_descriptor(body, w.a, fixed)]
             for nblock in range(w.nblocks):
@@ -57,19 +55,39 @@ def render_wgmma(body, stmt: ir.Gemm, low: GemmLowering, acc: str) -> None:
             out.line("reducer_wgmma_operand(gemm_a[gemm_s]);")
 
 
-def _pack_a(body, a: lowered.WgmmaRegisters, tile: int, tiles: int) -> list[str]:
+def _pack_all_a(body, w: lowered.Wgmma) -> None:
+    """Every step's A registers, packed before wgmma.fence. They are read by the wgmmas
+    until the wait, so they are packed once and kept live past it (a register rewritten
+    before the wait would change what they read). Packed between the fence and the
+    wgmmas, ptxas would have to insert a warpgroup.arrive of its own before each wgmma
+    that reads a register written after the fence (its warning C7519)."""
+    out = body.out
+    out.line(f"unsigned gemm_a[{w.steps * w.tiles * 4}];  // [k step][tile][register]")
+    out.line("#pragma unroll")
+    with body.maybe_block(f"for (int gemm_ks = 0; gemm_ks < {w.steps}; ++gemm_ks)"):
+        for tile in range(w.tiles):
+            _pack_a(body, w.a, tile, w.tiles)
+    out.line("#pragma unroll")
+    with body.maybe_block(f"for (int gemm_s = 0; gemm_s < {w.steps * w.tiles * 4}; "
+                          f"++gemm_s)"):
+        out.line("reducer_wgmma_operand(gemm_a[gemm_s]);")
+
+
+def _a_register(tile: int, tiles: int, q: int) -> str:
+    """A's register q of instruction tile `tile` at step gemm_ks."""
+    return f"gemm_a[(gemm_ks * {tiles} + {tile}) * 4 + {q}]"
+
+
+def _pack_a(body, a: lowered.WgmmaRegisters, tile: int, tiles: int) -> None:
     """Tile `tile`'s four A registers at step gemm_ks from the fragment's slots, two
-    16-bit elements to a register, the lower-numbered in the low half; their names."""
+    16-bit elements to a register, the lower-numbered in the low half."""
     array = body.buffer(a.buffer)
     body.register_slots[array] = body.layouts.fragment(a.buffer).slots_per_thread
-    names = []
     for q in range(4):
         halves = [a.slot.substitute({lowered.TILE: tile, lowered.REG: 2 * q + h}).to_c(
             {lowered.STEP: "gemm_ks"}) for h in range(2)]
-        names.append(f"gemm_a[(gemm_ks * {tiles} + {tile}) * 4 + {q}]")
-        body.out.line(f"{names[-1]} = reducer_pack16({array}[{halves[0]}], "
+        body.out.line(f"{_a_register(tile, tiles, q)} = reducer_pack16({array}[{halves[0]}], "
                       f"{array}[{halves[1]}]);")
-    return names
 
 
 def _fence_operands(body, acc: str, slots: int) -> None:

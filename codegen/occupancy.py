@@ -25,6 +25,8 @@ which TileLang runs with as many blocks as fit (the 4096³ GEMM ran capped at 2 
 until 2026-12-03; which is faster there is not measured yet: docs/performance.md)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from verify_reducer.spec import ir
 from verify_reducer.spec.physical import Occupancy, PhysicalPlan, Resources
 from verify_reducer.spec.target import KIB, Target
@@ -45,6 +47,29 @@ def in_flight_bytes(plan: PhysicalPlan) -> int:
 
 
 def plan_occupancy(plan: PhysicalPlan, res: Resources, target: Target) -> Occupancy:
+    occupancy = _blocks_per_sm(plan, res, target)
+    return replace(occupancy, min_blocks=_register_bound(plan, res, target, occupancy))
+
+
+def _register_bound(plan: PhysicalPlan, res: Resources, target: Target,
+                    occupancy: Occupancy) -> int | None:
+    """The blocks per SM a tensor-core kernel's registers are held to: the blocks its
+    threads and shared memory let run, where the plan's register estimate fits that
+    many blocks' share of the register file. Without the bound ptxas spends registers
+    freely: the 64 × 64 causal attention took 171 a thread, 2 blocks an SM where its
+    64 KB of shared memory let 3 run. A kernel without T.gemm keeps ptxas's own choice,
+    and so does one whose estimate does not fit (holding it would spill)."""
+    blocks = occupancy.cap or occupancy.resident
+    if blocks < 2 or not any(isinstance(s, ir.Gemm) for s in ir.walk(plan.func.kernel.body)):
+        return None
+    warps = -(-res.threads // 32)
+    # registers go to a warp 256 at a time: 8 per thread
+    per_thread = min(target.registers_per_thread,
+                     target.registers_per_sm // (blocks * warps * 256) * 8)
+    return blocks if res.register_words <= per_thread else None
+
+
+def _blocks_per_sm(plan: PhysicalPlan, res: Resources, target: Target) -> Occupancy:
     resident = target.resident_blocks(res.threads, res.shared_bytes)
     flight = in_flight_bytes(plan)
     if not flight:

@@ -114,11 +114,13 @@ def resources_text(res: Resources, ptxas=None) -> list[str]:
 
 def occupancy_text(res: Resources) -> str:
     occ = res.occupancy
+    held = "" if occ.min_blocks is None else \
+        f"; registers held to {occ.min_blocks} blocks per SM (__launch_bounds__)"
     if occ.cap is None:
-        return f"  occupancy: {occ.resident} block(s) per SM ({occ.reason})"
+        return f"  occupancy: {occ.resident} block(s) per SM ({occ.reason}){held}"
     return (f"  occupancy: at most {occ.cap} blocks per SM ({occ.reason}): every launch "
             f"asks for {occ.launch_shared_bytes} bytes of dynamic shared memory, "
-            f"{occ.launch_shared_bytes - res.dynamic_shared_bytes} of them padding")
+            f"{occ.launch_shared_bytes - res.dynamic_shared_bytes} of them padding{held}")
 
 
 def _reducer_text(rp: ReducerPlan) -> str:
@@ -289,7 +291,7 @@ def resources_json(res: Resources) -> dict:
             "resident": res.occupancy.resident,
             "in_flight_bytes": res.occupancy.in_flight_bytes, "cap": res.occupancy.cap,
             "launch_shared_bytes": res.occupancy.launch_shared_bytes,
-            "reason": res.occupancy.reason},
+            "reason": res.occupancy.reason, "min_blocks": res.occupancy.min_blocks},
         "limits": target_named(res.target).to_json(),
     }
 

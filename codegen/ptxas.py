@@ -118,6 +118,13 @@ def compile_figures(unit_text: str, arch: str = DEFAULT_TARGET) -> dict[str, Ptx
     """Compile one translation unit for arch (a spec.target name: the plan's
     resources.target) and return every kernel's figures; PtxasFailed with nvcc's output
     when it does not compile."""
+    return parse_verbose(compile_log(unit_text, arch))
+
+
+def compile_log(unit_text: str, arch: str = DEFAULT_TARGET) -> str:
+    """nvcc's and ptxas's verbose output for one translation unit (its figures, and the
+    notes ptxas adds, such as C7519 where it had to insert a warpgroup.arrive);
+    PtxasFailed with that output when it does not compile."""
     with tempfile.TemporaryDirectory(prefix="verify-reducer-ptxas-") as tmp:
         unit = Path(tmp) / "kernel.cu"
         unit.write_text(unit_text)
@@ -125,7 +132,7 @@ def compile_figures(unit_text: str, arch: str = DEFAULT_TARGET) -> dict[str, Ptx
                                           compile_arch(arch, unit_text)))
     if returncode != 0:
         raise PtxasFailed(output.strip())
-    return parse_verbose(output)
+    return output
 
 
 def _run(argv: list[str]) -> tuple[int, str]:

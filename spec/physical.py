@@ -427,12 +427,17 @@ class Occupancy:
     flight per block needs only `cap` blocks per SM to keep memory busy; where more would
     be resident, every launch asks for `launch_shared_bytes` of dynamic shared memory,
     more than the block uses, so that no more than `cap` fit (the padding is never
-    addressed). Without a cap the launch passes exactly the plan's dynamic bytes."""
+    addressed). Without a cap the launch passes exactly the plan's dynamic bytes.
+
+    `min_blocks`, where set, is the blocks per SM the kernel's registers are held to:
+    `__launch_bounds__(threads, min_blocks)` asks ptxas to fit that many blocks' registers
+    in the SM's register file (codegen.occupancy says when)."""
     resident: int
     in_flight_bytes: int
     cap: int | None
     launch_shared_bytes: int
     reason: str
+    min_blocks: int | None = None
 
 
 @dataclass(frozen=True)

@@ -116,6 +116,42 @@ def test_a_pipeline_that_feeds_a_gemm_runs_as_many_blocks_as_fit():
     assert "feeds T.gemm" in format_plan(plan)
 
 
+def _attention(causal: bool):
+    source = (ROOT / "tests" / "upstream" / "mha_fwd_bshd.py").read_text() + (
+        f"\n_bound = flashattn(batch=1, heads=32, seq_len=4096, dim=128, "
+        f"is_causal={causal}, block_M=64, block_N=64, num_stages=1, threads=128)\n")
+    return plan_func(parse_source(source, "mha_fwd_bshd.py").func(), "fast")
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_a_tensor_core_kernel_holds_its_registers_to_the_blocks_that_fit(causal):
+    """Attention at 64 × 64 (64 KB of shared memory: 3 blocks per SM) estimates ~151
+    registers a thread, under the 168 that 3 blocks of 128 threads leave each: the
+    kernel asks ptxas for 3 blocks' registers (it took 171 unasked in the causal form,
+    and ran 2 blocks per SM)."""
+    plan = _attention(causal)
+    occ = plan.resources.occupancy
+    assert occ.resident == 3 and occ.min_blocks == 3
+    assert plan.resources.register_words <= 168
+    assert "__launch_bounds__(128, 3)" in render(plan).source
+    assert "registers held to 3 blocks per SM" in format_plan(plan)
+    assert plan_json(plan)["resources"]["occupancy"]["min_blocks"] == 3
+
+
+def test_registers_are_left_to_ptxas_where_the_estimate_does_not_fit_or_no_gemm_runs():
+    """The GEMM's 4 resident blocks would leave 128 registers a thread, under its ~152
+    estimate: holding them would spill, so ptxas chooses (166, 3 blocks). A kernel
+    without T.gemm keeps ptxas's choice too."""
+    source = (ROOT / "tests" / "upstream" / "gemm.py").read_text()
+    gemm = plan_func(parse_source(source, "gemm.py", params=dict(
+        M=4096, N=4096, K=4096, block_M=128, block_N=128, block_K=32)).func(), "fast")
+    assert gemm.resources.register_words > 128 and gemm.resources.occupancy.min_blocks is None
+    assert "__launch_bounds__(128) " in render(gemm).source
+    gemv = _gemv(128, 128, 256)
+    assert gemv.resources.occupancy.min_blocks is None
+    assert "__launch_bounds__(256) " in render(gemv).source
+
+
 # ----------------------------------------------------------------------------- reports
 
 def test_plan_text_and_json_state_the_cap():
@@ -128,7 +164,8 @@ def test_plan_text_and_json_state_the_cap():
     doc = plan_json(plan)["resources"]
     assert doc["occupancy"] == {"resident": 3, "in_flight_bytes": 66048, "cap": 2,
                                 "launch_shared_bytes": 115712,
-                                "reason": plan.resources.occupancy.reason}
+                                "reason": plan.resources.occupancy.reason,
+                                "min_blocks": None}
     assert doc["limits"]["shared_per_sm"] == 233472
     assert doc["limits"]["shared_reserved"] == 1024
 

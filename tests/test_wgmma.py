@@ -497,6 +497,24 @@ def test_a_from_registers_over_warpgroups_equals_the_interpreter(m, n, threads, 
     assert report.exit_code == 0, report.comparisons
 
 
+@pytest.mark.parametrize("m, n, threads", REGISTER_CASES)
+def test_a_from_registers_is_packed_before_the_fence_so_ptxas_inserts_no_arrive(m, n,
+                                                                                threads):
+    """Every A register is written before wgmma.fence: ptxas then has no register of a
+    wgmma written after the fence, so it adds no warpgroup.arrive of its own (its note
+    C7519, which serialized attention's P·V)."""
+    from verify_reducer.codegen.cuda import render
+    from verify_reducer.codegen.ptxas import PtxasUnavailable, compile_log
+    unit = render(_plan(_registers_program(m, n, threads))).translation_unit()
+    kernel = unit.split('extern "C"')[1]
+    assert kernel.index("reducer_pack16") < kernel.index("reducer_wgmma_fence();")
+    try:
+        log = compile_log(unit, "sm_90")
+    except PtxasUnavailable as exc:
+        pytest.skip(str(exc))
+    assert "C7519" not in log and "spill" in log
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("planner", ["canonical", "fast"])
 @pytest.mark.parametrize("m, n, threads", REGISTER_CASES)

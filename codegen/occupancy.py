@@ -34,6 +34,7 @@ from .resources import element_bytes
 
 IN_FLIGHT_PER_SM = 64 * KIB      # bytes of loads in flight per SM: ~2x Little's law (H200)
 FEWEST = 2                       # one block's prologue and finalize overlap another's loop
+HELD_FLOOR = 128                 # the fewest registers a thread a tensor-core kernel is held to
 
 
 def in_flight_bytes(plan: PhysicalPlan) -> int:
@@ -55,10 +56,15 @@ def _register_bound(plan: PhysicalPlan, res: Resources, target: Target,
                     occupancy: Occupancy) -> int | None:
     """The blocks per SM a tensor-core kernel's registers are held to: the blocks its
     threads and shared memory let run, where the plan's register estimate fits that
-    many blocks' share of the register file. Without the bound ptxas spends registers
-    freely: the 64 × 64 causal attention took 171 a thread, 2 blocks an SM where its
-    64 KB of shared memory let 3 run. A kernel without T.gemm keeps ptxas's own choice,
-    and so does one whose estimate does not fit (holding it would spill)."""
+    many blocks' share of the register file with room to spare. Without the bound ptxas
+    spends registers freely: the 64 × 64 causal attention took 171 a thread, 2 blocks an
+    SM where its 64 KB of shared memory let 3 run (held: 168, 3 blocks, no spills).
+
+    The estimate counts fragments, not what an instruction holds live at once, so the
+    share must exceed it by a sixteenth, and be at least HELD_FLOOR registers: ptxas
+    refused (C7602) the 64 × 64 × 32 GEMM held to 9 blocks (56 registers a thread, its
+    estimate 56; one wgmma needed 58) and a 384-thread wgmma held to 3 blocks (56). A
+    kernel without T.gemm keeps ptxas's own choice."""
     blocks = occupancy.cap or occupancy.resident
     if blocks < 2 or not any(isinstance(s, ir.Gemm) for s in ir.walk(plan.func.kernel.body)):
         return None
@@ -66,7 +72,8 @@ def _register_bound(plan: PhysicalPlan, res: Resources, target: Target,
     # registers go to a warp 256 at a time: 8 per thread
     per_thread = min(target.registers_per_thread,
                      target.registers_per_sm // (blocks * warps * 256) * 8)
-    return blocks if res.register_words <= per_thread else None
+    room = per_thread >= HELD_FLOOR and res.register_words * 17 <= per_thread * 16
+    return blocks if room else None
 
 
 def _blocks_per_sm(plan: PhysicalPlan, res: Resources, target: Target) -> Occupancy:

@@ -152,6 +152,22 @@ def test_registers_are_left_to_ptxas_where_the_estimate_does_not_fit_or_no_gemm_
     assert "__launch_bounds__(256) " in render(gemv).source
 
 
+def test_registers_are_not_held_below_the_floor_where_ptxas_refused_the_wgmma():
+    """Regressions from the H200 (2026-12-04): held to 9 blocks (56 registers a thread,
+    the estimate 56) the 64 × 64 × 32 GEMM did not compile (ptxas C7602: one wgmma
+    needs 58), nor did a 384-thread wgmma held to 3 blocks (56). Below HELD_FLOOR, or
+    without a sixteenth to spare, ptxas chooses."""
+    import test_wgmma
+    source = (ROOT / "tests" / "upstream" / "gemm.py").read_text()
+    small = plan_func(parse_source(source, "gemm.py", params=dict(
+        M=512, N=512, K=1024, block_M=64, block_N=64, block_K=32)).func(), "fast")
+    wide = test_wgmma._plan(test_wgmma._program(m=192, n=64, k=128, threads=384))
+    for plan in (small, wide):
+        occ = plan.resources.occupancy
+        assert occ.resident >= 2 and occ.min_blocks is None
+        assert f"__launch_bounds__({plan.resources.threads}) " in render(plan).source
+
+
 # ----------------------------------------------------------------------------- reports
 
 def test_plan_text_and_json_state_the_cap():

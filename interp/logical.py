@@ -92,8 +92,9 @@ def run(func: ir.PrimFunc, inputs: dict[str, np.ndarray], blocks=None,
     else:
         globals_ = _global_storage(func, inputs, windows)
     epochs: list[EpochRecord] = []
+    body_runs = BodyRuns()          # counted over all the blocks of the run
     for done, block in enumerate(chosen, 1):
-        runner = Block(kernel, block, globals_, epochs, observe)
+        runner = Block(kernel, block, globals_, epochs, observe, body_runs)
         if position is not None:
             position.block = int(np.ravel_multi_index(runner.block, kernel.grid))
             position.runner = runner
@@ -120,7 +121,7 @@ class Block:
 
     def __init__(self, kernel: ir.Kernel, block: tuple[int, ...],
                  globals_: dict[ir.Buffer, Storage], epochs: list[EpochRecord],
-                 observe=None):
+                 observe, body_runs: BodyRuns):
         self.kernel = kernel
         self.observe = observe
         self.block = tuple(int(b) for b in block)
@@ -129,7 +130,7 @@ class Block:
         self.local: dict[ir.Buffer, Storage] = {}
         self.private: dict[ir.Buffer, PrivateStorage] = {}     # T.alloc_local / alloc_var
         self.reducers: dict[ir.Buffer, ReducerState] = {}
-        self.body_runs = BodyRuns()
+        self.body_runs = body_runs       # the run's, shared by its blocks
         self.stmt_span: Span | None = None
         # writes, counted: a Let deferred until the thread is known must not read a
         # buffer written after it (its value would be the later one)

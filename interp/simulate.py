@@ -82,7 +82,7 @@ def simulate(plan: PhysicalPlan, inputs: dict[str, np.ndarray], blocks=None,
     tensor held whole or, given windows, as its window (inputs then hold the windows).
     progress(done, total) is called after each block."""
     chosen, total = blocks_to_run(plan.func, blocks)
-    kernel = _Kernel(plan, inputs, windows)
+    kernel = _Kernel(plan, inputs, windows)     # its BodyRuns count over all the blocks
     for done, block in enumerate(chosen, 1):
         _Block(kernel, tuple(int(b) for b in block)).run()
         if progress is not None:
@@ -108,6 +108,7 @@ class _Kernel:
         self.globals = _global_arrays(plan.func, inputs, windows)
         self.violations = Violations()
         self.finalizes: list[FinalizeSummary] = []
+        self.body_runs = BodyRuns()
 
 
 def _global_arrays(func: ir.PrimFunc, inputs: dict[str, np.ndarray],
@@ -141,7 +142,7 @@ class _Block(MemoryAccess, CopyExecution, PipelineExecution, ReducerExecution,
         self.visits: dict[ir.ReducerUpdate, int] = {}
         self.loop_envs: dict[ir.ParallelFor, tuple] = {}
         self.iter_names: list[str] = []      # loop variables in scope, for messages
-        self.body_runs = BodyRuns()
+        self.body_runs = kernel.body_runs
         # a pipelined loop's staged shared buffers: the element offset of the stage
         # the current iteration reads (interp.sim_pipeline)
         self.stage_of: dict[ir.Buffer, int] = {}

@@ -47,16 +47,35 @@ MAX_TENSOR_ELEMENTS = 2**40
 # 8 to 9 s: no margin for a block that does more; docs/limits.md has the measurement).
 # `check` runs a sample when the blocks are proved independent; all of them otherwise.
 MAX_BLOCKS = 2**12
-# Runs of the innermost body: the blocks executed × the trip counts of the serial loops
-# around it in one block. Each run is Python: `check` spends about 290 µs of CPU per
-# run of a one-update body over its three runs, so 2**14 runs answer in about 5 s of
-# CPU (2**15 took 9.3 s: no margin for a body that does more).
+# Runs of one loop body in one run: over the blocks it executes, the trip counts of the
+# serial loops around the body (spec.run_cost evaluates a bound read from block indices
+# per block before the run; interp.runs counts what is read from memory as it goes).
+# `check` spends about 290 µs of CPU per run of a one-update body over its three runs,
+# so 2**14 runs answer in about 5 s of CPU (2**15 took 9.3 s).
 MAX_ITERATIONS = 2**14
 # Trip count of one serial loop with constant bounds, and the product of those around
 # one body, as the frontend lowers them: what a program may state (a size family's
 # largest member lowers with its sizes, and nothing runs there). What a run executes is
-# held to MAX_ITERATIONS when it starts (check_run_size) or as it goes (interp.runs).
+# held to MAX_ITERATIONS and MAX_WORK when it starts (spec.run_cost.check_run_size) and
+# as it goes (interp.runs).
 MAX_TRIPS = 2**20
+# Work of one run (spec.run_cost): every run of a statement is a unit, plus a unit per
+# ELEMENTS_PER_WORK elements it touches (T.gemm M·N·K, a copy's or fill's region,
+# T.Parallel lanes). Body runs alone let a flash attention through whose body (two
+# 64×64×128 T.gemm, a dozen T.Parallel) costs about 65 ms of the interpreter a run: its
+# causal form at seq_len 4096 (66 560 runs, bounds read from bx) took 69 minutes of
+# `emit`, at seq_len 512 (1 152 runs) 75 s. Measured on the development machine (2
+# shared cores): the interpreter spends about 42 µs per statement run of a one-update
+# body and 66 ns per element of the attention body (8.8 million elements in 0.59 s), so
+# 512 elements cost about what a statement run does; the simulator about 100 µs per
+# statement run and 11 ns per element. At 2**16 units the interpreter answers in about
+# 1 to 3 s of CPU where elements dominate (the attention at 43 956 units: emit 1.8 s
+# with start-up) and in up to about 13 s where SIMT statements over thread-private
+# buffers dominate (upstream gemv_splitk_vectorized, 59 392 units: emit 12.9 s, admitted
+# before this limit too); every program of tests/ and examples/ stays under it (the
+# most: 59 392 for a whole grid, 33 656 for a `check`).
+ELEMENTS_PER_WORK = 4096
+MAX_WORK = 2**16
 
 # num_stages of one T.Pipelined loop. Each stage is a copy of every tile the loop stages
 # (at least one 16-byte cp.async), and sm_90 gives a block at most 227 KB of shared memory:

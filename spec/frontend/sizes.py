@@ -12,9 +12,9 @@ import ast
 
 from ..diagnostics import Diagnostic, error
 from ..ir import Alloc, Const, ParallelFor, PrimFunc, SerialFor, Stmt, children, walk
-from ..limits import (GRID_AXES, MAX_BLOCKS, MAX_ELEMENTS, MAX_EXPR_DEPTH, MAX_GRID,
-                      MAX_ITERATIONS, MAX_LANES, MAX_LAYOUT_CELLS, MAX_STAGES, MAX_STMT_DEPTH,
-                      MAX_THREADS_PER_BLOCK, MAX_TRIPS, TARGET, power_of_two)
+from ..limits import (GRID_AXES, MAX_ELEMENTS, MAX_EXPR_DEPTH, MAX_GRID, MAX_LANES,
+                      MAX_LAYOUT_CELLS, MAX_STAGES, MAX_STMT_DEPTH, MAX_THREADS_PER_BLOCK,
+                      MAX_TRIPS, TARGET, power_of_two)
 from .errors import fail, shape_error, unsupported
 
 MAX_THREADS_Z = 64                   # CUDA's largest blockDim.z (x and y allow 1024)
@@ -91,7 +91,7 @@ def check_stages(stages: int, node: ast.AST) -> None:
 def check_func_sizes(func: PrimFunc) -> list[Diagnostic]:
     """Limits of one block that involve several constructs: T.Parallel lanes across
     nested loops, runs of a body across nested serial loops, and the depth of nested
-    statements. How many blocks a run executes is the run's business (check_run_size)."""
+    statements. What a run executes over its blocks is spec.run_cost's (check_run_size)."""
     found: list[Diagnostic] = []
     _walk(func.kernel.body, 1, 1, 1, found)
     found += _reducer_cells(func)
@@ -135,35 +135,6 @@ def _per_thread_cells(func: PrimFunc, scope: str, what) -> list[Diagnostic]:
     return found
 
 
-def body_runs_per_block(func: PrimFunc) -> int:
-    """The most runs of any statement body in one block: the product of the constant
-    trip counts of the serial loops around it."""
-    best = 1
-    stack = [(func.kernel.body, 1)]
-    while stack:
-        body, runs = stack.pop()
-        best = max(best, runs)
-        for stmt in body:
-            inner = runs * max(_static_trips(stmt), 1) if isinstance(stmt, SerialFor) else runs
-            stack.extend((sub, inner) for sub in children(stmt))
-    return best
-
-
-def check_run_size(func: PrimFunc, blocks: int, why: str) -> Diagnostic | None:
-    """R102 at T.Kernel when a run would execute more blocks, or more body runs, than
-    the interpreter and the simulator finish in minutes; `why` says why that many."""
-    runs = blocks * body_runs_per_block(func)
-    span = func.kernel.span
-    if blocks > MAX_BLOCKS:
-        return error("R102", f"this run would execute {blocks} blocks ({why}); at most "
-                     f"{power_of_two(MAX_BLOCKS)} are supported (docs/limits.md)", span)
-    if runs > MAX_ITERATIONS:
-        return error("R102", f"this run would execute a loop body {runs} times ({blocks} "
-                     f"block(s) × the serial trip counts around it; {why}); at most "
-                     f"{power_of_two(MAX_ITERATIONS)} are supported (docs/limits.md)", span)
-    return None
-
-
 def _walk(body: tuple[Stmt, ...], depth: int, iterations: int, lanes: int,
           found: list[Diagnostic]) -> None:
     for stmt in body:
@@ -197,7 +168,7 @@ def _walk(body: tuple[Stmt, ...], depth: int, iterations: int, lanes: int,
 
 def _static_trips(loop: SerialFor) -> int:
     """The trip count of a loop with constant bounds; 1 when it depends on run-time
-    values (the interpreter checks those when it runs them)."""
+    values (spec.run_cost counts those per block before a run, interp.runs as it goes)."""
     if isinstance(loop.start, Const) and isinstance(loop.stop, Const):
         return constant_trip_count(int(loop.start.value), int(loop.stop.value), loop.step)
     return 1

@@ -24,7 +24,7 @@ from verify_reducer.interp import logical
 from verify_reducer.interp.simulate import simulate
 from verify_reducer.spec.diagnostics import Diagnostic, DiagnosticError
 from verify_reducer.spec.frontend import parse_source
-from verify_reducer.spec.frontend.sizes import check_run_size
+from verify_reducer.spec.run_cost import check_run_size
 
 from verify_reducer.codegen.plan import plan_func
 from verify_reducer.codegen.plan_canonical import plan_canonical
@@ -121,8 +121,7 @@ def check_instance(loaded: Loaded, sizes: dict[str, int], seed: int,
     instance = Instance(sizes, report)
     func = member.func
     selection = report.selection = blocks_mod.select(func, None, seed)
-    executed = selection.total if selection.blocks is None else len(selection.blocks)
-    too_long = check_run_size(func, executed, selection.why_all or "the sample")
+    too_long = check_run_size(func, selection.blocks, selection.why_all or "the sample")
     if too_long is not None:
         report.diagnostics.append(too_long)
         instance.not_run = too_long.message

@@ -13,7 +13,7 @@ import numpy as np
 from verify_reducer.spec.diagnostics import ERROR, Diagnostic, DiagnosticError
 from verify_reducer.spec.frontend import ParamError, parse_source
 from verify_reducer.spec.frontend.family import DirectiveError, FamilyDecl
-from verify_reducer.spec.frontend.sizes import check_run_size
+from verify_reducer.spec.run_cost import check_run_size
 from verify_reducer.spec import ir
 from verify_reducer.spec.ir import PrimFunc, Program
 from verify_reducer.spec.source import SourceDecodeError, read_source_file
@@ -448,8 +448,7 @@ def check_loaded(loaded: Loaded, seed: int = 0, given: dict[str, np.ndarray] | N
     if any(d.is_error for d in report.diagnostics):
         return report
     selection = report.selection = blocks_mod.select(loaded.func, blocks, seed)
-    executed = selection.total if selection.blocks is None else len(selection.blocks)
-    too_long = check_run_size(loaded.func, executed, selection.why_all or "the sample")
+    too_long = check_run_size(loaded.func, selection.blocks, selection.why_all or "the sample")
     if too_long is not None:
         report.diagnostics.append(too_long)
         return report

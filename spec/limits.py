@@ -66,14 +66,17 @@ MAX_TRIPS = 2**20
 # causal form at seq_len 4096 (66 560 runs, bounds read from bx) took 69 minutes of
 # `emit`, at seq_len 512 (1 152 runs) 75 s. Measured on the development machine (2
 # shared cores): the interpreter spends about 42 µs per statement run of a one-update
-# body and 66 ns per element of the attention body (8.8 million elements in 0.59 s), so
-# 512 elements cost about what a statement run does; the simulator about 100 µs per
-# statement run and 11 ns per element. At 2**16 units the interpreter answers in about
-# 1 to 3 s of CPU where elements dominate (the attention at 43 956 units: emit 1.8 s
-# with start-up) and in up to about 13 s where SIMT statements over thread-private
-# buffers dominate (upstream gemv_splitk_vectorized, 59 392 units: emit 12.9 s, admitted
-# before this limit too); every program of tests/ and examples/ stays under it (the
-# most: 59 392 for a whole grid, 33 656 for a `check`).
+# body and 66 ns per element of the attention body (8.8 million in 0.59 s); the
+# simulator about 100 µs per statement run and 11 ns per element. `check` runs the
+# interpreter and one or two simulations, about 240 µs per statement run and 90 ns per
+# element: 4096 elements cost about what a statement run does (1.5× over it), so a unit
+# is about 240 µs of `check`, and 2**16 units about 16 s at most, 3 to 18 s of the
+# interpreter alone (`emit`'s gate, `run`). Measured at the limit: the attention's
+# check at seq_len 4096 (a sample of 4 blocks, about 40 000 units) 9.6 s; emit of
+# upstream gemv_splitk_vectorized (59 392 units, SIMT statements over thread-private
+# buffers) 12.9 s. A tighter 2**15 would refuse both (they finish in seconds today, the
+# nightly upstream test runs the latter); every program of tests/ and examples/ stays
+# under 2**16 (the most: 59 392 for a whole grid, 33 656 for a `check`).
 ELEMENTS_PER_WORK = 4096
 MAX_WORK = 2**16
 

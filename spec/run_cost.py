@@ -17,7 +17,7 @@ measurement behind both numbers."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -43,8 +43,7 @@ class RunCount:
     body_runs: int = 0
     loop: SerialFor | None = None
     work: int = 0
-    read_at_run_time: bool = False      # some loop bound could not be evaluated here
-    _runs: dict = field(default_factory=dict, repr=False)
+    read_at_run_time: bool = False      # some loop bound is not constant
 
 
 def check_run_size(func: PrimFunc, blocks: Sequence[tuple[int, ...]] | None,
@@ -112,9 +111,16 @@ def _walk(body: Sequence[Stmt], env: dict, runs: np.ndarray, lanes: int,
             hidden = {**env, **{v.name: None for v in stmt.vars}}
             _walk(stmt.body, hidden, runs, lanes * math.prod(stmt.extents), count)
         elif isinstance(stmt, If):
-            # either branch may run: each is counted in full (an upper bound)
-            _walk(stmt.then, env, runs, lanes, count)
-            _walk(stmt.orelse, env, runs, lanes, count)
+            # a condition on block indices picks each block's branch; any other may
+            # take either, and both are counted in full (an upper bound)
+            taken = _value(stmt.cond, env)
+            if taken is None:
+                _walk(stmt.then, env, runs, lanes, count)
+                _walk(stmt.orelse, env, runs, lanes, count)
+            else:
+                then = np.asarray(taken, dtype=bool) & np.ones(len(runs), dtype=bool)
+                _walk(stmt.then, env, np.where(then, runs, 0), lanes, count)
+                _walk(stmt.orelse, env, np.where(then, 0, runs), lanes, count)
         elif isinstance(stmt, WarpGroup):
             _walk(stmt.body, env, runs, lanes, count)
 

@@ -17,6 +17,7 @@ from verify_reducer.interp import logical, simulate as simulate_mod
 from verify_reducer.spec import limits, run_cost
 from verify_reducer.spec.diagnostics import DiagnosticError
 from verify_reducer.spec.frontend import parse_source
+from verify_reducer.spec.ir import SerialFor, walk
 from verify_reducer.verify.oracle import pipeline
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -145,7 +146,7 @@ def main(A: T.Tensor((64, 128), T.float16), B: T.Tensor((128, 64), T.float16),
         T.copy(c, C)
 """
     func = _func(source)
-    loop = next(s for s in func.kernel.body if s.__class__.__name__ == "SerialFor")
+    loop = next(s for s in func.kernel.body if isinstance(s, SerialFor))
     per_run = run_cost.body_work(loop)
     assert per_run == 1 + 64 * 64 * 128 // limits.ELEMENTS_PER_WORK
     assert run_cost.count_run(func, None).work >= 3 * per_run
@@ -222,3 +223,28 @@ def test_the_block_index_program_is_refused_by_check_at_the_kernel():
     [diag] = [d for d in report.diagnostics if d.is_error]
     assert diag.code == "R102" and "30752 times" in diag.message
     assert "evaluated per block" in diag.message and report.reference is None
+
+
+def test_a_branch_on_the_block_index_counts_the_blocks_that_take_it():
+    source = """
+import tilelang.language as T
+
+
+@T.prim_func
+def main(x: T.Tensor((8,), T.float32)):
+    with T.Kernel(100, threads=32) as bx:
+        if bx < 10:
+            for k in T.serial(1000):
+                x[k % 8] = 1.0
+        else:
+            for k in T.serial(bx):
+                x[k % 8] = 2.0
+"""
+    func = _func(source)
+    loops = [s for s in walk(func.kernel.body) if isinstance(s, SerialFor)]
+    count = run_cost.count_run(func, None)
+    # both branches in every block would be 100 × 1000; the else loop runs
+    # 10 + 11 + ... + 99 = 4905 bodies
+    assert count.body_runs == 10 * 1000 and count.loop is loops[0]
+    only_else = run_cost.count_run(func, [(b,) for b in range(10, 100)])
+    assert only_else.body_runs == sum(range(10, 100)) and only_else.loop is loops[1]

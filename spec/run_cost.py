@@ -184,6 +184,8 @@ def _value(expr: Expr, env: dict):
         return int(expr.value)
     if isinstance(expr, Var):
         return env.get(expr.name)
+    if isinstance(expr, Compare) and expr.operand_dtype.kind != "int":
+        return None             # an unsigned comparison converts its operands first
     operands = _operands(expr)
     if operands is None:
         return None

@@ -138,13 +138,18 @@ def test_instance_at_a_huge_size_samples_blocks_and_keeps_the_memory_limit():
     assert wide.sampled == (4, 1 << 19) and wide.to_json()["sampled"] == \
         {"blocks": 4, "total": 1 << 19}
     assert [e.status for e in wide.executions] == ["stopped", "stopped"]
-    # A alone would be 2^36 elements; the sample's windows are estimated and refused
-    # over the limit before anything runs (4096 trips a block: within the runs a check
-    # executes, docs/limits.md)
-    huge = check_instance(loaded, {"M": 1 << 20, "K": 24 * 4096 - 1}, 0, 8 << 20)
+    # A alone would be over 2^34 elements; the sample's windows are estimated and refused
+    # over the limit before anything runs (1024 trips a block: within the runs and the
+    # work a check executes, docs/limits.md)
+    huge = check_instance(loaded, {"M": 1 << 20, "K": 24 * 1024 - 1}, 0, 2 << 20)
     assert huge.verdict == "not run" and huge.executions == []
-    assert "over --max-memory 8.0 MiB" in huge.not_run
+    assert "over --max-memory 2.0 MiB" in huge.not_run
     assert huge.report.estimate.total < 1 << 30
+    # 4096 trips a block: 4 × 4096 runs of a ten-statement body, about 40 s of check,
+    # past the work a run may do (spec/run_cost.py): refused before the estimate
+    longer = check_instance(loaded, {"M": 1 << 20, "K": 24 * 4096 - 1}, 0, 8 << 20)
+    assert longer.verdict == "rejected" and longer.executions == []
+    assert "units of work" in longer.not_run
 
 
 def test_the_predicated_gemv_needs_its_assumption_when_the_output_is_copied():

@@ -72,11 +72,11 @@ MAX_TRIPS = 2**20
 # element: 4096 elements cost about what a statement run does (1.5× over it), so a unit
 # is about 240 µs of `check`, and 2**16 units about 16 s at most, 3 to 18 s of the
 # interpreter alone (`emit`'s gate, `run`). Measured at the limit: the attention's
-# check at seq_len 4096 (a sample of 4 blocks, about 40 000 units) 9.6 s; emit of
+# check at seq_len 4096 (a sample of 4 blocks, 37 280 units) 9.6 s; emit of
 # upstream gemv_splitk_vectorized (59 392 units, SIMT statements over thread-private
 # buffers) 12.9 s. A tighter 2**15 would refuse both (they finish in seconds today, the
 # nightly upstream test runs the latter); every program of tests/ and examples/ stays
-# under 2**16 (the most: 59 392 for a whole grid, 33 656 for a `check`).
+# under 2**16 (the most: 59 392 for a whole grid, 12 380 for a `check`).
 ELEMENTS_PER_WORK = 4096
 MAX_WORK = 2**16
 

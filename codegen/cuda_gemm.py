@@ -45,8 +45,10 @@ def render_gemm(body, stmt: ir.Gemm, low: lowered.GemmLowering, frame: Frame) ->
     with body.maybe_block(""):
         clear = body.exprs(frame).operand(stmt.clear_accum, BOOL).text
         out.line(f"const bool gemm_clear = {clear};")
-        out.line(f"const int gemm_t = tid - {offset};" if offset else
-                 "const int gemm_t = tid;")
+        # the thread within the gemm's participants: some forms name no lane by it
+        # (a wgmma reading A from registers), so it is declared maybe unused
+        out.line(f"[[maybe_unused]] const int gemm_t = tid - {offset};" if offset else
+                 "[[maybe_unused]] const int gemm_t = tid;")
         if low.wgmma is not None or low.mma is not None:
             _clear(body, stmt, low, acc)      # the tensor-core forms add into C in place
         if low.wgmma is not None:

@@ -45,7 +45,7 @@ def render_pipeline(body, pipe: Pipeline, frame: Frame) -> None:
                      f"software pipeline: {pipeline_summary(pipe)}")
     printer = _Printer(body, schedule, frame, ctype)
     printer.events(schedule.prologue)
-    with body.maybe_block(f"for ({ctype} {var} = {schedule.start}; {var} < {schedule.stop}; "
+    with body.maybe_block(f"for ({ctype} {var} = {schedule.start}; {var} < {printer.stop}; "
                           f"++{var})"):
         printer.events(schedule.iteration)
     printer.events(schedule.epilogue)
@@ -56,6 +56,11 @@ class _Printer:
 
     def __init__(self, body, schedule: AsyncSchedule, frame: Frame, ctype: str):
         self.body, self.schedule, self.frame, self.ctype = body, schedule, frame, ctype
+        stop = schedule.stop
+        # a stop read at run time: its C expression (block indices and names bound
+        # before the loop), the same the plain loop would test
+        self.stop = str(stop) if isinstance(stop, int) else \
+            body.exprs(frame).operand(stop, schedule.loop.var.dtype).text
         self.names = {schedule.loop.var.name: body.var(schedule.loop.var.name)}
         self.saved: list[dict] = []
 
@@ -98,7 +103,7 @@ class _Printer:
             body.out.comment(f"prologue: the tiles of iteration {event.ordinal}")
         if event.empty:
             return
-        guard = f"if ({self.c(event.iteration)} < {self.schedule.stop})" if event.guarded \
+        guard = f"if ({self.c(event.iteration)} < {self.stop})" if event.guarded \
             else ""
         with body.maybe_block(guard):
             ahead = f"{self.names[self.schedule.loop.var.name]}_ahead"
@@ -146,8 +151,7 @@ class _Printer:
         body.out.line("#pragma unroll")
         with body.maybe_block(f"for (int slot = 0; slot < {slots}; ++slot)"):
             body.out.line(f"{name}[slot] = {spare}[slot];")
-        with body.maybe_block(f"if ({self.c(event.prefetch.iteration)} < "
-                              f"{self.schedule.stop})"):
+        with body.maybe_block(f"if ({self.c(event.prefetch.iteration)} < {self.stop})"):
             self.prefetch(event.prefetch)
 
 

@@ -4,8 +4,10 @@ A `T.Pipelined(n, num_stages=s)` loop is pipelined, TileLang's way, when the glo
 shared copies at the top of its body can be issued ahead of the iterations that read
 them, as cp.async 16-byte copies, without changing what any statement reads:
 
-- the target has asynchronous copies (sm_80 and later), s >= 2, the loop has constant
-  bounds, step 1 and at least one iteration, and it is not inside a `T.ws` warp group;
+- the target has asynchronous copies (sm_80 and later), s >= 2, the loop has a constant
+  start, step 1 and a constant stop past the start or one read at run time from the
+  block indices (bounded over the grid: a causal attention's), and it is not inside a
+  `T.ws` warp group;
 - each staged copy is a statement of the loop body (not nested) from a global tensor to
   a whole shared buffer that is allocated outside the loop, written by no other
   statement, and read only inside the loop after the copy (a later iteration's tile is
@@ -43,6 +45,7 @@ a read of a stage before its copies completed is R504 there."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from verify_reducer.spec import ir
 from verify_reducer.spec.addressing import border_guards, statement_ranges, affine
@@ -97,11 +100,13 @@ def _pipeline(func, loop: ir.SerialFor, layouts: LayoutMap, target: Target, scop
         return plain(f"{target.name} has no asynchronous copies (cp.async needs sm_80)")
     if stages < 2:
         return plain("num_stages is below 2")
-    if not (isinstance(loop.start, ir.Const) and isinstance(loop.stop, ir.Const)) \
-            or loop.step != 1:
-        return plain("the loop's bounds are not constants with step 1")
-    if int(loop.stop.value) <= int(loop.start.value):
+    if not isinstance(loop.start, ir.Const) or loop.step != 1:
+        return plain("the loop's start is not a constant, or its step is not 1")
+    if isinstance(loop.stop, ir.Const) and int(loop.stop.value) <= int(loop.start.value):
         return plain("the loop has no iteration")
+    if not isinstance(loop.stop, ir.Const) and not _bounded(loop, scopes):
+        return plain("the loop's stop is read at run time and not bounded by the block "
+                     "indices")
     if any(isinstance(s, ir.WarpGroup) for s in outer[loop]):
         return plain("the loop is inside a T.ws warp group")
     copies = []
@@ -117,8 +122,10 @@ def _pipeline(func, loop: ir.SerialFor, layouts: LayoutMap, target: Target, scop
         else:
             copies.append(stmt)
     why = why or "its body has no global -> shared copy"
+    # registers are loaded ahead only over a constant stop: the prologue's load of the
+    # first iteration is not guarded, and a block may run none
     loaded = [s for s in loop.body if isinstance(s, ir.Copy) and s not in copies
-              and _prefetchable(func, loop, s, scopes)]
+              and isinstance(loop.stop, ir.Const) and _prefetchable(func, loop, s, scopes)]
     staged = tuple(found for found in (_staged_read(func, s, layouts, scopes)
                                        for s in loaded) if found is not None)
     prefetched = tuple(s for s in loaded if all(r.copy is not s for r in staged))
@@ -130,6 +137,16 @@ def _pipeline(func, loop: ir.SerialFor, layouts: LayoutMap, target: Target, scop
     # `plain` keeps why nothing is staged when only registers are prefetched
     return Pipeline(loop, stages, ahead, stages - 1, tuple(copies), "" if copies else why,
                     prefetched, refill, staged)
+
+
+def _bounded(loop: ir.SerialFor, scopes) -> bool:
+    """Whether a loop whose stop is read at run time has a loop variable bounded on
+    both sides (spec.addressing: the largest stop over the grid, where it reads only
+    block indices): its iterations are then guarded against the stop at run time, and
+    the copies' border guards are decided over that range. A block whose stop is at or
+    below the start runs no iteration and issues nothing."""
+    found = scopes.get(loop.body[0], {}).get(loop.var.name) if loop.body else None
+    return found is not None and math.isfinite(found[1])
 
 
 def _staged_read(func, copy: ir.Copy, layouts: LayoutMap, scopes) -> StagedRead | None:

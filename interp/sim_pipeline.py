@@ -62,7 +62,8 @@ class _Evaluated:
 
     @staticmethod
     def of(schedule: lowered.AsyncSchedule) -> "_Evaluated":
-        counter = np.arange(schedule.start, max(schedule.stop, schedule.start + 1))
+        # every position any block's loop reaches (a stop read at run time: its largest)
+        counter = np.arange(schedule.start, max(schedule.stop_bound, schedule.start + 1))
         values, stages = {}, {}
         for event in schedule.prologue + schedule.iteration:
             if isinstance(event, lowered.Advance):

@@ -101,44 +101,86 @@ def border_guards(region: ir.Region, starts: Sequence[IndexExpr], loop_shape: Se
     return tuple(guards)
 
 
+# The most blocks over which a loop's stop read from the block indices is evaluated, to
+# bound the loop variable from above (numpy over the grid: a few MB at most)
+STOP_BLOCKS = 2**16
+
+
 def statement_ranges(func: ir.PrimFunc) -> dict[ir.Stmt, dict[str, tuple[float, float]]]:
     """For every statement of the kernel, the ranges its integer names are known to
     take: block indices over the grid, serial loop variables over their constant
-    bounds. A name a Let binds again is unknown from there on."""
+    bounds, or up to the largest value over the grid of a stop read from the block
+    indices (a causal attention's `T.min(..., T.ceildiv((bx + 1) * block_M, block_N))`,
+    evaluated exactly by spec.run_cost). A name a Let binds again is unknown from there
+    on."""
+    from .run_cost import grid_blocks
     kernel = func.kernel
     known = {v.name: (0, extent - 1) for v, extent in zip(kernel.block_vars, kernel.grid)}
+    values = None
+    if math.prod(kernel.grid) <= STOP_BLOCKS:
+        blocks = grid_blocks(kernel.grid)
+        values = {v.name: blocks[:, d].astype(object) for d, v in enumerate(kernel.block_vars)}
     out: dict[ir.Stmt, dict[str, tuple[float, float]]] = {}
-    _scope(kernel.body, known, out)
+    _scope(kernel.body, known, values, out)
     return out
 
 
-def _scope(body: ir.Body, known: dict, out: dict) -> None:
+def _scope(body: ir.Body, known: dict, values: dict | None, out: dict) -> None:
+    """values: the block-only integer names' values over the grid (None: not tracked)."""
+    from .run_cost import block_value
     known = dict(known)
+    values = None if values is None else dict(values)
     for stmt in body:
         out[stmt] = known
         if isinstance(stmt, ir.Let):
             known = {k: v for k, v in known.items() if k != stmt.var.name}
+            if values is not None:
+                values[stmt.var.name] = block_value(stmt.value, values)
             continue
         if isinstance(stmt, ir.SerialFor):
             inner = dict(known)
             inner.pop(stmt.var.name, None)
-            found = _loop_range(stmt)
+            found = _loop_range(stmt, values)
             if found is not None:
                 inner[stmt.var.name] = found
-            _scope(stmt.body, inner, out)
+            hidden = None if values is None else {**values, stmt.var.name: None}
+            _scope(stmt.body, inner, hidden, out)
             continue
+        hidden = values
+        if values is not None and isinstance(stmt, ir.ParallelFor):
+            hidden = {**values, **{v.name: None for v in stmt.vars}}
         for sub in ir.children(stmt):
-            _scope(sub, known, out)
+            _scope(sub, known, hidden, out)
 
 
-def _loop_range(stmt: ir.SerialFor) -> tuple[float, float] | None:
+def _loop_range(stmt: ir.SerialFor, values: dict | None) -> tuple[float, float] | None:
     start = stmt.start.value if isinstance(stmt.start, ir.Const) else None
     stop = stmt.stop.value if isinstance(stmt.stop, ir.Const) else None
     if start is None:
         return None
-    if stop is None:      # a runtime trip count: only the side the start bounds is known
-        return (int(start), math.inf) if stmt.step > 0 else (-math.inf, int(start))
-    values = range(int(start), int(stop), stmt.step)
-    if not values:
+    if stop is None:      # a runtime trip count: the side the start bounds, and the
+        # largest stop over the grid where the stop reads only block indices
+        if stmt.step <= 0:
+            return -math.inf, int(start)
+        found = _largest_stop(stmt.stop, values)
+        if found is None:
+            return int(start), math.inf
+        if found <= int(start):
+            return None
+        return int(start), int(start) + (found - 1 - int(start)) // stmt.step * stmt.step
+    values_ = range(int(start), int(stop), stmt.step)
+    if not values_:
         return None
-    return min(values), max(values)
+    return min(values_), max(values_)
+
+
+def _largest_stop(stop: ir.Expr, values: dict | None) -> int | None:
+    """The largest value of a loop's stop over the grid's blocks, where it reads only
+    block indices, constants and names bound to those (None otherwise)."""
+    from .run_cost import block_value
+    if values is None:
+        return None
+    found = block_value(stop, values)
+    if found is None:
+        return None
+    return int(max(found)) if hasattr(found, "__len__") else int(found)

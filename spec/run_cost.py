@@ -100,7 +100,7 @@ def _walk(body: Sequence[Stmt], env: dict, runs: np.ndarray, lanes: int,
     for stmt in body:
         count.work += statement_work(stmt, lanes) * int(runs.sum())
         if isinstance(stmt, Let):
-            env[stmt.var.name] = _value(stmt.value, env)
+            env[stmt.var.name] = block_value(stmt.value, env)
         elif isinstance(stmt, SerialFor):
             inner = runs * _trips(stmt, env, count)
             done = int(inner.sum())
@@ -113,7 +113,7 @@ def _walk(body: Sequence[Stmt], env: dict, runs: np.ndarray, lanes: int,
         elif isinstance(stmt, If):
             # a condition on block indices picks each block's branch; any other may
             # take either, and both are counted in full (an upper bound)
-            taken = _value(stmt.cond, env)
+            taken = block_value(stmt.cond, env)
             if taken is None:
                 _walk(stmt.then, env, runs, lanes, count)
                 _walk(stmt.orelse, env, runs, lanes, count)
@@ -163,7 +163,7 @@ def body_work(loop: SerialFor, lanes: int = 1) -> int:
 
 def _trips(loop: SerialFor, env: dict, count: RunCount) -> np.ndarray | int:
     """Per block, how many times loop runs; 1 where a bound cannot be evaluated here."""
-    start, stop = _value(loop.start, env), _value(loop.stop, env)
+    start, stop = block_value(loop.start, env), block_value(loop.stop, env)
     if start is None or stop is None or loop.step == 0:
         count.read_at_run_time = True
         return 1
@@ -174,7 +174,7 @@ def _trips(loop: SerialFor, env: dict, count: RunCount) -> np.ndarray | int:
     return np.maximum(trips, 0) if isinstance(trips, np.ndarray) else max(trips, 0)
 
 
-def _value(expr: Expr, env: dict):
+def block_value(expr: Expr, env: dict):
     """expr over the blocks: a Python int or an object array of them, wrapped to each
     node's integer dtype; None when it reads anything but block indices, constants and
     names bound to those, or is not an integer."""
@@ -189,7 +189,7 @@ def _value(expr: Expr, env: dict):
     operands = _operands(expr)
     if operands is None:
         return None
-    values = [_value(e, env) for e in operands]
+    values = [block_value(e, env) for e in operands]
     if any(v is None for v in values):
         return None
     try:

@@ -24,7 +24,9 @@ in its expressions), and the epilogue after it. The events:
 An iteration is a spec.indexexpr expression of the loop variable (a constant in the
 prologue); a stage index is `stage(iteration) = (iteration - start) % stages`, and a
 staged buffer's stage starts at element stage * buffer.size. A guarded event runs only
-when its iteration is below the loop's stop (issued past the end, a group is empty).
+when its iteration is below the loop's stop (issued past the end, a group is empty). A
+stop read at run time from the block indices guards the prologue's issues too: a block
+whose loop runs fewer iterations than the prologue fills issues only those.
 
 codegen.cuda_pipeline prints the events in order and decides none of them;
 interp.sim_pipeline executes the same events (and checks the Drained claim: a copy
@@ -116,13 +118,14 @@ class AsyncSchedule:
     after it. `buffers` are the staged shared buffers, `stages` copies of each."""
     loop: ir.SerialFor
     start: int
-    stop: int
+    stop: int | ir.Expr           # an expression where the loop's stop is read at run time
     stages: int
     buffers: tuple[ir.Buffer, ...]
     prologue: tuple[Event, ...]
     iteration: tuple[Event, ...]
     epilogue: tuple[Event, ...]
     stage_index: IndexExpr        # the stage of iteration ITERATION: (it - start) % stages
+    stop_bound: int = 0           # the largest stop over the grid (= stop when constant)
 
     def stage(self, iteration: IndexExpr) -> IndexExpr:
         return self.stage_index.substitute({ITERATION: iteration})
@@ -133,8 +136,10 @@ class AsyncSchedule:
 
     def describe(self) -> str:
         loop = self.loop
+        stop = self.stop if isinstance(self.stop, int) else \
+            f"a stop read at run time, at most {self.stop_bound}"
         lines = [f"line {loop.span.line}: T.Pipelined {loop.var.name} in "
-                 f"[{self.start}, {self.stop}), {self.stages} stages of "
+                 f"[{self.start}, {stop}), {self.stages} stages of "
                  f"{', '.join(b.name for b in self.buffers) or 'no shared buffer'}; "
                  f"stage({ITERATION}) = {self.stage_index}"]
         for title, events in (("prologue", self.prologue),
@@ -148,7 +153,11 @@ class AsyncSchedule:
 def lower_pipeline(plan: PhysicalPlan, pipe: Pipeline) -> AsyncSchedule:
     """The schedule of an active pipeline (pipe.active) of plan."""
     loop = pipe.loop
-    start, stop = int(loop.start.value), int(loop.stop.value)
+    start = int(loop.start.value)
+    # a stop read at run time (codegen.pipeline: bounded over the grid) guards every issue
+    stop = int(loop.stop.value) if isinstance(loop.stop, ir.Const) else loop.stop
+    known = isinstance(stop, int)
+    bound = stop if known else _largest_stop(plan, loop)
     counter = var(loop.var.name)
 
     def fence(where: str) -> tuple[Event, ...]:
@@ -160,8 +169,8 @@ def lower_pipeline(plan: PhysicalPlan, pipe: Pipeline) -> AsyncSchedule:
 
     prologue: list[Event] = list(fence("before"))
     for i in range(pipe.ahead if pipe.issues else 0):
-        prologue += [Issue(Const(start + i), pipe.issues, ordinal=i,
-                           empty=start + i >= stop), Commit()]
+        prologue += [Issue(Const(start + i), pipe.issues, ordinal=i, guarded=not known,
+                           empty=start + i >= bound), Commit()]
     if pipe.prefetched:
         prologue.append(Prefetch(Const(start), pipe.prefetched))
 
@@ -182,7 +191,14 @@ def lower_pipeline(plan: PhysicalPlan, pipe: Pipeline) -> AsyncSchedule:
     steady += [LeaveStage(), *fence("released")]
     return AsyncSchedule(loop, start, stop, pipe.stages, pipe.buffers, tuple(prologue),
                          tuple(steady), (Drained(),),
-                         mod(var(ITERATION) - start, pipe.stages))
+                         mod(var(ITERATION) - start, pipe.stages), bound)
+
+
+def _largest_stop(plan: PhysicalPlan, loop: ir.SerialFor) -> int:
+    """One past the largest value the loop variable takes over the grid (the range
+    spec.addressing derives from a stop read from the block indices)."""
+    low, high = plan.statement_ranges()[loop.body[0]][loop.var.name]
+    return int(high) + 1
 
 
 def _copies_text(copies: tuple[ir.Copy, ...]) -> str:

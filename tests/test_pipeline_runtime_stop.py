@@ -103,3 +103,18 @@ def test_the_causal_attention_with_two_stages_is_pipelined_and_verifies(tmp_path
 def test_gpu_the_causal_attention_with_two_stages_equals_the_interpreter(planner, tmp_path):
     from cuda_env import cuda_within_the_interpreters_bound
     cuda_within_the_interpreters_bound(_attention(tmp_path), planner)
+
+
+def test_past_stop_blocks_the_stop_is_not_evaluated_and_the_loop_stays_plain():
+    """spec.addressing evaluates a stop over at most STOP_BLOCKS blocks (numpy over the
+    grid); a larger grid leaves the variable bounded from below only (docs/limits.md)."""
+    from verify_reducer.spec.addressing import STOP_BLOCKS
+    source = TRIANGULAR.read_text().replace(
+        "T.Kernel(4, threads=128)", f"T.Kernel({2 * STOP_BLOCKS}, threads=128)").replace(
+        "(128, 128), T.float16), b", f"({64 * STOP_BLOCKS}, 128), T.float16), b").replace(
+        "c: T.Tensor((128, 64)", f"c: T.Tensor(({64 * STOP_BLOCKS}, 64)")
+    func = parse_source(source, "wide.py").func()
+    loop = _loop(func)
+    assert statement_ranges(func)[loop.body[0]][loop.var.name][1] == float("inf")
+    (pipe,) = plan_func(func, "canonical").pipelines
+    assert not pipe.active and "not bounded by the block indices" in pipe.plain

@@ -48,7 +48,8 @@ import dataclasses
 import math
 
 from verify_reducer.spec import ir
-from verify_reducer.spec.addressing import border_guards, statement_ranges, affine
+from verify_reducer.spec.addressing import (affine, border_guards, loop_variable_range,
+                                             statement_ranges)
 from verify_reducer.spec.dtypes import INT32
 from verify_reducer.spec.physical import Pipeline, StagedRead
 from verify_reducer.spec.target import Target
@@ -145,7 +146,7 @@ def _bounded(loop: ir.SerialFor, scopes) -> bool:
     block indices): its iterations are then guarded against the stop at run time, and
     the copies' border guards are decided over that range. A block whose stop is at or
     below the start runs no iteration and issues nothing."""
-    found = scopes.get(loop.body[0], {}).get(loop.var.name) if loop.body else None
+    found = loop_variable_range(scopes, loop)
     return found is not None and math.isfinite(found[1])
 
 

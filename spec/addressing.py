@@ -22,6 +22,7 @@ from typing import Callable
 from . import ir
 from .indexexpr import Const, IndexExpr, Ranges, Var
 from .operators import OPERATORS, UNARY_OPERATORS
+from .run_cost import block_value, grid_blocks
 
 
 def integer_index(e: ir.Expr, lookup: Callable[[str], IndexExpr | None],
@@ -113,11 +114,14 @@ def statement_ranges(func: ir.PrimFunc) -> dict[ir.Stmt, dict[str, tuple[float, 
     indices (a causal attention's `T.min(..., T.ceildiv((bx + 1) * block_M, block_N))`,
     evaluated exactly by spec.run_cost). A name a Let binds again is unknown from there
     on."""
-    from .run_cost import grid_blocks
     kernel = func.kernel
     known = {v.name: (0, extent - 1) for v, extent in zip(kernel.block_vars, kernel.grid)}
     values = None
-    if math.prod(kernel.grid) <= STOP_BLOCKS:
+    # the block-only names are evaluated over the grid only for a kernel that has such
+    # a stop: most have none, and this runs for every plan and render
+    runtime_stop = any(isinstance(s, ir.SerialFor) and not isinstance(s.stop, ir.Const)
+                       for s in ir.walk(kernel.body))
+    if runtime_stop and math.prod(kernel.grid) <= STOP_BLOCKS:
         blocks = grid_blocks(kernel.grid)
         values = {v.name: blocks[:, d].astype(object) for d, v in enumerate(kernel.block_vars)}
     out: dict[ir.Stmt, dict[str, tuple[float, float]]] = {}
@@ -127,7 +131,6 @@ def statement_ranges(func: ir.PrimFunc) -> dict[ir.Stmt, dict[str, tuple[float, 
 
 def _scope(body: ir.Body, known: dict, values: dict | None, out: dict) -> None:
     """values: the block-only integer names' values over the grid (None: not tracked)."""
-    from .run_cost import block_value
     known = dict(known)
     values = None if values is None else dict(values)
     for stmt in body:
@@ -153,6 +156,12 @@ def _scope(body: ir.Body, known: dict, values: dict | None, out: dict) -> None:
             _scope(sub, known, hidden, out)
 
 
+def loop_variable_range(ranges: dict, loop: ir.SerialFor) -> tuple[float, float] | None:
+    """The range statement_ranges gives a serial loop's variable inside its body (None:
+    the loop runs no iteration, or its start is read at run time)."""
+    return ranges.get(loop.body[0], {}).get(loop.var.name) if loop.body else None
+
+
 def _loop_range(stmt: ir.SerialFor, values: dict | None) -> tuple[float, float] | None:
     start = stmt.start.value if isinstance(stmt.start, ir.Const) else None
     stop = stmt.stop.value if isinstance(stmt.stop, ir.Const) else None
@@ -168,16 +177,15 @@ def _loop_range(stmt: ir.SerialFor, values: dict | None) -> tuple[float, float] 
         if found <= int(start):
             return None
         return int(start), int(start) + (found - 1 - int(start)) // stmt.step * stmt.step
-    values_ = range(int(start), int(stop), stmt.step)
-    if not values_:
+    taken = range(int(start), int(stop), stmt.step)
+    if not taken:
         return None
-    return min(values_), max(values_)
+    return min(taken), max(taken)
 
 
 def _largest_stop(stop: ir.Expr, values: dict | None) -> int | None:
     """The largest value of a loop's stop over the grid's blocks, where it reads only
     block indices, constants and names bound to those (None otherwise)."""
-    from .run_cost import block_value
     if values is None:
         return None
     found = block_value(stop, values)

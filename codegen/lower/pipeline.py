@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from verify_reducer.spec import ir
+from verify_reducer.spec.addressing import loop_variable_range
 from verify_reducer.spec.indexexpr import Const, IndexExpr, mod, var
 from verify_reducer.spec.physical import BodyBarrier, Pipeline, PhysicalPlan
 
@@ -157,7 +158,7 @@ def lower_pipeline(plan: PhysicalPlan, pipe: Pipeline) -> AsyncSchedule:
     # a stop read at run time (codegen.pipeline: bounded over the grid) guards every issue
     stop = int(loop.stop.value) if isinstance(loop.stop, ir.Const) else loop.stop
     known = isinstance(stop, int)
-    bound = stop if known else _largest_stop(plan, loop)
+    bound = stop if known else _stop_bound(plan, loop)
     counter = var(loop.var.name)
 
     def fence(where: str) -> tuple[Event, ...]:
@@ -194,10 +195,10 @@ def lower_pipeline(plan: PhysicalPlan, pipe: Pipeline) -> AsyncSchedule:
                          mod(var(ITERATION) - start, pipe.stages), bound)
 
 
-def _largest_stop(plan: PhysicalPlan, loop: ir.SerialFor) -> int:
+def _stop_bound(plan: PhysicalPlan, loop: ir.SerialFor) -> int:
     """One past the largest value the loop variable takes over the grid (the range
     spec.addressing derives from a stop read from the block indices)."""
-    low, high = plan.statement_ranges()[loop.body[0]][loop.var.name]
+    low, high = loop_variable_range(plan.statement_ranges(), loop)
     return int(high) + 1
 
 

@@ -36,6 +36,7 @@ ptxas's figures) every configuration."""
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -51,8 +52,28 @@ from benchmarks.same_source import (  # noqa: E402
     open_table, ours_cells, parse_list, dry_run_rows, run, time_events, verdict)
 from verify_reducer.spec.dtypes import DTYPES  # noqa: E402
 
-KERNEL = CorpusKernel("gemm", "matmul")
-TILINGS = ((128, 128, 32),)        # the example's main(): block_M, block_N, block_K
+@dataclass(frozen=True)
+class Source:
+    """One upstream GEMM source: its corpus kernel, whether its B is stored (N, K) and
+    read transposed, what its factory takes besides M, N, K and the block sizes, and
+    its own tilings (what its main() runs on sm_90)."""
+    kernel: CorpusKernel
+    b_transposed: bool
+    schedule_params: bool          # num_stages, thread_num, enable_rasteration are params
+    tilings: tuple[str, ...]
+    fixed: tuple[int, int]         # (stages, threads) the source itself writes, if not params
+
+
+SOURCES = {
+    # examples/gemm/example_gemm.py: 128 threads and 3 stages written in the source
+    "example": Source(CorpusKernel("gemm", "matmul"), False, False, ("128x128x32",), (3, 128)),
+    # examples/gemm/example_gemm_autotune.py: get_heuristic_config() for sm_90 (its main()
+    # without --use_autotune), rasterization on
+    "autotune": Source(CorpusKernel("gemm_autotune", "matmul"), True, True,
+                       ("128x256x64s3/256",), (3, 256)),
+}
+KERNEL = SOURCES["example"].kernel
+TILING = r"(\d+)x(\d+)x(\d+)(?:s(\d+)/(\d+))?"    # BMxBNxBK[sSTAGES/THREADS]
 SHAPE = (4096, 4096, 4096)
 COLUMNS = ("tilelang", *OURS, "torch.matmul")
 AGAINST = {"ours/TL": "tilelang", "ours/cuBLAS": "torch.matmul"}
@@ -68,26 +89,55 @@ class Config:
     block_m: int
     block_n: int
     block_k: int
+    source: str = "example"
+    stages: int | None = None      # None: the source's own (example: written in it)
+    threads: int | None = None
 
-    label = property(lambda self: f"{self.m}x{self.n}x{self.k} "
-                                  f"{self.block_m}x{self.block_n}x{self.block_k}")
+    @property
+    def schedule(self) -> tuple[int, int]:
+        fixed = SOURCES[self.source].fixed
+        return (self.stages or fixed[0], self.threads or fixed[1])
+
+    @property
+    def label(self) -> str:
+        tiling = f"{self.block_m}x{self.block_n}x{self.block_k}"
+        if self.source != "example" or self.stages or self.threads:
+            tiling += "s{}/{}".format(*self.schedule)
+        source = "" if self.source == "example" else f" {self.source}"
+        return f"{self.m}x{self.n}x{self.k}{source} {tiling}"
+
     flops = property(lambda self: 2.0 * self.m * self.n * self.k)
+    kernel = property(lambda self: SOURCES[self.source].kernel)
 
     @property
     def call(self) -> Call:
-        return Call(kwargs=(("M", self.m), ("N", self.n), ("K", self.k),
-                            ("block_M", self.block_m), ("block_N", self.block_n),
-                            ("block_K", self.block_k)))
+        kwargs = [("M", self.m), ("N", self.n), ("K", self.k), ("block_M", self.block_m),
+                  ("block_N", self.block_n), ("block_K", self.block_k)]
+        if SOURCES[self.source].schedule_params:
+            stages, threads = self.schedule
+            kwargs += [("num_stages", stages), ("thread_num", threads),
+                       ("enable_rasteration", True)]
+        return Call(kwargs=tuple(kwargs))
 
     def check(self) -> str | None:
         if self.m % self.block_m or self.n % self.block_n or self.k % self.block_k:
             return f"{self.label}: M, N and K must be multiples of block_M, block_N, block_K"
+        if not SOURCES[self.source].schedule_params and (self.stages or self.threads) and \
+                (self.stages, self.threads) != SOURCES[self.source].fixed:
+            return (f"{self.label}: the {self.source} source writes its stages and threads "
+                    f"itself (s{SOURCES[self.source].fixed[0]}/{SOURCES[self.source].fixed[1]})")
         return None
 
 
+def upstreams(configs: list[Config]) -> dict[str, str]:
+    """Each source the configurations use: its upstream path and commit."""
+    return {c.source: c.kernel.upstream for c in configs}
+
+
 def dry_run(configs: list[Config]) -> list[dict]:
-    print(f"source: {KERNEL.upstream} (tests/upstream/{KERNEL.path.name})")
-    return dry_run_rows(configs, lambda cfg: KERNEL.plan(cfg.call),
+    for name, upstream in upstreams(configs).items():
+        print(f"source {name}: {upstream} (tests/upstream/{SOURCES[name].kernel.path.name})")
+    return dry_run_rows(configs, lambda cfg: cfg.kernel.plan(cfg.call),
                         lambda cfg: f"{cfg.label}: {cfg.flops / 1e9:.1f} GFLOP")
 
 
@@ -95,16 +145,26 @@ def dry_run(configs: list[Config]) -> list[dict]:
 
 def make_inputs(cfg: Config, seed: int = 0) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
-    return {"A": normal_fp16(rng, (cfg.m, cfg.k)), "B": normal_fp16(rng, (cfg.k, cfg.n)),
+    b_shape = (cfg.n, cfg.k) if SOURCES[cfg.source].b_transposed else (cfg.k, cfg.n)
+    return {"A": normal_fp16(rng, (cfg.m, cfg.k)), "B": normal_fp16(rng, b_shape),
             "C": np.zeros((cfg.m, cfg.n), np.float16)}
+
+
+def reference(cfg: Config, data: dict[str, np.ndarray]) -> Reference:
+    b = data["B"]
+    return Reference.of(data["A"], b.T if SOURCES[cfg.source].b_transposed else b)
 
 
 def judge_c(ref: Reference):
     return lambda c: ref.judge(c, FP16_UNIT, "C")
 
 
-def torch_cell(tensors, ref: Reference, torch, repeat: int) -> Cell:
+def torch_cell(tensors, ref: Reference, torch, repeat: int, b_transposed: bool) -> Cell:
+    """cuBLAS on the same operands; a B stored (N, K) is passed as its transposed view,
+    as the autotune example's ref_program does (A @ B.T)."""
     a, b = tensors
+    if b_transposed:
+        b = b.t()
     torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
     c = torch.empty((a.shape[0], b.shape[1]), dtype=torch.float16, device="cuda")
     torch.matmul(a, b, out=c)
@@ -125,17 +185,18 @@ def targets(rows: list[dict]) -> list[dict]:
 
 def measure(configs: list[Config], repeat: int, json_path: str | None) -> int:
     opened = open_table(json_path, repeat, COLUMNS, RATIOS, "TFLOP/s",
-                        {"source": KERNEL.upstream})
+                        {"sources": upstreams(configs)})
     if opened is None:
         return 2
     rt, table = opened
     torch = rt.torch
-    table.header(f"GEMM fp16 -> fp16, fp32 accumulation; source {KERNEL.upstream}",
+    sources = "; ".join(f"{k}: {v}" for k, v in upstreams(configs).items())
+    table.header(f"GEMM fp16 -> fp16, fp32 accumulation; sources {sources}",
                  max(len(c.label) for c in configs) + 2)
     for cfg in configs:
         data = make_inputs(cfg)
-        ref = Reference.of(data["A"], data["B"])
-        planned = KERNEL.plan(cfg.call)
+        ref = reference(cfg, data)
+        planned = cfg.kernel.plan(cfg.call)
         cells = ours_cells(planned, data, lambda out: judge_c(ref)(out["C"]), repeat)
         if torch is None:
             cells.update({c: Cell(reason=rt.missing["torch"])
@@ -144,8 +205,9 @@ def measure(configs: list[Config], repeat: int, json_path: str | None) -> int:
             tensors = tuple(torch.from_numpy(data[n]).to("cuda") for n in ("A", "B"))
             cells["tilelang"] = Cell(reason=rt.missing["tilelang"]) \
                 if "tilelang" in rt.missing else measured(lambda: tilelang_cell(
-                    KERNEL, cfg.call, tensors, judge_c(ref), torch, repeat))
-            cells["torch.matmul"] = measured(lambda: torch_cell(tensors, ref, torch, repeat))
+                    cfg.kernel, cfg.call, tensors, judge_c(ref), torch, repeat))
+            cells["torch.matmul"] = measured(lambda: torch_cell(
+                tensors, ref, torch, repeat, SOURCES[cfg.source].b_transposed))
         table.row(cfg.label, cells, cfg.flops, best_ratios(cells, AGAINST),
                   {"config": asdict(cfg), "plans": {p: v.summary() for p, v in planned.items()}})
     return table.finish(targets(table.rows), "issue 28")
@@ -156,17 +218,38 @@ def measure(configs: list[Config], repeat: int, json_path: str | None) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shapes", default="x".join(map(str, SHAPE)), help="MxNxK,...")
-    parser.add_argument("--tilings", default=",".join("x".join(map(str, t)) for t in TILINGS),
-                        help="block_Mxblock_Nxblock_K,... (default: the example's)")
+    parser.add_argument("--sources", default=",".join(SOURCES),
+                        help=f"upstream sources, of {', '.join(SOURCES)} (default: all)")
+    parser.add_argument("--tilings", help="BMxBNxBK[sSTAGES/THREADS],... (default: each "
+                        "source's own; stages and threads default to the source's)")
     add_run_arguments(parser, repeat=50)
     args = parser.parse_args(argv)
     try:
         shapes = parse_list(args.shapes, r"(\d+)x(\d+)x(\d+)", "shape MxNxK")
-        tilings = parse_list(args.tilings, r"(\d+)x(\d+)x(\d+)", "tiling BMxBNxBK")
+        given = parse_tilings(args.tilings) if args.tilings else None
     except argparse.ArgumentTypeError as exc:
         parser.error(str(exc))
-    configs = [Config(*shape, *tiling) for shape in shapes for tiling in tilings]
-    return run(parser, args, configs, measure, dry_run, source=KERNEL.upstream)
+    names = [n.strip() for n in args.sources.split(",") if n.strip()]
+    unknown = [n for n in names if n not in SOURCES]
+    if unknown:
+        parser.error(f"unknown source(s) {', '.join(unknown)}: of {', '.join(SOURCES)}")
+    configs = [Config(*shape, *tiling[:3], name, *tiling[3:])
+               for name in names for shape in shapes
+               for tiling in (given or parse_tilings(",".join(SOURCES[name].tilings)))]
+    return run(parser, args, configs, measure, dry_run,
+               sources={n: SOURCES[n].kernel.upstream for n in names})
+
+
+def parse_tilings(text: str) -> list[tuple[int | None, ...]]:
+    """BMxBNxBK[sSTAGES/THREADS] items: (bm, bn, bk, stages or None, threads or None)."""
+    out = []
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        match = re.fullmatch(TILING, item)
+        if not match:
+            raise argparse.ArgumentTypeError(f"{item!r} is not a tiling "
+                                             "BMxBNxBK[sSTAGES/THREADS]")
+        out.append(tuple(None if g is None else int(g) for g in match.groups()))
+    return out
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """benchmarks/gemm_same_source.py (and benchmarks/same_source.py's pieces it uses)
 without a GPU: the dry run parses, plans, renders and compiles the corpus's
-example_gemm at a small shape; TileLang is handed the same call our frontend binds; the
+example_gemm and example_gemm_autotune at a small shape; TileLang is handed the same call our frontend binds; the
 bound holds for fp32 sums and catches a dropped K tile; the measuring path's bookkeeping
 (judging, the table, ratios, the issue's targets, JSON, exit status) runs with our runner
 replaced by numpy, and with TileLang and torch stand-ins. On the GPU (`gpu`, `tilelang`):
@@ -30,11 +30,14 @@ def test_dry_run_plans_renders_and_compiles_the_example(tmp_path, capsys):
     assert bench.main(["--dry-run", "--shapes", SHAPE, "--json", str(out)]) == 0
     printed = capsys.readouterr().out
     doc = json.loads(out.read_text())
-    assert doc["source"] == ("tile-ai/tilelang examples/gemm/example_gemm.py @ "
-                             "a35008a42531c62b976ae4cec3855d4383db0f3c")
-    assert f"source: {doc['source']}" in printed
-    [row] = doc["rows"]
+    commit = "a35008a42531c62b976ae4cec3855d4383db0f3c"
+    assert doc["sources"] == {
+        "example": f"tile-ai/tilelang examples/gemm/example_gemm.py @ {commit}",
+        "autotune": f"tile-ai/tilelang examples/gemm/example_gemm_autotune.py @ {commit}"}
+    assert f"source example: {doc['sources']['example']}" in printed
+    row, autotune = doc["rows"]
     assert row["label"] == "256x256x512 128x128x32"
+    assert autotune["label"] == "256x256x512 autotune 128x256x64s3/256"
     cfg = bench.Config(**row["config"])
     func = bench.KERNEL.parse(cfg.call)
     a, b, c = func.params
@@ -44,7 +47,16 @@ def test_dry_run_plans_renders_and_compiles_the_example(tmp_path, capsys):
     shared = sorted(s.buffer.shape for s in walk(func.kernel.body)
                     if isinstance(s, Alloc) and s.buffer.scope == "shared")
     assert shared == [(32, 128), (128, 32)]
-    for plan in row["plans"].values():
+    # the autotune source at its sm_90 tiling: B stored (N, K), 256 threads, rasterized
+    cfg = bench.Config(**autotune["config"])
+    func = cfg.kernel.parse(cfg.call)
+    a, b, c = func.params
+    assert (a.shape, b.shape, c.shape) == ((256, 512), (256, 512), (256, 256))
+    assert (func.kernel.grid, func.kernel.threads) == ((1, 2), 256)
+    shared = sorted(s.buffer.shape for s in walk(func.kernel.body)
+                    if isinstance(s, Alloc) and s.buffer.scope == "shared")
+    assert shared == [(128, 64), (128, 256), (256, 64)]
+    for plan in [*row["plans"].values(), *autotune["plans"].values()]:
         assert plan["reason"] is None and plan["cuda_lines"] > 0, plan
     if nvcc():                     # the CUDA compiles: ptxas's figures are printed
         assert "registers" in printed.split("canonical", 1)[1]
@@ -56,6 +68,36 @@ def test_a_tiling_that_does_not_divide_is_refused(capsys):
         bench.main(["--dry-run", "--shapes", "256x256x500"])
     assert exited.value.code == 2
     assert "multiples of block_M" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--sources", "example", "--tilings", "128x128x32s2/256"], "writes its stages and threads"),
+    (["--sources", "cutlass"], "unknown source(s) cutlass"),
+    (["--tilings", "128x128"], "is not a tiling BMxBNxBK[sSTAGES/THREADS]")])
+def test_a_source_or_tiling_that_cannot_run_is_a_usage_error(argv, said, capsys):
+    with pytest.raises(SystemExit) as exited:
+        bench.main(["--dry-run", "--shapes", SHAPE, *argv])
+    assert exited.value.code == 2
+    assert said in capsys.readouterr().err
+
+
+def test_a_tiling_applies_to_each_source_with_its_own_schedule():
+    """stages and threads left out take the source's own: the example's are written in
+    its body, the autotune example's are factory parameters."""
+    configs = []
+    original = bench.run
+    try:
+        bench.run = lambda parser, args, cfgs, *rest, **doc: configs.extend(cfgs) or 0
+        assert bench.main(["--shapes", SHAPE, "--tilings", "64x64x32,128x256x64s4/128"]) == 0
+    finally:
+        bench.run = original
+    assert [c.label for c in configs] == [
+        "256x256x512 64x64x32", "256x256x512 128x256x64s4/128",
+        "256x256x512 autotune 64x64x32s3/256", "256x256x512 autotune 128x256x64s4/128"]
+    assert configs[0].check() is None and "writes its stages" in configs[1].check()
+    assert dict(configs[3].call.kwargs)["num_stages"] == 4
+    assert dict(configs[3].call.kwargs)["thread_num"] == 128
+    assert dict(configs[2].call.kwargs)["enable_rasteration"] is True
 
 
 def test_tilelang_gets_the_call_our_frontend_binds(monkeypatch):
@@ -77,8 +119,11 @@ def test_tilelang_gets_the_call_our_frontend_binds(monkeypatch):
 
 def _fp32_gemm(data, drop_tile: bool = False) -> np.ndarray:
     """C as fp32 sums of exact fp16 products, rounded to fp16; drop_tile loses the first
-    32-wide K tile, as a kernel that skips a pipeline stage would."""
+    32-wide K tile, as a kernel that skips a pipeline stage would. A B stored (N, K)
+    (the autotune source's) is read transposed: the tests' shapes have N != K."""
     a, b = data["A"].astype(np.float32), data["B"].astype(np.float32)
+    if b.shape[0] != a.shape[1]:
+        b = b.T
     if drop_tile:
         a = a.copy()
         a[:, :32] = 0
@@ -117,7 +162,8 @@ def test_measuring_without_torch_and_tilelang_marks_a_wrong_result(tmp_path, cap
     _fake_runner(monkeypatch, wrong=True)
     monkeypatch.setattr(same_source, "discover_runtimes", lambda columns: absent_runtimes())
     out = tmp_path / "gemm.json"
-    assert bench.main(["--shapes", SHAPE, "--repeat", "2", "--json", str(out)]) == 1
+    assert bench.main(["--sources", "example", "--shapes", SHAPE, "--repeat", "2",
+                       "--json", str(out)]) == 1
     printed = capsys.readouterr().out
     assert "!!! 1 WRONG RESULT(S)" in printed and "targets (issue 28):" in printed
     doc = json.loads(out.read_text())
@@ -157,13 +203,18 @@ def test_measuring_with_tilelang_and_torch_runs_every_column(tmp_path, capsys, m
 
     def kernel(a, b):
         return _Tensor(_fp32_gemm({"A": a.array, "B": b.array}))
+    monkeypatch.setattr(_Tensor, "t", lambda self: _Tensor(self.array.T), raising=False)
     monkeypatch.setattr(corpus_kernel.CorpusKernel, "tilelang_kernel",
                         lambda self, call: compiled.append(call) or kernel)
     out = tmp_path / "gemm.json"
     assert bench.main(["--shapes", SHAPE, "--repeat", "2", "--json", str(out)]) == 0
     doc = json.loads(out.read_text())
-    [row] = doc["rows"]
-    assert compiled == [bench.Config(256, 256, 512, 128, 128, 32).call]
+    row, autotune = doc["rows"]
+    assert compiled == [bench.Config(256, 256, 512, 128, 128, 32).call,
+                        bench.Config(256, 256, 512, 128, 256, 64, "autotune").call]
+    # the autotune source's B is (N, K): ours, TileLang's and cuBLAS's C all equal A @ B.T
+    assert all(autotune[c]["us"] is not None and autotune[c]["wrong"] is None
+               for c in bench.COLUMNS), autotune
     assert all(row[c]["us"] is not None and row[c]["wrong"] is None for c in bench.COLUMNS)
     assert torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction is False
     assert row["tilelang"]["us"] == 12.0 and row["torch.matmul"]["us"] == 12.0

@@ -515,6 +515,8 @@ REFERENCES: dict[str, Reference] = {
     "gemm_splitk": Reference(_gemm_acc, _gemm_inputs(True)),
     "gemm_splitk_vectorized_atomic": Reference(_gemm_acc, _gemm_inputs(True)),
     "gemm": Reference(lambda i: {"C": _matmul(i["A"], i["B"])}, _gemm_inputs(False)),
+    # B is (N, K) and the gemm reads it transposed (transpose_B=True); square at the bound
+    "gemm_autotune": Reference(lambda i: {"C": _matmul(i["A"], i["B"].T)}, _gemm_inputs(False)),
     "mha_fwd_bshd": Reference(_mha_fwd, _attention_inputs(False)),
     "mha_fwd_bhsd": Reference(_mha_fwd_bhsd, _bhsd_inputs()),
     "mha_bwd_preprocess": Reference(_bwd_preprocess, _bwd_preprocess_inputs),

@@ -35,13 +35,18 @@ run where they stand; the eligible ones of the same loop are still staged. (code
 turns staged reads into prefetches, then drops the stages, when they would not fit shared
 memory, and drops prefetches that would not fit the register budget.)
 
-The schedule: `pending` = s - 1 groups left outstanding at the wait. Where the body's
+The schedule: `pending` = s - 1 groups left outstanding at the wait (s - 2 where the
+refill waits for the "landed" barrier, below). Where the body's
 last read of a staged buffer is followed by more statements (the GEMV copies its tile
 into registers, then computes), the stage is released right after that read and refilled
 with iteration i + s (`refill_after`; `ahead` = s), so the computation runs with s tiles
 in flight, as TileLang's warp-specialized pipeline does; otherwise iteration i issues
-i + s - 1 at its top (`ahead` = s - 1). The simulator checks either like everything else:
-a read of a stage before its copies completed is R504 there."""
+i + s - 1 at its top (`ahead` = s - 1). Where the body ends with a T.gemm on the tiles,
+that issue comes right after the "landed" barrier instead (`refill_at_landed`): the
+barrier then also releases the stage of iteration i - 1, the one refilled, and the
+iteration needs no second barrier. The simulator checks every order like everything
+else: a read of a stage before its copies completed is R504 there, and a refill racing
+a read of its stage is a race."""
 from __future__ import annotations
 
 import dataclasses
@@ -135,9 +140,22 @@ def _pipeline(func, loop: ir.SerialFor, layouts: LayoutMap, target: Target, scop
     refill = _release_point(loop.body, copies, staged)
     if refill is not None:
         ahead = stages          # the stage just read is refilled with iteration i + stages
+    at_landed = refill is None and not prefetched and _feeds_gemm(loop.body, copies)
     # `plain` keeps why nothing is staged when only registers are prefetched
-    return Pipeline(loop, stages, ahead, stages - 1, tuple(copies), "" if copies else why,
-                    prefetched, refill, staged)
+    return Pipeline(loop, stages, ahead, stages - 2 if at_landed else stages - 1,
+                    tuple(copies), "" if copies else why, prefetched, refill, staged,
+                    refill_at_landed=at_landed)
+
+
+def _feeds_gemm(body: ir.Body, copies: list[ir.Copy]) -> bool:
+    """Whether the body's last statement is a T.gemm that reads a staged tile: the
+    iteration then computes on its tiles long enough that the refill can wait for the
+    "landed" barrier (spec.physical.Pipeline.refill_at_landed), which spares the
+    iteration its second barrier; where the body only moves its tiles on (a GEMV's copy
+    into registers), issuing the refill before the wait keeps one more tile in flight."""
+    staged = {c.dst.buffer for c in copies}
+    last = body[-1] if body else None
+    return isinstance(last, ir.Gemm) and bool(staged & {last.a, last.b})
 
 
 def _bounded(loop: ir.SerialFor, scopes) -> bool:

@@ -21,7 +21,9 @@ The rules, statement by statement, with the participant set of the statement's f
   into a fragment by warp shuffles (codegen.lower.reduce) has none;
 - a pipelined loop (spec.physical.Pipeline) issuing cp.async: a barrier before its
   prologue, then per iteration one after the wait ("landed"), and one where the stage is
-  released: after `refill_after` ("refill") or at the iteration's end ("released");
+  released: after `refill_after` ("refill") or at the iteration's end ("released"),
+  or, with `refill_at_landed`, by the landed barrier itself (it follows the previous
+  iteration's reads, and the refill follows it);
 - no barrier under a thread-dependent `if` (not every participant could arrive), except a
   pipeline's own, which runs for the whole block wherever it stands;
 - in a plan that swizzles shared operands for wgmma (PhysicalPlan.swizzles), every
@@ -165,6 +167,8 @@ class _Walk:
         if pipe.issues:
             self.fence(loop, "before", participants, "earlier readers of the stages are done")
             self.fence(loop, "landed", (0, self.threads),
+                       "every thread's tiles of this stage have landed, and the stage "
+                       "refilled next is no longer read" if pipe.refill_at_landed else
                        "every thread's tiles of this stage have landed", always=True)
         for stmt in loop.body:
             if stmt not in pipe.copies and stmt not in pipe.prefetched:
@@ -172,7 +176,7 @@ class _Walk:
             if stmt is pipe.refill_after:
                 self.fence(loop, "refill", (0, self.threads),
                            "every read of this stage is done: refill it now", always=True)
-        if pipe.issues and pipe.refill_after is None:
+        if pipe.issues and pipe.refill_after is None and not pipe.refill_at_landed:
             self.fence(loop, "released", (0, self.threads),
                        "every read of this stage is done before it is refilled", always=True)
 

@@ -72,9 +72,12 @@ def pipeline_summary(pipe: Pipeline) -> str:
     if pipe.issues:
         when = "" if pipe.refill_after is None else \
             f" into it once line {pipe.refill_after.span.line} has read it"
+        order = f"waits with {pipe.pending} group(s) in flight, then issues iteration " \
+            f"i + {pipe.ahead} after the landed barrier (which releases stage i - 1)" \
+            if pipe.refill_at_landed else f"issues iteration i + {pipe.ahead}{when}, " \
+            f"waits with {pipe.pending} group(s) in flight"
         parts.append(f"a {pipe.stages}-stage cp.async pipeline of {_copies(pipe.issues)}; "
-                     f"iteration i reads stage i % {pipe.stages}, issues iteration "
-                     f"i + {pipe.ahead}{when}, waits with {pipe.pending} group(s) in flight")
+                     f"iteration i reads stage i % {pipe.stages}, {order}")
     if pipe.staged_reads:
         parts.append(", ".join(f"line {s.copy.span.line} {s.copy.dst.buffer.name} read from "
                                f"the stage of {s.buffer.name}" for s in pipe.staged_reads))
@@ -249,6 +252,7 @@ def _pipeline_json(pipe: Pipeline) -> dict:
     return {"line": pipe.loop.span.line, "stages": pipe.stages, "ahead": pipe.ahead,
             "pending": pipe.pending,
             "refill_after": pipe.refill_after and pipe.refill_after.span.line,
+            "refill_at_landed": pipe.refill_at_landed,
             "copies": _copies_json(pipe.copies),
             "prefetched": _copies_json(pipe.prefetched),
             "staged_reads": [{"line": s.copy.span.line, "src": s.copy.src.buffer.name,

@@ -225,6 +225,14 @@ class Pipeline:
     The tile is then covered by the same wait as the shared tiles, and no register load is
     in flight across iterations.
 
+    With `refill_at_landed` (a loop whose tiles feed T.gemm), iteration i refills right
+    after its "landed" barrier, with iteration i + `ahead` (ahead = stages - 1) into
+    the stage iteration i - 1 read: every thread passed that barrier after finishing
+    iteration i - 1, so the one barrier per iteration both publishes stage i and
+    releases stage i - 1, and the trailing barrier is not needed. Iteration i then waits
+    with `pending` = stages - 2 groups in flight (its refill is not issued yet). The
+    classic multistage order: one __syncthreads per iteration where there were two.
+
     When all are empty the loop runs as a plain loop, for the reason `plain` (which also
     says why nothing is staged when only registers are prefetched)."""
     loop: SerialFor
@@ -236,6 +244,7 @@ class Pipeline:
     prefetched: tuple[Copy, ...] = ()
     refill_after: Stmt | None = None
     staged_reads: tuple["StagedRead", ...] = ()
+    refill_at_landed: bool = False
 
     @property
     def active(self) -> bool:

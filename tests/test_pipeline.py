@@ -75,6 +75,7 @@ def test_the_gemv_is_a_two_stage_pipeline_of_its_a_tile():
     assert not any(r.what == "prefetch" for r in plan.resources.registers)
     doc = plan_json(plan)["pipelines"]
     assert doc == [{"line": 33, "stages": 2, "ahead": 2, "pending": 1, "refill_after": 36,
+                    "refill_at_landed": False,
                     "copies": [{"line": 34, "src": "A", "dst": "A_shared"}],
                     "prefetched": [],
                     "staged_reads": [{"line": 36, "src": "x", "dst": "x_frag",

@@ -178,9 +178,11 @@ def lower_pipeline(plan: PhysicalPlan, pipe: Pipeline) -> AsyncSchedule:
     early = pipe.refill_after is not None
     steady: list[Event] = []
     if pipe.issues:
-        if not early:
+        if not early and not pipe.refill_at_landed:
             steady += refill(counter + pipe.ahead)
         steady += [Wait(pipe.pending), *fence("landed")]
+        if pipe.refill_at_landed:       # the landed barrier released stage i - 1
+            steady += refill(counter + pipe.ahead)
     steady.append(EnterStage(counter))
     for stmt in loop.body:
         if stmt in pipe.prefetched:

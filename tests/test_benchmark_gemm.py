@@ -266,5 +266,6 @@ def test_on_the_gpu_every_column_equals_the_reference(tmp_path):
     doc = run_on_the_gpu("gemm_same_source.py", ["--shapes", "512x512x1024",
                                                  "--tilings", "128x128x32,64x64x32"],
                          tmp_path / "gemm.json")
-    assert [r["label"] for r in doc["rows"]] == ["512x512x1024 128x128x32",
-                                                 "512x512x1024 64x64x32"]
+    assert [r["label"] for r in doc["rows"]] == [
+        "512x512x1024 128x128x32", "512x512x1024 64x64x32",
+        "512x512x1024 autotune 128x128x32s3/256", "512x512x1024 autotune 64x64x32s3/256"]

@@ -113,3 +113,22 @@ def test_without_the_landed_barrier_the_refill_races_the_last_iterations_reads()
     races = [v.message for v in _violations(broken) if v.code == "R504"]
     # a refill (line 14) writing a stage another thread still reads (line 16)
     assert any("reads it at line 16" in m and "writes it at line 14" in m for m in races), races
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("stages", [2, 3, 4])
+@pytest.mark.parametrize("target", ["sm_80", "sm_90"])
+def test_gpu_the_refill_at_landed_gemm_equals_the_interpreter(stages, target):
+    """The rendered order on the H200, 8 K tiles through 2, 3 and 4 stages."""
+    import numpy as np
+    from cuda_env import gpu_problem
+    from verify_reducer.codegen.runner import run_cuda
+    problem = gpu_problem()
+    if problem is not None:
+        pytest.skip(problem)
+    plan = _plan(stages, target)
+    inputs = prepare(plan.func, seed=0)
+    reference = run(plan.func, {k: v.copy() for k, v in inputs.items()})
+    got = run_cuda(plan, {k: v.copy() for k, v in inputs.items()})
+    assert within_bound(np.asarray(got["C"]), reference.outputs["C"],
+                        reference.bounds["C"]).all()

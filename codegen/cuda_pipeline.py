@@ -25,7 +25,7 @@ from verify_reducer.spec.physical import Pipeline, PhysicalPlan
 
 from .cuda_access import Frame
 from .lower.pipeline import (Advance, AsyncSchedule, Commit, EnterStage, Fence, Issue,
-                             LeaveStage, Prefetch, Run, Wait, lower_pipeline)
+                             LeaveStage, Prefetch, Run, Wait, WhileRunning, lower_pipeline)
 from .lower.copies import lower_copy
 from .plan_text import pipeline_summary
 
@@ -93,6 +93,11 @@ class _Printer:
                     self.prefetch(event)
             elif kind is Advance:
                 self.advance(event)
+            elif kind is WhileRunning:
+                # the gemm's renderer prints them after issuing its wgmmas
+                body.while_in_flight = lambda inner=event.events: self.events(inner)
+                body.stmt(event.run.stmt, self.frame)
+                assert body.while_in_flight is None, "the statement printed no wait"
             # Drained: the kernel waits for nothing after the loop (the simulator
             # checks that nothing is in flight there)
 

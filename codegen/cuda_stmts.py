@@ -10,6 +10,8 @@
   (the plan's steps); each takes this KernelBody."""
 from __future__ import annotations
 
+from typing import Callable
+
 from verify_reducer.spec import ir
 from verify_reducer.spec.addressing import affine
 from verify_reducer.spec.layout import Layout
@@ -57,6 +59,9 @@ class KernelBody(CellLoops):
         self.stage_base: dict[ir.Buffer, str] = {}
         # a fragment written under another name (a pipeline's prefetch into `_next`)
         self.redirected: dict[ir.Buffer, str] = {}
+        # what a pipeline issues while the next statement (a wgmma) runs: printed by
+        # that statement between its issue and its wait (codegen.cuda_wgmma)
+        self.while_in_flight: Callable[[], None] | None = None
         self.declared: list[set[str]] = [set()]
         self.reducer_plans = {rp.reducer: rp for rp in plan.reducers}
         self.seeded = collectives.seeded_reducers(plan.func)

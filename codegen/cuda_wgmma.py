@@ -7,7 +7,9 @@ lowering's LBO, SBO and mode), the accumulator registers named by their slots
 (Wgmma.c_slot) in the instruction's register order. Around them: the operand fences
 (the compiler keeps the accumulator's accesses on their side), wgmma.fence, one commit
 and a wait for every group, so the gemm's shared reads are complete when it ends (the
-plan's barriers then order later writes as for any other read). The shared writes a
+plan's barriers then order later writes as for any other read). Between the commit and
+the wait go the events a pipeline issues while the gemm runs (codegen.lower.pipeline
+.WhileRunning: the refill of a K loop's other stage). The shared writes a
 wgmma reads reach it through the async proxy: the plan's barriers fence them
 (BodyBarrier.async_proxy). interp.sim_wgmma executes the same descriptors."""
 from __future__ import annotations
@@ -49,6 +51,9 @@ def render_wgmma(body, stmt: ir.Gemm, low: GemmLowering, acc: str) -> None:
                 out.line(f"{function}({', '.join(first + [_descriptor(body, w.b, fixed)])},")
                 out.line(f"    {registers});")
     out.line("reducer_wgmma_commit();")
+    if body.while_in_flight is not None:     # a pipeline's refill, while the wgmmas run
+        printed, body.while_in_flight = body.while_in_flight, None
+        printed()
     out.line("reducer_wgmma_wait_all();")
     _fence_operands(body, acc, low.slots)
     if w.registers_a:

@@ -17,7 +17,9 @@ executed in order:
 - Fence: the plan's barrier, passed; a tile's writes are checked for races when issued
   (a cp.async may write at once) and stamped again when they land (what follows is
   ordered against the landing);
-- Drained: nothing may be in flight after the loop (R504 otherwise, and it lands).
+- Drained: nothing may be in flight after the loop (R504 otherwise, and it lands);
+- WhileRunning: its events first, then its statement: what they issue is in flight
+  while the statement (a wgmma) runs, so a read of it there is R504.
 
 A mixin of interp.simulate's block, like interp.sim_copies."""
 from __future__ import annotations
@@ -65,7 +67,7 @@ class _Evaluated:
         # every position any block's loop reaches (a stop read at run time: its largest)
         counter = np.arange(schedule.start, max(schedule.stop_bound, schedule.start + 1))
         values, stages = {}, {}
-        for event in schedule.prologue + schedule.iteration:
+        for event in _flat(schedule.prologue + schedule.iteration):
             if isinstance(event, lowered.Advance):
                 event = event.prefetch
             iteration = getattr(event, "iteration", None)
@@ -77,6 +79,15 @@ class _Evaluated:
             stages[iteration] = np.broadcast_to(schedule.stage_index.evaluate(
                 {lowered.ITERATION: value}), counter.shape).tolist()
         return _Evaluated(schedule, values, stages)
+
+
+def _flat(events):
+    """The events, those issued while a statement runs in their place."""
+    for event in events:
+        if isinstance(event, lowered.WhileRunning):
+            yield from event.events
+        else:
+            yield event
 
 
 class _Run:
@@ -166,6 +177,11 @@ class PipelineExecution:
                     self._prefetch_all(run, event.prefetch)
             elif kind is lowered.Drained:
                 self._drained(run)
+            elif kind is lowered.WhileRunning:
+                # issued while the statement runs: in flight for all of it
+                self._events(event.events, run, bound)
+                if bound.n > 0:
+                    bound = self.step(event.run.stmt, bound)
 
     def _drained(self, run: _Run) -> None:
         """What is still in flight after the loop should be empty (issued past the

@@ -162,7 +162,7 @@ def test_every_event_kind_is_printed_and_executed():
     from verify_reducer.codegen import cuda_pipeline
     from verify_reducer.interp import sim_pipeline
     kinds = {Fence, Issue, Commit, Wait, EnterStage, LeaveStage, Run, Prefetch, Advance,
-             Drained}
+             Drained, lowered.WhileRunning}
     assert set(lowered.Event.__args__) == kinds
     printer = inspect.getsource(cuda_pipeline._Printer.events)
     runner = inspect.getsource(sim_pipeline.PipelineExecution._events)
@@ -180,5 +180,6 @@ def test_the_printer_has_no_partition_or_schedule_of_its_own():
     code = source.split('"""', 2)[2]             # past the module docstring
     for decided_elsewhere in ("copy_runs", "layouts.copies", "vector_elements",
                               "pipe.ahead", "pipe.pending", "pipe.refill_after",
-                              "pipe.issues", "pipe.copies", "pipe.prefetched", " range("):
+                              "pipe.issues", "pipe.copies", "pipe.prefetched", " range(",
+                              "pipe.refill_at_landed"):
         assert decided_elsewhere not in code, decided_elsewhere

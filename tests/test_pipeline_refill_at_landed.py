@@ -1,7 +1,7 @@
 """A pipelined K loop that ends with T.gemm on its tiles refills right after its "landed"
 barrier (spec.physical.Pipeline.refill_at_landed): one barrier per iteration publishes
 stage i and releases stage i - 1, the one refilled, and the trailing barrier is gone.
-The plan says so, the renderer prints that order, the simulator runs it and agrees with
+Where wgmma runs the gemm, the refill goes out while it runs. The plan says so, the renderer prints that order, the simulator runs it and agrees with
 the interpreter, and each way of getting the order wrong is caught on the CPU."""
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from dataclasses import replace
 import pytest
 
 from verify_reducer.codegen.cuda import render
+from verify_reducer.codegen.lower.pipeline import lower_pipeline
 from verify_reducer.codegen.plan import plan_func
 from verify_reducer.codegen.plan_text import format_plan, plan_json
 from verify_reducer.interp.accept import within_bound
@@ -72,7 +73,16 @@ def test_the_gemm_loop_refills_after_its_landed_barrier(stages, target):
     landed = body.index("__syncthreads();  // every thread's tiles of this stage have landed, "
                         "and the stage refilled next is no longer read")
     issue = body.index(f"if (k + {stages - 1} < 8)")
-    assert wait < landed < issue < body.index("// line 16: T.gemm")
+    gemm = body.index("// line 16: T.gemm")
+    if target == "sm_90":
+        # wgmma: the refill goes out while the tensor cores run, between the gemm's
+        # commit and its wait (codegen.lower.pipeline.WhileRunning)
+        assert wait < landed < gemm < body.index("reducer_wgmma_commit();") < issue \
+            < body.index("reducer_wgmma_wait_all();")
+        assert "and while it runs: issue iteration k + %d" % (stages - 1) in \
+            lower_pipeline(plan, pipe).describe()
+    else:
+        assert wait < landed < issue < gemm             # mma.sync: synchronous
     assert body.count("__syncthreads()") == 1
     assert _violations(plan) == []
 

@@ -20,6 +20,8 @@ in its expressions), and the epilogue after it. The events:
                                    then the next iteration's load (`prefetch`)
     LeaveStage()                   the stage of the iteration is no longer read
     Drained()                      the claim that no copy is in flight after the loop
+    WhileRunning(run, events)      a statement issued asynchronously (wgmma), and events
+                                   issued before it waits (the refill of a gemm loop)
 
 An iteration is a spec.indexexpr expression of the loop variable (a constant in the
 prologue); a stage index is `stage(iteration) = (iteration - start) % stages`, and a
@@ -108,8 +110,18 @@ class Drained:
     pass
 
 
+@dataclass(frozen=True)
+class WhileRunning:
+    """A body statement that runs asynchronously (a T.gemm that wgmma issues) with
+    `events` issued while it runs: after its instructions are issued, before it waits
+    for them. The simulator runs the events first, so what they issue is in flight for
+    the whole statement (a read of it by the statement is R504)."""
+    run: Run
+    events: tuple
+
+
 Event = Union[Fence, Issue, Commit, Wait, EnterStage, LeaveStage, Run, Prefetch, Advance,
-              Drained]
+              Drained, WhileRunning]
 
 
 @dataclass(frozen=True)
@@ -181,12 +193,17 @@ def lower_pipeline(plan: PhysicalPlan, pipe: Pipeline) -> AsyncSchedule:
         if not early and not pipe.refill_at_landed:
             steady += refill(counter + pipe.ahead)
         steady += [Wait(pipe.pending), *fence("landed")]
-        if pipe.refill_at_landed:       # the landed barrier released stage i - 1
-            steady += refill(counter + pipe.ahead)
+    # the landed barrier released stage i - 1: refilled while the gemm runs on stage i
+    # where wgmma issues it (the tensor cores start right after the barrier), else at once
+    during = _asynchronous(plan, loop.body[-1]) if pipe.refill_at_landed else None
+    if pipe.refill_at_landed and during is None:
+        steady += refill(counter + pipe.ahead)
     steady.append(EnterStage(counter))
     for stmt in loop.body:
         if stmt in pipe.prefetched:
             steady.append(Advance(stmt, Prefetch(counter + 1, (stmt,), guarded=True)))
+        elif stmt is during:
+            steady.append(WhileRunning(Run(stmt), refill(counter + pipe.ahead)))
         elif stmt not in pipe.copies:            # a staged copy is issued ahead
             steady.append(Run(pipe.stand_in(stmt)))
         if stmt is pipe.refill_after:
@@ -195,6 +212,17 @@ def lower_pipeline(plan: PhysicalPlan, pipe: Pipeline) -> AsyncSchedule:
     return AsyncSchedule(loop, start, stop, pipe.stages, pipe.buffers, tuple(prologue),
                          tuple(steady), (Drained(),),
                          mod(var(ITERATION) - start, pipe.stages), bound)
+
+
+def _asynchronous(plan: PhysicalPlan, stmt: ir.Stmt) -> ir.Gemm | None:
+    """stmt, where it is a T.gemm that wgmma issues asynchronously (codegen.lower.gemm)."""
+    if not isinstance(stmt, ir.Gemm):
+        return None
+    from .gemm import Unlowerable, lower_gemm    # loaded only for a pipelined gemm
+    try:
+        return stmt if lower_gemm(plan, stmt).wgmma is not None else None
+    except Unlowerable:                 # the renderer refuses the plan, not this schedule
+        return None
 
 
 def _stop_bound(plan: PhysicalPlan, loop: ir.SerialFor) -> int:
@@ -235,6 +263,9 @@ def _event_text(e: Event) -> str:
         guard = " if it is below the stop" if e.guarded else ""
         return f"prefetch iteration {e.iteration}{guard} into registers: " \
                f"{_copies_text(e.copies)}"
+    if isinstance(e, WhileRunning):
+        return f"{_event_text(e.run)}, and while it runs: " + \
+            "; ".join(_event_text(inner) for inner in e.events)
     if isinstance(e, Advance):
         return f"line {e.copy.span.line}: the prefetched registers into " \
                f"{e.copy.dst.buffer.name}, then {_event_text(e.prefetch)}"

@@ -534,6 +534,58 @@ def test_shared_operands_get_padded_rows_the_renderer_and_resources_use():
     assert f"% 2) * {16 * pitch['b_s']};" in render(staged).source
 
 
+EPILOGUE = """
+import tilelang.language as T
+
+
+@T.prim_func
+def main(A: T.Tensor((128, 64), T.float16), B: T.Tensor((64, 256), T.float16),
+         C: T.Tensor((128, 256), T.float16)):
+    with T.Kernel(1, threads=256) as bx:
+        A_s = T.alloc_shared((128, 64), T.float16)
+        B_s = T.alloc_shared((64, 256), T.float16)
+        acc = T.alloc_fragment((128, 256), T.float32)
+        C_s = T.alloc_shared((128, 256), T.float16)
+        T.copy(A, A_s)
+        T.copy(B, B_s)
+        T.gemm(A_s, B_s, acc, clear_accum=True)
+        T.copy(acc, C_s)
+        T.copy(C_s, C)
+"""
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90"])
+def test_the_shared_tile_an_accumulator_is_copied_into_gets_padded_rows(target):
+    """A GEMM epilogue (acc -> C_s, 512-byte fp16 rows): the accumulator's lanes write
+    eight rows at once, which 512-byte rows put on the same banks; the plan pads C_s by
+    16 bytes a row, the store and the 16-byte copy out both address row·pitch, and the
+    simulator still equals the interpreter."""
+    from verify_reducer.codegen.cuda import render
+    from verify_reducer.codegen.plan import plan_func
+    from verify_reducer.interp.simulate import simulate
+    from verify_reducer.verify.oracle.inputs import prepare
+    plan = plan_func(parse_source(EPILOGUE, "<epilogue>").func(), "auto", target=target)
+    assert dict((b.name, p) for b, p in plan.pitches)["C_s"] == 264
+    assert {a.name: a.elements for a in plan.resources.shared}["C_s"] == 128 * 264
+    cuda = render(plan).source
+    assert "C_s[264*i + j] = __float2half_rn(" in cuda
+    assert "reinterpret_cast<const uint4*>(&C_s[264*i + 8*j_run])" in cuda
+    inputs = prepare(plan.func, seed=0)
+    reference = run(plan.func, inputs)
+    sim = simulate(plan, inputs)
+    assert sim.violations == []
+    assert within_bound(sim.outputs["C"], reference.outputs["C"], reference.bounds["C"]).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("target", ["sm_80", "sm_90"])
+def test_gpu_the_padded_epilogue_equals_the_interpreter(target, tmp_path):
+    path = tmp_path / "epilogue.py"
+    path.write_text(EPILOGUE)
+    from cuda_env import cuda_within_the_interpreters_bound
+    cuda_within_the_interpreters_bound(path, "canonical", target)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("planner", ["canonical", "fast"])
 def test_gpu_tensor_core_truncation_stays_within_the_bound(planner):

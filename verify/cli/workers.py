@@ -22,12 +22,12 @@ import argparse
 import os
 import signal
 import sys
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
-from verify_reducer.verify.cli import affinity
-from verify_reducer.verify.cli.board import Board
-from verify_reducer.verify.cli.channel import Inbox, Outbox
 from verify_reducer.verify.cli.judged import Judged
+
+if TYPE_CHECKING:                    # imported by judge_in_workers: --jobs 1 loads none
+    from verify_reducer.verify.cli.board import Board
 
 
 def job_count(args) -> int:
@@ -46,18 +46,21 @@ def judge_in_workers(pargs_of: Callable[[object], argparse.Namespace],
     workers. The parent judges too (on two cores, --jobs 2 is two judges rather than two
     judges and a parent that only waits) and, between its programs, plays the answers
     that are complete in order."""
-    from verify_reducer.verify.cli import batch
+    from verify_reducer.verify.cli import affinity, batch
+    from verify_reducer.verify.cli.board import Board
+    from verify_reducer.verify.cli.channel import Inbox
     texts = [p.source if p.source is not None else "" if p.problem else
              affinity.read_text(p.label) for p in programs]
     board = Board(affinity.shares([affinity.signature(t) for t in texts], jobs),
                   len(programs))
     workers = _Workers()
+    parent = os.getpid()
     inbox = None
     done: dict[int, Judged] = {}
     played = 0
     try:
         inbox = Inbox(workers.start(jobs - 1, lambda me, fd: _work(
-            me, fd, board, pargs_of, command, programs)), workers.ended)
+            me, fd, parent, board, pargs_of, command, programs)), workers.ended)
         while (index := board.take(0)) is not None:
             done[index] = batch.judge_captured(pargs_of(programs[index]), command)
             inbox.receive(done, wait=False)
@@ -71,8 +74,9 @@ def judge_in_workers(pargs_of: Callable[[object], argparse.Namespace],
                 lost = board.taker(played) not in (None, 0)
                 done[played] = batch.judge_captured(
                     pargs_of(programs[played]), _Lost(workers.codes()) if lost else command)
-            yield done.pop(played)
-            played += 1
+            if played in done:                   # else another program's answer came
+                yield done.pop(played)
+                played += 1
     finally:
         workers.stop()
         if inbox is not None:
@@ -80,7 +84,8 @@ def judge_in_workers(pargs_of: Callable[[object], argparse.Namespace],
         board.close()
 
 
-def _work(me: int, fd: int, board: Board, pargs_of, command, programs) -> None:
+def _work(me: int, fd: int, parent: int, board: Board, pargs_of, command,
+          programs) -> None:
     """A worker's life: judge what the board gives it, send each answer, end. Whatever
     happens it leaves by os._exit — never through the parent's code that forked it (a
     test, the command's own finish) — and an exception ends it with 1, which the parent
@@ -88,7 +93,7 @@ def _work(me: int, fd: int, board: Board, pargs_of, command, programs) -> None:
     code = 0
     try:
         from verify_reducer.verify.cli import batch
-        parent = os.getppid()
+        from verify_reducer.verify.cli.channel import Outbox
         outbox = Outbox(fd)
         while (index := board.take(me)) is not None:
             outbox.send((index, batch.judge_captured(pargs_of(programs[index]), command)))

@@ -43,8 +43,8 @@ def signature(text: str) -> frozenset:
 def groups(signatures: list[frozenset]) -> list[list[int]]:
     """The programs (indices) joined when alike, directly or through others (connected
     components), each group in the programs' order, the groups by their first program.
-    Pairs are compared as bit sets: about 0.3 µs a pair, so a thousand programs cost
-    0.15 s, a thousandth of their checks."""
+    Pairs are compared as bit sets, about 0.1 µs a pair: a thousand programs cost 0.05
+    s, three thousand 0.4 s, a few thousandths of their checks."""
     bit: dict = {}
     masks = []
     for features in signatures:

@@ -1,12 +1,12 @@
 """A `check --jobs` worker's answers to the parent: (program index, Judged) pairs,
-pickled and framed by their length, over a pipe.
+pickled and framed by their length, over a pipe of the worker's own.
 
-The worker never waits on the pipe while it has programs to judge: the parent reads
+The worker never waits on its pipe while it has programs to judge: the parent reads
 only between its own programs, and a pipe holds 64 KiB, so a worker writes what the
 pipe takes and keeps the rest for after its next program (Outbox); at its end it waits
 until the parent has read everything. The parent reads whatever has come (Inbox) and
-knows when nothing more can come: every worker has ended (the pipe is closed, or every
-worker process is reaped). Only the standard library is imported."""
+knows when nothing more can come: every worker has ended (its pipe closed, or its
+process reaped). Only the standard library is imported."""
 from __future__ import annotations
 
 import os

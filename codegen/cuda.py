@@ -28,6 +28,7 @@ from .cuda_access import Frame
 from .cuda_stmts import KernelBody, used_vars
 from .cuda_text import Names, Writer
 from .cuda_unsupported import Unsupported
+from .plan_raster import raster_c
 
 RUNTIME_HEADER = Path(__file__).resolve().parent / "runtime" / "reducer_runtime.cuh"
 INCLUDE = '#include "reducer_runtime.cuh"'
@@ -114,9 +115,14 @@ def render(plan: PhysicalPlan, kernel_name: str | None = None) -> CudaSource:
                    f'{name}(\n    {signature})'):
         out.line("const int tid = threadIdx.x;")
         used = used_vars(kernel.body)
-        for axis, var in zip("xyz", kernel.block_vars):
-            if var.name in used:
-                out.line(f"const int {body.var(var.name)} = blockIdx.{axis};")
+        block = [body.var(v.name) if v.name in used else None for v in kernel.block_vars]
+        if plan.raster is not None:       # bx, by from the launch's panels; z as launched
+            for line in raster_c(plan.raster, kernel.grid, block[0], block[1]):
+                out.line(line)
+            block[:2] = [None, None]
+        for axis, c_name in zip("xyz", block):
+            if c_name is not None:
+                out.line(f"const int {c_name} = blockIdx.{axis};")
         if shared:
             out.comment(f"shared memory: {resources.shared_bytes} bytes"
                         + (" (dynamic)" if resources.dynamic else ""))

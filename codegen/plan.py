@@ -24,6 +24,7 @@ from .plan_legacy import plan_legacy
 from .pipeline import plan_pipelines, prefetch_instead
 from .plan_barriers import one_writer_loops, plan_barriers
 from .plan_pitch import plan_pitches
+from .plan_raster import plan_raster
 from .plan_swizzle import plan_swizzles
 from .plan_sites import ReducerSites, gather_reducers
 from .occupancy import plan_occupancy
@@ -65,9 +66,10 @@ def plan_func(func: ir.PrimFunc, planner: str | Planner = "auto",
     limits = target_named(target)
     pipelines, planned_layouts = plan_pipelines(func, layouts, limits)
     swizzles = plan_swizzles(func, planned_layouts, limits)
+    raster, raster_why = plan_raster(func.kernel)
     plan = PhysicalPlan(func, planner, planned_layouts, reducers, pipelines=pipelines,
                         pitches=plan_pitches(func, tuple(b for b, _ in swizzles)),
-                        swizzles=swizzles)
+                        swizzles=swizzles, raster=raster, raster_why=raster_why)
     resources = plan_resources(plan, limits)
     if resources.shared_bytes > limits.dynamic_shared_bytes and \
             any(p.staged_reads for p in plan.pipelines):

@@ -29,6 +29,13 @@ def format_plan(plan: PhysicalPlan, ptxas=None) -> str:
     if plan.swizzles:
         blocks.append("shared operands swizzled for wgmma (codegen.plan_swizzle): " +
                       ", ".join(f"{b.name} {z.describe()}" for b, z in plan.swizzles))
+    if plan.raster is not None:
+        r = plan.raster
+        blocks.append(f"blocks launched in panels of {r.panel} "
+                      f"{'rows' if r.order == 'row' else 'columns'} of the grid "
+                      f"(T.use_swizzle at line {r.span.line}, codegen.plan_raster)")
+    elif plan.raster_why:
+        blocks.append(plan.raster_why)
     if plan.barriers.items:
         blocks.append("\n".join(barriers_text(plan)))
     if plan.resources is not None:
@@ -239,6 +246,9 @@ def plan_json(plan: PhysicalPlan, ptxas=None) -> dict:
                     for b, p in plan.pitches],
         "swizzles": [{"buffer": b.name, "width": z.width, "chunks": b.shape[1] // z.chunk_cols}
                      for b, z in plan.swizzles],
+        "raster": {"applied": None if plan.raster is None else {
+            "order": plan.raster.order, "panel": plan.raster.panel,
+            "line": plan.raster.span.line}, "why": plan.raster_why},
         "barriers": [_barrier_json(b) for b in plan.barriers.items],
         "resources": resources_json(plan.resources) if plan.resources else None,
         "notes": [d.to_json() for d in plan.notes],

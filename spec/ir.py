@@ -416,12 +416,25 @@ Body = tuple[Stmt, ...]
 
 
 @node
+class Raster:
+    """`T.use_swizzle(panel_size, order)`: the launch visits the grid panel by panel
+    (TileLang's rasterization2DRow / rasterization2DColumn / rasterization2DMLX), so that
+    blocks sharing operand tiles run together. Which block indices a launched block
+    takes is all it changes: the program's meaning does not depend on the order of its
+    blocks (codegen.plan_raster decides whether the plan applies it)."""
+    panel: int
+    order: str                       # "row" | "column" | "mlx"
+    span: Span
+
+
+@node
 class Kernel:
     grid: tuple[int, ...]            # 1 to 3 extents
     threads: int
     block_vars: tuple[Var, ...]      # one per grid dimension (unnamed ones get "_bx" ...)
     body: Body
     span: Span
+    raster: Raster | None = None     # T.use_swizzle (with enable=True)
 
 
 @node

@@ -356,6 +356,11 @@ class PhysicalPlan:
     # shared buffers stored swizzled for Hopper's wgmma: (buffer, codegen.lower.wgmma.
     # Swizzle), every access through its element -> byte map (codegen.plan_swizzle)
     swizzles: tuple[tuple[Buffer, object], ...] = ()
+    # the launch order of the blocks (codegen.plan_raster: T.use_swizzle, checked to
+    # cover the grid once), or None: launch order, for the reason raster_why ("" when
+    # the kernel asks for none)
+    raster: object = None
+    raster_why: str = ""
 
     def pitch(self, buffer: Buffer) -> int | None:
         """The padded row of a 2-D shared buffer (None: plain row-major)."""

@@ -84,6 +84,7 @@ class FuncContext:
         self.views: list = []                         # T.reshape/T.view made (views.py)
         self.thread_extents: tuple[int, ...] = (128,)  # T.Kernel's threads= (x, y, z)
         self.var_buffers: set[int] = set()            # id() of T.alloc_var buffers
+        self.raster = None                            # T.use_swizzle's ir.Raster
 
     # ------------------------------------------------------------------ names
 

@@ -168,7 +168,7 @@ def _kernel(ctx: FuncContext, node: ast.With) -> Kernel:
         body = lower_block(ctx, node.body)
     finally:
         ctx.pop()
-    return Kernel(grid, threads, block_vars, body, Span.of(node))
+    return Kernel(grid, threads, block_vars, body, Span.of(node), ctx.raster)
 
 
 def _threads(ctx: FuncContext, node: ast.AST) -> tuple[int, ...]:

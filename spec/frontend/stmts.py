@@ -9,7 +9,7 @@ import ast
 from ..diagnostics import error
 from ..dtypes import INT32
 from ..ir import (ATOMIC_OPS, Alias, Binary, Buffer, Const, If, Let, Load, ParallelFor,
-                  SerialFor, Stmt, Store, Var, WarpGroup, stmt_exprs, subexprs, walk)
+                  Raster, SerialFor, Stmt, Store, Var, WarpGroup, stmt_exprs, subexprs, walk)
 from ..printer import format_expr
 from ..ops import REDUCE_KINDS
 from ..source import Span
@@ -23,11 +23,11 @@ from .errors import (FrontendError, Poisoned, construct_name, shape_error, unkno
 from .exprs import (BINARY, buffer_named, buffer_view, call_args, lower_expr, lower_index,
                     lower_point, make_binary)
 from .promotion import fits, is_weak, typed_const
-from .reducers import (augassign_to_reducer, finalize_reducer, implicit_inits,
+from .reducers import (_const_str, augassign_to_reducer, finalize_reducer, implicit_inits,
                        reducer_init, reducer_update, store_to_reducer)
 from .sizes import (check_elements, check_expr_depth, check_stages, check_trip_count,
                     constant_trip_count)
-from .tile_ops import lower_copy, lower_fill, lower_reduce
+from .tile_ops import constant_bool, lower_copy, lower_fill, lower_reduce
 from .atomics import VECTOR_ATOMICS, lower_atomic, lower_vector_atomic
 from .gemm import lower_gemm
 
@@ -36,8 +36,8 @@ from .gemm import lower_gemm
 # layout annotation (TileLang places the annotated buffer's elements as told; our plan
 # infers its own layout, the one the simulator checks and our CUDA runs, so TileLang's
 # annotated layout is checked by running TileLang: --backend tilelang; docs/limits.md)
-_HINT_CALLS = ("use_swizzle", "no_set_max_nreg", "disable_warp_group_reg_alloc",
-               "annotate_layout")
+_HINT_CALLS = ("no_set_max_nreg", "disable_warp_group_reg_alloc", "annotate_layout")
+RASTER_ORDERS = ("row", "column", "mlx")      # TileLang's use_swizzle orders
 
 
 def lower_block(ctx: FuncContext, nodes: list[ast.stmt]) -> tuple[Stmt, ...]:
@@ -134,11 +134,35 @@ def lower_call_stmt(ctx: FuncContext, call: ast.Call) -> list[Stmt]:
         return lower_vector_atomic(ctx, call, name)
     if name in _HINT_CALLS:
         return []
+    if name == "use_swizzle":
+        return _use_swizzle(ctx, call)
     if name in SCOPES:
         shape_error(f"the result of `T.{name}` must be assigned to a name", call)
     if name in ("reshape", "view"):
         buffer_view(ctx, call, name)
     unknown(f"`T.{name}` is not supported", call.func)
+
+
+def _use_swizzle(ctx: FuncContext, call: ast.Call) -> list[Stmt]:
+    """T.use_swizzle(panel_size, order="row", enable=True): recorded for the kernel
+    (ir.Raster); a statement of its own it is not. Its arguments are Python values in
+    TileLang, constants here."""
+    args = call_args(call, ("panel_size", "order", "enable"), 1, "T.use_swizzle")
+    panel = ctx.folder.fold_int(args["panel_size"], "panel_size")
+    if panel < 1:
+        shape_error(f"T.use_swizzle's panel_size must be positive, got {panel}",
+                    args["panel_size"])
+    order = _const_str(ctx, args.get("order"), "row", "order")
+    if order not in RASTER_ORDERS:
+        shape_error(f"T.use_swizzle's order must be one of {', '.join(RASTER_ORDERS)}, "
+                    f"got {order!r}", args["order"])
+    if "enable" in args and not constant_bool(ctx, args["enable"], "T.use_swizzle's `enable`"):
+        return []
+    if ctx.raster is not None:
+        shape_error(f"T.use_swizzle is given twice (first at line {ctx.raster.span.line})",
+                    call)
+    ctx.raster = Raster(panel, order, Span.of(call))
+    return []
 
 
 # ----------------------------------------------------------------------------- assignments

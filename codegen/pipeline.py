@@ -140,7 +140,9 @@ def _pipeline(func, loop: ir.SerialFor, layouts: LayoutMap, target: Target, scop
     refill = _release_point(loop.body, copies, staged)
     if refill is not None:
         ahead = stages          # the stage just read is refilled with iteration i + stages
-    at_landed = refill is None and not prefetched and _feeds_gemm(loop.body, copies)
+    # a staged read is read where its copy stands, like an earlier gemm's tile: top order
+    at_landed = refill is None and not prefetched and not staged and \
+        _feeds_gemm(loop.body, copies)
     # `plain` keeps why nothing is staged when only registers are prefetched
     return Pipeline(loop, stages, ahead, stages - 2 if at_landed else stages - 1,
                     tuple(copies), "" if copies else why, prefetched, refill, staged,

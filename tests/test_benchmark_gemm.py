@@ -269,3 +269,23 @@ def test_on_the_gpu_every_column_equals_the_reference(tmp_path):
     assert [r["label"] for r in doc["rows"]] == [
         "512x512x1024 128x128x32", "512x512x1024 64x64x32",
         "512x512x1024 autotune 128x128x32s3/256", "512x512x1024 autotune 64x64x32s3/256"]
+
+
+def test_the_targets_take_the_best_of_each_side_per_shape():
+    """Ours at its fastest tiling (any source) against TileLang's fastest and cuBLAS's
+    fastest cell of the same shape: 100 µs against 85 and 79 µs passes 0.8x TileLang
+    (0.85) and misses 0.8x cuBLAS (0.79); a WRONG cell does not count."""
+    def cell(us, wrong=None):
+        return {"us": us, "wrong": wrong}
+
+    def row(label, fast, canonical, tilelang, cublas):
+        return {"label": label, "fast": cell(fast), "canonical": cell(canonical),
+                "tilelang": cell(tilelang), "torch.matmul": cell(cublas)}
+    rows = [row("64x64x64 128x128x32", 130.0, 140.0, 120.0, 80.0),
+            row("64x64x64 autotune 128x256x64s3/256", 100.0, 101.0, 85.0, 79.0),
+            row("64x64x64 autotune 256x128x64s3/256", 90.0, 95.0, 88.0, 81.0)]
+    rows[2]["fast"]["wrong"] = "1 of 4096 elements outside the bound"
+    to_tilelang, to_cublas = bench.targets(rows)
+    assert to_tilelang["status"] == "PASS" and abs(to_tilelang["worst"] - 0.85) < 1e-12
+    assert to_cublas["status"] == "FAIL" and abs(to_cublas["worst"] - 0.79) < 1e-12
+    assert to_cublas["detail"] == "worst 0.790 at 64x64x64"

@@ -172,7 +172,7 @@ def test_an_answer_larger_than_a_pipe_never_blocks_its_sender():
     assert done == {7: big, 3: "small"}
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
     assert not inbox.receive(done, wait=True)   # its end closed: nothing more comes
-    inbox.close()
+    os.close(read_end)
 
 
 def test_a_frame_cut_short_by_a_death_is_no_answer():
@@ -182,7 +182,7 @@ def test_a_frame_cut_short_by_a_death_is_no_answer():
     done: dict = {}
     inbox = Inbox([read_end], lambda: True)
     assert not inbox.receive(done, wait=True) and done == {}
-    inbox.close()
+    os.close(read_end)
 
 
 # ----------------------------------------------------------------------------- the command
@@ -222,3 +222,44 @@ def test_a_worker_killed_mid_program_is_an_internal_error_for_it_alone(capsys, m
     verdicts = [line for line in out.splitlines() if ".py: " in line]
     assert len(verdicts) == 4
     assert [line.endswith("verified") for line in verdicts] == [True, True, True, False]
+
+
+def test_a_parent_that_leaves_early_ends_and_reaps_its_workers(monkeypatch):
+    """Ctrl-C or a closed stdout ends the parent's loop early (the generator is closed):
+    a worker still judging is terminated and reaped, not left running or a zombie."""
+    import argparse
+
+    from verify_reducer.verify.cli.output import Output
+    from verify_reducer.verify.cli.programs import Program
+    from verify_reducer.verify.cli.workers import judge_in_workers
+    parent, real_fork, forked = os.getpid(), os.fork, []
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            forked.append(pid)
+        return pid
+    monkeypatch.setattr(os, "fork", fork)
+
+    def command(args) -> int:
+        if os.getpid() != parent:
+            time.sleep(60)                   # the worker's programs take a minute
+        return 0
+
+    def pargs_of(program):
+        return argparse.Namespace(program=program.label, source=program.source,
+                                  problem=None, detail="", ui=Output())
+    # four programs alike to none: the parent's share is the first and the third
+    programs = [Program(f"p{i}.py", "") for i in range(4)]
+    start = time.monotonic()
+    answers = judge_in_workers(pargs_of, command, programs, 2)
+    assert next(answers).code == 0           # the parent's first program
+    answers.close()
+    assert time.monotonic() - start < 10
+    assert len(forked) == 1
+    try:
+        os.waitpid(forked[0], os.WNOHANG)
+    except ChildProcessError:
+        pass                                 # reaped already: not running, no zombie
+    else:
+        raise AssertionError("the worker was left behind")

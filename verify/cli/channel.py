@@ -49,7 +49,7 @@ class Outbox:
 
 class Inbox:
     """The parent's end: one pipe per worker (frames longer than a pipe's atomic write
-    would interleave in a shared one). `ended()` says whether every worker has ended
+    would interleave in a shared one), each closed by whoever opened it. `ended()` says whether every worker has ended
     (the parent's bookkeeping of its workers: verify.cli.workers)."""
 
     def __init__(self, fds: list[int], ended: Callable[[], bool]):
@@ -70,10 +70,6 @@ class Inbox:
                 self._read()                       # what came before the end
                 return self._unpack(done)
             select.select(list(self._open), [], [], 0.1)
-
-    def close(self) -> None:
-        for fd in self._buffers:
-            os.close(fd)
 
     def _read(self) -> bool:
         """What the pipes hold now, into their buffers; True when a whole frame is there."""

@@ -55,7 +55,6 @@ def judge_in_workers(pargs_of: Callable[[object], argparse.Namespace],
                   len(programs))
     workers = _Workers()
     parent = os.getpid()
-    inbox = None
     done: dict[int, Judged] = {}
     played = 0
     try:
@@ -79,8 +78,6 @@ def judge_in_workers(pargs_of: Callable[[object], argparse.Namespace],
                 played += 1
     finally:
         workers.stop()
-        if inbox is not None:
-            inbox.close()
         board.close()
 
 
@@ -107,10 +104,12 @@ def _work(me: int, fd: int, parent: int, board: Board, pargs_of, command,
 
 
 class _Workers:
-    """The forked workers: their pids and, once ended, their exit codes."""
+    """The forked workers: their pids, the read ends of their pipes and, once ended,
+    their exit codes."""
 
     def __init__(self):
         self.pids: list[int] = []
+        self.ends: list[int] = []
         self.exits: dict[int, int] = {}
 
     def start(self, count: int, work: Callable[[int, int], None]) -> list[int]:
@@ -119,7 +118,6 @@ class _Workers:
         A fork the system refuses leaves fewer workers: the others take its share."""
         sys.stdout.flush()
         sys.stderr.flush()
-        ends = []
         for me in range(1, count + 1):
             read_end, write_end = os.pipe()
             try:
@@ -130,7 +128,7 @@ class _Workers:
                 break
             if pid == 0:
                 try:
-                    for fd in ends:
+                    for fd in self.ends:
                         os.close(fd)
                     os.close(read_end)
                     work(me, write_end)
@@ -138,8 +136,8 @@ class _Workers:
                     os._exit(1)                    # work leaves by os._exit itself
             os.close(write_end)
             self.pids.append(pid)
-            ends.append(read_end)
-        return ends
+            self.ends.append(read_end)
+        return self.ends
 
     def ended(self) -> bool:
         """Every worker has ended (reaped: its exit code known)."""
@@ -159,7 +157,10 @@ class _Workers:
 
     def stop(self) -> None:
         """Every worker ended and reaped (one still running is terminated: the parent
-        is leaving early — an interrupt, a closed stdout)."""
+        is leaving early — an interrupt, a closed stdout), the pipes closed."""
+        for fd in self.ends:
+            os.close(fd)
+        self.ends = []
         for pid in self.pids:
             if pid not in self.exits:
                 reaped, status = os.waitpid(pid, os.WNOHANG)

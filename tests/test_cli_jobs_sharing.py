@@ -202,6 +202,18 @@ def test_three_processes_print_what_one_prints_in_the_programs_order(capsys):
     assert labels == PROGRAMS
 
 
+def test_a_named_pipe_among_the_programs_is_a_usage_error_not_a_hang(capsys, tmp_path):
+    """The regression: the signatures read every program before the fork, and reading
+    a named pipe waits for a writer. Only regular files are read, as the check does."""
+    fifo = tmp_path / "pipe.py"
+    os.mkfifo(fifo)
+    programs = [str(fifo), str(EXAMPLES / "minimal_rfc.py")]
+    one = cli(capsys, "check", "-q", *programs)
+    two = cli(capsys, "check", "-q", "--jobs", "2", *programs)
+    assert one == two and one[0] == 2 and "pipe.py: no such file" in one[2]
+    assert affinity.read_text(str(fifo)) == "" and affinity.read_text(str(tmp_path)) == ""
+
+
 def test_a_worker_killed_mid_program_is_an_internal_error_for_it_alone(capsys, monkeypatch):
     """The planted fault: the worker that takes bitwise.py is killed (SIGKILL, as the
     out-of-memory killer does) while judging it; the other programs keep their answers."""

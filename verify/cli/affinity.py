@@ -17,6 +17,7 @@ read gives an empty signature; the check itself reports it. Only the standard li
 is imported."""
 from __future__ import annotations
 
+import os
 import re
 
 # two programs are alike from this Jaccard index of their signatures on (measured on
@@ -87,7 +88,11 @@ def shares(signatures: list[frozenset], processes: int) -> list[list[int]]:
 
 def read_text(path: str) -> str:
     """A program file's text for its signature ("" when it cannot be read: the check
-    reports that; bytes that are not UTF-8 are replaced, a signature needs no more)."""
+    reports that; bytes that are not UTF-8 are replaced, a signature needs no more).
+    Only a regular file is read, as the check reads only those: a named pipe would
+    wait here for a writer, or hand its text to the signature instead of the check."""
+    if not os.path.isfile(path):
+        return ""
     try:
         with open(path, "rb") as f:
             return f.read().decode("utf-8", "replace")

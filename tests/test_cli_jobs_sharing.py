@@ -275,3 +275,15 @@ def test_a_parent_that_leaves_early_ends_and_reaps_its_workers(monkeypatch):
         pass                                 # reaped already: not running, no zombie
     else:
         raise AssertionError("the worker was left behind")
+
+
+def test_past_the_grouped_limit_no_pair_is_compared(monkeypatch):
+    """GROUPED_PROGRAMS bounds the quadratic comparison: past it every program is a
+    group of its own, and the shares still hold every program once."""
+    from verify_reducer.verify.cli import affinity
+    monkeypatch.setattr(affinity, "GROUPED_PROGRAMS", 3)
+    alike = [frozenset({("op", '"sum"'), ("threads", "128")})] * 4
+    assert affinity.groups(alike) == [[0], [1], [2], [3]]
+    assert sorted(i for share in affinity.shares(alike, 2) for i in share) == [0, 1, 2, 3]
+    monkeypatch.setattr(affinity, "GROUPED_PROGRAMS", 4)
+    assert affinity.groups(alike) == [[0, 1, 2, 3]]

@@ -24,6 +24,12 @@ import re
 # the examples: the one-block 8-lane family at 0.6-0.9 with each other, the GEMVs of one
 # tiling at 0.7, unrelated programs below 0.45)
 SIMILAR = 0.6
+# past this many programs the pairs are not compared (quadratic: 2000 programs take
+# about 0.2 s): each program is a group of its own, the shares split by count
+GROUPED_PROGRAMS = 2000
+# a signature reads at most this much of a file (a program's constants and calls are
+# near its top; a generated file of megabytes would otherwise be read twice)
+SIGNATURE_BYTES = 1 << 18
 
 _CONSTANT = re.compile(r"^([A-Za-z_]\w*)\s*=\s*([\w.]+)\s*$", re.M)
 _TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|\"[^\"\n]*\"|'[^'\n]*'")
@@ -46,6 +52,8 @@ def groups(signatures: list[frozenset]) -> list[list[int]]:
     components), each group in the programs' order, the groups by their first program.
     Pairs are compared as bit sets, about 0.1 µs a pair: a thousand programs cost 0.05
     s, three thousand 0.4 s, a few thousandths of their checks."""
+    if len(signatures) > GROUPED_PROGRAMS:
+        return [[i] for i in range(len(signatures))]
     bit: dict = {}
     masks = []
     for features in signatures:
@@ -95,6 +103,6 @@ def read_text(path: str) -> str:
         return ""
     try:
         with open(path, "rb") as f:
-            return f.read().decode("utf-8", "replace")
+            return f.read(SIGNATURE_BYTES).decode("utf-8", "replace")
     except OSError:
         return ""

@@ -162,9 +162,7 @@ def _feeds_gemm(body: ir.Body, copies: list[ir.Copy]) -> bool:
     staged = {c.dst.buffer for c in copies}
     if not body or not isinstance(body[-1], ir.Gemm) or not staged & {body[-1].a, body[-1].b}:
         return False
-    def reads(stmt: ir.Stmt) -> set[ir.Buffer]:
-        return _read(stmt) | ({stmt.a, stmt.b} if isinstance(stmt, ir.Gemm) else set())
-    return not any(staged & reads(s) for stmt in body[:-1] if stmt not in copies
+    return not any(staged & ir.read_buffers(s) for stmt in body[:-1] if stmt not in copies
                    for s in ir.walk((stmt,)))
 
 
@@ -215,7 +213,7 @@ def _release_point(body: ir.Body, copies: list[ir.Copy],
     staged = {c.dst.buffer for c in copies}
     readers = [n for n, stmt in enumerate(body) if stmt not in copies and (
         any(r.copy is stmt for r in staged_reads) or
-        any(staged & _read(s) for s in ir.walk((stmt,))))]
+        any(staged & ir.read_buffers(s) for s in ir.walk((stmt,))))]
     if not readers or readers[-1] == len(body) - 1:
         return None
     return body[readers[-1]]
@@ -225,7 +223,7 @@ def _read_before(earlier: ir.Body, copy: ir.Copy) -> str:
     """Why a copy cannot be issued at the top of the iteration: a statement before it
     reads its buffer (and would then see this iteration's tile, not the last one's)."""
     for stmt in ir.walk(earlier):
-        if copy.dst.buffer in _read(stmt) or copy.dst.buffer in ir.written_buffers(stmt):
+        if copy.dst.buffer in ir.read_buffers(stmt) | ir.written_buffers(stmt):
             return (f"{copy.dst.buffer.name} is used at line {stmt.span.line}, before the "
                     f"copy at line {copy.span.line}")
     return ""
@@ -260,7 +258,7 @@ def _refusal(func, loop: ir.SerialFor, copy: ir.Copy, layouts: LayoutMap, scopes
             continue
         if dst.buffer in ir.written_buffers(stmt):
             return f"{dst.buffer.name} is written by another statement (line {stmt.span.line})"
-        if dst.buffer in _read(stmt) and loop not in outer[stmt]:
+        if dst.buffer in ir.read_buffers(stmt) and loop not in outer[stmt]:
             return f"{dst.buffer.name} is read outside the loop (line {stmt.span.line})"
         if src.buffer in ir.written_buffers(stmt):
             return f"{src.buffer.name} is written by the kernel (line {stmt.span.line})"
@@ -285,12 +283,3 @@ def _enclosing(body: ir.Body, around: tuple = ()) -> dict[ir.Stmt, tuple[ir.Stmt
             out.update(_enclosing(sub, around + (stmt,)))
     return out
 
-
-def _read(stmt: ir.Stmt) -> set[ir.Buffer]:
-    found = {e.buffer for x in ir.stmt_exprs(stmt) for e in ir.subexprs(x)
-             if isinstance(e, ir.Load)}
-    if isinstance(stmt, ir.Copy):
-        found.add(stmt.src.buffer)
-    if isinstance(stmt, ir.Reduce):
-        found.add(stmt.src)
-    return found

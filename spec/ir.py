@@ -499,6 +499,19 @@ def written_buffers(stmt: Stmt) -> set[Buffer]:
     return set()
 
 
+def read_buffers(stmt: Stmt) -> set[Buffer]:
+    """The buffers a statement itself reads (not those of nested bodies): its loads, a
+    copy's source, a reduction's source, a gemm's operands and accumulator (C += A·B)."""
+    found = {e.buffer for x in stmt_exprs(stmt) for e in subexprs(x) if isinstance(e, Load)}
+    if isinstance(stmt, Copy):
+        found.add(stmt.src.buffer)
+    elif isinstance(stmt, Reduce):
+        found.add(stmt.src)
+    elif isinstance(stmt, Gemm):
+        found |= {stmt.a, stmt.b, stmt.c}
+    return found
+
+
 def stmt_exprs(stmt: Stmt) -> Iterator[Expr]:
     """The expressions a statement evaluates itself (not those of nested bodies)."""
     if isinstance(stmt, Let):

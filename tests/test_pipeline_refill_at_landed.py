@@ -164,3 +164,16 @@ def test_gpu_the_refill_at_landed_gemm_equals_the_interpreter(stages, target):
     got = run_cuda(plan, {k: v.copy() for k, v in inputs.items()})
     assert within_bound(np.asarray(got["C"]), reference.outputs["C"],
                         reference.bounds["C"]).all()
+
+
+def test_tiles_a_gemm_reads_after_the_loop_are_not_staged():
+    """tests/programs/valid/gemm_read_after_pipeline.py: a gemm after the loop reads the
+    last tiles. Staged, it would read stage 0 (the simulator found it a mismatch); a
+    gemm's operands are reads (spec.ir.read_buffers), so the loop runs plainly."""
+    from pathlib import Path
+    text = (Path(__file__).parent / "programs" / "valid" /
+            "gemm_read_after_pipeline.py").read_text()
+    plan = plan_func(parse_source(text, "<after>").func(), "auto")
+    [pipe] = plan.pipelines
+    assert pipe.copies == () and pipe.plain.startswith("A_s is read outside the loop")
+    assert _violations(plan) == []

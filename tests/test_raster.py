@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,21 +27,13 @@ from verify_reducer.spec.frontend import parse_source
 from verify_reducer.spec.source import Span
 from verify_reducer.verify.oracle.inputs import prepare
 
-KERNEL = """
-import tilelang.language as T
-
-
-@T.prim_func
-def main(X: T.Tensor((56, 92), T.float32), Y: T.Tensor((56, 92), T.float32)):
-    with T.Kernel(7, 23, threads=32) as (bx, by):
-        SWIZZLE
-        for i, j in T.Parallel(8, 4):
-            Y[bx * 8 + i, by * 4 + j] = X[bx * 8 + i, by * 4 + j] * 2.0 + bx * 100 + by
-"""
+PROGRAM = Path(__file__).parent / "programs" / "valid" / "raster_panels.py"
+KERNEL = PROGRAM.read_text()
+LINE = next(n for n, text in enumerate(KERNEL.splitlines(), 1) if "T.use_swizzle(3)" in text)
 
 
 def _func(swizzle: str):
-    return parse_source(KERNEL.replace("SWIZZLE", swizzle), "<raster>").func()
+    return parse_source(KERNEL.replace("T.use_swizzle(3)", swizzle), "<raster>").func()
 
 
 def _tilelang(panel: int, order: str, gx: int, gy: int, x: int, y: int) -> tuple[int, int]:
@@ -92,10 +85,10 @@ def test_the_printed_c_is_block_indices(order, tmp_path):
 
 def test_the_plan_applies_it_and_the_kernel_computes_the_block_indices_from_the_launch():
     plan = plan_func(_func("T.use_swizzle(3)"), "auto")
-    assert (plan.raster.panel, plan.raster.order, plan.raster.span.line) == (3, "row", 8)
-    assert "blocks launched in panels of 3 rows of the grid (T.use_swizzle at line 8" \
+    assert (plan.raster.panel, plan.raster.order, plan.raster.span.line) == (3, "row", LINE)
+    assert f"blocks launched in panels of 3 rows of the grid (T.use_swizzle at line {LINE}" \
         in format_plan(plan)
-    assert plan_json(plan)["raster"] == {"applied": {"order": "row", "panel": 3, "line": 8},
+    assert plan_json(plan)["raster"] == {"applied": {"order": "row", "panel": 3, "line": LINE},
                                          "why": ""}
     cuda = render(plan).source
     assert "const int raster_launch = blockIdx.x + blockIdx.y * 7;" in cuda
@@ -122,7 +115,7 @@ def test_a_grid_of_one_row_or_past_the_checked_size_runs_in_launch_order():
     one_row = _func("T.use_swizzle(3)").kernel
     kernel = ir.Kernel((7, 1), one_row.threads, one_row.block_vars, one_row.body,
                        one_row.span, one_row.raster)
-    assert plan_raster(kernel) == (None, "T.use_swizzle at line 8: a grid of one row or "
+    assert plan_raster(kernel) == (None, f"T.use_swizzle at line {LINE}: a grid of one row or "
                                          "column has one order")
     big = ir.Kernel((1 << 11, (CHECKED_BLOCKS >> 11) + 1), one_row.threads,
                     one_row.block_vars, one_row.body, one_row.span, one_row.raster)
@@ -142,7 +135,7 @@ def test_bad_arguments_are_r102_at_their_line(swizzle, message):
         _func(swizzle)
     [d] = raised.value.diagnostics
     assert d.code == "R102" and message in d.message, d.message
-    assert d.span.line == (9 if "twice" in message else 8)
+    assert d.span.line == (LINE + 1 if "twice" in message else LINE)
 
 
 @pytest.mark.gpu
@@ -151,6 +144,6 @@ def test_gpu_every_block_index_is_taken_once(swizzle, tmp_path):
     """Y depends on each block's indices: a block index taken twice or never leaves
     elements of Y wrong or unwritten."""
     path = tmp_path / "raster.py"
-    path.write_text(KERNEL.replace("SWIZZLE", swizzle))
+    path.write_text(KERNEL.replace("T.use_swizzle(3)", swizzle))
     from cuda_env import cuda_within_the_interpreters_bound
     cuda_within_the_interpreters_bound(path, "canonical")

@@ -21,6 +21,8 @@ over grids up to CHECKED_BLOCKS blocks; a larger grid, a one-dimensional one and
 TileLang's "mlx" order run in launch order, and the plan says why."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from verify_reducer.spec import ir
@@ -41,15 +43,28 @@ def plan_raster(kernel: ir.Kernel) -> tuple[ir.Raster | None, str]:
     if grid[0] * grid[1] > CHECKED_BLOCKS:
         return None, (f"{where}: the order is checked over at most {CHECKED_BLOCKS} "
                       f"blocks, this grid has {grid[0] * grid[1]}; blocks run in launch order")
-    x, y = np.meshgrid(np.arange(grid[0]), np.arange(grid[1]), indexing="ij")
-    bx, by = block_indices(raster, grid, x.ravel(), y.ravel())
-    taken = np.zeros((grid[0], grid[1]), dtype=np.int64)
-    inside = (bx >= 0) & (bx < grid[0]) & (by >= 0) & (by < grid[1])
-    np.add.at(taken, (bx[inside], by[inside]), 1)
-    if not inside.all() or (taken != 1).any():
+    if not _covers_once(raster.panel, raster.order, grid[0], grid[1]):
         return None, f"{where}: the panels do not cover the grid once; blocks run in " \
                      f"launch order"
     return raster, ""
+
+
+@functools.lru_cache(maxsize=64)
+def _covers_once(panel: int, order: str, gx: int, gy: int) -> bool:
+    """Whether every block index of the gx × gy grid is taken by exactly one launched
+    block (decided once per grid and panel: every plan of a kernel asks)."""
+    x, y = np.meshgrid(np.arange(gx), np.arange(gy), indexing="ij")
+    bx, by = block_indices(ir.Raster(panel, order, None), (gx, gy), x.ravel(), y.ravel())
+    inside = (bx >= 0) & (bx < gx) & (by >= 0) & (by < gy)
+    return bool(inside.all()) and \
+        bool((np.bincount(bx * gy + by, minlength=gx * gy) == 1).all())
+
+
+def describe(raster: ir.Raster) -> str:
+    """The plan's line for an applied order (and the kernel's comment)."""
+    return (f"blocks launched in panels of {raster.panel} "
+            f"{'rows' if raster.order == 'row' else 'columns'} of the grid "
+            f"(T.use_swizzle at line {raster.span.line}, codegen.plan_raster)")
 
 
 def _panels(raster: ir.Raster, grid: tuple[int, ...]) -> tuple[int, int, int, int]:
@@ -81,9 +96,7 @@ def raster_c(raster: ir.Raster, grid: tuple[int, ...], bx: str | None,
     last = (along * across - (panels - 1) * size) // along
     first, second = (bx, by) if raster.order == "row" else (by, bx)
     lines = [
-        f"// T.use_swizzle at line {raster.span.line}: blocks launched in panels of "
-        f"{raster.panel} {'rows' if raster.order == 'row' else 'columns'} "
-        f"(codegen.plan_raster)",
+        f"// {describe(raster)}",
         f"const int raster_launch = blockIdx.x + blockIdx.y * {grid[0]};",
         f"const int raster_panel = raster_launch / {size};",
         f"const int raster_offset = raster_launch % {size};",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from verify_reducer.spec.physical import Barrier, FinalizePlan, FromWorkspace, Guard, PhysicalPlan, Pipeline, \
     ReduceWorkspace, ReducerPlan, Resources, Shuffle, SitePlan, Step, ToWorkspace
 from verify_reducer.spec.target import target as target_named
+from .plan_raster import describe as describe_raster
 from .resources import kib
 
 
@@ -30,10 +31,7 @@ def format_plan(plan: PhysicalPlan, ptxas=None) -> str:
         blocks.append("shared operands swizzled for wgmma (codegen.plan_swizzle): " +
                       ", ".join(f"{b.name} {z.describe()}" for b, z in plan.swizzles))
     if plan.raster is not None:
-        r = plan.raster
-        blocks.append(f"blocks launched in panels of {r.panel} "
-                      f"{'rows' if r.order == 'row' else 'columns'} of the grid "
-                      f"(T.use_swizzle at line {r.span.line}, codegen.plan_raster)")
+        blocks.append(describe_raster(plan.raster))
     elif plan.raster_why:
         blocks.append(plan.raster_why)
     if plan.barriers.items:

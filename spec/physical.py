@@ -33,7 +33,8 @@ from .addressing import statement_ranges
 from .diagnostics import Diagnostic
 from .hashing import hashed_once
 from .indexexpr import IndexExpr
-from .ir import Buffer, Copy, PrimFunc, ReducerFinalize, ReducerUpdate, SerialFor, Stmt
+from .ir import (Buffer, Copy, PrimFunc, Raster, ReducerFinalize, ReducerUpdate, SerialFor,
+                 Stmt)
 from .layout import Layout
 
 # Names the step expressions may use.
@@ -359,7 +360,7 @@ class PhysicalPlan:
     # the launch order of the blocks (codegen.plan_raster: T.use_swizzle, checked to
     # cover the grid once), or None: launch order, for the reason raster_why ("" when
     # the kernel asks for none)
-    raster: object = None
+    raster: Raster | None = None
     raster_why: str = ""
 
     def pitch(self, buffer: Buffer) -> int | None:

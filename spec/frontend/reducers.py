@@ -41,7 +41,7 @@ _COMMUTATIVE = ("store-add", "store-mul", "store-and", "store-or", "store-xor")
 
 
 def reducer_info(ctx: FuncContext, args: dict[str, ast.expr], call: ast.Call) -> ReducerInfo:
-    replication = _const_str(ctx, args.get("replication"), None, "replication")
+    replication = constant_str(ctx, args.get("replication"), None, "replication")
     if replication is not None and replication not in ("all", "none"):
         shape_error(f"replication must be \"all\" or \"none\", got {replication!r}",
                     args["replication"])
@@ -51,7 +51,7 @@ def reducer_info(ctx: FuncContext, args: dict[str, ast.expr], call: ast.Call) ->
     named = ctx.lookup(op_node.id) if isinstance(op_node, ast.Name) else None
     if isinstance(named, DeclaredOp):
         return ReducerInfo(named.monoid.name, legacy, replication, named.monoid)
-    op = _const_str(ctx, op_node, "sum", "op")
+    op = constant_str(ctx, op_node, "sum", "op")
     declared = ctx.lookup(op)
     if isinstance(declared, DeclaredOp) and declared.monoid.name == op:
         return ReducerInfo(op, legacy, replication, declared.monoid)
@@ -60,7 +60,7 @@ def reducer_info(ctx: FuncContext, args: dict[str, ast.expr], call: ast.Call) ->
     return ReducerInfo(canonical, legacy=legacy, replication=replication)
 
 
-def _const_str(ctx: FuncContext, node: ast.expr | None, default, what: str):
+def constant_str(ctx: FuncContext, node: ast.expr | None, default, what: str):
     if node is None:
         return default
     try:

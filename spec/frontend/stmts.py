@@ -23,7 +23,7 @@ from .errors import (FrontendError, Poisoned, construct_name, shape_error, unkno
 from .exprs import (BINARY, buffer_named, buffer_view, call_args, lower_expr, lower_index,
                     lower_point, make_binary)
 from .promotion import fits, is_weak, typed_const
-from .reducers import (_const_str, augassign_to_reducer, finalize_reducer, implicit_inits,
+from .reducers import (constant_str, augassign_to_reducer, finalize_reducer, implicit_inits,
                        reducer_init, reducer_update, store_to_reducer)
 from .sizes import (check_elements, check_expr_depth, check_stages, check_trip_count,
                     constant_trip_count)
@@ -152,7 +152,7 @@ def _use_swizzle(ctx: FuncContext, call: ast.Call) -> list[Stmt]:
     if panel < 1:
         shape_error(f"T.use_swizzle's panel_size must be positive, got {panel}",
                     args["panel_size"])
-    order = _const_str(ctx, args.get("order"), "row", "order")
+    order = constant_str(ctx, args.get("order"), "row", "order")
     if order not in RASTER_ORDERS:
         shape_error(f"T.use_swizzle's order must be one of {', '.join(RASTER_ORDERS)}, "
                     f"got {order!r}", args["order"])
